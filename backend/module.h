@@ -1,0 +1,70 @@
+/*
+ * What a profiling module is: one handler per event it declared in its events.yaml, a merge for
+ * data-parallel workers, and an emit that writes its section of the profile (PROMPT Figure 6).
+ *
+ * A module lives in modules/<name>/ as events.yaml + C sources defining one
+ * `const struct mn_module mn_module_<c_name>`, registered by one line in modules/modules.def.
+ * Handlers for events the module did not declare stay NULL; arguments it did not declare arrive as 0.
+ *
+ * Threading: the driver gives each worker thread its own state (state_size bytes, zeroed, then
+ * init()).  With shard == MN_SHARD_SITE a worker sees only events whose site it owns; with
+ * MN_SHARD_ADDRESS only accesses whose address (>> shard_shift) it owns; context events (function,
+ * loop, program) reach every worker.  At the end merge() folds every worker's state into worker 0's,
+ * in worker order, and emit() runs on that state alone.
+ */
+#ifndef MNEMO_MODULE_H
+#define MNEMO_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+struct mn_run;  /* the run being profiled: site table, options; see mn_run_* in backend.h */
+
+enum mn_shard {
+	MN_SHARD_NONE = 0,    /* one worker only */
+	MN_SHARD_SITE,        /* by site id */
+	MN_SHARD_ADDRESS,     /* by address >> shard_shift */
+};
+
+struct mn_module {
+	const char *name;          /* as on the command line and in the profile: "value-pattern" */
+	const char *doc;           /* one line for `mnemo --help` */
+	size_t state_size;
+	enum mn_shard shard;
+	unsigned shard_shift;
+
+	/* Returns 0 or -errno; the backend reports a failure and writes no section. */
+	int (*init)(void *st, const struct mn_run *run);
+	void (*fini)(void *st);
+
+	void (*load)(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size);
+	void (*store)(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size);
+	void (*pointer_create)(void *st, uint32_t site, uint64_t addr, uint32_t type);
+	void (*heap_alloc)(void *st, uint32_t site, uint64_t addr, uint64_t size);
+	void (*heap_realloc)(void *st, uint32_t site, uint64_t old_addr, uint64_t addr, uint64_t size);
+	void (*heap_free)(void *st, uint32_t site, uint64_t addr);
+	void (*stack_alloc)(void *st, uint32_t site, uint64_t addr, uint64_t size);
+	void (*stack_free)(void *st, uint32_t site, uint64_t addr);
+	void (*global)(void *st, uint32_t site, uint64_t addr, uint64_t size);
+	void (*func_entry)(void *st, uint32_t site);
+	void (*func_exit)(void *st, uint32_t site);
+	void (*loop_invoke)(void *st, uint32_t site);
+	void (*loop_iter)(void *st, uint32_t site);
+	void (*loop_exit)(void *st, uint32_t site);
+	void (*program_start)(void *st, uint32_t pid);
+	void (*program_end)(void *st, uint32_t pid, uint32_t status);
+
+	/* Folds `from` into `into`; `from` is finalized right after. */
+	void (*merge)(void *into, void *from);
+	/*
+	 * Writes the module's section: the value of the key `<name>:` under `modules:`, as one YAML
+	 * mapping.  Every site id it writes goes through mn_prof_site() so the site table lists it.
+	 * Returns 0 or -errno.
+	 */
+	int (*emit)(void *st, struct mn_prof *p);
+};
+
+#endif /* MNEMO_MODULE_H */

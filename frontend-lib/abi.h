@@ -1,0 +1,91 @@
+/*
+ * The one interface between the mnemo pass and the frontend runtime.
+ *
+ * The pass (pass/Instrument.cpp) inserts calls to the __mnemo_* entry points below and emits the
+ * data symbols below; the runtime (frontend-lib/) defines the entry points, specialized at link time
+ * for the chosen modules (frontend-lib/specialize.c), and checks __mnemo_pass_abi against
+ * MNEMO_ABI_VERSION at start-up.  Change a signature here and you must bump MNEMO_ABI_VERSION and
+ * change the constexpr block at the top of pass/Instrument.cpp in the same commit.
+ *
+ * Entry points return void and never fail the program: when profiling is off or broken they do
+ * nothing.  Site ids are dense from 1 over the whole linked program; 0 means "no site".
+ */
+#ifndef MNEMO_ABI_H
+#define MNEMO_ABI_H
+
+#include <stdint.h>
+
+#define MNEMO_ABI_VERSION 1u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Emitted by the pass in instrumented code -------------------------------------------- */
+
+/* After every load (value = the loaded bits, zero-extended; low 64 bits of wider types). */
+void __mnemo_load(uint32_t site, const void *addr, uint64_t value, uint32_t size);
+/* Before every store (value = the stored bits, as for loads). */
+void __mnemo_store(uint32_t site, const void *addr, uint64_t value, uint32_t size);
+/* After an instruction that makes a pointer: type 1 loaded, 2 returned by a call, 3 int-to-pointer. */
+void __mnemo_pointer_create(uint32_t site, const void *addr, uint32_t type);
+/*
+ * Immediately before a call to an allocation or deallocation function (malloc, calloc, realloc,
+ * free, aligned_alloc, posix_memalign, memalign, valloc, operator new/delete): tells the heap
+ * interposer which site the next heap event of this thread belongs to.  Not an event itself.
+ */
+void __mnemo_heap_site(uint32_t site);
+/* A stack object's lifetime begins (alloca at entry, or llvm.lifetime.start) / ends. */
+void __mnemo_stack_alloc(uint32_t site, const void *addr, uint64_t size);
+void __mnemo_stack_free(uint32_t site, const void *addr);
+/* Function entry (first instruction) and every exit path (ret, resume, unwinding cleanup). */
+void __mnemo_func_entry(uint32_t site);
+void __mnemo_func_exit(uint32_t site);
+/* Loop invocation (end of preheader), iteration (top of header), exit (each dedicated exit block). */
+void __mnemo_loop_invoke(uint32_t site);
+void __mnemo_loop_iter(uint32_t site);
+void __mnemo_loop_exit(uint32_t site);
+
+/* ---- Emitted by the pass as data and code in the linked program ---------------------------- */
+
+/*
+ * The site table: a text blob, one line per site id starting at id 1 (line k is id k), fields
+ * separated by tabs, no tab or newline inside a field:
+ *
+ *   kind \t function \t file \t line \t column \t name \t type_size \n
+ *
+ * kind: load, store, pointer, alloc, realloc, free, stack, global, function, loop.
+ * function: the demangled name of the enclosing function (for a function site, itself).
+ * file, line, column: from debug info; "" and 0 without -g.
+ * name: callee for heap sites, variable name for globals and stack objects, type name from
+ *       !heapallocsite where known; "" otherwise.
+ * type_size: bytes of the allocated or declared type where known, else 0.
+ * The blob begins with the line "mnemo-sites/1\n" (not a site).
+ */
+extern const char __mnemo_site_table[];
+extern const uint64_t __mnemo_site_table_size;  /* bytes in the blob, without a terminating NUL */
+extern const uint32_t __mnemo_site_count;       /* highest site id */
+extern const uint32_t __mnemo_pass_abi;         /* MNEMO_ABI_VERSION the pass was built with */
+/* Calls __mnemo_global(site, address, size) once per global variable; the runtime calls it. */
+void __mnemo_register_globals(void);
+
+/* ---- Called by the runtime itself (defined, specialized, in the generated callbacks) -------- */
+
+void __mnemo_global(uint32_t site, const void *addr, uint64_t size);
+void __mnemo_heap_alloc(uint32_t site, const void *addr, uint64_t size);
+void __mnemo_heap_realloc(uint32_t site, const void *old_addr, const void *addr, uint64_t size);
+void __mnemo_heap_free(uint32_t site, const void *addr);
+void __mnemo_program_start(uint32_t pid);
+void __mnemo_program_end(uint32_t pid, uint32_t status);
+
+/*
+ * Emitted by the specializer into the generated callbacks: which modules this binary was built
+ * for ("value-pattern,dependence"), where its backend lives, and the wire format (queue/queue.h).
+ */
+extern const char __mnemo_modules[];
+extern const char __mnemo_backend_path[];
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MNEMO_ABI_H */

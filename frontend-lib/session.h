@@ -1,0 +1,95 @@
+/*
+ * The session block: what the frontend runtime tells the backends about one profiled run, and what
+ * they tell it back.  It lives in the queue's shared memory (mn_queue_extra()), followed by the
+ * variable-length data its *_off fields point to (offsets from the start of the block).
+ *
+ * Shared memory is a file format: change a field and you change MN_SESSION_VERSION.
+ *
+ *   offset  field
+ *   0       magic, version, abi             identify the block; backend refuses a mismatch
+ *   ...     fixed configuration             written once by the runtime before any backend starts
+ *   ...     end-of-run record               written by the runtime before mn_queue_producer_finish()
+ *   ...     backend slots, profile_done     written by the backends (futex words)
+ *   sizeof  site table blob, argv blob      the variable part
+ *
+ * Ordering: the runtime writes the configuration before spawning backends (exec orders it).  It
+ * writes the end-of-run record before finishing the queue; the release in mn_queue_producer_finish()
+ * and the acquire in mn_queue_pop() order it for the backends, which read it only after the stream
+ * ended.  Backend slot states and profile_done are written with release stores and read with
+ * acquire loads (queue/barrier.h), and waited on with futexes.
+ */
+#ifndef MNEMO_SESSION_H
+#define MNEMO_SESSION_H
+
+#include <stdint.h>
+#include "queue.h"  /* installed side by side in include/mnemo/ */
+
+#define MN_SESSION_MAGIC   UINT64_C(0x314e4f4953534d4e)  /* "NMSSION1" little-endian */
+#define MN_SESSION_VERSION 1u
+#define MN_MAX_MODULES     8
+#define MN_MODULE_NAME_MAX 32
+#define MN_PATH_MAX        4096
+
+enum mn_backend_state {
+	MN_BACKEND_NONE = 0,     /* not started yet */
+	MN_BACKEND_RUNNING = 1,  /* attached and consuming */
+	MN_BACKEND_WRITTEN = 2,  /* its module section is in section_path */
+	MN_BACKEND_FAILED = 3,   /* gave up; reason in `why` */
+};
+
+enum mn_profile_state {
+	MN_PROFILE_PENDING = 0,
+	MN_PROFILE_WRITTEN = 1,  /* the leader renamed the complete file into place */
+	MN_PROFILE_FAILED = 2,   /* the leader could not write it; it said why on stderr */
+};
+
+struct mn_session {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t abi;                       /* MNEMO_ABI_VERSION */
+
+	/* Configuration: written by the runtime before any backend starts. */
+	int32_t producer_pid;
+	uint32_t nmodules;                  /* one backend process per module; index = consumer index */
+	uint32_t workers;                   /* worker threads per backend (MNEMO_WORKERS) */
+	uint32_t verbose;
+	uint32_t site_count;
+	uint32_t pad0;
+	double start_realtime;              /* CLOCK_REALTIME seconds at program start */
+	double start_monotonic;             /* CLOCK_MONOTONIC seconds at program start */
+	char output[MN_PATH_MAX];           /* final profile path */
+	char modules[MN_MAX_MODULES][MN_MODULE_NAME_MAX];
+	struct mn_wire wire;
+	uint64_t sites_off, sites_len;      /* the site table blob (frontend-lib/abi.h format) */
+	uint64_t argv_off, argv_len;        /* argv, each string NUL-terminated */
+	uint32_t argc;
+	uint32_t pad1;
+
+	/* End-of-run record: written by the runtime before mn_queue_producer_finish(). */
+	uint32_t ended;                     /* 1 once the fields below are valid */
+	int32_t exit_status;                /* 0-255, or -1 when killed by a signal */
+	int32_t term_signal;                /* the fatal signal, or 0 */
+	uint32_t pad2;
+	double end_monotonic;
+	uint64_t dropped_thread_events;     /* events from threads other than the first */
+	uint64_t dropped_other_events;      /* events dropped for any other reason */
+	char end_reason[256];               /* "", or why events may be missing */
+
+	/* Written by the backends. */
+	struct {
+		uint32_t state;             /* enum mn_backend_state; futex word */
+		int32_t pid;
+		uint64_t events;            /* events this backend consumed */
+		char section_path[MN_PATH_MAX];
+		char why[256];
+	} backend[MN_MAX_MODULES];
+	uint32_t profile_done;              /* enum mn_profile_state; futex word, written by backend 0 */
+	uint32_t pad3;
+};
+
+static inline const char *mn_session_sites(const struct mn_session *s)
+{
+	return (const char *)s + s->sites_off;
+}
+
+#endif /* MNEMO_SESSION_H */
