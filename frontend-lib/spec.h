@@ -1,0 +1,119 @@
+/*
+ * Event specifications: the catalogue (events.yaml at the root of the tree) and the module specs
+ * (modules/<name>/events.yaml), parsed and validated, and the wire format they imply.
+ *
+ * The specializer (frontend-lib/specialize.c) uses this to generate the frontend callbacks; tools
+ * and the backend may use it to read the same files the same way.  A module spec looks like:
+ *
+ *   module: value-pattern              # must equal the name of its folder
+ *   doc: constant and few-valued loads and stores, dominant address strides
+ *   shard: site                        # none (default) | site | address
+ *   shard_shift: 6                     # only with `shard: address`, 0..47
+ *   events:
+ *     load: [site, address, value]     # event name from the catalogue: arguments used
+ *     func_entry: []                   # the event is used, with no argument beyond its site
+ *
+ * Packing rules (mn_spec_pack()): an event is sent iff some chosen module lists it.  A sent event
+ * carries the union over the chosen modules of the arguments they list, plus its `site` argument
+ * when the catalogue gives it one: the backend shards by site and must see it on every event.  The
+ * record is the 8-bit event code in bits 0..7 of word 0, then each sent argument in catalogue
+ * order, placed first fit: into the first word with at least `bits` free bits above the ones
+ * already used, or a new word; words fill from bit 0 up, at most MN_WIRE_MAX_WORDS words.
+ *
+ * Functions returning int return 0 or -errno: -EINVAL when a file is invalid, -ENOMEM, or the
+ * errno of a failed open or read.  On failure they fill err->msg with one line,
+ * "<file>:<line>:<col>: <what>" (1-based) when a place in a file is to blame, "<file>: <what>"
+ * otherwise, and leave the output pointers untouched.
+ */
+#ifndef MNEMO_SPEC_H
+#define MNEMO_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "module.h"  /* enum mn_shard */
+#include "queue.h"   /* struct mn_wire, MN_WIRE_MAX_* */
+
+#define MN_SPEC_FORMAT   "mnemo-events/1"  /* the catalogue's `format:` */
+#define MN_SPEC_NAME_MAX 32                /* module names, NUL included (MN_MODULE_NAME_MAX) */
+
+struct mn_spec_error {
+	char msg[1024];
+};
+
+struct mn_spec_arg {
+	char *name;                 /* "address" */
+	char *doc;
+	unsigned bits;              /* 1..64 */
+	unsigned line, column;      /* where it is defined, 1-based */
+};
+
+struct mn_spec_event {
+	char *name;                 /* "load" */
+	char *doc;
+	unsigned code;              /* 1..MN_WIRE_MAX_EVENTS-1 */
+	unsigned nargs;             /* 0..MN_WIRE_MAX_ARGS */
+	struct mn_spec_arg arg[MN_WIRE_MAX_ARGS];  /* arg index = position here = wire arg index */
+	unsigned line, column;
+};
+
+struct mn_catalogue {
+	char *path;
+	unsigned nevents;
+	struct mn_spec_event *event;              /* in file order */
+	int by_code[MN_WIRE_MAX_EVENTS];          /* index into event[], or -1 */
+};
+
+struct mn_module_spec {
+	char *path;
+	char *name;                 /* "value-pattern" */
+	char *doc;                  /* one line */
+	enum mn_shard shard;
+	unsigned shard_shift;       /* with MN_SHARD_ADDRESS */
+	uint32_t events;            /* bit `code` set: the module lists that event */
+	uint8_t args[MN_WIRE_MAX_EVENTS];  /* per event code: bit i set: it lists argument i */
+	unsigned event_line[MN_WIRE_MAX_EVENTS];  /* where it lists the event, 1-based */
+};
+
+/*
+ * Reads and validates the catalogue at path: format, unique event names and codes in
+ * 1..MN_WIRE_MAX_EVENTS-1, at most MN_WIRE_MAX_ARGS uniquely named arguments per event, widths
+ * 1..64.  Free the result with mn_spec_catalogue_free().
+ */
+int mn_spec_catalogue_load(struct mn_catalogue **cp, const char *path, struct mn_spec_error *err);
+void mn_spec_catalogue_free(struct mn_catalogue *c);
+/* The event called name, or NULL. */
+const struct mn_spec_event *mn_spec_event_find(const struct mn_catalogue *c, const char *name);
+/* Index of the argument called name in ev->arg[], or -1. */
+int mn_spec_arg_find(const struct mn_spec_event *ev, const char *name);
+
+/*
+ * Reads and validates the module spec at path against catalogue c.  When folder is not NULL, the
+ * spec's `module:` must equal it (the name of the folder the spec lives in).  Free the result with
+ * mn_spec_module_free().
+ */
+int mn_spec_module_load(struct mn_module_spec **mp, const struct mn_catalogue *c, const char *path,
+			const char *folder, struct mn_spec_error *err);
+void mn_spec_module_free(struct mn_module_spec *m);
+
+/* True when name can name a module: [a-z0-9][a-z0-9_-]*, shorter than MN_SPEC_NAME_MAX. */
+bool mn_spec_module_name_valid(const char *name);
+
+/*
+ * Lists the modules in dir: the sub-folders that hold an events.yaml and have a valid module
+ * name, sorted.  *namesp is a NULL-terminated array; free it with mn_spec_names_free().
+ */
+int mn_spec_module_names(char ***namesp, const char *dir, struct mn_spec_error *err);
+void mn_spec_names_free(char **names);
+
+/*
+ * Computes the wire format for the n modules m[] (see the packing rules above).  Fails with
+ * -EINVAL, naming the event in the catalogue, when the arguments of an event do not fit.
+ */
+int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
+		 const struct mn_module_spec *const *m, unsigned n, struct mn_spec_error *err);
+
+/* True when w sends any of the events heap_alloc, heap_realloc, heap_free. */
+bool mn_spec_uses_heap(const struct mn_wire *w, const struct mn_catalogue *c);
+
+#endif /* MNEMO_SPEC_H */
