@@ -15,7 +15,18 @@
 
 #define MN_PROFILE_FORMAT "mnemo-profile/1"
 
-/* ---- Writer ------------------------------------------------------------------------------------ */
+/* ---- Writer (backend/profile.c) ----------------------------------------------------------------
+ *
+ * Block style by default; mn_prof_*_flow() for one-line rows.  Keys are written plain; strings are
+ * quoted only when a YAML 1.1 or 1.2 reader would otherwise take them for something else (a number,
+ * a boolean, null, an empty value); doubles in the shortest form that reads back to the same bits.
+ * The same calls give byte-identical output.  A misused call (a value where a key belongs, an end
+ * without a begin) is an error like any other: -EINVAL from mn_prof_close().
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct mn_prof;
 
@@ -41,5 +52,131 @@ void mn_prof_null(struct mn_prof *p);
 void mn_prof_site(struct mn_prof *p, uint32_t site);
 /* The referenced site ids so far, for the backend: a bitmap of nbits, or NULL when none. */
 const uint64_t *mn_prof_sites_used(const struct mn_prof *p, size_t *nbits);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- End of the writer (backend/profile.c) ------------------------------------------------------ */
+
+/* ---- Reader (libmnemo-profile) ------------------------------------------------------------------
+ *
+ * Loads a whole profile into memory (libyaml's document API) and validates its frame: the format
+ * string, `complete`, `program`, the `sites` table (a mapping from integer ids to site mappings) and
+ * `modules` (a mapping from module names to sections).  A profile may be a stream of several YAML
+ * documents: the first holds the header; `sites` and `modules` of the later ones are added to it.
+ * Module sections are not interpreted: walk them with the mn_pnode_* calls.  Build with
+ * `pkg-config --cflags --libs mnemo-profile` and include <mnemo/profile.h>.
+ *
+ * Every pointer a profile hands out (nodes, strings, sites) lives until mn_profile_close().
+ * Nothing is modified after mn_profile_open(), so one profile may be read from many threads.
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mn_profile;   /* a loaded profile */
+struct mn_pnode;     /* one YAML node of it: a scalar, a sequence or a mapping */
+
+enum mn_pnode_kind {
+	MN_PNODE_NONE = 0,   /* only for a NULL node */
+	MN_PNODE_SCALAR,
+	MN_PNODE_SEQ,
+	MN_PNODE_MAP,
+};
+
+/* The `program:` mapping.  Fields the profile does not give read as the "unknown" value. */
+struct mn_program {
+	size_t argc;
+	const char *const *argv;     /* argc strings, then NULL */
+	int64_t pid;                 /* -1: unknown */
+	int exit_status;             /* 0-255; -1: killed by a signal, or unknown */
+	int signal;                  /* the signal that ended the program, or 0 */
+	double wall_seconds;         /* < 0: unknown */
+	int64_t events;              /* events profiled; -1: unknown */
+};
+
+/* One row of the `sites:` table.  Strings are "" and numbers 0 where the profile gives none. */
+struct mn_site {
+	uint32_t id;
+	const char *kind;            /* load, store, pointer, alloc, ... (frontend-lib/abi.h) */
+	const char *function;
+	const char *file;            /* "" without debug info */
+	uint32_t line, column;
+	const char *name;            /* callee, variable or type name */
+	uint64_t type_size;
+};
+
+/*
+ * Loads and validates the profile at path.  Returns 0 and sets *pp, or returns -errno (the errno of
+ * a failed open or read, -EINVAL for a file that is not a valid profile, -ENOMEM) and, when errbuf
+ * is not NULL, writes one line saying why: "<path>:<line>:<col>: <what>" when a place in the file is
+ * to blame, "<path>: <what>" otherwise, e.g.
+ *   prog.mnemo.yaml:14:3: expected a mapping for 'sites'
+ *   x.yaml: not a mnemo profile (format: 'foo', expected 'mnemo-profile/1')
+ */
+int mn_profile_open(struct mn_profile **pp, const char *path, char *errbuf, size_t errlen);
+/* Frees everything the profile handed out.  NULL is fine. */
+void mn_profile_close(struct mn_profile *p);
+
+const char *mn_profile_path(const struct mn_profile *p);
+/* The first document's top-level mapping. */
+const struct mn_pnode *mn_profile_root(const struct mn_profile *p);
+const struct mn_program *mn_profile_program(const struct mn_profile *p);
+/* `complete:`; when false and reason is not NULL, *reason is `incomplete_reason` or "". */
+bool mn_profile_complete(const struct mn_profile *p, const char **reason);
+
+/* Sites, in increasing id order; mn_profile_site() returns NULL for an id the table lacks. */
+size_t mn_profile_site_count(const struct mn_profile *p);
+const struct mn_site *mn_profile_site_at(const struct mn_profile *p, size_t i);
+const struct mn_site *mn_profile_site(const struct mn_profile *p, uint32_t id);
+
+/* Module sections, in file order; mn_profile_module() returns NULL for a module the file lacks. */
+size_t mn_profile_module_count(const struct mn_profile *p);
+const char *mn_profile_module_name(const struct mn_profile *p, size_t i);
+const struct mn_pnode *mn_profile_module_section(const struct mn_profile *p, size_t i);
+const struct mn_pnode *mn_profile_module(const struct mn_profile *p, const char *name);
+
+/*
+ * Generic nodes.  Every function takes NULL and answers as for a missing node (kind NONE, length
+ * 0, NULL, -EINVAL), so lookups chain: mn_pnode_get(mn_pnode_get(sec, "summary"), "loads").
+ */
+enum mn_pnode_kind mn_pnode_kind(const struct mn_pnode *n);
+/* Items of a sequence, entries of a mapping, 0 for a scalar. */
+size_t mn_pnode_len(const struct mn_pnode *n);
+/* The i-th item of a sequence, or the i-th value of a mapping; NULL when i >= length. */
+const struct mn_pnode *mn_pnode_at(const struct mn_pnode *n, size_t i);
+/* The i-th key of a mapping as a node, or as a string (NULL when that key is not a scalar). */
+const struct mn_pnode *mn_pnode_key_node(const struct mn_pnode *n, size_t i);
+const char *mn_pnode_key(const struct mn_pnode *n, size_t i);
+/* The value of the first entry of a mapping whose key is the scalar key; NULL when none. */
+const struct mn_pnode *mn_pnode_get(const struct mn_pnode *n, const char *key);
+/* A scalar's text (NUL-terminated; *len, when not NULL, gets its length); NULL for a collection. */
+const char *mn_pnode_str(const struct mn_pnode *n, size_t *len);
+/* A plain scalar `~`, `null`, `Null`, `NULL` or empty. */
+bool mn_pnode_is_null(const struct mn_pnode *n);
+/*
+ * Typed scalars, YAML 1.2 core schema, unquoted only ("12" is a string): integers in decimal, 0x
+ * hex or 0o octal; floats as strtod reads them plus .inf/-.inf/.nan; true/false.  Return 0 and set
+ * *v, -EINVAL when the node is not such a scalar, -ERANGE when it does not fit.
+ */
+int mn_pnode_u64(const struct mn_pnode *n, uint64_t *v);
+int mn_pnode_i64(const struct mn_pnode *n, int64_t *v);
+int mn_pnode_f64(const struct mn_pnode *n, double *v);   /* integers are fine too */
+int mn_pnode_bool(const struct mn_pnode *n, bool *v);
+/* Where the node starts in the file, 1-based. */
+unsigned mn_pnode_line(const struct mn_pnode *n);
+unsigned mn_pnode_column(const struct mn_pnode *n);
+/*
+ * Writes "<path>:<line>:<col>: <what>" about node n of profile p ("<path>: <what>" when n is NULL)
+ * into errbuf, for clients that report a section not matching its schema.  Returns -EINVAL.
+ */
+int mn_pnode_errorf(const struct mn_profile *p, const struct mn_pnode *n, char *errbuf,
+		    size_t errlen, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* MNEMO_PROFILE_H */

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "barrier.h"  /* installed side by side in include/mnemo/ */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -67,11 +69,17 @@ static inline uint64_t mn_wire_get(const struct mn_wire *w, const uint64_t *rec,
  * The producer's private cursor into the buffer being filled.  Thread-local: only the thread that
  * called mn_queue_producer_start() has a non-NULL cursor; every other thread (and every thread after
  * fork, or when profiling is off) has NULL/NULL and takes the slow path, which counts and drops.
+ * Initial-exec TLS: the producer is linked into executables, and this keeps the access one
+ * %fs-relative load even in code compiled with -fPIC.
  */
-extern __thread uint64_t *mn_q_cur;
-extern __thread uint64_t *mn_q_end;
+extern __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
 
-/* Out of line: publishes the full buffer, waits for a free one, then writes the record; or drops. */
+/*
+ * Out of line: publishes the full buffer, waits for a free one, then writes the record; or drops
+ * and counts it (another thread, a fork child, after failure or finish, or a signal handler that
+ * interrupted the slow path).  Preserves errno.  Async-signal-safe.
+ */
 void mn_queue_push_slow(const uint64_t *words, unsigned n);
 
 static inline __attribute__((always_inline)) void mn_stream_store64(uint64_t *p, uint64_t v)
@@ -85,8 +93,13 @@ static inline __attribute__((always_inline)) void mn_stream_store64(uint64_t *p,
 }
 
 /*
- * Appends one record of n words (n a compile-time constant in every caller, so this unrolls).
- * Single producer; no atomic operation and no shared read on this path.
+ * Appends one record of n words, 1 <= n <= MN_WIRE_MAX_WORDS (n a compile-time constant in every
+ * caller, so this unrolls).  Single producer; no atomic operation and no shared read on this path.
+ *
+ * The space is reserved (the cursor moved) before the record is written, so a signal handler that
+ * pushes in between writes after this record instead of over it; and word 0 (the event code, never
+ * 0) is stored last, so if the process dies at any instruction here a consumer finds either the
+ * whole record or a zero word 0 that ends the buffer, never a torn record.
  */
 static inline __attribute__((always_inline)) void mn_queue_push(const uint64_t *words, unsigned n)
 {
@@ -96,65 +109,118 @@ static inline __attribute__((always_inline)) void mn_queue_push(const uint64_t *
 		mn_queue_push_slow(words, n);
 		return;
 	}
-	for (unsigned i = 0; i < n; i++)
-		mn_stream_store64(c + i, words[i]);
 	mn_q_cur = c + n;
+	/* The reservation is in place before the record's stores, as a signal handler on this thread
+	 * sees it; compiler-only, no instruction. */
+	mn_signal_fence();
+	for (unsigned i = n; i-- > 0;)
+		mn_stream_store64(c + i, words[i]);
 }
 
 /* ---- Producer set-up and shutdown (cold) -------------------------------------------------------- */
 
 struct mn_queue;
 
+#define MN_QUEUE_MAX_CONSUMERS 32
+
 struct mn_queue_config {
 	size_t buf_bytes;      /* bytes per buffer, a multiple of 4096 (>= 4096) */
 	unsigned nbufs;        /* buffers in the ring, >= 2 */
-	unsigned nconsumers;   /* consumers that will attach; each must read every buffer */
+	unsigned nconsumers;   /* consumers that will attach, 1..MN_QUEUE_MAX_CONSUMERS; each must
+				* read every buffer */
 	size_t extra_bytes;    /* bytes of caller-owned shared memory after the buffers (session) */
 };
 
 /*
- * Creates the shared memory (memfd, mapped here) for a producer.  The fd is not close-on-exec so a
- * spawned backend inherits it.  Returns 0 or -errno.
+ * Creates the shared memory (memfd, mapped here) for a producer.  Call it in the producing process.
+ * The fd is not close-on-exec so a spawned backend inherits it (once the backends run, the caller
+ * may set FD_CLOEXEC so the program's own children do not).  Returns 0, -EINVAL for a bad config,
+ * or the -errno of memfd_create, ftruncate or mmap; nothing is left behind on failure.
  */
 int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config *cfg);
+/* The memfd, for the producer's handle; -1 for a consumer's (which does not keep the fd). */
 int mn_queue_fd(const struct mn_queue *q);
-/* The caller-owned region of cfg->extra_bytes, zeroed, shared with every consumer. */
+/* The caller-owned region of cfg->extra_bytes, zeroed, shared with every consumer; either side. */
 void *mn_queue_extra(struct mn_queue *q);
-/* Makes the calling thread the producer: sets its mn_q_cur/mn_q_end to buffer 0. */
+size_t mn_queue_extra_bytes(const struct mn_queue *q);
+/*
+ * Makes the calling thread the producer (one per process): sets its mn_q_cur/mn_q_end to buffer 0.
+ * Consumers may attach before or after.  A second call does nothing.
+ */
 void mn_queue_producer_start(struct mn_queue *q);
 /*
- * Called once by the slow path when the queue cannot go on (a consumer died or detached): the hook
- * prints one line and the program runs on unprofiled.  Async-signal-safe callers only.
+ * Called once, by the slow path, when the queue cannot go on: a consumer process exited without
+ * detaching, a consumer never attached within 20 s of mn_queue_producer_start() (use
+ * mn_queue_forget_consumer() when its spawn failed), or every consumer detached.  From then on the
+ * producer's events are dropped and counted, and the program runs on unprofiled; a later
+ * mn_queue_producer_finish() still ends the stream for the surviving consumers.  The hook (which
+ * prints one line) runs wherever the slow path runs, signal handlers included, so it must be
+ * async-signal-safe.  A consumer that detaches is simply no longer waited for: not a failure.
  */
 void mn_queue_set_failure_hook(struct mn_queue *q, void (*hook)(const char *why));
 /*
+ * Gives up on consumer `index` before or after it attached (its backend could not be started):
+ * the producer no longer waits for it, as if it had detached.  Returns 0 or -EINVAL.
+ */
+int mn_queue_forget_consumer(struct mn_queue *q, unsigned index);
+/*
  * Ends the stream: publishes the partial buffer and marks the end, so consumers drain and stop.
- * Safe to call from a signal handler (it only stores, fences and futex-wakes).  Idempotent.
+ * Safe to call from a signal handler (it only stores, fences and futex-wakes) and from any thread
+ * of the producing process; does nothing in another process (a fork child).  Idempotent.  Events
+ * the producer thread pushes while or after another thread finishes are lost (a record being
+ * written at that moment may be), and events pushed after it are dropped and counted.
  */
 void mn_queue_producer_finish(struct mn_queue *q);
-/* Stops producing in this process without ending the stream (a fork child, or after failure). */
+/*
+ * Stops producing in this process without ending the stream: NULLs the calling thread's cursors
+ * and drops (and counts) every later event.  Touches no shared memory, because in a fork child
+ * (its main use) the parent is still producing into it.
+ */
 void mn_queue_producer_abandon(struct mn_queue *q);
-/* Unmaps and closes the producer's side. */
+/*
+ * Unmaps and closes the producer's side (a consumer's handle is detached).  Call it after the
+ * producer thread stopped pushing, or from that thread (its cursors are NULLed).
+ */
 void mn_queue_destroy(struct mn_queue *q);
 
-/* Events the producer dropped because they came from another thread, or after failure. */
+/*
+ * Events the producer process dropped: from other threads, from a fork child, after failure or
+ * finish.  Exact (per-event counting, striped over cache lines so dropping threads do not
+ * contend).
+ */
 uint64_t mn_queue_dropped(const struct mn_queue *q);
+/* The part of mn_queue_dropped() that came from threads other than the producer thread. */
+uint64_t mn_queue_dropped_threads(const struct mn_queue *q);
 
 /* ---- Consumer ---------------------------------------------------------------------------------- */
 
-/* Maps the queue from an inherited fd as consumer `index` (0..nconsumers-1).  Returns 0 or -errno. */
+/*
+ * Maps the queue from an inherited fd as consumer `index` (0..nconsumers-1) and starts watching
+ * the producer process for death.  The fd is not kept (the caller may close it).  Reading starts
+ * at the first buffer ever published, whenever the consumer attaches.  Returns 0, -EINVAL (bad
+ * index), -EPROTO (not a Mnemo queue, or another format version), -EBUSY (index already attached
+ * or detached), or the -errno of fstat, pread or mmap.
+ */
 int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index);
 /*
- * Waits for the next buffer and returns its records: 1 with *words/*nwords set, 0 when the stream
- * has ended (the producer finished, or died: then the unpublished tail of its last buffer is
- * returned first, up to the first zero word), or -errno.  A consumer notices producer death within
- * 200 ms.  Every popped buffer must be released before the next pop.
+ * Waits for the next buffer and returns its records: 1 with words and nwords set, 0 when the stream
+ * has ended (the producer finished, or died: then every published buffer and after them the
+ * unpublished tail of its last buffer are returned first), or -errno (-EBUSY: the previous buffer
+ * was not released; -EIO: the shared memory is inconsistent).  Records are back to back; they end
+ * at *nwords or at the first record whose word 0 is zero, whichever comes first (a published
+ * buffer has no zero word 0 before *nwords, a dead producer's tail may).  A consumer notices
+ * producer death within 200 ms.  Every popped buffer must be released before the next pop.
+ * Spins briefly, then sleeps on a futex.
  */
 int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords);
+/* Hands the popped buffer back; the last consumer to release a buffer returns it to the producer. */
 void mn_queue_release(struct mn_queue *q);
 /* True when the stream ended because the producer died without finishing it. */
 bool mn_queue_producer_died(const struct mn_queue *q);
-/* Leaves the queue for good (the producer stops waiting for this consumer) and unmaps. */
+/*
+ * Leaves the queue for good and unmaps: releases every buffer this consumer has not read, and the
+ * producer leaves it out of every later buffer (it goes on with the others).
+ */
 void mn_queue_detach(struct mn_queue *q);
 
 #ifdef __cplusplus

@@ -1,0 +1,531 @@
+/*
+ * mnemo-backend: one process per profiling module.  The profiled program's runtime (or `mnemo run`)
+ * starts it as `mnemo-backend --fd N --index I`: it attaches to the event queue in the inherited
+ * memfd as consumer I, runs module session.modules[I] over every event, writes the module's section
+ * to a temporary file, and reports through its slot in the session block (frontend-lib/session.h).
+ * Backend 0 is the leader: it then gathers every section into the profile (leader.c).
+ *
+ * Life of one backend (docs/internals.md, "Backend"):
+ *
+ *   attach ── validate session ── slot: pid, RUNNING ── find module ── init ── pop/decode/dispatch
+ *     ── stream ended ── emit section ── slot: WRITTEN ── fini ── [leader: profile] ── detach
+ *
+ * Failure anywhere after the slot is known sets it FAILED with a reason, prints one line, and
+ * leaves the queue so the producer never waits for a consumer that stopped.  The one exception is
+ * the leader when other modules run: it goes on draining the queue (without a module) so that it
+ * still sees the end of the stream and can write the other modules' sections into the profile.
+ *
+ * Nothing here can hang: the queue ends the stream when the producer dies, and the leader's wait for
+ * the others treats a dead backend as failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "backend_internal.h"
+
+#ifndef MNEMO_VERSION
+#define MNEMO_VERSION "unknown"
+#endif
+
+/* ---- The registry: every module of modules/modules.def ------------------------------------------- */
+
+#define MN_MODULE(c) extern const struct mn_module mn_module_##c;
+#include "modules.def"
+#undef MN_MODULE
+
+static const struct mn_module *const registry[] = {
+#define MN_MODULE(c) &mn_module_##c,
+#include "modules.def"
+#undef MN_MODULE
+};
+
+#define NREGISTRY (sizeof(registry) / sizeof(registry[0]))
+
+const struct mn_module *mn_module_find(const char *name)
+{
+	for (size_t i = 0; i < NREGISTRY; i++)
+		if (!strcmp(registry[i]->name, name))
+			return registry[i];
+	return NULL;
+}
+
+void mn_backend_msg(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	/* One write, so lines of concurrent backends do not interleave. */
+	dprintf(STDERR_FILENO, "mnemo-backend: %s\n", buf);
+}
+
+static double monotonic_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- One backend's run ------------------------------------------------------------------------------ */
+
+struct backend {
+	struct mn_queue *q;
+	struct mn_session *s;
+	unsigned index;
+	char name[MN_MODULE_NAME_MAX + 1];   /* session.modules[index], NUL-terminated */
+	const struct mn_module *mod;          /* NULL: unknown, or failed and draining */
+	struct mn_run *run;
+	struct mn_worker worker;              /* one for now; see consume() */
+	bool initialized;                     /* worker.state passed init() */
+	bool failed;                          /* the slot says FAILED */
+	struct mn_decode_stats stats;
+};
+
+/*
+ * Marks this backend's slot FAILED with a reason and prints "mnemo-backend: <module>: <why>".
+ * The module, if any, stops receiving events; its state is finalized.
+ */
+static void fail(struct backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct backend *b, const char *fmt, ...)
+{
+	__typeof__(b->s->backend[0]) *slot = &b->s->backend[b->index];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(slot->why, sizeof(slot->why), fmt, ap);
+	va_end(ap);
+	mn_backend_msg("%s: %s", b->name[0] ? b->name : "(no module)", slot->why);
+	if (b->initialized && b->mod->fini)
+		b->mod->fini(b->worker.state);
+	b->initialized = false;
+	free(b->worker.state);
+	b->worker.state = NULL;
+	b->mod = NULL;
+	b->failed = true;
+	/* Publishes `why`; pairs with the acquire load in the leader's wait (leader.c). */
+	mn_store_release(&slot->state, MN_BACKEND_FAILED);
+	mn_word_wake(&slot->state);
+}
+
+/* Does [off, off + len) lie in the extra region, after the session block? */
+static bool blob_in(const struct mn_session *s, uint64_t off, uint64_t len, size_t extra)
+{
+	return !len || (off >= sizeof(*s) && off <= extra && len <= extra - off);
+}
+
+/*
+ * Checks the session block (in extra bytes of shared memory); false with a reason when this
+ * backend cannot work with it.
+ */
+static bool session_valid(const struct mn_session *s, size_t extra, unsigned index, char *why,
+			  size_t whylen)
+{
+	char wire_why[160];
+
+	if (extra < sizeof(*s)) {
+		snprintf(why, whylen, "the queue's session block is %zu bytes, expected at least %zu",
+			 extra, sizeof(*s));
+		return false;
+	}
+
+	if (s->magic != MN_SESSION_MAGIC) {
+		snprintf(why, whylen, "the queue carries no Mnemo session (bad magic %#llx)",
+			 (unsigned long long)s->magic);
+		return false;
+	}
+	if (s->version != MN_SESSION_VERSION || s->abi != MNEMO_ABI_VERSION) {
+		snprintf(why, whylen,
+			 "session version %u, ABI %u; this backend speaks version %u, ABI %u "
+			 "(the program and mnemo-backend come from different Mnemo builds)",
+			 s->version, s->abi, MN_SESSION_VERSION, MNEMO_ABI_VERSION);
+		return false;
+	}
+	if (s->nmodules == 0 || s->nmodules > MN_MAX_MODULES || index >= s->nmodules) {
+		snprintf(why, whylen, "consumer index %u, but the session has %u modules (at most %d)",
+			 index, s->nmodules, MN_MAX_MODULES);
+		return false;
+	}
+	if (!memchr(s->output, '\0', sizeof(s->output)) || !s->output[0]) {
+		snprintf(why, whylen, "the session names no output path");
+		return false;
+	}
+	if (!blob_in(s, s->sites_off, s->sites_len, extra) ||
+	    !blob_in(s, s->argv_off, s->argv_len, extra)) {
+		snprintf(why, whylen, "corrupt session: the site table or argv lies outside it");
+		return false;
+	}
+	if (!mn_wire_valid(&s->wire, wire_why, sizeof(wire_why))) {
+		snprintf(why, whylen, "corrupt wire format: %s", wire_why);
+		return false;
+	}
+	return true;
+}
+
+/* Finds the module, loads the site table and initializes the worker; fail() on any error. */
+static void start_module(struct backend *b)
+{
+	const struct mn_session *s = b->s;
+	char why[200] = "";
+	int err;
+
+	b->mod = mn_module_find(b->name);
+	if (!b->mod) {
+		fail(b, "unknown module (`mnemo-backend --list-modules` lists the %zu it has)",
+		     NREGISTRY);
+		return;
+	}
+	err = mn_run_create(&b->run, s->sites_len ? mn_session_sites(s) : NULL, s->sites_len, why,
+			    sizeof(why));
+	if (err) {
+		fail(b, "cannot load the site table: %s", err == -EINVAL ? why : strerror(-err));
+		return;
+	}
+	b->run->verbose = s->verbose != 0;
+	b->run->workers = s->workers ? s->workers : 1;
+	if (s->site_count && s->site_count != b->run->count && s->verbose)
+		mn_backend_msg("%s: the session says %u sites, the table has %u", b->name,
+			       s->site_count, b->run->count);
+
+	/*
+	 * One worker for now: data parallelism (session.workers > 1, PROMPT 4.2) is a later step.
+	 * It will start mn_run_workers() threads, each with its own state and id, all running
+	 * mn_worker_run() over every popped buffer, then fold them with merge() in worker order.
+	 * Until then workers > 1 is accepted and ignored.
+	 */
+	b->worker.mod = b->mod;
+	b->worker.id = 0;
+	b->worker.nworkers = 1;
+	b->worker.state = calloc(1, b->mod->state_size ? b->mod->state_size : 1);
+	if (!b->worker.state) {
+		fail(b, "cannot allocate its state: %s", strerror(ENOMEM));
+		return;
+	}
+	err = b->mod->init ? b->mod->init(b->worker.state, b->run) : 0;
+	if (err) {
+		fail(b, "cannot start: %s", strerror(err < 0 ? -err : err));
+		return;
+	}
+	b->initialized = true;
+}
+
+/* Pops every buffer until the stream ends; returns 0 or the queue's -errno. */
+static int consume(struct backend *b)
+{
+	const uint64_t *words;
+	size_t n;
+	int r;
+
+	while ((r = mn_queue_pop(b->q, &words, &n)) > 0) {
+		if (b->mod)
+			mn_worker_run(&b->worker, &b->s->wire, words, n, &b->stats);
+		mn_queue_release(b->q);
+	}
+	return r;
+}
+
+/*
+ * Writes the section file: a small frame around the module's own section, from which the leader
+ * takes the section verbatim and the site ids it references (the leader parses the file twice:
+ * sites_used comes last because it is known only once emit() returned).
+ *
+ *   format: mnemo-section/1
+ *   module: value-pattern
+ *   events: 123456          # records this backend decoded
+ *   corrupt: 0              # buffers cut short by a corrupt record
+ *   section: {...}          # what emit() wrote
+ *   sites_used: [3, 12]
+ */
+static int write_section(struct backend *b, const char *path)
+{
+	struct mn_prof *p;
+	const uint64_t *bits;
+	size_t nbits;
+	FILE *f;
+	int err, err2;
+
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	err = mn_prof_open(&p, f);
+	if (err) {
+		fclose(f);
+		return err;
+	}
+	mn_prof_map_begin(p);
+	mn_prof_key(p, "format");
+	mn_prof_str(p, "mnemo-section/1");
+	mn_prof_key(p, "module");
+	mn_prof_str(p, b->name);
+	mn_prof_key(p, "events");
+	mn_prof_u64(p, b->stats.events);
+	mn_prof_key(p, "corrupt");
+	mn_prof_u64(p, b->stats.corrupt);
+	mn_prof_key(p, "section");
+	if (b->mod->emit) {
+		err = b->mod->emit(b->worker.state, p);
+	} else {
+		mn_prof_map_begin(p);
+		mn_prof_map_end(p);
+	}
+	mn_prof_key(p, "sites_used");
+	mn_prof_seq_begin_flow(p);
+	bits = mn_prof_sites_used(p, &nbits);
+	for (size_t w = 0; bits && w < nbits / 64; w++)
+		for (uint64_t m = bits[w]; m; m &= m - 1)
+			mn_prof_u64(p, w * 64 + (unsigned)__builtin_ctzll(m));
+	mn_prof_seq_end(p);
+	mn_prof_map_end(p);
+	err2 = mn_prof_close(p);
+	if (!err)
+		err = err2;
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		unlink(path);
+	return err;
+}
+
+static int run_backend(int fd, unsigned index)
+{
+	struct backend b = { .index = index };
+	__typeof__(b.s->backend[0]) *slot;
+	struct mn_leader_input lin = { 0 };
+	char why[300];
+	double ended_at;
+	int r, status = 0;
+
+	r = mn_queue_attach(&b.q, fd, index);
+	if (r) {
+		mn_backend_msg("cannot attach to the event queue (fd %d, consumer %u): %s", fd, index,
+			       strerror(-r));
+		return 1;
+	}
+	b.s = mn_queue_extra(b.q);
+	if (!b.s || !session_valid(b.s, mn_queue_extra_bytes(b.q), index, why, sizeof(why))) {
+		mn_backend_msg("%s", b.s ? why : "the queue has no session block");
+		/* The slot layout is known only when magic and version match. */
+		if (b.s && mn_queue_extra_bytes(b.q) >= sizeof(*b.s) && b.s->magic == MN_SESSION_MAGIC &&
+		    b.s->version == MN_SESSION_VERSION && index < MN_MAX_MODULES) {
+			snprintf(b.s->backend[index].why, sizeof(b.s->backend[index].why), "%s", why);
+			mn_store_release(&b.s->backend[index].state, MN_BACKEND_FAILED);
+			mn_word_wake(&b.s->backend[index].state);
+		}
+		mn_queue_detach(b.q);
+		return 1;
+	}
+	slot = &b.s->backend[index];
+	memcpy(b.name, b.s->modules[index], MN_MODULE_NAME_MAX);
+	b.name[MN_MODULE_NAME_MAX] = '\0';
+	slot->pid = (int32_t)getpid();
+	/* Publishes pid; the leader reads it after an acquire load of state. */
+	mn_store_release(&slot->state, MN_BACKEND_RUNNING);
+	mn_word_wake(&slot->state);
+
+	start_module(&b);
+	if (b.failed && (index != 0 || b.s->nmodules == 1)) {
+		/* Nobody needs this consumer any more: leave, so the producer stops waiting. */
+		if (index == 0) {
+			dprintf(STDERR_FILENO, "mnemo: no profile written to '%s': its module could not run\n",
+				b.s->output);
+			mn_store_release(&b.s->profile_done, MN_PROFILE_FAILED);
+			mn_word_wake(&b.s->profile_done);
+		}
+		mn_run_destroy(b.run);
+		mn_queue_detach(b.q);
+		return 1;
+	}
+	if (b.s->verbose)
+		mn_backend_msg("%s: consumer %u running, pid %d", b.name, index, (int)getpid());
+
+	r = consume(&b);
+	ended_at = monotonic_now();
+	slot->events = b.stats.events;
+	if (r < 0 && !b.failed)
+		fail(&b, "cannot read the event queue: %s", strerror(-r));
+
+	if (!b.failed) {
+		int n = snprintf(slot->section_path, sizeof(slot->section_path), "%s.%u.section.tmp",
+				 b.s->output, index);
+		int err = n < 0 || (size_t)n >= sizeof(slot->section_path) ? -ENAMETOOLONG
+									     : write_section(&b, slot->section_path);
+
+		if (err == -EINVAL)
+			fail(&b, "its emit() wrote a malformed section (a value without a key, or an unclosed mapping)");
+		else if (err)
+			fail(&b, "cannot write its section to '%s': %s", slot->section_path, strerror(-err));
+	}
+	if (!b.failed) {
+		if (b.s->verbose)
+			mn_backend_msg("%s: %llu events, %llu corrupt buffers; section in '%s'", b.name,
+				       (unsigned long long)b.stats.events,
+				       (unsigned long long)b.stats.corrupt, slot->section_path);
+		if (b.mod->fini)
+			b.mod->fini(b.worker.state);
+		b.initialized = false;
+		free(b.worker.state);
+		b.worker.state = NULL;
+		/* Publishes the section file and events; pairs with the leader's acquire load. */
+		mn_store_release(&slot->state, MN_BACKEND_WRITTEN);
+		mn_word_wake(&slot->state);
+	}
+
+	if (index == 0) {
+		if (!b.run && b.s->sites_len)   /* failed early: still symbolize */
+			mn_run_create(&b.run, mn_session_sites(b.s), b.s->sites_len, NULL, 0);
+		lin.s = b.s;
+		lin.q = b.q;
+		lin.run = b.run;
+		lin.index = index;
+		lin.events = b.stats.events;
+		lin.stream_ended = r == 0;
+		lin.producer_died = r == 0 && mn_queue_producer_died(b.q);
+		lin.stream_end_monotonic = ended_at;
+		if (mn_leader_finish(&lin))
+			status = 1;
+	} else if (b.s->backend[0].pid > 0 && kill(b.s->backend[0].pid, 0) && errno == ESRCH &&
+		   !b.failed) {
+		/* The leader is gone: nobody will read or remove the section. */
+		unlink(slot->section_path);
+	}
+	if (b.failed)
+		status = 1;
+	mn_run_destroy(b.run);
+	mn_queue_detach(b.q);
+	return status;
+}
+
+/* ---- Command line -------------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mnemo-backend --fd N --index I\n"
+		"       mnemo-backend --list-modules | --help | --version\n"
+		"\n"
+		"The backend of the Mnemo memory profiler.  The profiled program (or `mnemo run`) starts\n"
+		"one per module; it attaches to the event queue in the inherited file descriptor N as\n"
+		"consumer I, runs the I-th module of the session over every event, and writes that\n"
+		"module's part of the profile.  Consumer 0 then writes the profile.\n"
+		"\n"
+		"  --fd N           the queue's shared-memory file descriptor\n"
+		"  --index I        this backend's consumer index (which module it runs)\n"
+		"  --list-modules   print the modules built in, one per line with its description\n"
+		"  --help           print this help\n"
+		"  --version        print the version\n");
+}
+
+static bool parse_uint(const char *s, unsigned max, unsigned *v)
+{
+	char *end;
+	unsigned long x;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || *end || x > max)
+		return false;
+	*v = (unsigned)x;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "fd", required_argument, NULL, 'f' },
+		{ "index", required_argument, NULL, 'i' },
+		{ "list-modules", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned fd = 0, index = 0;
+	bool have_fd = false, have_index = false;
+	int c, devnull;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!parse_uint(optarg, INT_MAX, &fd)) {
+				mn_backend_msg("--fd: '%s' is not a file descriptor", optarg);
+				return 2;
+			}
+			have_fd = true;
+			break;
+		case 'i':
+			if (!parse_uint(optarg, MN_MAX_MODULES - 1, &index)) {
+				mn_backend_msg("--index: '%s' is not a consumer index (0 to %d)", optarg,
+					       MN_MAX_MODULES - 1);
+				return 2;
+			}
+			have_index = true;
+			break;
+		case 'l': {
+			int w = 0;
+
+			for (size_t i = 0; i < NREGISTRY; i++)
+				if ((int)strlen(registry[i]->name) > w)
+					w = (int)strlen(registry[i]->name);
+			for (size_t i = 0; i < NREGISTRY; i++)
+				printf("%-*s  %s\n", w, registry[i]->name,
+				       registry[i]->doc ? registry[i]->doc : "");
+			return 0;
+		}
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mnemo-backend (Mnemo) %s\n", MNEMO_VERSION);
+			return 0;
+		default:
+			mn_backend_msg("unknown option '%s' (try --help)", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		mn_backend_msg("unexpected argument '%s' (try --help)", argv[optind]);
+		return 2;
+	}
+	if (!have_fd || !have_index) {
+		mn_backend_msg("missing --%s: it is started by the profiled program or by `mnemo run` "
+			       "(try --help)", have_fd ? "index" : "fd");
+		return 2;
+	}
+
+	/*
+	 * The program's terminal signals are not ours: on ^C the program flushes and dies, and the
+	 * backend must live on to write the profile.  It never reads stdin or writes stdout, so it
+	 * lets go of them (a pipeline `./prog | head` must not wait for it).
+	 */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		if (devnull != STDIN_FILENO)
+			dup2(devnull, STDIN_FILENO);
+		if (devnull != STDOUT_FILENO)
+			dup2(devnull, STDOUT_FILENO);
+		if (devnull > STDERR_FILENO)
+			close(devnull);
+	}
+	return run_backend((int)fd, index);
+}

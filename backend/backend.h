@@ -1,0 +1,61 @@
+/*
+ * What the backend offers its modules: the run being profiled (struct mn_run), chiefly its site
+ * table, so a module can size per-site arrays and say what a site is.
+ *
+ * A module gets the run in init() (module.h) and may keep the pointer: the run outlives every
+ * module state.  Tests and tools make their own with mn_run_create().  Every mn_run_* accessor
+ * accepts a NULL run and answers as for an empty site table, so a module can be driven without one.
+ *
+ * The site table comes from the profiled binary (frontend-lib/abi.h): ids are dense from 1, so
+ * mn_run_site_count() is also the highest id, and a flat array of site_count + 1 entries indexed by
+ * id holds per-site state.  Ids above the count can still arrive (a corrupt record, or code whose
+ * table was not loaded): grow, or ignore, but never index blindly.
+ */
+#ifndef MNEMO_BACKEND_H
+#define MNEMO_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mn_run;
+
+/* One line of the site table.  (struct mn_site, in profile.h, is the profile reader's row.) */
+struct mn_run_site {
+	const char *kind;       /* load, store, pointer, alloc, realloc, free, stack, global, function, loop */
+	const char *function;   /* enclosing function, demangled */
+	const char *file;       /* "" without debug info */
+	uint32_t line, column;  /* 0 without debug info */
+	const char *name;       /* callee, variable or type name; "" when none */
+	uint64_t type_size;     /* bytes of the allocated or declared type; 0 when unknown */
+};
+
+/*
+ * Parses a site table blob (len bytes, "mnemo-sites/1\n" then one line per id) into a new run.
+ * An empty blob (len 0) gives a run with no sites.  Returns 0, -ENOMEM, or -EINVAL for a malformed
+ * blob, and then, when why is not NULL, writes the reason ("site table line 7: 6 fields, expected 7")
+ * into why[0..whylen).
+ */
+int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen);
+void mn_run_destroy(struct mn_run *run);
+
+/* The highest site id (ids are 1..count); 0 for no table. */
+uint32_t mn_run_site_count(const struct mn_run *run);
+/* The site table's line for site, or NULL for 0 and for ids the table does not have. */
+const struct mn_run_site *mn_run_site(const struct mn_run *run, uint32_t site);
+/* Its kind ("load", "store", ...), or "" for ids the table does not have. */
+const char *mn_run_site_kind(const struct mn_run *run, uint32_t site);
+
+/* Worker threads per backend process (MNEMO_WORKERS), at least 1. */
+unsigned mn_run_workers(const struct mn_run *run);
+/* MNEMO_VERBOSE: modules may say what they do on stderr, one line per thing. */
+bool mn_run_verbose(const struct mn_run *run);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MNEMO_BACKEND_H */

@@ -1,0 +1,128 @@
+/*
+ * Backend internals shared by backend.c, driver.c, leader.c, run.c and profile.c; never installed.
+ */
+#ifndef MNEMO_BACKEND_INTERNAL_H
+#define MNEMO_BACKEND_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <yaml.h>
+
+#include "backend.h"
+#include "barrier.h"
+#include "module.h"
+#include "profile.h"
+#include "queue.h"
+#include "session.h"
+
+/* Event codes of the catalogue (events.yaml `code:`); never renumbered. */
+enum mn_event_code {
+	MN_EV_LOAD = 1,
+	MN_EV_STORE = 2,
+	MN_EV_POINTER_CREATE = 3,
+	MN_EV_HEAP_ALLOC = 4,
+	MN_EV_HEAP_REALLOC = 5,
+	MN_EV_HEAP_FREE = 6,
+	MN_EV_STACK_ALLOC = 7,
+	MN_EV_STACK_FREE = 8,
+	MN_EV_GLOBAL = 9,
+	MN_EV_FUNC_ENTRY = 10,
+	MN_EV_FUNC_EXIT = 11,
+	MN_EV_LOOP_INVOKE = 12,
+	MN_EV_LOOP_ITER = 13,
+	MN_EV_LOOP_EXIT = 14,
+	MN_EV_PROGRAM_START = 15,
+	MN_EV_PROGRAM_END = 16,
+};
+
+/* ---- The run (run.c) ---------------------------------------------------------------------------- */
+
+struct mn_run {
+	char *blob;                  /* our copy of the site table; the strings below point into it */
+	struct mn_run_site *sites;   /* [0..count]; [0] unused */
+	uint32_t count;
+	unsigned workers;
+	bool verbose;
+};
+
+/* ---- The registry (backend.c, from modules/modules.def) ------------------------------------------ */
+
+/* The module called name, or NULL. */
+const struct mn_module *mn_module_find(const char *name);
+
+/* ---- The driver (driver.c) ------------------------------------------------------------------------ */
+
+/*
+ * One worker: a module state and the share of the events it owns.  Data parallelism (PROMPT 4.2):
+ * with N workers, every worker reads every record and handles those whose shard key it owns
+ * (execute_if_mine); context events reach all.  Today the driver runs one worker (see driver.c).
+ */
+struct mn_worker {
+	const struct mn_module *mod;
+	void *state;                 /* mod->state_size bytes, zeroed, then mod->init() */
+	unsigned id;                 /* 0..nworkers-1 */
+	unsigned nworkers;
+};
+
+/* What decoding saw, over every buffer. */
+struct mn_decode_stats {
+	uint64_t events;             /* well-formed records */
+	uint64_t corrupt;            /* buffers whose decoding stopped at a corrupt record */
+};
+
+/* Checks a wire format from the session: lengths and argument positions in range. */
+bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen);
+/*
+ * Decodes the records of one buffer (nwords words, up to the first zero word) and calls w's
+ * handlers for the ones it owns.  A record with an unknown code or a length that overruns the
+ * buffer is corruption: counted, and the rest of the buffer skipped.
+ */
+void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *words,
+		   size_t nwords, struct mn_decode_stats *st);
+
+/* ---- The profile writer's extras (profile.c) ------------------------------------------------------ */
+
+/* Re-emits one parser event (not stream or document events), consuming it. */
+void mn_prof_emit_event(struct mn_prof *p, yaml_event_t *ev);
+/* True when a string must be quoted to read back as a string. */
+bool mn_prof_str_needs_quotes(const char *s);
+/* The shortest round-tripping text of v, YAML float syntax; buf holds 32 bytes. */
+void mn_prof_format_f64(char *buf, double v);
+
+/* ---- Shared-memory words: slot states and profile_done -------------------------------------------- */
+
+/*
+ * Slot states and profile_done are futex words in the session (session.h, "Ordering").  They are
+ * stored with mn_store_release() (barrier.h), which publishes what the writer did before (a section
+ * file, the slot's why and events), and read with mn_load_acquire() by whoever waits: the leader for
+ * slots, the runtime for profile_done.  Every call site names its pair.
+ */
+/* Wakes every waiter on w, in any process (a shared futex: no FUTEX_PRIVATE_FLAG). */
+void mn_word_wake(uint32_t *w);
+/* Sleeps while *w == v, at most timeout_ms; returns early on a wake or a change. */
+void mn_word_wait(uint32_t *w, uint32_t v, unsigned timeout_ms);
+
+/* ---- The leader (leader.c) ------------------------------------------------------------------------ */
+
+struct mn_leader_input {
+	struct mn_session *s;
+	struct mn_queue *q;          /* NULL once detached */
+	const struct mn_run *run;    /* the site table, for `sites:` */
+	unsigned index;              /* the leader's own index, 0 */
+	uint64_t events;             /* events the leader consumed */
+	bool stream_ended;           /* pop returned 0 (so the end-of-run record may be read) */
+	bool producer_died;
+	double stream_end_monotonic; /* when the leader saw the end */
+};
+
+/*
+ * Waits for every other backend, writes the profile, sets profile_done and removes the section
+ * files.  Returns 0 or -errno (the message is printed).
+ */
+int mn_leader_finish(const struct mn_leader_input *in);
+
+/* Prints "mnemo-backend: <fmt>\n" on stderr. */
+void mn_backend_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* MNEMO_BACKEND_INTERNAL_H */

@@ -1,0 +1,580 @@
+/*
+ * The leader's last job (backend 0): wait for every backend's section, then write the profile
+ * (DESIGN.md "Profile") to a temporary file and rename it into place, so a reader never sees half a
+ * profile and a failed run never clobbers an older one.
+ *
+ *   format: mnemo-profile/1
+ *   program: {argv: [./prog, a], pid: 123, exit_status: 0, signal: null, wall_seconds: 0.53, events: 123456}
+ *   complete: true
+ *   incomplete_reason: ...          (only when complete is false; reasons joined by "; ")
+ *   sites:
+ *     12: {kind: load, function: main, file: prog.c, line: 12, column: 9}
+ *   modules:
+ *     value-pattern: {...}          (each section copied verbatim, in session module order)
+ *
+ * Each section file (backend.c, write_section) is read twice with libyaml's parser: once for its
+ * frame (events, corrupt records, the site ids it references), once to copy its `section` node's
+ * events into the profile's emitter, styles and all.  Only the sites some section references are
+ * listed.
+ */
+#define _GNU_SOURCE   /* sigabbrev_np */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "backend_internal.h"
+
+#define WAIT_SLICE_MS     100   /* futex wait between liveness checks */
+#define START_TIMEOUT_S   10.0  /* a backend still not RUNNING after this never started */
+
+struct section {
+	bool ok;                 /* the backend wrote a readable section */
+	char why[300];           /* else why not */
+	uint64_t events;
+	uint64_t corrupt;
+};
+
+/* Reasons the profile is incomplete, joined by "; ". */
+struct reasons {
+	char buf[4096];
+	size_t len;
+};
+
+static void reason(struct reasons *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reason(struct reasons *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (r->len + 3 >= sizeof(r->buf))
+		return;
+	if (r->len) {
+		memcpy(r->buf + r->len, "; ", 3);
+		r->len += 2;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(r->buf + r->len, sizeof(r->buf) - r->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		r->len += (size_t)n < sizeof(r->buf) - r->len ? (size_t)n : sizeof(r->buf) - r->len - 1;
+}
+
+static double monotonic_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* True when pid is gone: no such process, or a zombie nobody reaped yet. */
+static bool pid_dead(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	bool zombie = false;
+
+	if (pid <= 0)
+		return false;
+	if (kill(pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		p = strrchr(buf, ')');   /* "pid (comm) S ...": comm may hold spaces and parens */
+		zombie = p && (p[2] == 'Z' || p[2] == 'X');
+	}
+	fclose(f);
+	return zombie;
+}
+
+/*
+ * Waits until backend i leaves NONE/RUNNING; returns its final state.  A dead process, or one that
+ * never started, counts as FAILED and *why says so.
+ */
+static uint32_t wait_backend(struct mn_session *s, unsigned i, char *why, size_t whylen)
+{
+	double start = monotonic_now();
+
+	for (;;) {
+		/* Pairs with the release stores of that backend (backend.c). */
+		uint32_t st = mn_load_acquire(&s->backend[i].state);
+		pid_t pid = s->backend[i].pid;
+
+		if (st == MN_BACKEND_WRITTEN || st == MN_BACKEND_FAILED) {
+			if (st == MN_BACKEND_FAILED)
+				snprintf(why, whylen, "%.*s", (int)sizeof(s->backend[i].why),
+					 s->backend[i].why[0] ? s->backend[i].why : "no reason given");
+			return st;
+		}
+		if (st == MN_BACKEND_RUNNING && pid_dead(pid)) {
+			/* It may have finished and exited since the load above. */
+			st = mn_load_acquire(&s->backend[i].state);
+			if (st == MN_BACKEND_WRITTEN || st == MN_BACKEND_FAILED)
+				continue;
+			snprintf(why, whylen, "its backend (pid %d) died", (int)pid);
+			return MN_BACKEND_FAILED;
+		}
+		if (st == MN_BACKEND_NONE && monotonic_now() - start > START_TIMEOUT_S) {
+			snprintf(why, whylen, "its backend never started");
+			return MN_BACKEND_FAILED;
+		}
+		mn_word_wait(&s->backend[i].state, st, WAIT_SLICE_MS);
+	}
+}
+
+/* ---- Section files ------------------------------------------------------------------------------- */
+
+struct sfile {
+	yaml_parser_t parser;
+	FILE *f;
+	char *why;
+	size_t whylen;
+};
+
+static bool sfile_open(struct sfile *sf, const char *path, char *why, size_t whylen)
+{
+	memset(sf, 0, sizeof(*sf));
+	sf->why = why;
+	sf->whylen = whylen;
+	sf->f = fopen(path, "re");
+	if (!sf->f) {
+		snprintf(why, whylen, "cannot read its section '%s': %s", path, strerror(errno));
+		return false;
+	}
+	if (!yaml_parser_initialize(&sf->parser)) {
+		fclose(sf->f);
+		snprintf(why, whylen, "cannot read its section: %s", strerror(ENOMEM));
+		return false;
+	}
+	yaml_parser_set_input_file(&sf->parser, sf->f);
+	return true;
+}
+
+static void sfile_close(struct sfile *sf)
+{
+	yaml_parser_delete(&sf->parser);
+	fclose(sf->f);
+}
+
+static bool next(struct sfile *sf, yaml_event_t *ev)
+{
+	if (yaml_parser_parse(&sf->parser, ev))
+		return true;
+	snprintf(sf->why, sf->whylen, "its section file is malformed: line %zu: %s",
+		 sf->parser.problem_mark.line + 1,
+		 sf->parser.problem ? sf->parser.problem : "parse error");
+	return false;
+}
+
+/* Reads up to the frame mapping's first key: stream, document and mapping start. */
+static bool frame_begin(struct sfile *sf)
+{
+	static const yaml_event_type_t want[] = {
+		YAML_STREAM_START_EVENT, YAML_DOCUMENT_START_EVENT, YAML_MAPPING_START_EVENT,
+	};
+	yaml_event_t ev;
+
+	for (size_t i = 0; i < 3; i++) {
+		if (!next(sf, &ev))
+			return false;
+		yaml_event_type_t t = ev.type;
+
+		yaml_event_delete(&ev);
+		if (t != want[i]) {
+			snprintf(sf->why, sf->whylen, "its section file is not a mapping");
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Reads the next key of the frame into key[]; false at the end of the frame (*end set) or on
+ * error (*end clear).
+ */
+static bool frame_key(struct sfile *sf, char *key, size_t keylen, bool *end)
+{
+	yaml_event_t ev;
+
+	*end = false;
+	if (!next(sf, &ev))
+		return false;
+	if (ev.type == YAML_MAPPING_END_EVENT) {
+		yaml_event_delete(&ev);
+		*end = true;
+		return false;
+	}
+	if (ev.type != YAML_SCALAR_EVENT) {
+		yaml_event_delete(&ev);
+		snprintf(sf->why, sf->whylen, "its section file has a non-scalar key");
+		return false;
+	}
+	snprintf(key, keylen, "%s", (const char *)ev.data.scalar.value);
+	yaml_event_delete(&ev);
+	return true;
+}
+
+/*
+ * Consumes one node.  With p, its events go to the profile (copied); without, they are dropped.
+ * With bits, a flow of integer scalars is OR-ed into the bitmap instead (sites_used).
+ */
+static bool node(struct sfile *sf, struct mn_prof *p, uint64_t **bits, size_t *nwords,
+		 uint64_t *scalar_out)
+{
+	unsigned depth = 0;
+	yaml_event_t ev;
+
+	do {
+		if (!next(sf, &ev))
+			return false;
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			depth++;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_SCALAR_EVENT:
+			if (scalar_out || bits) {
+				char *end;
+				unsigned long long v;
+
+				errno = 0;
+				v = strtoull((const char *)ev.data.scalar.value, &end, 10);
+				if (errno || *end || end == (char *)ev.data.scalar.value) {
+					yaml_event_delete(&ev);
+					snprintf(sf->why, sf->whylen,
+						 "its section file has a bad number at line %zu",
+						 sf->parser.mark.line + 1);
+					return false;
+				}
+				if (scalar_out)
+					*scalar_out = v;
+				if (bits && v <= UINT32_MAX) {
+					size_t w = (size_t)(v / 64);
+
+					if (w >= *nwords) {
+						size_t n = w + 1 > 2 * *nwords ? w + 1 : 2 * *nwords;
+						uint64_t *nb = realloc(*bits, n * sizeof(*nb));
+
+						if (!nb) {
+							yaml_event_delete(&ev);
+							snprintf(sf->why, sf->whylen, "%s", strerror(ENOMEM));
+							return false;
+						}
+						memset(nb + *nwords, 0, (n - *nwords) * sizeof(*nb));
+						*bits = nb;
+						*nwords = n;
+					}
+					(*bits)[w] |= UINT64_C(1) << (v % 64);
+				}
+			}
+			break;
+		default:
+			break;
+		}
+		if (p)
+			mn_prof_emit_event(p, &ev);
+		else
+			yaml_event_delete(&ev);
+	} while (depth);
+	return true;
+}
+
+/* Pass 1: the frame's counters and the section's site ids, OR-ed into *bits. */
+static bool section_scan(const char *path, struct section *sec, uint64_t **bits, size_t *nwords)
+{
+	struct sfile sf;
+	char key[64];
+	bool end, ok, have_section = false;
+
+	if (!sfile_open(&sf, path, sec->why, sizeof(sec->why)))
+		return false;
+	ok = frame_begin(&sf);
+	while (ok && frame_key(&sf, key, sizeof(key), &end)) {
+		if (!strcmp(key, "events"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->events);
+		else if (!strcmp(key, "corrupt"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->corrupt);
+		else if (!strcmp(key, "sites_used"))
+			ok = node(&sf, NULL, bits, nwords, NULL);
+		else
+			ok = node(&sf, NULL, NULL, NULL, NULL);
+		have_section |= !strcmp(key, "section");
+	}
+	ok = ok && end;
+	if (ok && !have_section) {
+		snprintf(sec->why, sizeof(sec->why), "its section file has no section");
+		ok = false;
+	}
+	sfile_close(&sf);
+	return ok;
+}
+
+/* Pass 2: copies the `section` node into the profile. */
+static bool section_copy(const char *path, struct mn_prof *p, char *why, size_t whylen)
+{
+	struct sfile sf;
+	char key[64];
+	bool end, ok;
+
+	if (!sfile_open(&sf, path, why, whylen))
+		return false;
+	ok = frame_begin(&sf);
+	while (ok && frame_key(&sf, key, sizeof(key), &end)) {
+		if (!strcmp(key, "section")) {
+			ok = node(&sf, p, NULL, NULL, NULL);
+			break;
+		}
+		ok = node(&sf, NULL, NULL, NULL, NULL);
+	}
+	sfile_close(&sf);
+	return ok;
+}
+
+/* ---- The profile ------------------------------------------------------------------------------- */
+
+static void write_program(struct mn_prof *p, const struct mn_leader_input *in, bool ended)
+{
+	const struct mn_session *s = in->s;
+	const char *argv = (const char *)s + s->argv_off;
+	double wall = -1;
+
+	mn_prof_map_begin_flow(p);
+	mn_prof_key(p, "argv");
+	mn_prof_seq_begin_flow(p);
+	if (s->argv_off >= sizeof(*s)) {
+		size_t off = 0;
+
+		for (uint32_t k = 0; k < s->argc && off < s->argv_len; k++) {
+			const char *a = argv + off;
+			const char *nul = memchr(a, '\0', s->argv_len - off);
+
+			if (!nul)
+				break;
+			mn_prof_str(p, a);
+			off += (size_t)(nul - a) + 1;
+		}
+	}
+	mn_prof_seq_end(p);
+	mn_prof_key(p, "pid");
+	mn_prof_i64(p, s->producer_pid);
+	mn_prof_key(p, "exit_status");
+	if (ended && !s->term_signal)
+		mn_prof_i64(p, s->exit_status);
+	else
+		mn_prof_null(p);
+	mn_prof_key(p, "signal");
+	if (ended && s->term_signal)
+		mn_prof_i64(p, s->term_signal);
+	else
+		mn_prof_null(p);
+	mn_prof_key(p, "wall_seconds");
+	if (s->start_monotonic > 0)
+		wall = (ended ? s->end_monotonic : in->stream_end_monotonic) - s->start_monotonic;
+	if (wall >= 0)
+		mn_prof_f64(p, (double)(long long)(wall * 1e6 + 0.5) / 1e6);   /* microseconds */
+	else
+		mn_prof_null(p);
+	mn_prof_key(p, "events");
+	mn_prof_u64(p, in->events);
+	mn_prof_map_end(p);
+}
+
+static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint64_t *bits,
+			size_t nwords)
+{
+	mn_prof_key(p, "sites");
+	mn_prof_map_begin(p);
+	for (size_t w = 0; w < nwords; w++) {
+		for (uint64_t m = bits[w]; m; m &= m - 1) {
+			uint32_t id = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(m));
+			const struct mn_run_site *site = mn_run_site(run, id);
+
+			mn_prof_u64(p, id);
+			mn_prof_map_begin_flow(p);
+			mn_prof_key(p, "kind");
+			if (!site) {
+				mn_prof_str(p, "unknown");   /* 0, or an id beyond the table */
+				mn_prof_map_end(p);
+				continue;
+			}
+			mn_prof_str(p, site->kind);
+			mn_prof_key(p, "function");
+			mn_prof_str(p, site->function);
+			mn_prof_key(p, "file");
+			mn_prof_str(p, site->file);
+			mn_prof_key(p, "line");
+			mn_prof_u64(p, site->line);
+			mn_prof_key(p, "column");
+			mn_prof_u64(p, site->column);
+			if (site->name[0]) {
+				mn_prof_key(p, "name");
+				mn_prof_str(p, site->name);
+			}
+			if (site->type_size) {
+				mn_prof_key(p, "type_size");
+				mn_prof_u64(p, site->type_size);
+			}
+			mn_prof_map_end(p);
+		}
+	}
+	mn_prof_map_end(p);
+}
+
+static const char *module_name(const struct mn_session *s, unsigned i, char *buf)
+{
+	memcpy(buf, s->modules[i], MN_MODULE_NAME_MAX);
+	buf[MN_MODULE_NAME_MAX] = '\0';
+	return buf;
+}
+
+int mn_leader_finish(const struct mn_leader_input *in)
+{
+	struct mn_session *s = in->s;
+	unsigned n = s->nmodules;
+	struct section sec[MN_MAX_MODULES];
+	struct reasons r = { .len = 0 };
+	char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX + 1];
+	char tmp[MN_PATH_MAX + 32];
+	uint64_t *bits = NULL;
+	size_t nwords = 0;
+	unsigned nsections = 0;
+	struct mn_prof *p = NULL;
+	FILE *f = NULL;
+	bool ended;
+	int err = 0;
+
+	memset(sec, 0, sizeof(sec));
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t st;
+
+		module_name(s, i, names[i]);
+		if (i == in->index)
+			st = mn_load_acquire(&s->backend[i].state);   /* our own, final */
+		else
+			st = wait_backend(s, i, sec[i].why, sizeof(sec[i].why));
+		if (st == MN_BACKEND_FAILED && i == in->index)
+			snprintf(sec[i].why, sizeof(sec[i].why), "%.*s", (int)sizeof(s->backend[i].why),
+				 s->backend[i].why);
+		if (st != MN_BACKEND_WRITTEN)
+			continue;
+		sec[i].ok = section_scan(s->backend[i].section_path, &sec[i], &bits, &nwords);
+		nsections += sec[i].ok;
+	}
+
+	/* The end-of-run record: ordered by the release in mn_queue_producer_finish() and the
+	 * acquire in the mn_queue_pop() that saw the end (session.h, "Ordering"). */
+	ended = in->stream_ended && mn_load_relaxed(&s->ended) == 1;
+	if (!in->stream_ended)
+		reason(&r, "the leading backend lost the event stream");
+	if (in->producer_died)
+		reason(&r, "the program ended without flushing (killed by SIGKILL?); events after "
+			   "the last flushed buffer are lost");
+	if (ended && s->term_signal) {
+		const char *abbrev = sigabbrev_np(s->term_signal);
+
+		reason(&r, "the program was killed by signal %d%s%s%s", s->term_signal,
+		       abbrev ? " (SIG" : "", abbrev ? abbrev : "", abbrev ? ")" : "");
+	}
+	if (ended && s->dropped_thread_events)
+		reason(&r, "%llu events from threads other than the first were dropped",
+		       (unsigned long long)s->dropped_thread_events);
+	if (ended && s->dropped_other_events)
+		reason(&r, "%llu events were dropped%s%.*s",
+		       (unsigned long long)s->dropped_other_events, s->end_reason[0] ? ": " : "",
+		       (int)sizeof(s->end_reason), s->end_reason);
+	else if (ended && s->end_reason[0])
+		reason(&r, "%.*s", (int)sizeof(s->end_reason), s->end_reason);
+	for (unsigned i = 0; i < n; i++) {
+		if (!sec[i].ok)
+			reason(&r, "module %s failed: %s", names[i], sec[i].why);
+		else if (sec[i].corrupt)
+			reason(&r, "module %s: %llu corrupt event records (the rest of each such buffer "
+				   "was skipped)", names[i], (unsigned long long)sec[i].corrupt);
+	}
+
+	if (!nsections) {
+		dprintf(STDERR_FILENO, "mnemo: no profile written to '%s': no module produced a section\n",
+			s->output);
+		err = -ENODATA;
+		goto done;
+	}
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s->output, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f) {
+		err = -errno;
+		goto done;
+	}
+	err = mn_prof_open(&p, f);
+	if (err)
+		goto done;
+	mn_prof_map_begin(p);
+	mn_prof_key(p, "format");
+	mn_prof_str(p, MN_PROFILE_FORMAT);
+	mn_prof_key(p, "program");
+	write_program(p, in, ended);
+	mn_prof_key(p, "complete");
+	mn_prof_bool(p, r.len == 0);
+	if (r.len) {
+		mn_prof_key(p, "incomplete_reason");
+		mn_prof_str(p, r.buf);
+	}
+	write_sites(p, in->run, bits, nwords);
+	mn_prof_key(p, "modules");
+	mn_prof_map_begin(p);
+	for (unsigned i = 0; i < n; i++) {
+		char why[300];
+
+		if (!sec[i].ok)
+			continue;
+		mn_prof_key(p, names[i]);
+		if (!section_copy(s->backend[i].section_path, p, why, sizeof(why))) {
+			/* Read fine a moment ago: only I/O can fail here, and it fails the profile. */
+			mn_backend_msg("%s: %s", names[i], why);
+			err = -EIO;
+			break;
+		}
+	}
+	mn_prof_map_end(p);
+	mn_prof_map_end(p);
+done:
+	if (p) {
+		int e = mn_prof_close(p);
+
+		if (!err)
+			err = e;
+	}
+	if (f && fclose(f) && !err)
+		err = -errno;
+	if (f && !err && rename(tmp, s->output))
+		err = -errno;
+	if (f && err)
+		unlink(tmp);
+	for (unsigned i = 0; i < n; i++)
+		if (mn_load_acquire(&s->backend[i].state) == MN_BACKEND_WRITTEN)
+			unlink(s->backend[i].section_path);
+	free(bits);
+	if (err && err != -ENODATA)
+		dprintf(STDERR_FILENO, "mnemo: cannot write profile '%s': %s\n", s->output,
+			strerror(-err));
+	else if (!err && s->verbose)
+		mn_backend_msg("profile written to '%s'%s", s->output, r.len ? " (incomplete)" : "");
+	/* Publishes the renamed file; pairs with the runtime's acquire load of profile_done. */
+	mn_store_release(&s->profile_done, err ? MN_PROFILE_FAILED : MN_PROFILE_WRITTEN);
+	mn_word_wake(&s->profile_done);
+	return err;
+}

@@ -1,0 +1,175 @@
+/*
+ * The run a backend profiles, as modules see it (backend.h): the parsed site table and the options.
+ *
+ * The site table blob (frontend-lib/abi.h) is copied once and split in place: tabs and newlines
+ * become NULs and every struct mn_run_site points into the copy, so the table costs one allocation
+ * for the text and one array of count + 1 rows.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_internal.h"
+
+#define SITES_HEADER "mnemo-sites/1"
+
+static int bad(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Parses a decimal field into *v; false when it is not a number that fits. */
+static bool field_u64(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (!*s) {   /* "" is 0: no debug info */
+		*v = 0;
+		return true;
+	}
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end && *v <= max;
+}
+
+/* Splits one line (NUL-terminated) into the row's 7 fields.  Returns 0 or -EINVAL with a reason. */
+static int parse_line(char *line, uint32_t lineno, struct mn_run_site *row, char *why,
+		      size_t whylen)
+{
+	char *f[7];
+	unsigned n = 0;
+	uint64_t line_no, col, tsize;
+
+	f[n++] = line;
+	for (char *c = line; *c; c++) {
+		if (*c != '\t')
+			continue;
+		*c = '\0';
+		if (n == 7)
+			return bad(why, whylen, "site table line %u: more than 7 fields", lineno);
+		f[n++] = c + 1;
+	}
+	if (n != 7)
+		return bad(why, whylen, "site table line %u: %u fields, expected 7", lineno, n);
+	if (!field_u64(f[3], UINT32_MAX, &line_no) || !field_u64(f[4], UINT32_MAX, &col) ||
+	    !field_u64(f[6], UINT64_MAX, &tsize))
+		return bad(why, whylen, "site table line %u: line, column and type_size must be numbers",
+			   lineno);
+	row->kind = f[0];
+	row->function = f[1];
+	row->file = f[2];
+	row->line = (uint32_t)line_no;
+	row->column = (uint32_t)col;
+	row->name = f[5];
+	row->type_size = tsize;
+	return 0;
+}
+
+int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen)
+{
+	struct mn_run *run;
+	size_t hlen = strlen(SITES_HEADER);
+	uint32_t count = 0;
+	char *p, *end;
+	int err;
+
+	*rp = NULL;
+	run = calloc(1, sizeof(*run));
+	if (!run)
+		return -ENOMEM;
+	run->workers = 1;
+	*rp = run;
+	if (!len)
+		return 0;
+	if (len < hlen + 1 || memcmp(blob, SITES_HEADER "\n", hlen + 1)) {
+		err = bad(why, whylen, "site table does not start with '" SITES_HEADER "'");
+		goto fail;
+	}
+	run->blob = malloc(len + 1);
+	if (!run->blob) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	memcpy(run->blob, blob, len);
+	run->blob[len] = '\0';
+	if (memchr(run->blob, '\0', len)) {
+		err = bad(why, whylen, "site table contains a NUL byte");
+		goto fail;
+	}
+	for (size_t i = hlen + 1; i < len; i++)
+		count += run->blob[i] == '\n';
+	if (run->blob[len - 1] != '\n')
+		count++;   /* a last line without its newline still counts */
+	run->sites = calloc((size_t)count + 1, sizeof(*run->sites));
+	if (!run->sites) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	p = run->blob + hlen + 1;
+	end = run->blob + len;
+	for (uint32_t id = 1; id <= count; id++) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (nl)
+			*nl = '\0';
+		err = parse_line(p, id + 1, &run->sites[id], why, whylen);
+		if (err)
+			goto fail;
+		p = nl ? nl + 1 : end;
+	}
+	run->count = count;
+	return 0;
+fail:
+	mn_run_destroy(run);
+	*rp = NULL;
+	return err;
+}
+
+void mn_run_destroy(struct mn_run *run)
+{
+	if (!run)
+		return;
+	free(run->sites);
+	free(run->blob);
+	free(run);
+}
+
+uint32_t mn_run_site_count(const struct mn_run *run)
+{
+	return run ? run->count : 0;
+}
+
+const struct mn_run_site *mn_run_site(const struct mn_run *run, uint32_t site)
+{
+	if (!run || site == 0 || site > run->count)
+		return NULL;
+	return &run->sites[site];
+}
+
+const char *mn_run_site_kind(const struct mn_run *run, uint32_t site)
+{
+	const struct mn_run_site *s = mn_run_site(run, site);
+
+	return s ? s->kind : "";
+}
+
+unsigned mn_run_workers(const struct mn_run *run)
+{
+	return run && run->workers ? run->workers : 1;
+}
+
+bool mn_run_verbose(const struct mn_run *run)
+{
+	return run && run->verbose;
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Mnemo bench harness: every bench program natively and under each module, side by side, in one run.
+#
+#   bench/run.sh [BUILD_DIR] [-m MODULES] [-p PROGRAMS] [-r REPEATS]
+#
+# Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
+# second, backend peak RSS; and a geomean row.  Each program's output under every module is checked
+# to be byte-identical to its native output (a difference fails the run).  Times are the best of
+# REPEATS runs (default 1).  Results also go to bench/results/<date>.txt.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=$root/build
+modules=
+programs="bintree linkedlist hashtable graph aos stencil matmul histogram"
+repeats=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	-m) modules=$2; shift 2 ;;
+	-p) programs=${2//,/ }; shift 2 ;;
+	-r) repeats=$2; shift 2 ;;
+	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
+	*) build=$(cd "$1" && pwd); shift ;;
+	esac
+done
+bin=$build/bin
+[ -x "$bin/mnemo-cc" ] || { echo "bench/run.sh: $bin/mnemo-cc not found: build first (./quickstart.sh build)" >&2; exit 2; }
+if [ -z "$modules" ]; then
+	modules=$(ls "$build/share/mnemo/modules" | tr '\n' ' ')
+fi
+modules=${modules//,/ }
+work=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+# best_time CMD...: runs CMD `repeats` times with stdout to $work/out, prints the best wall seconds.
+best_time() {
+	local best= t0 t1 t
+	for _ in $(seq "$repeats"); do
+		t0=$(now)
+		"$@" >"$work/out"
+		t1=$(now)
+		t=$(echo "$t1 - $t0" | bc -l)
+		if [ -z "$best" ] || [ "$(echo "$t < $best" | bc -l)" = 1 ]; then best=$t; fi
+	done
+	printf '%.3f' "$best"
+}
+field() { grep -o "$1: [0-9.]*" "$2" | head -n 1 | awk '{print $2}'; }
+
+printf '%-11s %8s' program native
+for m in $modules; do printf ' | %-14s %7s %8s %11s %10s %8s' "$m" seconds slowdown events events/s rss_MiB; done
+printf '\n'
+declare -A logsum
+n=0
+for p in $programs; do
+	src=$here/programs/$p.c
+	clang-19 -O2 -o "$work/$p.native" "$src"
+	native=$(best_time "$work/$p.native")
+	cp "$work/out" "$work/$p.expected"
+	printf '%-11s %8s' "$p" "$native"
+	for m in $modules; do
+		"$bin/mnemo-cc" -m "$m" -O2 -o "$work/$p.$m" "$src"
+		prof=$work/$p.$m.mnemo.yaml
+		secs=$(MNEMO_OUTPUT=$prof best_time "$work/$p.$m")
+		if ! cmp -s "$work/out" "$work/$p.expected"; then
+			echo; echo "bench/run.sh: $p under $m printed something else than natively" >&2
+			diff "$work/$p.expected" "$work/out" | head >&2
+			exit 1
+		fi
+		events=$(field events "$prof")
+		rss=$(field peak_rss_kib "$prof")
+		slow=$(echo "$secs / $native" | bc -l)
+		logsum[$m]=$(echo "${logsum[$m]:-0} + l($slow)" | bc -l)
+		printf ' | %-14s %7s %7.2fx %11s %10.3g %8.1f' "" "$secs" "$slow" "$events" \
+			"$(echo "$events / $secs" | bc -l)" "$(echo "${rss:-0} / 1024" | bc -l)"
+	done
+	printf '\n'
+	n=$((n + 1))
+done
+printf '%-11s %8s' geomean ""
+for m in $modules; do
+	printf ' | %-14s %7s %7.2fx %11s %10s %8s' "" "" "$(echo "e(${logsum[$m]} / $n)" | bc -l)" "" "" ""
+done
+printf '\n(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"

@@ -1,0 +1,1123 @@
+/*
+ * The frontend runtime: the native code linked (whole-archive, as libmnemo-rt.a) into every profiled
+ * program.  It starts profiling before main(), and it ends profiling on every way out of the
+ * program, without ever changing what the program prints, its exit status or the signal it dies of.
+ *
+ * Start (mn_rt_init(), a priority-101 constructor): read the MNEMO_* options, check the pass ABI,
+ * choose the modules, resolve and check the profile path, create the queue with the session block
+ * after it (frontend-lib/session.h), spawn one mnemo-backend per module, install the fatal-signal
+ * handlers, start producing, emit program_start and the globals.  Any failure prints one line
+ * "mnemo: <what>: <why>; running unprofiled" and leaves the program exactly as if it had not been
+ * built with mnemo.
+ *
+ * End (end_of_run(), one function for every path): exit() and return from main (on_exit()),
+ * _exit()/_Exit() (defined here, so the program's and its libraries' calls bind to them), abort()
+ * and fatal signals (handlers that flush, restore the default action and re-raise).  It writes the
+ * end-of-run record, emits program_end, finishes the queue and waits for backend 0 to report the
+ * profile written, for as long as backend 0 lives.
+ *
+ * Threads: the thread that runs the constructor (the main thread) is the only producer; the other
+ * threads' events are counted and dropped by the queue (per-thread streams are future work).  A
+ * fork child runs unprofiled.  Everything the signal path touches is async-signal-safe; each such
+ * function says so.  This is native code the pass never sees, so none of it is instrumented.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "barrier.h"
+#include "queue.h"
+#include "runtime_internal.h"
+#include "session.h"
+
+#define MN_EXPORT __attribute__((visibility("default")))
+
+/*
+ * Buffers in the queue.  Two is the ping-pong minimum; four let the producer run up to three
+ * buffers ahead of a backend that the scheduler parked for a moment, which on a 2-core machine
+ * shared by the program and several backends happens all the time, for 16 MiB of memfd at the
+ * default MNEMO_QUEUE_MB=4 (pages are committed only as the producer first fills them).
+ */
+#define MN_RT_NBUFS 4
+
+/* How long each futex sleep of the waits below lasts before the backend is checked for life. */
+#define MN_RT_POLL_NS 100000000L
+
+/*
+ * What the pass and the generated callbacks provide.  Weak, so that a program linked without them
+ * (not instrumented, or callbacks missing) still links and runs, unprofiled.
+ */
+#pragma weak __mnemo_pass_abi
+#pragma weak __mnemo_modules
+#pragma weak __mnemo_backend_path
+#pragma weak __mnemo_site_table
+#pragma weak __mnemo_site_table_size
+#pragma weak __mnemo_site_count
+#pragma weak __mnemo_register_globals
+#pragma weak __mnemo_program_start
+#pragma weak __mnemo_program_end
+extern const struct mn_wire __mnemo_wire __attribute__((weak));
+
+__thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
+
+extern char **environ;
+
+/* rt.state */
+enum {
+	RT_OFF = 0,     /* unprofiled: disabled, not built for it, or set-up failed */
+	RT_ACTIVE = 1,  /* producing; end_of_run() may run */
+};
+
+/*
+ * The runtime's state.  Written by the constructor before any other thread of the program can
+ * exist (priority-101 constructors run before main and before default-priority constructors), and
+ * published by the release store of rt.state; read-only afterwards except for the fields that say
+ * who writes them.
+ */
+static struct {
+	uint32_t state;                     /* RT_*; release-stored once set-up is complete */
+	pid_t pid;                          /* the profiled process (a fork or vfork child differs) */
+	struct mn_queue *q;
+	struct mn_session *s;               /* in the queue's shared memory */
+	unsigned nbackends;
+	pid_t backend_pid[MN_MAX_MODULES];  /* known from the spawn, before the backend says it */
+	const char *backend_path;
+	bool verbose;
+	uint64_t dropped_at_start;          /* mn_queue_dropped() when the producer started */
+	uint64_t dropped_threads_at_start;  /* mn_queue_dropped_threads() then */
+
+	/* Written once by on_queue_failure() (any thread), read by end_of_run(). */
+	uint32_t failed;                    /* release-stored after the field below */
+	char failure[128];
+
+	/* end_of_run(): the thread running it, and a futex word set once it has finished. */
+	int32_t end_owner;
+	uint32_t end_done;
+} rt;
+
+/* ---- Async-signal-safe output --------------------------------------------------------------------- */
+
+/* A line built without malloc or stdio, so that every path, a signal handler's included, can print. */
+struct line {
+	char buf[1024];
+	size_t len;
+};
+
+/* Appends s, truncating at the end of the buffer.  Async-signal-safe. */
+static void line_str(struct line *l, const char *s)
+{
+	while (*s && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = *s++;
+}
+
+/* Appends v in decimal.  Async-signal-safe. */
+static void line_u64(struct line *l, uint64_t v)
+{
+	char d[24];
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n && l->len < sizeof(l->buf) - 1)
+		l->buf[l->len++] = d[--n];
+}
+
+/* Writes the line and a newline to stderr, retrying partial writes.  Async-signal-safe. */
+static void line_print(struct line *l)
+{
+	size_t off = 0;
+
+	l->buf[l->len++] = '\n';
+	while (off < l->len) {
+		ssize_t n = write(STDERR_FILENO, l->buf + off, l->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	l->len = 0;
+}
+
+/* ---- Small async-signal-safe helpers ---------------------------------------------------------------- */
+
+static __attribute__((noreturn)) void raw_exit(int status)
+{
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+static pid_t raw_getpid(void)
+{
+	return (pid_t)syscall(SYS_getpid);
+}
+
+static pid_t raw_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static double clock_seconds(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Sleeps on a futex word while it holds `val`, for at most ns nanoseconds (< 1 s); spurious wake-ups and
+ * EINTR are the caller's loop's business.  `shared`: the word is in the queue's shared memory
+ * (woken by another process), else private to this process.  Async-signal-safe.
+ */
+static void futex_wait_poll(uint32_t *word, uint32_t val, bool shared, long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	syscall(SYS_futex, word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/*
+ * True while process `pid` exists and is not a zombie.  The backend is not our child: once it dies
+ * it is reaped by init or a subreaper, and a PID 1 that never reaps (some containers) would leave a
+ * zombie that still answers kill(pid, 0), hence the look at /proc.  Async-signal-safe.
+ */
+static bool process_alive(pid_t pid)
+{
+	struct line path = { .len = 0 };
+	char stat[512];
+	ssize_t n;
+	char *c;
+	int fd;
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
+		return false;
+	line_str(&path, "/proc/");
+	line_u64(&path, (uint64_t)pid);
+	line_str(&path, "/stat");
+	path.buf[path.len] = '\0';
+	fd = open(path.buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;	/* no /proc: trust kill() */
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	stat[n] = '\0';
+	/* "pid (comm) S ...": comm may hold spaces and parentheses, so look after the last ')'. */
+	c = strrchr(stat, ')');
+	if (!c || c[1] != ' ')
+		return true;
+	return c[2] != 'Z' && c[2] != 'X';
+}
+
+/* ---- End of run -------------------------------------------------------------------------------------- */
+
+/*
+ * Waits until backend 0 says the profile is written (or failed), for as long as it lives.  No other
+ * limit: a large profile takes as long as it takes.  Returns the final enum mn_profile_state, or
+ * MN_PROFILE_PENDING when backend 0 died first.  Async-signal-safe.
+ */
+static uint32_t wait_for_profile(void)
+{
+	uint32_t *done = &rt.s->profile_done;
+	uint32_t v;
+
+	for (;;) {
+		/* Pairs with backend 0's release store of profile_done after the rename. */
+		v = mn_load_acquire(done);
+		if (v != MN_PROFILE_PENDING)
+			return v;
+		futex_wait_poll(done, MN_PROFILE_PENDING, true, MN_RT_POLL_NS);
+		v = mn_load_acquire(done);
+		if (v != MN_PROFILE_PENDING)
+			return v;
+		if (!process_alive(rt.backend_pid[0]))
+			return mn_load_acquire(done);
+	}
+}
+
+/* Appends one sentence to the session's end_reason, "; "-separated.  Async-signal-safe. */
+static void reason_add(struct line *r, const char *a, uint64_t n, const char *b)
+{
+	if (r->len)
+		line_str(r, "; ");
+	line_u64(r, n);
+	line_str(r, a);
+	if (b)
+		line_str(r, b);
+}
+
+/*
+ * The end of the run, for every way out: writes the end-of-run record, emits program_end, finishes
+ * the queue and waits for the profile.  exit_status is 0..255 and term_signal 0, or exit_status -1
+ * and term_signal the fatal signal.
+ *
+ * Idempotent and async-signal-safe: it runs from on_exit(), _exit() and signal handlers, on any
+ * thread.  The first caller does the work; a signal that re-enters it on the same thread returns at
+ * once (the handler then lets the process die); any other thread waits until the first one is done,
+ * so that a concurrent _exit() cannot cut the flush short.
+ *
+ * One assumption it cannot check: a signal handler must not interrupt the producer thread inside
+ * the queue's slow path (mn_queue_push_slow()) and then push; see the note in the report for the
+ * queue work.  A fatal signal that interrupts the inline fast path is harmless: the program_end
+ * record overwrites the interrupted, unpublished record and the process never returns to it.
+ */
+static void end_of_run(int exit_status, int term_signal)
+{
+	struct mn_session *s = rt.s;
+	struct line reason = { .len = 0 };
+	uint64_t total, thread, other;
+	int32_t owner = 0, tid;
+	uint32_t done;
+
+	/*
+	 * Only loads before the pid check: a vfork child (posix_spawn, system) shares our memory and
+	 * may call _exit(); it must not write a byte of it.  A fork child has state RT_OFF already
+	 * (on_fork_child()), and a raw clone() child differs by pid.  Pairs with the release store of
+	 * rt.state at the end of set-up.
+	 */
+	if (mn_load_acquire(&rt.state) != RT_ACTIVE || raw_getpid() != rt.pid)
+		return;
+	tid = raw_gettid();
+	if (!mn_cas_acq_rel(&rt.end_owner, &owner, tid)) {
+		if (owner == tid)
+			return;	/* a signal during our own end of run: let it kill us */
+		/* Pairs with the release store of end_done below. */
+		while (!mn_load_acquire(&rt.end_done))
+			futex_wait_poll(&rt.end_done, 0, false, MN_RT_POLL_NS);
+		return;
+	}
+	mn_rt_quiet++;
+
+	/*
+	 * Drops: those before the producer started (the loader's and earlier constructors' mallocs)
+	 * are not losses, hence the snapshots.  The queue counts other threads' events apart from the
+	 * rest (after a failure, a signal handler's push during the slow path, a finish racing).
+	 */
+	total = mn_queue_dropped(rt.q) - rt.dropped_at_start;
+	thread = mn_queue_dropped_threads(rt.q) - rt.dropped_threads_at_start;
+	other = total > thread ? total - thread : 0;
+	if (thread)
+		reason_add(&reason, " events from threads other than the main thread were dropped "
+			   "(per-thread streams are not supported yet)", thread, NULL);
+	/* Pairs with the release store of rt.failed in on_queue_failure(). */
+	if (other && mn_load_acquire(&rt.failed))
+		reason_add(&reason, " events were dropped after profiling stopped: ", other,
+			   rt.failure);
+	else if (other)
+		reason_add(&reason, " events of the main thread were dropped", other, NULL);
+
+	/*
+	 * The end-of-run record.  Plain stores: the release in mn_queue_producer_finish() publishes
+	 * them with the last buffer, and the backends read them only after the stream ended.
+	 */
+	s->exit_status = exit_status;
+	s->term_signal = term_signal;
+	s->end_monotonic = clock_seconds(CLOCK_MONOTONIC);
+	s->dropped_thread_events = thread;
+	s->dropped_other_events = other;
+	memcpy(s->end_reason, reason.buf, reason.len < sizeof(s->end_reason) - 1 ?
+	       reason.len : sizeof(s->end_reason) - 1);
+	s->ended = 1;
+
+	if (__mnemo_program_end)
+		__mnemo_program_end((uint32_t)rt.pid, term_signal ? 256u + (uint32_t)term_signal :
+				    (uint32_t)exit_status);
+	mn_queue_producer_finish(rt.q);
+	done = wait_for_profile();
+
+	if (done == MN_PROFILE_PENDING) {
+		struct line l = { .len = 0 };
+
+		line_str(&l, "mnemo: the backend (pid ");
+		line_u64(&l, (uint64_t)rt.backend_pid[0]);
+		line_str(&l, ") exited before writing the profile; no profile written");
+		line_print(&l);
+	} else if (rt.verbose) {
+		struct line l = { .len = 0 };
+
+		line_str(&l, "mnemo: end of run (");
+		if (term_signal) {
+			line_str(&l, "signal ");
+			line_u64(&l, (uint64_t)term_signal);
+		} else {
+			line_str(&l, "exit status ");
+			line_u64(&l, (uint64_t)exit_status);
+		}
+		line_str(&l, "): ");
+		line_u64(&l, thread);
+		line_str(&l, " events dropped from other threads, ");
+		line_u64(&l, other);
+		line_str(&l, " after a failure; profile ");
+		line_str(&l, done == MN_PROFILE_WRITTEN ? "written to " : "NOT written to ");
+		line_str(&l, s->output);
+		line_print(&l);
+	}
+
+	mn_rt_quiet--;
+	/* Publishes the end to threads waiting above; pairs with their acquire load. */
+	mn_store_release(&rt.end_done, 1);
+	syscall(SYS_futex, &rt.end_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* exit() and return from main: glibc hands on_exit() handlers the exit status. */
+static void on_exit_handler(int status, void *arg)
+{
+	end_of_run(status & 0xff, 0);
+}
+
+/*
+ * _exit() and _Exit(): defined here with default visibility, so that the program's calls and its
+ * shared libraries' calls (through the PLT) bind here; glibc's own internal calls (exit() after its
+ * handlers, posix_spawn's child) do not, which is what we want.  Async-signal-safe, like the
+ * originals.
+ */
+MN_EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+	end_of_run(status & 0xff, 0);
+	raw_exit(status);
+}
+
+MN_EXPORT __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
+
+/* ---- Fatal signals ------------------------------------------------------------------------------------ */
+
+/* The signals whose default action ends the process, and which the runtime flushes on. */
+static const int fatal_signals[] = {
+	SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGTERM, SIGINT, SIGHUP,
+	SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+};
+
+/*
+ * Runs with SA_RESETHAND | SA_NODEFER, so the default action is already back and a second signal
+ * of the same kind during the flush kills at once.  After the flush it re-raises the signal at this
+ * thread while it is blocked, and clears it from the mask the kernel restores on return: the signal
+ * is then delivered as the handler returns, in the interrupted context, so the process dies of it
+ * with the same core-dump behaviour, and a core shows the original faulting instruction.
+ */
+static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	int saved_errno = errno;
+	sigset_t set;
+
+	end_of_run(-1, sig);
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigdelset(&uc->uc_sigmask, sig);
+	syscall(SYS_tgkill, raw_getpid(), raw_gettid(), sig);
+	errno = saved_errno;
+}
+
+/*
+ * An alternate signal stack for the main thread, so that a stack overflow still flushes.  A page
+ * below it stays inaccessible, so that overflowing the handler's stack faults (and kills, the
+ * handler being reset) instead of corrupting memory.  Kept if the program (or a library
+ * constructor) already installed one.
+ */
+static void install_altstack(void)
+{
+	long page = sysconf(_SC_PAGESIZE), min = sysconf(_SC_SIGSTKSZ);
+	size_t size = 64 * 1024;
+	stack_t old, ss;
+	char *p;
+
+	if (page <= 0)
+		page = 4096;
+	if (min > 0 && size < 4 * (size_t)min)
+		size = (4 * (size_t)min + (size_t)page - 1) & ~((size_t)page - 1);
+	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
+		return;
+	p = mmap(NULL, size + (size_t)page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return;	/* costs only the flush on stack overflow */
+	mprotect(p, (size_t)page, PROT_NONE);
+	ss.ss_sp = p + page;
+	ss.ss_size = size;
+	ss.ss_flags = 0;
+	if (sigaltstack(&ss, NULL))
+		munmap(p, size + (size_t)page);
+}
+
+/* Installs on_fatal_signal() where the disposition is SIG_DFL; SIG_IGN and handlers stay. */
+static void install_signal_handlers(void)
+{
+	struct sigaction sa, old;
+
+	install_altstack();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal_signal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		if (sigaction(fatal_signals[i], NULL, &old))
+			continue;
+		if (old.sa_handler != SIG_DFL)
+			continue;
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* ---- Fork children and queue failure ------------------------------------------------------------------ */
+
+/*
+ * A fork child runs unprofiled, silently: its thread-local cursor goes, and end_of_run() will do
+ * nothing in it.  Runs in the child right after fork(), single-threaded.
+ */
+static void on_fork_child(void)
+{
+	if (mn_load_relaxed(&rt.state) != RT_ACTIVE)
+		return;
+	mn_store_relaxed(&rt.state, RT_OFF);
+	mn_queue_producer_abandon(rt.q);
+}
+
+/*
+ * The queue cannot go on (a backend died or left): say so once; the program runs on unprofiled and
+ * the end of run reports what was dropped after this.  Called once, by the queue's slow path, on
+ * any thread; async-signal-safe as the queue requires.
+ */
+static void on_queue_failure(const char *why)
+{
+	struct line l = { .len = 0 };
+	size_t n = 0;
+
+	while (why[n] && n < sizeof(rt.failure) - 1) {
+		rt.failure[n] = why[n];
+		n++;
+	}
+	rt.failure[n] = '\0';
+	/* Publishes the reason; pairs with the acquire load in end_of_run(). */
+	mn_store_release(&rt.failed, 1);
+	line_str(&l, "mnemo: profiling stopped: ");
+	line_str(&l, why);
+	line_str(&l, "; the program runs on unprofiled");
+	line_print(&l);
+}
+
+/* ---- Backend launch ------------------------------------------------------------------------------------- */
+
+/* Everything the children need, prepared before fork so that they allocate nothing. */
+struct spawn {
+	const char *path;
+	char *argv[6];
+	char fd_arg[16];
+	char index_arg[16];
+	int qfd;      /* the queue; close-on-exec here, inherited by the backend only */
+	int devnull;  /* the backend's stdin and stdout */
+	int report;   /* write end of the close-on-exec report pipe */
+	int maxfd;    /* descriptors to mark close-on-exec without close_range() */
+};
+
+/* One 8-byte message on the report pipe (atomic: far below PIPE_BUF). */
+struct spawn_report {
+	int32_t what;   /* REPORT_* */
+	int32_t value;  /* a pid or an errno */
+};
+
+enum {
+	REPORT_PID = 1,         /* from the intermediate child: the backend's pid */
+	REPORT_FORK_ERROR = 2,  /* from the intermediate child: its fork failed */
+	REPORT_EXEC_ERROR = 3,  /* from the backend: execve failed */
+};
+
+/*
+ * The grandchild: becomes the backend.  Only async-signal-safe calls: it is a copy of a process
+ * whose other threads (a library constructor may have started some) held locks we would inherit
+ * held.  Writes REPORT_EXEC_ERROR and exits if execve fails.
+ */
+static __attribute__((noreturn)) void exec_backend(const struct spawn *sp)
+{
+	struct sigaction dfl;
+	struct spawn_report r = { REPORT_EXEC_ERROR, 0 };
+	sigset_t none;
+
+	/*
+	 * Its own session: a Ctrl-C or hang-up aimed at the program's process group must not kill
+	 * the backend before the program's handler has flushed and the backend has written.
+	 */
+	setsid();
+	/* Ignored signals and the mask survive exec: give the backend a clean slate. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &dfl, NULL);
+	dup2(sp->devnull, STDIN_FILENO);
+	dup2(sp->devnull, STDOUT_FILENO);
+	/*
+	 * Every inherited descriptor above stderr closes at exec (the program's pipes must not be
+	 * held open by a process that outlives it), the report pipe too (that EOF says exec worked),
+	 * except the queue.  Order matters: close_range() first, then the queue's flag is cleared.
+	 */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC))
+		for (int fd = 3; fd < sp->maxfd; fd++)	/* kernels before 5.11 */
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(sp->qfd, F_SETFD, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(sp->path, sp->argv, environ);
+	r.value = errno;
+	while (write(sp->report, &r, sizeof(r)) < 0 && errno == EINTR)
+		;
+	raw_exit(127);
+}
+
+/* Moves fd above stderr (close-on-exec), so that dup2() onto 0 and 1 cannot clobber it. */
+static int fd_above_stderr(int fd)
+{
+	int hi;
+
+	if (fd < 0 || fd > STDERR_FILENO)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return hi;
+}
+
+/*
+ * Starts `mnemo-backend --fd N --index I` so that it is not the program's child: fork, the child
+ * forks the backend and exits at once, and we reap that child here.  The program's wait() can then
+ * never reap the backend, and the program gets no SIGCHLD from it (the one from the intermediate
+ * child is consumed here unless one was already pending).  The close-on-exec report pipe tells
+ * whether execve succeeded (EOF) or failed (errno).  Returns the backend's pid, or -errno.
+ */
+static pid_t spawn_backend(const char *path, int qfd, unsigned index)
+{
+	struct spawn sp = { .path = path, .qfd = qfd, .devnull = -1, .report = -1, .maxfd = 1024 };
+	struct spawn_report rep[4];
+	sigset_t all, old, pend_before, pend_after;
+	pid_t child, backend = -ECHILD;
+	int pipefd[2], err = 0;
+	size_t got = 0;
+
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		sp.maxfd = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
+	snprintf(sp.fd_arg, sizeof(sp.fd_arg), "%d", qfd);
+	snprintf(sp.index_arg, sizeof(sp.index_arg), "%u", index);
+	sp.argv[0] = (char *)"mnemo-backend";
+	sp.argv[1] = (char *)"--fd";
+	sp.argv[2] = sp.fd_arg;
+	sp.argv[3] = (char *)"--index";
+	sp.argv[4] = sp.index_arg;
+	sp.argv[5] = NULL;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	pipefd[0] = fd_above_stderr(pipefd[0]);
+	pipefd[1] = fd_above_stderr(pipefd[1]);
+	sp.devnull = fd_above_stderr(open("/dev/null", O_RDWR | O_CLOEXEC));
+	sp.report = pipefd[1];
+	if (pipefd[0] < 0 || pipefd[1] < 0 || sp.devnull < 0) {
+		err = errno ? -errno : -EMFILE;
+		goto out;
+	}
+
+	/*
+	 * All signals blocked across the forks: no handler of the program may run in a child, and
+	 * the intermediate child's SIGCHLD stays pending here, where we can take it back.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sigpending(&pend_before);
+	/* _Fork(): no atfork handlers, async-signal-safe children (see exec_backend()). */
+	child = _Fork();
+	if (child == 0) {
+		struct spawn_report r;
+		pid_t b = _Fork();
+
+		if (b == 0)
+			exec_backend(&sp);
+		r.what = b > 0 ? REPORT_PID : REPORT_FORK_ERROR;
+		r.value = b > 0 ? b : errno;
+		while (write(sp.report, &r, sizeof(r)) < 0 && errno == EINTR)
+			;
+		raw_exit(0);
+	}
+	if (child < 0) {
+		err = -errno;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		goto out;
+	}
+	close(pipefd[1]);
+	pipefd[1] = -1;
+	/* EOF once the intermediate child exited and the backend exec'd (or exited). */
+	for (;;) {
+		ssize_t n = read(pipefd[0], (char *)rep + got, sizeof(rep) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == sizeof(rep))
+			break;
+	}
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	sigpending(&pend_after);
+	if (sigismember(&pend_after, SIGCHLD) && !sigismember(&pend_before, SIGCHLD)) {
+		struct timespec zero = { 0, 0 };
+		sigset_t chld;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigtimedwait(&chld, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	for (size_t i = 0; i < got / sizeof(rep[0]); i++) {
+		if (rep[i].what == REPORT_PID)
+			backend = rep[i].value;
+		else if (rep[i].what == REPORT_FORK_ERROR || rep[i].what == REPORT_EXEC_ERROR)
+			err = -rep[i].value;
+	}
+	if (!err && backend < 0)
+		err = -ECHILD;	/* the intermediate child died without a word */
+out:
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (sp.devnull >= 0)
+		close(sp.devnull);
+	return err ? err : backend;
+}
+
+/*
+ * Waits until backend i has attached (its slot leaves MN_BACKEND_NONE) or died, so that a backend
+ * that refuses the session or crashes on start turns into one message now rather than a program
+ * that runs unprofiled in silence.  A backend that is alive but slow to attach is waited for at most
+ * two seconds and then trusted; the end of run checks on it again.  Returns 0, or -1 after printing
+ * why.
+ */
+static int wait_attached(unsigned i)
+{
+	uint32_t *state = &rt.s->backend[i].state;
+
+	for (int polls = 0; polls < 400; polls++) {
+		/* Pairs with the backend's release store of its state. */
+		uint32_t st = mn_load_acquire(state);
+
+		if (st == MN_BACKEND_FAILED) {
+			dprintf(STDERR_FILENO, "mnemo: backend '%s' for module '%s' failed: %.*s; "
+				"running unprofiled, no profile written\n", rt.backend_path,
+				rt.s->modules[i], (int)sizeof(rt.s->backend[i].why),
+				rt.s->backend[i].why);
+			return -1;
+		}
+		if (st != MN_BACKEND_NONE)
+			return 0;
+		if (!process_alive(rt.backend_pid[i])) {
+			if (mn_load_acquire(state) != MN_BACKEND_NONE)
+				continue;	/* attached, then died: decided above */
+			dprintf(STDERR_FILENO, "mnemo: backend '%s' (pid %d) exited on start; "
+				"running unprofiled, no profile written\n", rt.backend_path,
+				(int)rt.backend_pid[i]);
+			return -1;
+		}
+		/* Short sleeps: a backend that stores its state without a futex wake costs 5 ms. */
+		futex_wait_poll(state, MN_BACKEND_NONE, true, 5000000L);
+	}
+	return 0;
+}
+
+/* ---- Set-up --------------------------------------------------------------------------------------------- */
+
+static const char *env_lookup(const char *name, void *ctx)
+{
+	return getenv(name);
+}
+
+/* Finds an executable regular file `name` in $PATH; 0 with the path in out, or -ENOENT. */
+static int search_path(char *out, size_t outlen, const char *name)
+{
+	const char *p = getenv("PATH"), *end;
+	struct stat st;
+
+	if (!p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	for (; p; p = *end ? end + 1 : NULL) {
+		size_t n;
+
+		end = strchrnul(p, ':');
+		n = (size_t)(end - p);
+		if ((size_t)snprintf(out, outlen, "%.*s%s%s", (int)n, p, n ? "/" : "", name) >= outlen)
+			continue;
+		if (!access(out, X_OK) && !stat(out, &st) && S_ISREG(st.st_mode))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * The backend executable: MNEMO_BACKEND (searched in $PATH when it has no slash), else the one the
+ * program was linked against if it is still there, else mnemo-backend in $PATH.  Returns 0, or
+ * -ENOENT after printing why.
+ */
+static int find_backend(char *out, size_t outlen, const char *opt)
+{
+	if (*opt) {
+		if (strchr(opt, '/')) {
+			snprintf(out, outlen, "%s", opt);
+			return 0;	/* execve says what is wrong with it, if anything */
+		}
+		if (!search_path(out, outlen, opt))
+			return 0;
+		dprintf(STDERR_FILENO, "mnemo: cannot start backend '%s': not found in PATH; "
+			"running unprofiled, no profile written\n", opt);
+		return -ENOENT;
+	}
+	if (__mnemo_backend_path && __mnemo_backend_path[0] &&
+	    !access(__mnemo_backend_path, X_OK)) {
+		snprintf(out, outlen, "%s", __mnemo_backend_path);
+		return 0;
+	}
+	if (!search_path(out, outlen, "mnemo-backend"))
+		return 0;
+	dprintf(STDERR_FILENO, "mnemo: cannot start backend 'mnemo-backend': not found "
+		"(set MNEMO_BACKEND); running unprofiled, no profile written\n");
+	return -ENOENT;
+}
+
+/* 0 when the backend will be able to write `path` (a temporary file in its directory, renamed). */
+static int check_writable(const char *path)
+{
+	char dir[MN_PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS))
+			return -errno;
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS))
+		return -errno;
+	return 0;
+}
+
+/* The program's name for the default profile path: /proc/self/exe, else argv[0]. */
+static void program_name(char *out, size_t outlen, char **argv)
+{
+	ssize_t n = readlink("/proc/self/exe", out, outlen - 1);
+	const char *del = " (deleted)";
+	size_t dl = strlen(del);
+
+	if (n > 0) {
+		out[n] = '\0';
+		if ((size_t)n > dl && !strcmp(out + n - dl, del))
+			out[n - dl] = '\0';
+		return;
+	}
+	snprintf(out, outlen, "%s", argv && argv[0] ? argv[0] : "a.out");
+}
+
+/*
+ * argv as the session stores it: each string NUL-terminated, back to back.  From the arguments
+ * glibc passes to constructors of the main program; from /proc/self/cmdline if they are missing.
+ * Returns a malloc'd blob (NULL when there is nothing), its length and argc.
+ */
+static char *argv_blob(int argc, char **argv, size_t *len, uint32_t *count)
+{
+	char *blob = NULL;
+	size_t n = 0;
+
+	*len = 0;
+	*count = 0;
+	if (argv && argc > 0) {
+		for (int i = 0; i < argc && argv[i]; i++)
+			n += strlen(argv[i]) + 1;
+		blob = malloc(n ? n : 1);
+		if (!blob)
+			return NULL;
+		n = 0;
+		for (int i = 0; i < argc && argv[i]; i++) {
+			size_t l = strlen(argv[i]) + 1;
+
+			memcpy(blob + n, argv[i], l);
+			n += l;
+			(*count)++;
+		}
+	} else {
+		int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+		size_t cap = 0;
+
+		if (fd < 0)
+			return NULL;
+		for (;;) {
+			ssize_t r;
+
+			if (n == cap) {
+				char *b = realloc(blob, cap = cap ? 2 * cap : 4096);
+
+				if (!b)
+					break;
+				blob = b;
+			}
+			r = read(fd, blob + n, cap - n);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			n += (size_t)r;
+		}
+		close(fd);
+		for (size_t i = 0; i < n; i++)
+			*count += !blob[i];
+	}
+	*len = n;
+	return blob;
+}
+
+/* The lowest descriptor the queue's fd may move to: high, out of the program's usual range. */
+static int high_fd_base(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1024)
+		return 768;
+	return rl.rlim_cur > 16 ? (int)(rl.rlim_cur * 3 / 4) : STDERR_FILENO + 1;
+}
+
+/*
+ * Everything between reading the options and producing.  Returns 0 when profiling runs; otherwise
+ * the reason has been printed (or, for MNEMO_DISABLE, deliberately not) and nothing is left behind
+ * but the on_exit() registration, which then does nothing.
+ */
+static int setup(int argc, char **argv)
+{
+	static char output[MN_PATH_MAX], backend[MN_PATH_MAX];
+	char modules[MN_MAX_MODULES][MN_MODULE_NAME_MAX];
+	char err[512], prog[MN_PATH_MAX], cwd[MN_PATH_MAX];
+	struct mn_queue_config cfg;
+	struct mn_options opt;
+	struct mn_session *s;
+	uint64_t sites_len = 0;
+	size_t argv_len;
+	uint32_t argc_seen;
+	char *args;
+	int nmod, ret, qfd, hi;
+
+	ret = mn_options_read(&opt, env_lookup, NULL, err, sizeof(err));
+	if (opt.disable)
+		return -1;
+	if (ret) {
+		dprintf(STDERR_FILENO, "mnemo: %s; running unprofiled\n", err);
+		return -1;
+	}
+	rt.verbose = opt.verbose;
+
+	if (!&__mnemo_pass_abi) {
+		dprintf(STDERR_FILENO, "mnemo: this program was not instrumented by the mnemo pass "
+			"(no __mnemo_pass_abi); running unprofiled\n");
+		return -1;
+	}
+	if (__mnemo_pass_abi != MNEMO_ABI_VERSION) {
+		dprintf(STDERR_FILENO, "mnemo: this program was instrumented for mnemo ABI %u but "
+			"links the runtime of ABI %u (rebuild it); running unprofiled\n",
+			__mnemo_pass_abi, MNEMO_ABI_VERSION);
+		return -1;
+	}
+
+	nmod = mn_options_select_modules(modules, __mnemo_modules ? __mnemo_modules : "",
+					 opt.modules, err, sizeof(err));
+	if (nmod < 0) {
+		dprintf(STDERR_FILENO, "mnemo: %s; running unprofiled\n", err);
+		return -1;
+	}
+
+	program_name(prog, sizeof(prog), argv);
+	ret = mn_options_output_path(output, sizeof(output), opt.output, prog, (long)raw_getpid(),
+				     getcwd(cwd, sizeof(cwd)));
+	if (!ret)
+		ret = check_writable(output);
+	if (ret) {
+		dprintf(STDERR_FILENO, "mnemo: cannot write profile '%s': %s; running unprofiled\n",
+			output[0] ? output : opt.output[0] ? opt.output : prog, strerror(-ret));
+		return -1;
+	}
+
+	if (find_backend(backend, sizeof(backend), opt.backend))
+		return -1;
+	rt.backend_path = backend;
+
+	if (&__mnemo_site_table && &__mnemo_site_table_size)
+		sites_len = __mnemo_site_table_size;
+	args = argv_blob(argc, argv, &argv_len, &argc_seen);
+
+	cfg.buf_bytes = (size_t)opt.queue_mb << 20;
+	cfg.nbufs = MN_RT_NBUFS;
+	cfg.nconsumers = (unsigned)nmod;
+	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len;
+	ret = mn_queue_create(&rt.q, &cfg);
+	if (ret) {
+		dprintf(STDERR_FILENO, "mnemo: cannot create the event queue (%u MiB): %s; "
+			"running unprofiled, no profile written\n", MN_RT_NBUFS * opt.queue_mb,
+			strerror(-ret));
+		free(args);
+		return -1;
+	}
+
+	/*
+	 * The session's configuration, complete before the first backend exists: the fork and exec
+	 * below order these stores before anything the backend reads.
+	 */
+	rt.s = s = mn_queue_extra(rt.q);
+	rt.pid = raw_getpid();
+	s->magic = MN_SESSION_MAGIC;
+	s->version = MN_SESSION_VERSION;
+	s->abi = MNEMO_ABI_VERSION;
+	s->producer_pid = rt.pid;
+	s->nmodules = (uint32_t)nmod;
+	s->workers = opt.workers;
+	s->verbose = opt.verbose;
+	s->site_count = &__mnemo_site_count ? __mnemo_site_count : 0;
+	s->start_realtime = clock_seconds(CLOCK_REALTIME);
+	s->start_monotonic = clock_seconds(CLOCK_MONOTONIC);
+	memcpy(s->output, output, sizeof(s->output));
+	memcpy(s->modules, modules, sizeof(s->modules));
+	if (&__mnemo_wire)
+		s->wire = __mnemo_wire;
+	s->sites_off = sizeof(*s);
+	s->sites_len = sites_len;
+	if (sites_len)
+		memcpy((char *)s + s->sites_off, __mnemo_site_table, sites_len);
+	s->argv_off = s->sites_off + sites_len;
+	s->argv_len = argv_len;
+	s->argc = argc_seen;
+	if (argv_len)
+		memcpy((char *)s + s->argv_off, args, argv_len);
+	free(args);
+
+	/*
+	 * The backends get the queue at a high, close-on-exec descriptor (exec_backend() clears the
+	 * flag in the backend only).  Afterwards the program keeps no descriptor at all: the mapping
+	 * is all the producer needs, and the program's own fd numbers and exec'd children stay as
+	 * they would be without mnemo.  mn_queue_destroy() is therefore never called once that fd
+	 * is closed.
+	 */
+	qfd = mn_queue_fd(rt.q);
+	hi = fcntl(qfd, F_DUPFD_CLOEXEC, high_fd_base());
+	if (hi < 0)
+		hi = fcntl(qfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	if (hi < 0) {
+		dprintf(STDERR_FILENO, "mnemo: cannot start backend '%s': %s; running unprofiled, "
+			"no profile written\n", backend, strerror(errno));
+		goto fail_queue;
+	}
+	for (int i = 0; i < nmod; i++) {
+		pid_t pid = spawn_backend(backend, hi, (unsigned)i);
+
+		if (pid < 0) {
+			dprintf(STDERR_FILENO, "mnemo: cannot start backend '%s': %s; running "
+				"unprofiled, no profile written\n", backend, strerror(-pid));
+			goto fail_backends;
+		}
+		rt.backend_pid[rt.nbackends++] = pid;
+		if (rt.verbose)
+			dprintf(STDERR_FILENO, "mnemo: backend %s --fd %d --index %d (%s): pid %d\n",
+				backend, hi, i, modules[i], (int)pid);
+	}
+	for (unsigned i = 0; i < rt.nbackends; i++)
+		if (wait_attached(i))
+			goto fail_backends;
+	close(hi);
+	close(qfd);
+
+	if (rt.verbose)
+		dprintf(STDERR_FILENO, "mnemo: profiling %s with %d module%s (%u worker%s each), "
+			"queue %u x %u MiB; profile %s\n", prog, nmod, nmod > 1 ? "s" : "",
+			opt.workers, opt.workers > 1 ? "s" : "", MN_RT_NBUFS, opt.queue_mb, output);
+
+	install_signal_handlers();
+	pthread_atfork(NULL, NULL, on_fork_child);
+	mn_queue_set_failure_hook(rt.q, on_queue_failure);
+	return 0;
+
+fail_backends:
+	/* Started backends must not write a profile of a run that is not profiled. */
+	for (unsigned i = 0; i < rt.nbackends; i++)
+		kill(rt.backend_pid[i], SIGKILL);
+	rt.nbackends = 0;
+	close(hi);
+fail_queue:
+	mn_queue_destroy(rt.q);
+	rt.q = NULL;
+	rt.s = NULL;
+	return -1;
+}
+
+/*
+ * The runtime's constructor.  Priority 101, the first not reserved to the implementation: it runs
+ * after the shared libraries' constructors and before the program's own (default priority 65535)
+ * and its C++ static constructors.  glibc passes argc, argv and envp to the main program's
+ * constructors.
+ */
+__attribute__((constructor(101))) static void mn_rt_init(int argc, char **argv, char **envp)
+{
+	/*
+	 * First thing, before anything in this program can register an exit handler: handlers run
+	 * in reverse order of registration, so ours runs after the program's atexit() handlers and
+	 * its C++ static destructors (registered by the constructors that run after this one).
+	 * on_exit() rather than atexit(): it is given the exit status.
+	 */
+	on_exit(on_exit_handler, NULL);
+
+	mn_rt_quiet++;
+	if (setup(argc, argv)) {
+		mn_rt_quiet--;
+		return;
+	}
+	/*
+	 * Events before this point (the loader's and earlier constructors' mallocs) went nowhere and
+	 * are not losses: the end of run counts drops from here on.
+	 */
+	rt.dropped_at_start = mn_queue_dropped(rt.q);
+	rt.dropped_threads_at_start = mn_queue_dropped_threads(rt.q);
+	mn_queue_producer_start(rt.q);
+	/* Publishes rt to end_of_run() on every thread; pairs with its acquire load of rt.state. */
+	mn_store_release(&rt.state, RT_ACTIVE);
+	mn_rt_quiet--;
+
+	if (__mnemo_program_start)
+		__mnemo_program_start((uint32_t)rt.pid);
+	if (__mnemo_register_globals)
+		__mnemo_register_globals();
+}

@@ -1,0 +1,72 @@
+/*
+ * Private interface between the three files of the native frontend runtime: options.c (the MNEMO_*
+ * options and the settings derived from them), runtime.c (start-up, backend launch, end of run) and
+ * heap.c (the allocator interposer).  Never installed: nothing outside frontend-lib/ and its unit
+ * test (tests/runtime/) may include it.
+ *
+ * Everything declared here has hidden visibility (the project builds with -fvisibility=hidden): the
+ * two archives are linked into the same executable, so hidden symbols still bind between them, and
+ * none of them is exported from the profiled program.
+ */
+#ifndef MNEMO_RUNTIME_INTERNAL_H
+#define MNEMO_RUNTIME_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session.h"
+
+/* ---- Options (options.c) ------------------------------------------------------------------------ */
+
+/* The C type of each option type of options.def. */
+#define MN_OPTION_TYPE_str  const char *
+#define MN_OPTION_TYPE_uint unsigned
+#define MN_OPTION_TYPE_bool bool
+
+/* One field per row of options.def; a str option that is unset or empty points at its default. */
+struct mn_options {
+#define MN_OPTION(type, field, env, def, doc) MN_OPTION_TYPE_##type field;
+#include "options.def"
+#undef MN_OPTION
+};
+
+/* How mn_options_read() looks a variable up: getenv() in the runtime, a table in the unit test. */
+typedef const char *mn_getenv_fn(const char *name, void *ctx);
+
+/*
+ * Fills *o from the variables of options.def.  Every option is parsed, a bad one keeping its default,
+ * so the caller can still honour MNEMO_DISABLE when another value is bad.  Returns 0, or -EINVAL with
+ * the first problem in err, e.g. "MNEMO_WORKERS: 'x' is not a number" (no "mnemo: " prefix, no
+ * newline).  The str fields point into the strings `get` returned.
+ */
+int mn_options_read(struct mn_options *o, mn_getenv_fn *get, void *ctx, char *err, size_t errlen);
+
+/*
+ * The absolute profile path: `pattern` (MNEMO_OUTPUT) with every %p replaced by pid and %% by %,
+ * or, when pattern is empty, "<basename of program>.mnemo.yaml"; a relative result is taken
+ * relative to cwd.  Returns 0, -ENAMETOOLONG when the result does not fit outlen bytes, or -EINVAL
+ * when it would be relative and cwd is NULL or relative.
+ */
+int mn_options_output_path(char *out, size_t outlen, const char *pattern, const char *program,
+			   long pid, const char *cwd);
+
+/*
+ * The modules to run: every module of `built` (the comma list __mnemo_modules), or, when `wanted`
+ * (MNEMO_MODULES) is not empty, those of them it names, in the order of `built`, each once.
+ * Returns the number of modules (>= 1) in names[], or -EINVAL with the reason in err.
+ */
+int mn_options_select_modules(char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX], const char *built,
+			      const char *wanted, char *err, size_t errlen);
+
+/* ---- Shared by runtime.c and heap.c --------------------------------------------------------------- */
+
+/*
+ * Nonzero while the runtime itself runs on this thread (set-up, end of run, the heap interposer's
+ * own fallback to libstdc++): the heap interposer then allocates without emitting an event, so the
+ * profile shows only the program's allocations.  Initial-exec TLS: the interposer reads it on every
+ * malloc, including those the dynamic loader makes before any constructor has run.
+ */
+extern __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
+
+#endif /* MNEMO_RUNTIME_INTERNAL_H */

@@ -1,0 +1,834 @@
+/*
+ * mnemo-specialize: link-time specialization of the frontend (PROMPT 4.2, "Removing unnecessary
+ * instrumentation").
+ *
+ * The pass calls every __mnemo_* entry point of abi.h with every argument, whatever the modules.
+ * This program reads the event catalogue and the chosen modules' events.yaml and writes
+ * callbacks.c, which defines each entry point for exactly those modules: an event no module uses
+ * gets an empty body, and a used event packs and pushes only the arguments some module uses.  The
+ * program is linked with full LTO, so the optimizer deletes the empty calls and the computation of
+ * the unused arguments at every instrumented load and store.  The packing (spec.h) is also written
+ * out as `const struct mn_wire __mnemo_wire`, which the runtime copies into the session so that the
+ * backend decodes exactly what was encoded.
+ *
+ *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
+ *                    -o OUTDIR
+ *
+ * writes OUT/callbacks.c (only when its content changes, so builds stay incremental) and prints
+ * heap=1 or heap=0: whether the program must link libmnemo-heap.a, the heap interposer.
+ *
+ * The C side of each event (which parameter of which entry point carries which catalogue argument)
+ * is the table abi[] below, which must agree with abi.h: the generated file includes abi.h, so the
+ * compiler checks the signatures, and check_abi() checks the table against the catalogue.
+ */
+#define _GNU_SOURCE  /* asprintf */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session.h"  /* MN_MAX_MODULES */
+#include "spec.h"
+
+#define PROG "mnemo-specialize"
+
+/* ---- The entry points of abi.h ---------------------------------------------------------- */
+
+enum fit {
+	TRUNCATE,   /* keep the low bits: addresses, ids, codes */
+	SATURATE,   /* clamp at the largest value that fits: sizes */
+};
+
+struct abi_param {
+	const char *arg;      /* the catalogue's argument name */
+	const char *raw;      /* its value from the C parameters, as an unsigned integer */
+	const char *u64;      /* the same as a uint64_t, when no narrowing is needed */
+	unsigned cbits;       /* width of raw's type: an argument this wide needs no masking */
+	enum fit fit;
+};
+
+struct abi_entry {
+	const char *event;    /* catalogue name; NULL for __mnemo_heap_site, which is no event */
+	const char *fn;
+	const char *params;   /* the parameter list, exactly as in abi.h */
+	struct abi_param p[MN_WIRE_MAX_ARGS];
+};
+
+#define P_SITE { "site", "site", "(uint64_t)site", 32, TRUNCATE }
+#define P_ADDR { "address", "(uintptr_t)addr", "(uint64_t)(uintptr_t)addr", 64, TRUNCATE }
+#define P_VALUE { "value", "value", "value", 64, TRUNCATE }
+#define P_SIZE32 { "size", "size", "(uint64_t)size", 32, SATURATE }
+#define P_SIZE64 { "size", "size", "size", 64, SATURATE }
+
+/* In abi.h order: "Emitted by the pass", then "Called by the runtime itself". */
+static const struct abi_entry abi[] = {
+	{ "load", "__mnemo_load",
+	  "uint32_t site, const void *addr, uint64_t value, uint32_t size",
+	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 } },
+	{ "store", "__mnemo_store",
+	  "uint32_t site, const void *addr, uint64_t value, uint32_t size",
+	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 } },
+	{ "pointer_create", "__mnemo_pointer_create",
+	  "uint32_t site, const void *addr, uint32_t type",
+	  { P_SITE, P_ADDR, { "type", "type", "(uint64_t)type", 32, TRUNCATE } } },
+	{ NULL, "__mnemo_heap_site", "uint32_t site", { P_SITE } },
+	{ "stack_alloc", "__mnemo_stack_alloc", "uint32_t site, const void *addr, uint64_t size",
+	  { P_SITE, P_ADDR, P_SIZE64 } },
+	{ "stack_free", "__mnemo_stack_free", "uint32_t site, const void *addr",
+	  { P_SITE, P_ADDR } },
+	{ "func_entry", "__mnemo_func_entry", "uint32_t site", { P_SITE } },
+	{ "func_exit", "__mnemo_func_exit", "uint32_t site", { P_SITE } },
+	{ "loop_invoke", "__mnemo_loop_invoke", "uint32_t site", { P_SITE } },
+	{ "loop_iter", "__mnemo_loop_iter", "uint32_t site", { P_SITE } },
+	{ "loop_exit", "__mnemo_loop_exit", "uint32_t site", { P_SITE } },
+	{ "global", "__mnemo_global", "uint32_t site, const void *addr, uint64_t size",
+	  { P_SITE, P_ADDR, P_SIZE64 } },
+	{ "heap_alloc", "__mnemo_heap_alloc", "uint32_t site, const void *addr, uint64_t size",
+	  { P_SITE, P_ADDR, P_SIZE64 } },
+	{ "heap_realloc", "__mnemo_heap_realloc",
+	  "uint32_t site, const void *old_addr, const void *addr, uint64_t size",
+	  { P_SITE,
+	    { "old_address", "(uintptr_t)old_addr", "(uint64_t)(uintptr_t)old_addr", 64, TRUNCATE },
+	    P_ADDR, P_SIZE64 } },
+	{ "heap_free", "__mnemo_heap_free", "uint32_t site, const void *addr", { P_SITE, P_ADDR } },
+	{ "program_start", "__mnemo_program_start", "uint32_t pid",
+	  { { "pid", "pid", "(uint64_t)pid", 32, TRUNCATE } } },
+	{ "program_end", "__mnemo_program_end", "uint32_t pid, uint32_t status",
+	  { { "pid", "pid", "(uint64_t)pid", 32, TRUNCATE },
+	    { "status", "status", "(uint64_t)status", 32, TRUNCATE } } },
+};
+
+#define NABI (sizeof(abi) / sizeof(abi[0]))
+
+static const struct abi_param *abi_param(const struct abi_entry *e, const char *arg)
+{
+	for (unsigned i = 0; i < MN_WIRE_MAX_ARGS && e->p[i].arg; i++)
+		if (!strcmp(e->p[i].arg, arg))
+			return &e->p[i];
+	return NULL;
+}
+
+static const struct abi_entry *abi_entry(const char *event)
+{
+	for (unsigned i = 0; i < NABI; i++)
+		if (abi[i].event && !strcmp(abi[i].event, event))
+			return &abi[i];
+	return NULL;
+}
+
+/*
+ * The catalogue and abi[] must describe the same events: each catalogue event an entry point,
+ * each of its arguments a parameter, and each entry point an event.  Returns 0 or -EINVAL.
+ */
+static int check_abi(const struct mn_catalogue *c)
+{
+	for (unsigned i = 0; i < c->nevents; i++) {
+		const struct mn_spec_event *ev = &c->event[i];
+		const struct abi_entry *e = abi_entry(ev->name);
+
+		if (!e) {
+			fprintf(stderr, PROG ": %s:%u:%u: event '%s' has no entry point in abi.h "
+				"known to " PROG "\n", c->path, ev->line, ev->column, ev->name);
+			return -EINVAL;
+		}
+		for (unsigned a = 0; a < ev->nargs; a++) {
+			if (abi_param(e, ev->arg[a].name))
+				continue;
+			fprintf(stderr, PROG ": %s:%u:%u: argument '%s' of event '%s' is not a "
+				"parameter of %s(%s)\n", c->path, ev->arg[a].line,
+				ev->arg[a].column, ev->arg[a].name, ev->name, e->fn, e->params);
+			return -EINVAL;
+		}
+	}
+	for (unsigned i = 0; i < NABI; i++) {
+		if (abi[i].event && !mn_spec_event_find(c, abi[i].event)) {
+			fprintf(stderr, PROG ": %s: no event '%s', which abi.h's %s emits\n",
+				c->path, abi[i].event, abi[i].fn);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- Generating callbacks.c ------------------------------------------------------------- */
+
+struct gen {
+	FILE *f;
+	const struct mn_catalogue *c;
+	const struct mn_module_spec *const *m;
+	unsigned nm;
+	const struct mn_wire *w;
+	const char *modules;      /* "a,b" */
+	const char *backend;      /* "" when not given */
+	bool heap;
+	bool need_fit[2];         /* some argument needs low_bits() / saturate() */
+};
+
+/* Prints s inside a C comment, so that no "*" "/" in a path can end it. */
+static void put_comment_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		fputc(*s, f);
+		if (s[0] == '*' && s[1] == '/')
+			fputc(' ', f);
+	}
+}
+
+/* Prints s as the contents of a C string literal. */
+static void put_c_string(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\' || *p == '?')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(f, "\\%03o", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+/* EV_HEAP_ALLOC for heap_alloc. */
+static void put_code_name(FILE *f, const char *event)
+{
+	fputs("EV_", f);
+	for (const char *s = event; *s; s++)
+		fputc(*s >= 'a' && *s <= 'z' ? *s - 'a' + 'A' : *s, f);
+}
+
+/* The value of argument a of ev, masked or saturated to its width, as a uint64_t expression. */
+static void put_arg_value(FILE *f, const struct abi_entry *e, const struct mn_spec_arg *a)
+{
+	const struct abi_param *p = abi_param(e, a->name);
+
+	if (a->bits >= p->cbits)
+		fputs(p->u64, f);
+	else
+		fprintf(f, "%s(%s, %u)", p->fit == SATURATE ? "saturate" : "low_bits", p->raw,
+			a->bits);
+}
+
+static void put_header(const struct gen *g)
+{
+	FILE *f = g->f;
+	unsigned nsent = 0;
+
+	fputs("/*\n * callbacks.c: the Mnemo frontend callbacks, specialized for the modules ", f);
+	put_comment_text(f, g->modules);
+	fputs(".\n *\n * GENERATED by " PROG " from\n *   ", f);
+	put_comment_text(f, g->c->path);
+	for (unsigned i = 0; i < g->nm; i++) {
+		fputs("\n *   ", f);
+		put_comment_text(f, g->m[i]->path);
+	}
+	fputs("\n * Do not edit: change the module specs and run " PROG " again.\n"
+	      " *\n"
+	      " * Every entry point of abi.h that the pass or the runtime calls is defined\n"
+	      " * here.  An event no chosen module uses has an empty body; a used event pushes\n"
+	      " * one record with only the arguments some module uses, plus its site, which\n"
+	      " * the backend shards by.  Full LTO then deletes the empty calls and the unused\n"
+	      " * arguments (PROMPT 4.2).  A record is the event code in bits 0..7 of word 0,\n"
+	      " * then the arguments in catalogue order, each in the first word with room for\n"
+	      " * it; __mnemo_wire at the end describes this packing to the backend.\n"
+	      " * Addresses, ids and codes keep their low bits; sizes saturate.\n"
+	      " *\n"
+	      " * Events sent:", f);
+	for (unsigned i = 0; i < g->c->nevents; i++) {
+		const struct mn_spec_event *ev = &g->c->event[i];
+
+		if (g->w->nwords[ev->code])
+			fprintf(f, "%s %s (%u words)", nsent++ ? "," : "", ev->name,
+				g->w->nwords[ev->code]);
+	}
+	fprintf(f, "%s.\n */\n", nsent ? "" : " none");
+	fputs("#include <stdint.h>\n"
+	      "\n"
+	      "#include \"abi.h\"\n"
+	      "#include \"queue.h\"\n"
+	      "\n", f);
+
+	fputs("/* Event codes, from the catalogue. */\nenum event_code {\n", f);
+	for (unsigned i = 0; i < g->c->nevents; i++) {
+		fputc('\t', f);
+		put_code_name(f, g->c->event[i].name);
+		fprintf(f, " = %u,\n", g->c->event[i].code);
+	}
+	fputs("};\n\n", f);
+
+	fputs("/* Not in abi.h: read by the runtime (frontend-lib/runtime.c). */\n"
+	      "extern const struct mn_wire __mnemo_wire;\n"
+	      "extern const uint32_t __mnemo_heap_events;\n\n", f);
+	if (g->heap)
+		fputs("/* This thread's next heap site, defined and read by the heap interposer. */"
+		      "\nextern __thread uint32_t mn_heap_pending_site;\n\n", f);
+
+	fputs("const char __mnemo_modules[] = \"", f);
+	put_c_string(f, g->modules);
+	fputs("\";\nconst char __mnemo_backend_path[] = \"", f);
+	put_c_string(f, g->backend);
+	fprintf(f, "\";\n"
+		"/* 1 when heap events are sent: the program must link libmnemo-heap.a. */\n"
+		"const uint32_t __mnemo_heap_events = %d;\n", g->heap);
+
+	if (g->need_fit[TRUNCATE])
+		fputs("\n/* The low `bits` bits of v. */\n"
+		      "static inline uint64_t low_bits(uint64_t v, unsigned bits)\n"
+		      "{\n"
+		      "\treturn bits >= 64 ? v : v & ((UINT64_C(1) << bits) - 1);\n"
+		      "}\n", f);
+	if (g->need_fit[SATURATE])
+		fputs("\n/* v, or the largest value of `bits` bits when v is larger. */\n"
+		      "static inline uint64_t saturate(uint64_t v, unsigned bits)\n"
+		      "{\n"
+		      "\tuint64_t max = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;\n"
+		      "\n"
+		      "\treturn v > max ? max : v;\n"
+		      "}\n", f);
+}
+
+/* The comment above a sent event: who uses it and the layout of its words. */
+static void put_layout(const struct gen *g, const struct mn_spec_event *ev)
+{
+	const struct mn_wire_arg *wa = g->w->arg[ev->code];
+	unsigned nwords = g->w->nwords[ev->code], n = 0;
+	FILE *f = g->f;
+
+	fprintf(f, "/*\n * %s: code %u, %u word%s; used by", ev->name, ev->code, nwords,
+		nwords > 1 ? "s" : "");
+	for (unsigned i = 0; i < g->nm; i++)
+		if (g->m[i]->events & (UINT32_C(1) << ev->code))
+			fprintf(f, "%s %s", n++ ? "," : "", g->m[i]->name);
+	fputs(".\n", f);
+	n = 0;
+	for (unsigned a = 0; a < ev->nargs; a++)
+		if (!wa[a].bits)
+			fprintf(f, "%s%s", n++ ? ", " : " * Not sent: ", ev->arg[a].name);
+	if (n)
+		fputs(".\n", f);
+	for (unsigned k = 0; k < nwords; k++) {
+		fprintf(f, " *   w%u: %s", k, k ? "" : "[0..7] code");
+		/* The arguments of a word sit in catalogue order, at increasing shifts. */
+		for (unsigned a = 0; a < ev->nargs; a++)
+			if (wa[a].bits && wa[a].word == k)
+				fprintf(f, "%s[%u..%u] %s", wa[a].shift ? " | " : "", wa[a].shift,
+					wa[a].shift + wa[a].bits - 1, ev->arg[a].name);
+		fputc('\n', f);
+	}
+	fputs(" */\n", f);
+}
+
+static void put_callback(const struct gen *g, const struct abi_entry *e)
+{
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
+	const struct mn_wire_arg *wa = g->w->arg[ev->code];
+	unsigned nwords = g->w->nwords[ev->code];
+	FILE *f = g->f;
+
+	if (!nwords) {
+		fprintf(f, "\n/* %s: no chosen module uses it; not sent. */\n", ev->name);
+		fprintf(f, "void %s(%s)\n{\n}\n", e->fn, e->params);
+		return;
+	}
+	fputc('\n', f);
+	put_layout(g, ev);
+	fprintf(f, "void %s(%s)\n{\n\tuint64_t w[%u];\n\n", e->fn, e->params, nwords);
+	for (unsigned k = 0; k < nwords; k++) {
+		bool first = true;
+
+		fprintf(f, "\tw[%u] = ", k);
+		if (!k) {
+			put_code_name(f, ev->name);
+			first = false;
+		}
+		for (unsigned a = 0; a < ev->nargs; a++) {
+			if (!wa[a].bits || wa[a].word != k)
+				continue;
+			if (!first)
+				fputs(" | ", f);
+			first = false;
+			put_arg_value(f, e, &ev->arg[a]);
+			if (wa[a].shift)
+				fprintf(f, " << %u", wa[a].shift);
+		}
+		fputs(";\n", f);
+	}
+	fprintf(f, "\tmn_queue_push(w, %u);\n}\n", nwords);
+}
+
+static void put_heap_site(const struct gen *g, const struct abi_entry *e)
+{
+	if (g->heap)
+		fprintf(g->f, "\n/* Not an event: the site of this thread's next heap call, for "
+			"the heap interposer. */\nvoid %s(%s)\n{\n"
+			"\tmn_heap_pending_site = site;\n}\n", e->fn, e->params);
+	else
+		fprintf(g->f, "\n/* Not an event; no heap event is sent, so nothing to remember. */"
+			"\nvoid %s(%s)\n{\n}\n", e->fn, e->params);
+}
+
+static void put_wire(const struct gen *g)
+{
+	FILE *f = g->f;
+
+	fputs("\n/* How each sent event is packed (queue.h); events not listed are not sent. */\n"
+	      "const struct mn_wire __mnemo_wire = {\n\t.nwords = {\n", f);
+	for (unsigned i = 0; i < g->c->nevents; i++) {
+		const struct mn_spec_event *ev = &g->c->event[i];
+
+		if (!g->w->nwords[ev->code])
+			continue;
+		fprintf(f, "\t\t[");
+		put_code_name(f, ev->name);
+		fprintf(f, "] = %u,\n", g->w->nwords[ev->code]);
+	}
+	fputs("\t},\n\t.arg = {\n", f);
+	for (unsigned i = 0; i < g->c->nevents; i++) {
+		const struct mn_spec_event *ev = &g->c->event[i];
+
+		if (!g->w->nwords[ev->code])
+			continue;
+		fprintf(f, "\t\t[");
+		put_code_name(f, ev->name);
+		fputs("] = {\n", f);
+		for (unsigned a = 0; a < ev->nargs; a++) {
+			const struct mn_wire_arg *wa = &g->w->arg[ev->code][a];
+
+			if (wa->bits)
+				fprintf(f, "\t\t\t[%u] = { .word = %u, .shift = %u, .bits = %u },"
+					"\t/* %s */\n", a, wa->word, wa->shift, wa->bits,
+					ev->arg[a].name);
+		}
+		fputs("\t\t},\n", f);
+	}
+	fputs("\t},\n};\n", f);
+}
+
+/* Writes the whole of callbacks.c to g->f. */
+static void generate(struct gen *g)
+{
+	/* Emit only the helpers some argument needs: an unused static function draws a warning. */
+	for (unsigned i = 0; i < g->c->nevents; i++) {
+		const struct mn_spec_event *ev = &g->c->event[i];
+		const struct abi_entry *e = abi_entry(ev->name);
+
+		for (unsigned a = 0; a < ev->nargs; a++) {
+			const struct abi_param *p = abi_param(e, ev->arg[a].name);
+
+			if (g->w->arg[ev->code][a].bits && ev->arg[a].bits < p->cbits)
+				g->need_fit[p->fit] = true;
+		}
+	}
+	put_header(g);
+	for (unsigned i = 0; i < NABI; i++) {
+		if (abi[i].event)
+			put_callback(g, &abi[i]);
+		else
+			put_heap_site(g, &abi[i]);
+	}
+	put_wire(g);
+}
+
+/* ---- Files ------------------------------------------------------------------------------ */
+
+/* mkdir -p; returns 0 or -errno. */
+static int make_dirs(const char *dir)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; ; p++) {
+		if (*p && *p != '/')
+			continue;
+		char c = *p;
+
+		*p = 0;
+		if (mkdir(path, 0777) && errno != EEXIST)
+			return -errno;
+		*p = c;
+		if (!c)
+			break;
+	}
+	return 0;
+}
+
+/* True when path holds exactly len bytes equal to buf. */
+static bool same_content(const char *path, const char *buf, size_t len)
+{
+	FILE *f = fopen(path, "rb");
+	bool same = false;
+	char *old;
+
+	if (!f)
+		return false;
+	old = malloc(len + 1);
+	if (old)
+		same = fread(old, 1, len + 1, f) == len && !memcmp(old, buf, len);
+	free(old);
+	fclose(f);
+	return same;
+}
+
+/*
+ * Writes len bytes of buf to dir/name, unless the file already holds them (so that make does not
+ * rebuild), through a temporary file and a rename (so that a reader never sees half a file).
+ * Returns 0, or -errno after printing why.
+ */
+static int write_file(const char *dir, const char *name, const char *buf, size_t len)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	FILE *f;
+	int fd, ret;
+
+	ret = make_dirs(dir);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: cannot create: %s\n", dir, strerror(-ret));
+		return ret;
+	}
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, name) >= (int)sizeof(tmp)) {
+		fprintf(stderr, PROG ": %s: path too long\n", dir);
+		return -ENAMETOOLONG;
+	}
+	if (same_content(path, buf, len))
+		return 0;
+
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		ret = -errno;
+		fprintf(stderr, PROG ": %s: cannot create: %s\n", tmp, strerror(errno));
+		return ret;
+	}
+	fchmod(fd, 0644);
+	f = fdopen(fd, "wb");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		goto fail;
+	}
+	if (fwrite(buf, 1, len, f) != len || fflush(f)) {
+		ret = -errno;
+		fclose(f);
+		goto fail;
+	}
+	if (fclose(f)) {
+		ret = -errno;
+		goto fail;
+	}
+	if (rename(tmp, path)) {
+		ret = -errno;
+		goto fail;
+	}
+	return 0;
+
+fail:
+	fprintf(stderr, PROG ": %s: cannot write: %s\n", path, strerror(-ret));
+	unlink(tmp);
+	return ret;
+}
+
+/* ---- Command line ----------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	static const char text[] =
+		"usage: " PROG " [--catalogue FILE] [--modules-dir DIR] --modules a,b\n"
+		"                        [--backend PATH] -o OUTDIR\n"
+		"       " PROG " [--catalogue FILE] [--modules-dir DIR] --list\n"
+		"       " PROG " [--catalogue FILE] --check DIR/<name>/events.yaml\n"
+		"\n"
+		"Writes OUTDIR/callbacks.c, the frontend callbacks specialized for the chosen\n"
+		"modules (empty bodies for events no module uses, only the arguments some module\n"
+		"uses for the others), and prints heap=1 or heap=0: whether the program must link\n"
+		"libmnemo-heap.a.\n"
+		"\n"
+		"  --catalogue FILE     the event catalogue\n"
+		"                       (default: <bindir>/../share/mnemo/events.yaml)\n"
+		"  --modules-dir DIR    module specs are DIR/<name>/events.yaml\n"
+		"                       (default: <bindir>/../share/mnemo/modules)\n"
+		"  --modules a,b        the modules to specialize for, in backend order\n"
+		"  --backend PATH       the mnemo-backend the program runs (__mnemo_backend_path)\n"
+		"  -o, --output OUTDIR  where to write callbacks.c; created if missing\n"
+		"  --list               list the modules in DIR with their doc line\n"
+		"  --check FILE         validate one module spec (module: must name its folder)\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"Exit status: 0 on success, 1 when a file is invalid or cannot be written, 2 on a\n"
+		"usage error.  Errors read \"" PROG ": <file>:<line>:<column>: <what>\".\n";
+
+	fputs(text, f);
+}
+
+/* <dir of this executable>/../share/mnemo/<rel>, for the defaults; NULL when unknown. */
+static char *default_path(const char *rel)
+{
+	char exe[PATH_MAX], *out;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	if (asprintf(&out, "%s/../share/mnemo/%s", dirname(exe), rel) < 0)
+		return NULL;
+	return out;
+}
+
+/* "a, b, c" of a NULL-terminated list, into buf. */
+static void join(char *buf, size_t size, char *const *names)
+{
+	buf[0] = 0;
+	for (char *const *p = names; *p; p++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", p == names ? "" : ", ", *p);
+	if (!names[0])
+		snprintf(buf, size, "none");
+}
+
+static bool listed(char *const *names, const char *name)
+{
+	for (char *const *p = names; *p; p++)
+		if (!strcmp(*p, name))
+			return true;
+	return false;
+}
+
+/* --list: every module of dir with its doc line.  Returns the exit status. */
+static int list_modules(const struct mn_catalogue *c, const char *dir)
+{
+	struct mn_spec_error err;
+	char **names, path[PATH_MAX];
+	int status = 0;
+
+	if (mn_spec_module_names(&names, dir, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return 1;
+	}
+	for (char **p = names; *p; p++) {
+		struct mn_module_spec *m;
+
+		snprintf(path, sizeof(path), "%s/%s/events.yaml", dir, *p);
+		if (mn_spec_module_load(&m, c, path, *p, &err)) {
+			fprintf(stderr, PROG ": %s\n", err.msg);
+			status = 1;
+			continue;
+		}
+		printf("%-20s %s\n", m->name, m->doc);
+		mn_spec_module_free(m);
+	}
+	mn_spec_names_free(names);
+	return status;
+}
+
+/* --check FILE: validate one spec, whose folder names the module.  Returns the exit status. */
+static int check_module(const struct mn_catalogue *c, const char *path)
+{
+	char copy[PATH_MAX], *folder;
+	struct mn_spec_error err;
+	struct mn_module_spec *m;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	folder = basename(dirname(copy));
+	if (mn_spec_module_load(&m, c, path, folder, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return 1;
+	}
+	printf("%s: module '%s' is valid\n", path, m->name);
+	mn_spec_module_free(m);
+	return 0;
+}
+
+/*
+ * Splits "a,b" into at most MN_MAX_MODULES names that all exist in dir, and loads their specs
+ * into m[]; *n is how many were loaded (free them even on failure).  Returns the exit status.
+ */
+static int load_modules(struct mn_module_spec **m, unsigned *n, const struct mn_catalogue *c,
+			const char *dir, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, **known, path[PATH_MAX], buf[1024];
+	struct mn_spec_error err;
+	int status = 1;
+
+	*n = 0;
+	if (!copy || mn_spec_module_names(&known, dir, &err)) {
+		fprintf(stderr, PROG ": %s\n", copy ? err.msg : "out of memory");
+		free(copy);
+		return 1;
+	}
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		if (!listed(known, name)) {
+			join(buf, sizeof(buf), known);
+			fprintf(stderr, PROG ": unknown module '%s' (known: %s)\n", name, buf);
+			goto out;
+		}
+		for (unsigned i = 0; i < *n; i++) {
+			if (!strcmp(m[i]->name, name)) {
+				fprintf(stderr, PROG ": module '%s' is given twice\n", name);
+				goto out;
+			}
+		}
+		if (*n == MN_MAX_MODULES) {
+			fprintf(stderr, PROG ": more than %d modules\n", MN_MAX_MODULES);
+			goto out;
+		}
+		snprintf(path, sizeof(path), "%s/%s/events.yaml", dir, name);
+		if (mn_spec_module_load(&m[*n], c, path, name, &err)) {
+			fprintf(stderr, PROG ": %s\n", err.msg);
+			goto out;
+		}
+		(*n)++;
+	}
+	if (!*n) {
+		join(buf, sizeof(buf), known);
+		fprintf(stderr, PROG ": --modules names no module (known: %s)\n", buf);
+		goto out;
+	}
+	status = 0;
+out:
+	mn_spec_names_free(known);
+	free(copy);
+	return status;
+}
+
+/* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
+static int specialize(const struct mn_catalogue *c, const char *dir, const char *modules,
+		      const char *backend, const char *outdir)
+{
+	struct mn_module_spec *m[MN_MAX_MODULES];
+	char *buf = NULL, names[MN_MAX_MODULES * MN_SPEC_NAME_MAX] = "";
+	struct mn_spec_error err;
+	struct mn_wire wire;
+	struct gen g = { 0 };
+	size_t len = 0;
+	unsigned n;
+	int status;
+
+	status = load_modules(m, &n, c, dir, modules);
+	if (status)
+		goto out;
+	status = 1;
+	/* "a,b" as recorded in the binary: the modules in backend order, nothing else. */
+	for (unsigned i = 0; i < n; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? "," : "",
+			 m[i]->name);
+	if (mn_spec_pack(&wire, c, (const struct mn_module_spec *const *)m, n, &err)) {
+		fprintf(stderr, PROG ": %s (modules %s)\n", err.msg, modules);
+		goto out;
+	}
+	g.f = open_memstream(&buf, &len);
+	if (!g.f) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	g.c = c;
+	g.m = (const struct mn_module_spec *const *)m;
+	g.nm = n;
+	g.w = &wire;
+	g.modules = names;
+	g.backend = backend ? backend : "";
+	g.heap = mn_spec_uses_heap(&wire, c);
+	generate(&g);
+	if (fclose(g.f)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
+	if (write_file(outdir, "callbacks.c", buf, len))
+		goto out;
+	printf("heap=%d\n", g.heap);
+	status = fflush(stdout) ? 1 : 0;
+out:
+	free(buf);
+	for (unsigned i = 0; i < n; i++)
+		mn_spec_module_free(m[i]);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		OPT_CATALOGUE = 256, OPT_MODULES_DIR, OPT_MODULES, OPT_BACKEND, OPT_LIST, OPT_CHECK,
+	};
+	static const struct option opts[] = {
+		{ "catalogue", required_argument, NULL, OPT_CATALOGUE },
+		{ "modules-dir", required_argument, NULL, OPT_MODULES_DIR },
+		{ "modules", required_argument, NULL, OPT_MODULES },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "output", required_argument, NULL, 'o' },
+		{ "list", no_argument, NULL, OPT_LIST },
+		{ "check", required_argument, NULL, OPT_CHECK },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *catalogue = NULL, *dir = NULL, *modules = NULL, *backend = NULL, *outdir = NULL;
+	char *check = NULL, *def_catalogue = NULL, *def_dir = NULL;
+	struct mn_catalogue *c = NULL;
+	struct mn_spec_error err;
+	bool list = false;
+	int opt, status = 2;
+
+	opterr = 0;  /* our own messages, with our own prefix */
+	while ((opt = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_CATALOGUE: catalogue = optarg; break;
+		case OPT_MODULES_DIR: dir = optarg; break;
+		case OPT_MODULES: modules = optarg; break;
+		case OPT_BACKEND: backend = optarg; break;
+		case 'o': outdir = optarg; break;
+		case OPT_LIST: list = true; break;
+		case OPT_CHECK: check = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case ':':
+			fprintf(stderr, PROG ": option '%s' needs an argument (see --help)\n",
+				argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, PROG ": unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
+		return 2;
+	}
+	if ((list + !!check + !!modules) != 1) {
+		fprintf(stderr,
+			PROG ": give exactly one of --modules, --list, --check (see --help)\n");
+		return 2;
+	}
+	if (modules && !outdir) {
+		fprintf(stderr, PROG ": missing -o OUTDIR (see --help)\n");
+		return 2;
+	}
+	if (!catalogue)
+		catalogue = def_catalogue = default_path("events.yaml");
+	if (!dir)
+		dir = def_dir = default_path("modules");
+	if (!catalogue || !dir) {
+		fprintf(stderr, PROG ": cannot locate the default --catalogue and --modules-dir\n");
+		goto out;
+	}
+
+	status = 1;
+	if (mn_spec_catalogue_load(&c, catalogue, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		goto out;
+	}
+	if (check_abi(c))
+		goto out;
+	if (list)
+		status = list_modules(c, dir);
+	else if (check)
+		status = check_module(c, check);
+	else
+		status = specialize(c, dir, modules, backend, outdir);
+out:
+	mn_spec_catalogue_free(c);
+	free(def_catalogue);
+	free(def_dir);
+	return status;
+}

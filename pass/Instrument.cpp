@@ -1,0 +1,1372 @@
+//===- Instrument.cpp - Mnemo instrumentation -----------------------------===//
+//
+// Inserts the event calls of frontend-lib/abi.h into a program and emits the
+// site table that symbolizes them.
+//
+// Compile time (MarkPass): every function defined in the translation unit
+// gets the string attribute "mnemo-instrument".  Nothing else changes, so the
+// pre-link optimizer sees the program as written.
+//
+// Link time (InstrumentPass, on the merged full-LTO module, before the LTO
+// optimization pipeline): every tagged function is instrumented in module
+// order, and every site gets an id from one counter starting at 1: per
+// function, the function itself, then its blocks in layout order (a loop's id
+// when its header is reached) and their instructions in order; after all
+// functions, the global variables in module order.  Same sources and flags,
+// same merged module, same ids.  The LTO pipeline that follows inlines the
+// runtime's specialized callbacks, and deletes the calls whose callbacks are
+// empty together with the computation of their arguments.
+//
+// See README.md in this folder for what is instrumented where, and for the
+// limitations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Passes.h"
+
+#include "abi.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Statistic.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/EscapeEnumerator.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/LowerAtomic.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace llvm;
+
+#define DEBUG_TYPE "mnemo-instrument"
+
+//===----------------------------------------------------------------------===//
+// The runtime interface: every symbol this file emits or calls, as declared
+// in frontend-lib/abi.h.  Change one here and there in the same commit, and
+// bump the ABI version.
+//===----------------------------------------------------------------------===//
+
+constexpr uint32_t MnemoAbiVersion = 1;
+constexpr char MnemoLoadName[] = "__mnemo_load";
+constexpr char MnemoStoreName[] = "__mnemo_store";
+constexpr char MnemoPointerCreateName[] = "__mnemo_pointer_create";
+constexpr char MnemoHeapSiteName[] = "__mnemo_heap_site";
+constexpr char MnemoStackAllocName[] = "__mnemo_stack_alloc";
+constexpr char MnemoStackFreeName[] = "__mnemo_stack_free";
+constexpr char MnemoFuncEntryName[] = "__mnemo_func_entry";
+constexpr char MnemoFuncExitName[] = "__mnemo_func_exit";
+constexpr char MnemoLoopInvokeName[] = "__mnemo_loop_invoke";
+constexpr char MnemoLoopIterName[] = "__mnemo_loop_iter";
+constexpr char MnemoLoopExitName[] = "__mnemo_loop_exit";
+constexpr char MnemoGlobalName[] = "__mnemo_global";
+constexpr char MnemoRegisterGlobalsName[] = "__mnemo_register_globals";
+constexpr char MnemoSiteTableName[] = "__mnemo_site_table";
+constexpr char MnemoSiteTableSizeName[] = "__mnemo_site_table_size";
+constexpr char MnemoSiteCountName[] = "__mnemo_site_count";
+constexpr char MnemoPassAbiName[] = "__mnemo_pass_abi";
+
+constexpr char MnemoSiteTableHeader[] = "mnemo-sites/1\n";
+constexpr char MnemoInstrumentAttr[] = "mnemo-instrument";
+constexpr uint64_t MnemoMaxAccessSize = (uint64_t(1) << 24) - 1; // 24 bits
+constexpr uint32_t MnemoPointerLoaded = 1;   // __mnemo_pointer_create type
+constexpr uint32_t MnemoPointerReturned = 2; // ...
+constexpr uint32_t MnemoPointerFromInt = 3;  // ...
+
+// The IR types below are built from these C signatures; fail the build, not
+// the program, when abi.h changes under us.
+static_assert(MnemoAbiVersion == MNEMO_ABI_VERSION,
+              "abi.h changed: update the constexpr block of Instrument.cpp");
+static_assert(std::is_same_v<decltype(__mnemo_load),
+                             void(uint32_t, const void *, uint64_t, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_store),
+                             void(uint32_t, const void *, uint64_t, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_pointer_create),
+                             void(uint32_t, const void *, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_heap_site), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_stack_alloc),
+                             void(uint32_t, const void *, uint64_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_stack_free),
+                             void(uint32_t, const void *)>);
+static_assert(std::is_same_v<decltype(__mnemo_func_entry), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_func_exit), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_invoke), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_iter), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_exit), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_global),
+                             void(uint32_t, const void *, uint64_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_register_globals), void()>);
+static_assert(std::is_same_v<decltype(__mnemo_site_table), const char[]>);
+static_assert(
+    std::is_same_v<decltype(__mnemo_site_table_size), const uint64_t>);
+static_assert(std::is_same_v<decltype(__mnemo_site_count), const uint32_t>);
+static_assert(std::is_same_v<decltype(__mnemo_pass_abi), const uint32_t>);
+
+//===----------------------------------------------------------------------===//
+// Options (for tests and debugging; the specializer, not these, decides which
+// events a build pays for).
+//===----------------------------------------------------------------------===//
+
+static cl::opt<bool> ClInstrumentAll(
+    "mnemo-instrument-all",
+    cl::desc("Instrument every function definition, not only those marked "
+             "\"mnemo-instrument\" at compile time (IR tests)"),
+    cl::Hidden, cl::init(false));
+
+static cl::opt<bool>
+    ClMemory("mnemo-instrument-memory",
+             cl::desc("Instrument loads, stores, atomics and memory intrinsics"),
+             cl::Hidden, cl::init(true));
+
+static cl::opt<bool> ClPointers("mnemo-instrument-pointers",
+                                cl::desc("Instrument pointer creation"),
+                                cl::Hidden, cl::init(true));
+
+static cl::opt<bool> ClHeap("mnemo-instrument-heap",
+                            cl::desc("Mark heap allocation call sites"),
+                            cl::Hidden, cl::init(true));
+
+static cl::opt<bool> ClStack("mnemo-instrument-stack",
+                             cl::desc("Instrument stack objects (allocas)"),
+                             cl::Hidden, cl::init(true));
+
+static cl::opt<bool> ClGlobals("mnemo-instrument-globals",
+                               cl::desc("Register global variables"),
+                               cl::Hidden, cl::init(true));
+
+static cl::opt<bool>
+    ClFunctions("mnemo-instrument-functions",
+                cl::desc("Instrument function entry and exit"), cl::Hidden,
+                cl::init(true));
+
+static cl::opt<bool> ClLoops("mnemo-instrument-loops",
+                             cl::desc("Instrument loop invocation, iteration "
+                                      "and exit"),
+                             cl::Hidden, cl::init(true));
+
+STATISTIC(NumLoads, "Number of load events (incl. atomics, memcpy sources)");
+STATISTIC(NumStores, "Number of store events (incl. atomics, memcpy/memset)");
+STATISTIC(NumMemIntrinsics, "Number of memcpy/memmove/memset instrumented");
+STATISTIC(NumHeapSites, "Number of heap call sites marked");
+STATISTIC(NumAllocas, "Number of stack objects instrumented");
+STATISTIC(NumGlobals, "Number of global variables registered");
+STATISTIC(NumFunctions, "Number of functions instrumented");
+STATISTIC(NumLoops, "Number of loops instrumented");
+STATISTIC(NumPointerCreations, "Number of pointer creation events");
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+/// Symbols of the runtime and of the profiler's own C API: never instrumented,
+/// never registered.
+bool isMnemoName(StringRef Name) {
+  return Name.starts_with("__mnemo_") || Name.starts_with("mn_");
+}
+
+/// What the heap interposer reports for a call.  A call is marked with
+/// __mnemo_heap_site only if the interposer (frontend-lib) sees it: a site set
+/// before a call it does not see would be taken by the next heap event.
+enum class HeapCall { None, Alloc, Realloc, Free };
+
+struct HeapFunction {
+  const char *Name;
+  HeapCall Kind;
+};
+
+constexpr HeapFunction HeapFunctions[] = {
+    {"malloc", HeapCall::Alloc},
+    {"calloc", HeapCall::Alloc},
+    {"aligned_alloc", HeapCall::Alloc},
+    {"posix_memalign", HeapCall::Alloc},
+    {"memalign", HeapCall::Alloc},
+    {"valloc", HeapCall::Alloc},
+    {"pvalloc", HeapCall::Alloc},
+    {"realloc", HeapCall::Realloc},
+    {"free", HeapCall::Free},
+    // operator new, new[] (size_t is m on LP64, j on ILP32).
+    {"_Znwm", HeapCall::Alloc},
+    {"_Znam", HeapCall::Alloc},
+    {"_ZnwmRKSt9nothrow_t", HeapCall::Alloc},
+    {"_ZnamRKSt9nothrow_t", HeapCall::Alloc},
+    {"_ZnwmSt11align_val_t", HeapCall::Alloc},
+    {"_ZnamSt11align_val_t", HeapCall::Alloc},
+    {"_ZnwmSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
+    {"_ZnamSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
+    {"_Znwj", HeapCall::Alloc},
+    {"_Znaj", HeapCall::Alloc},
+    {"_ZnwjRKSt9nothrow_t", HeapCall::Alloc},
+    {"_ZnajRKSt9nothrow_t", HeapCall::Alloc},
+    {"_ZnwjSt11align_val_t", HeapCall::Alloc},
+    {"_ZnajSt11align_val_t", HeapCall::Alloc},
+    {"_ZnwjSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
+    {"_ZnajSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
+    // operator delete, delete[]: plain, sized, nothrow, aligned.
+    {"_ZdlPv", HeapCall::Free},
+    {"_ZdaPv", HeapCall::Free},
+    {"_ZdlPvm", HeapCall::Free},
+    {"_ZdaPvm", HeapCall::Free},
+    {"_ZdlPvj", HeapCall::Free},
+    {"_ZdaPvj", HeapCall::Free},
+    {"_ZdlPvRKSt9nothrow_t", HeapCall::Free},
+    {"_ZdaPvRKSt9nothrow_t", HeapCall::Free},
+    {"_ZdlPvSt11align_val_t", HeapCall::Free},
+    {"_ZdaPvSt11align_val_t", HeapCall::Free},
+    {"_ZdlPvmSt11align_val_t", HeapCall::Free},
+    {"_ZdaPvmSt11align_val_t", HeapCall::Free},
+    {"_ZdlPvjSt11align_val_t", HeapCall::Free},
+    {"_ZdaPvjSt11align_val_t", HeapCall::Free},
+    {"_ZdlPvSt11align_val_tRKSt9nothrow_t", HeapCall::Free},
+    {"_ZdaPvSt11align_val_tRKSt9nothrow_t", HeapCall::Free},
+};
+
+HeapCall classifyHeapFunction(StringRef Name) {
+  for (const HeapFunction &H : HeapFunctions)
+    if (Name == H.Name)
+      return H.Kind;
+  return HeapCall::None;
+}
+
+/// The function a call site calls directly, looking through a cast of the
+/// callee (K&R declarations); null for indirect calls and inline asm.
+const Function *directCallee(const CallBase &CB) {
+  return dyn_cast<Function>(CB.getCalledOperand()->stripPointerCasts());
+}
+
+//===----------------------------------------------------------------------===//
+// SiteTable: the text blob of abi.h, built one line per id.
+//===----------------------------------------------------------------------===//
+
+enum class SiteKind {
+  Load,
+  Store,
+  Pointer,
+  Alloc,
+  Realloc,
+  Free,
+  Stack,
+  Global,
+  Function,
+  Loop
+};
+
+StringRef siteKindName(SiteKind K) {
+  switch (K) {
+  case SiteKind::Load:
+    return "load";
+  case SiteKind::Store:
+    return "store";
+  case SiteKind::Pointer:
+    return "pointer";
+  case SiteKind::Alloc:
+    return "alloc";
+  case SiteKind::Realloc:
+    return "realloc";
+  case SiteKind::Free:
+    return "free";
+  case SiteKind::Stack:
+    return "stack";
+  case SiteKind::Global:
+    return "global";
+  case SiteKind::Function:
+    return "function";
+  case SiteKind::Loop:
+    return "loop";
+  }
+  llvm_unreachable("bad site kind");
+}
+
+/// Where a site is in the source: "" and 0 without debug information.
+struct SourcePos {
+  StringRef File;
+  unsigned Line = 0;
+  unsigned Column = 0;
+
+  static SourcePos of(const DebugLoc &DL) {
+    SourcePos P;
+    if (const DILocation *L = DL.get()) {
+      P.File = L->getFilename();
+      P.Line = L->getLine();
+      P.Column = L->getColumn();
+    }
+    return P;
+  }
+};
+
+/// Hands out site ids, densely from 1, and records one table line per id.
+class SiteTable {
+public:
+  /// Returns the id of a new site.  Fields are copied; a tab or newline in
+  /// them becomes a space.
+  uint32_t add(SiteKind Kind, StringRef Function, SourcePos Pos,
+               StringRef Name = "", uint64_t TypeSize = 0) {
+    if (NextId == UINT32_MAX)
+      report_fatal_error("mnemo: more than 2^32-2 sites in one program");
+    appendField(siteKindName(Kind));
+    Text += '\t';
+    appendField(Function);
+    Text += '\t';
+    appendField(Pos.File);
+    Text += '\t';
+    Text += std::to_string(Pos.Line);
+    Text += '\t';
+    Text += std::to_string(Pos.Column);
+    Text += '\t';
+    appendField(Name);
+    Text += '\t';
+    Text += std::to_string(TypeSize);
+    Text += '\n';
+    return NextId++;
+  }
+
+  /// The highest id handed out (0 if none).
+  uint32_t count() const { return NextId - 1; }
+
+  /// Defines __mnemo_site_table (NUL-terminated for convenience; the NUL is
+  /// not counted in __mnemo_site_table_size), __mnemo_site_table_size,
+  /// __mnemo_site_count and __mnemo_pass_abi, and adds them to llvm.used.
+  void emit(Module &M) const;
+
+private:
+  void appendField(StringRef S) {
+    for (char C : S)
+      Text += (C == '\t' || C == '\n' || C == '\r') ? ' ' : C;
+  }
+
+  std::string Text = MnemoSiteTableHeader;
+  uint32_t NextId = 1;
+};
+
+/// Defines an external constant named Name, replacing a declaration of it
+/// (a reference from another bitcode file) if there is one.
+GlobalVariable *defineConstant(Module &M, StringRef Name, Constant *Init,
+                               Align Alignment) {
+  auto *GV = new GlobalVariable(M, Init->getType(), /*isConstant=*/true,
+                                GlobalValue::ExternalLinkage, Init, "");
+  if (GlobalValue *Old = M.getNamedValue(Name)) {
+    Old->replaceAllUsesWith(GV);
+    GV->takeName(Old);
+    Old->eraseFromParent();
+  } else {
+    GV->setName(Name);
+  }
+  GV->setAlignment(Alignment);
+  GV->setVisibility(GlobalValue::DefaultVisibility);
+  return GV;
+}
+
+void SiteTable::emit(Module &M) const {
+  LLVMContext &Ctx = M.getContext();
+  Constant *Blob = ConstantDataArray::getString(Ctx, Text, /*AddNull=*/true);
+  GlobalValue *Used[] = {
+      defineConstant(M, MnemoSiteTableName, Blob, Align(1)),
+      defineConstant(M, MnemoSiteTableSizeName,
+                     ConstantInt::get(Type::getInt64Ty(Ctx), Text.size()),
+                     Align(8)),
+      defineConstant(M, MnemoSiteCountName,
+                     ConstantInt::get(Type::getInt32Ty(Ctx), count()),
+                     Align(4)),
+      defineConstant(M, MnemoPassAbiName,
+                     ConstantInt::get(Type::getInt32Ty(Ctx), MnemoAbiVersion),
+                     Align(4)),
+  };
+  appendToUsed(M, Used);
+}
+
+//===----------------------------------------------------------------------===//
+// RuntimeCallbacks: the entry points, declared in the module.
+//===----------------------------------------------------------------------===//
+
+struct RuntimeCallbacks {
+  FunctionCallee Load, Store, PointerCreate, HeapSite, StackAlloc, StackFree,
+      FuncEntry, FuncExit, LoopInvoke, LoopIter, LoopExit, Global;
+
+  explicit RuntimeCallbacks(Module &M) {
+    LLVMContext &Ctx = M.getContext();
+    Type *Void = Type::getVoidTy(Ctx);
+    Type *I32 = Type::getInt32Ty(Ctx);
+    Type *I64 = Type::getInt64Ty(Ctx);
+    Type *Ptr = PointerType::getUnqual(Ctx);
+    // The entry points never throw (abi.h): calls to them stay calls when
+    // EscapeEnumerator turns throwing calls into invokes.
+    AttributeList Attrs = AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
+    auto Get = [&](StringRef Name, Type *Ret, ArrayRef<Type *> Params) {
+      return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false),
+                                   Attrs);
+    };
+    Load = Get(MnemoLoadName, Void, {I32, Ptr, I64, I32});
+    Store = Get(MnemoStoreName, Void, {I32, Ptr, I64, I32});
+    PointerCreate = Get(MnemoPointerCreateName, Void, {I32, Ptr, I32});
+    HeapSite = Get(MnemoHeapSiteName, Void, {I32});
+    StackAlloc = Get(MnemoStackAllocName, Void, {I32, Ptr, I64});
+    StackFree = Get(MnemoStackFreeName, Void, {I32, Ptr});
+    FuncEntry = Get(MnemoFuncEntryName, Void, {I32});
+    FuncExit = Get(MnemoFuncExitName, Void, {I32});
+    LoopInvoke = Get(MnemoLoopInvokeName, Void, {I32});
+    LoopIter = Get(MnemoLoopIterName, Void, {I32});
+    LoopExit = Get(MnemoLoopExitName, Void, {I32});
+    Global = Get(MnemoGlobalName, Void, {I32, Ptr, I64});
+  }
+};
+
+/// The source variable an alloca holds, from its dbg.declare or (with
+/// assignment tracking, the default at -O1 and above with -g) its dbg.assign.
+const DILocalVariable *stackVariable(AllocaInst &AI) {
+  for (DbgVariableRecord *DVR : findDVRDeclares(&AI))
+    return DVR->getVariable();
+  for (DbgDeclareInst *DDI : findDbgDeclares(&AI))
+    return DDI->getVariable();
+  for (DbgVariableRecord *DVR : at::getDVRAssignmentMarkers(&AI))
+    return DVR->getVariable();
+  for (DbgAssignIntrinsic *DAI : at::getAssignmentMarkers(&AI))
+    return DAI->getVariable();
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// FunctionInstrumenter: one function, collected first, then rewritten.
+//===----------------------------------------------------------------------===//
+
+class FunctionInstrumenter {
+public:
+  FunctionInstrumenter(Function &F, FunctionAnalysisManager &FAM,
+                       const RuntimeCallbacks &RT, SiteTable &Sites,
+                       Function *&StackFreeSlot)
+      : F(F), M(*F.getParent()), Ctx(F.getContext()), DL(M.getDataLayout()),
+        FAM(FAM), RT(RT), Sites(Sites), StackFreeSlot(StackFreeSlot),
+        FuncName(demangle(F.getName())) {}
+
+  /// Simplifies the loops (preheaders, dedicated exits), then assigns the
+  /// function's site ids in the order the file header states and records
+  /// what to insert.  Changes nothing else.
+  void collect();
+  /// Inserts the calls.  Call once, after collect().
+  void rewrite();
+
+private:
+  struct LoopSite {
+    Loop *L;
+    uint32_t Site;
+  };
+
+  /// A stack object: an alloca with a site.
+  struct StackObject {
+    AllocaInst *AI;
+    uint32_t Site;
+    bool Markers = false;  // has llvm.lifetime.start: alloc/free at markers
+    bool AtEntry = false;  // allocated in the entry sequence
+    bool UsesSlot = false; // freed through a slot (see planStackFrees)
+    AllocaInst *Slot = nullptr;
+  };
+
+  enum class EventKind {
+    Load,          // Site: load, PtrSite: pointer (type 1)
+    Store,         // Site: store
+    AtomicRMW,     // Site: load, Site2: store, PtrSite: pointer
+    CmpXchg,       // Site: load, Site2: store, PtrSite: pointer
+    MemTransfer,   // Site: load (source), Site2: store (destination)
+    MemSet,        // Site: store
+    HeapCall,      // Site: alloc, realloc or free
+    CallPointer,   // PtrSite: pointer (type 2)
+    IntToPtr,      // PtrSite: pointer (type 3)
+    Alloca,        // Obj: stack object allocated right after its alloca
+    LifetimeStart, // the stack object is found from the marker's operand
+    LifetimeEnd,   // ...
+    StackRestore   // frees RestoreFrees[I]
+  };
+
+  /// What to insert around one instruction; a zero site means "nothing".
+  struct Event {
+    EventKind Kind;
+    Instruction *I;
+    uint32_t Site = 0;
+    uint32_t Site2 = 0;
+    uint32_t PtrSite = 0;
+    unsigned Obj = 0;
+  };
+
+  // ---- collection ----
+  void simplifyLoops();
+  void findEntryPoint();
+  void findLifetimeMarkers();
+  void collectInstruction(Instruction &I);
+  void collectAccess(Instruction &I, Value *Ptr, bool Reads, bool Writes,
+                     bool MakesPointer);
+  void collectCall(CallBase &CB);
+  void collectAlloca(AllocaInst &AI);
+  void planStackFrees();
+  bool isInstrumentablePointer(Value *Ptr) const;
+  uint32_t site(SiteKind Kind, const Instruction &I, StringRef Name = "",
+                uint64_t TypeSize = 0) {
+    return Sites.add(Kind, FuncName, SourcePos::of(I.getDebugLoc()), Name,
+                     TypeSize);
+  }
+
+  // ---- rewriting ----
+  void instrumentEntry();
+  void instrumentLoops();
+  void instrumentEvent(const Event &E);
+  void instrumentExits();
+  DebugLoc locFor(const Instruction *I) const;
+  void setInsertPoint(IRBuilder<> &IRB, BasicBlock::iterator It,
+                      const Instruction *LocFrom) const;
+  CallInst *emit(IRBuilder<> &IRB, FunctionCallee Callee,
+                 ArrayRef<Value *> Args) const;
+  Value *toI64(IRBuilder<> &IRB, Value *V) const;
+  Value *accessSize(IRBuilder<> &IRB, Type *Ty) const;
+  Value *lengthSize(IRBuilder<> &IRB, Value *Len) const;
+  Value *allocaSize(IRBuilder<> &IRB, AllocaInst *AI) const;
+  void emitStackFree(IRBuilder<> &IRB, unsigned Obj);
+  Function *getStackFreeSlot();
+
+  Function &F;
+  Module &M;
+  LLVMContext &Ctx;
+  const DataLayout &DL;
+  FunctionAnalysisManager &FAM;
+  const RuntimeCallbacks &RT;
+  SiteTable &Sites;
+  Function *&StackFreeSlot; // module-wide helper, made on first use
+  std::string FuncName;     // demangled
+
+  DominatorTree *DT = nullptr;
+  LoopInfo *LI = nullptr;
+
+  uint32_t FunctionSite = 0;
+  Instruction *EntryPoint = nullptr; // first non-alloca of the entry block
+  SmallVector<LoopSite, 8> Loops;    // in id order
+  std::vector<StackObject> Stack;    // in id order
+  DenseMap<const AllocaInst *, unsigned> StackIndex;
+  SmallPtrSet<const AllocaInst *, 8> WithMarkers;
+  /// The stack objects each llvm.stackrestore releases.
+  DenseMap<const Instruction *, SmallVector<unsigned, 2>> RestoreFrees;
+  std::vector<Event> Events; // in instruction order
+};
+
+bool FunctionInstrumenter::isInstrumentablePointer(Value *Ptr) const {
+  // The entry points take generic (address space 0) pointers; swifterror
+  // values may only be loaded, stored or passed as swifterror.
+  if (!Ptr->getType()->isPointerTy() ||
+      Ptr->getType()->getPointerAddressSpace() != 0 || Ptr->isSwiftError())
+    return false;
+  if (auto *GV = dyn_cast<GlobalVariable>(getUnderlyingObject(Ptr)))
+    if (isMnemoName(GV->getName()) || GV->getName().starts_with("llvm."))
+      return false;
+  return true;
+}
+
+void FunctionInstrumenter::simplifyLoops() {
+  DT = &FAM.getResult<DominatorTreeAnalysis>(F);
+  LI = &FAM.getResult<LoopAnalysis>(F);
+  if (!ClLoops)
+    return;
+  // Every loop gets a preheader and dedicated exits where the CFG allows it
+  // (not for edges from indirectbr or callbr); simplifyLoop keeps DT and LI
+  // up to date and visits the subloops.
+  auto &AC = FAM.getResult<AssumptionAnalysis>(F);
+  SmallVector<Loop *, 8> TopLevel(LI->begin(), LI->end());
+  for (Loop *L : TopLevel)
+    simplifyLoop(L, DT, LI, /*SE=*/nullptr, &AC, /*MSSAU=*/nullptr,
+                 /*PreserveLCSSA=*/false);
+}
+
+void FunctionInstrumenter::findEntryPoint() {
+  BasicBlock &Entry = F.getEntryBlock();
+  auto It = Entry.getFirstInsertionPt();
+  while (isa<AllocaInst>(*It) || isa<DbgInfoIntrinsic>(*It))
+    ++It;
+  EntryPoint = &*It;
+}
+
+void FunctionInstrumenter::findLifetimeMarkers() {
+  for (Instruction &I : instructions(F))
+    if (auto *II = dyn_cast<IntrinsicInst>(&I))
+      if (II->getIntrinsicID() == Intrinsic::lifetime_start)
+        if (auto *AI = dyn_cast<AllocaInst>(
+                getUnderlyingObject(II->getArgOperand(1))))
+          WithMarkers.insert(AI);
+}
+
+void FunctionInstrumenter::collect() {
+  simplifyLoops();
+  findEntryPoint();
+  findLifetimeMarkers();
+
+  DISubprogram *SP = F.getSubprogram();
+  SourcePos FnPos;
+  if (SP) {
+    FnPos.File = SP->getFilename();
+    FnPos.Line = SP->getLine();
+  }
+  FunctionSite = Sites.add(SiteKind::Function, FuncName, FnPos);
+  if (ClFunctions)
+    ++NumFunctions;
+
+  for (BasicBlock &BB : F) {
+    if (ClLoops && LI->isLoopHeader(&BB)) {
+      Loop *L = LI->getLoopFor(&BB);
+      DebugLoc Start = L->getStartLoc();
+      if (!Start)
+        for (Instruction &I : BB)
+          if ((Start = I.getDebugLoc()))
+            break;
+      Loops.push_back({L, Sites.add(SiteKind::Loop, FuncName,
+                                    SourcePos::of(Start))});
+      ++NumLoops;
+    }
+    for (Instruction &I : BB)
+      collectInstruction(I);
+  }
+  planStackFrees();
+}
+
+void FunctionInstrumenter::collectInstruction(Instruction &I) {
+  if (auto *Load = dyn_cast<LoadInst>(&I)) {
+    collectAccess(I, Load->getPointerOperand(), true, false,
+                  Load->getType()->isPointerTy());
+  } else if (auto *SI = dyn_cast<StoreInst>(&I)) {
+    collectAccess(I, SI->getPointerOperand(), false, true, false);
+  } else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
+    collectAccess(I, RMW->getPointerOperand(), true, true,
+                  RMW->getType()->isPointerTy());
+  } else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
+    collectAccess(I, CX->getPointerOperand(), true, true,
+                  CX->getCompareOperand()->getType()->isPointerTy());
+  } else if (auto *MT = dyn_cast<AnyMemTransferInst>(&I)) {
+    if (ClMemory && isInstrumentablePointer(MT->getRawSource()) &&
+        isInstrumentablePointer(MT->getRawDest())) {
+      Event E{EventKind::MemTransfer, &I};
+      E.Site = site(SiteKind::Load, I);
+      E.Site2 = site(SiteKind::Store, I);
+      Events.push_back(E);
+      ++NumMemIntrinsics;
+      ++NumLoads;
+      ++NumStores;
+    }
+  } else if (auto *MS = dyn_cast<AnyMemSetInst>(&I)) {
+    if (ClMemory && isInstrumentablePointer(MS->getRawDest())) {
+      Event E{EventKind::MemSet, &I};
+      E.Site = site(SiteKind::Store, I);
+      Events.push_back(E);
+      ++NumMemIntrinsics;
+      ++NumStores;
+    }
+  } else if (auto *II = dyn_cast<IntrinsicInst>(&I)) {
+    switch (II->getIntrinsicID()) {
+    case Intrinsic::lifetime_start:
+    case Intrinsic::lifetime_end:
+      if (ClStack)
+        Events.push_back({II->getIntrinsicID() == Intrinsic::lifetime_start
+                              ? EventKind::LifetimeStart
+                              : EventKind::LifetimeEnd,
+                          &I});
+      break;
+    case Intrinsic::stackrestore:
+      if (ClStack)
+        Events.push_back({EventKind::StackRestore, &I});
+      break;
+    default: // Masked, gather/scatter and other intrinsics: see README.
+      break;
+    }
+  } else if (auto *CB = dyn_cast<CallBase>(&I)) {
+    collectCall(*CB);
+  } else if (auto *AI = dyn_cast<AllocaInst>(&I)) {
+    collectAlloca(*AI);
+  } else if (isa<IntToPtrInst>(&I) && I.getType()->isPointerTy() &&
+             ClPointers && isInstrumentablePointer(&I)) {
+    Event E{EventKind::IntToPtr, &I};
+    E.PtrSite = site(SiteKind::Pointer, I);
+    Events.push_back(E);
+    ++NumPointerCreations;
+  }
+}
+
+void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr,
+                                         bool Reads, bool Writes,
+                                         bool MakesPointer) {
+  if (!isInstrumentablePointer(Ptr))
+    return;
+  Event E{EventKind::Load, &I};
+  if (isa<AtomicRMWInst>(I))
+    E.Kind = EventKind::AtomicRMW;
+  else if (isa<AtomicCmpXchgInst>(I))
+    E.Kind = EventKind::CmpXchg;
+  else if (Writes)
+    E.Kind = EventKind::Store;
+  if (ClMemory && Reads) {
+    E.Site = site(SiteKind::Load, I);
+    ++NumLoads;
+  }
+  if (ClMemory && Writes) {
+    (Reads ? E.Site2 : E.Site) = site(SiteKind::Store, I);
+    ++NumStores;
+  }
+  if (ClPointers && MakesPointer) {
+    E.PtrSite = site(SiteKind::Pointer, I);
+    ++NumPointerCreations;
+  }
+  if (E.Site || E.Site2 || E.PtrSite)
+    Events.push_back(E);
+}
+
+void FunctionInstrumenter::collectCall(CallBase &CB) {
+  const Function *Callee = directCallee(CB);
+  if (Callee && (isMnemoName(Callee->getName()) || Callee->isIntrinsic()))
+    return;
+  HeapCall Heap = Callee ? classifyHeapFunction(Callee->getName())
+                         : HeapCall::None;
+  if (Heap != HeapCall::None) {
+    if (!ClHeap)
+      return;
+    // name: the callee, and the allocated type where clang recorded it
+    // (operator new; "callee:type"); type_size: that type's size.
+    std::string Name = demangle(Callee->getName());
+    uint64_t Bytes = 0;
+    if (auto *Ty = dyn_cast_or_null<DIType>(CB.getMetadata("heapallocsite"))) {
+      const DIType *Sized = Ty;
+      while (Sized && Sized->getSizeInBits() == 0)
+        if (auto *Derived = dyn_cast<DIDerivedType>(Sized))
+          Sized = Derived->getBaseType(); // typedef, const, volatile
+        else
+          break;
+      if (Sized)
+        Bytes = Sized->getSizeInBits() / 8;
+      if (!Ty->getName().empty())
+        Name += (":" + Ty->getName()).str();
+    }
+    SiteKind Kind = Heap == HeapCall::Alloc     ? SiteKind::Alloc
+                    : Heap == HeapCall::Realloc ? SiteKind::Realloc
+                                                : SiteKind::Free;
+    Event E{EventKind::HeapCall, &CB};
+    E.Site = site(Kind, CB, Name, Bytes);
+    Events.push_back(E);
+    ++NumHeapSites;
+    return;
+  }
+  // A pointer returned by a call.  Not after a musttail call (it must be
+  // followed by the ret), nor after callbr (no single continuation).
+  if (!ClPointers || !CB.getType()->isPointerTy() || isa<CallBrInst>(CB) ||
+      !isInstrumentablePointer(&CB))
+    return;
+  if (auto *CI = dyn_cast<CallInst>(&CB); CI && CI->isMustTailCall())
+    return;
+  Event E{EventKind::CallPointer, &CB};
+  E.PtrSite = site(SiteKind::Pointer, CB);
+  Events.push_back(E);
+  ++NumPointerCreations;
+}
+
+void FunctionInstrumenter::collectAlloca(AllocaInst &AI) {
+  if (!ClStack || AI.isSwiftError() || AI.isUsedWithInAlloca() ||
+      AI.getType()->getAddressSpace() != 0)
+    return;
+  // name: the source variable if debug information names one, else the IR
+  // name.  Position: the alloca's, else the variable's declaration.
+  StringRef Name = AI.getName();
+  SourcePos Pos = SourcePos::of(AI.getDebugLoc());
+  if (const DILocalVariable *Var = stackVariable(AI)) {
+    Name = Var->getName();
+    if (!AI.getDebugLoc()) {
+      Pos.File = Var->getFilename();
+      Pos.Line = Var->getLine();
+    }
+  }
+  uint64_t Bytes = 0;
+  if (std::optional<TypeSize> Size = AI.getAllocationSize(DL))
+    if (!Size->isScalable())
+      Bytes = Size->getFixedValue();
+
+  StackObject Obj{&AI,
+                  Sites.add(SiteKind::Stack, FuncName, Pos, Name, Bytes)};
+  Obj.Markers = WithMarkers.contains(&AI);
+  if (!Obj.Markers && AI.getParent() == &F.getEntryBlock() &&
+      AI.comesBefore(EntryPoint))
+    Obj.AtEntry = true;
+  StackIndex[&AI] = Stack.size();
+  Stack.push_back(Obj);
+  if (!Obj.Markers && !Obj.AtEntry) {
+    Event E{EventKind::Alloca, &AI};
+    E.Obj = Stack.size() - 1;
+    Events.push_back(E);
+  }
+  ++NumAllocas;
+}
+
+/// Stack objects without lifetime markers are freed at every exit of the
+/// function.  An object whose alloca is in the entry block and that no
+/// stackrestore releases dominates every exit, and is freed directly.  Any
+/// other (a VLA, an alloca() in a branch) may not have run, or may have been
+/// released by a stackrestore already: its address is kept in a slot that is
+/// null while the object is dead, and freed through the slot.
+void FunctionInstrumenter::planStackFrees() {
+  for (const Event &E : Events) {
+    if (E.Kind != EventKind::StackRestore)
+      continue;
+    auto *Save = dyn_cast<IntrinsicInst>(E.I->getOperand(0));
+    if (!Save || Save->getIntrinsicID() != Intrinsic::stacksave)
+      continue; // Unknown save point: the objects are freed at exit.
+    for (unsigned Obj = 0; Obj < Stack.size(); ++Obj)
+      if (!Stack[Obj].Markers && DT->dominates(Save, Stack[Obj].AI)) {
+        RestoreFrees[E.I].push_back(Obj);
+        Stack[Obj].UsesSlot = true;
+      }
+  }
+  for (StackObject &Obj : Stack)
+    if (!Obj.Markers && Obj.AI->getParent() != &F.getEntryBlock())
+      Obj.UsesSlot = true;
+}
+
+DebugLoc FunctionInstrumenter::locFor(const Instruction *I) const {
+  // Every inserted call carries a location when the function has debug info:
+  // a call without one fails verification once it is inlined.
+  DISubprogram *SP = F.getSubprogram();
+  if (!SP)
+    return DebugLoc();
+  if (I && I->getDebugLoc())
+    return I->getDebugLoc();
+  return DILocation::get(Ctx, 0, 0, SP);
+}
+
+void FunctionInstrumenter::setInsertPoint(IRBuilder<> &IRB,
+                                          BasicBlock::iterator It,
+                                          const Instruction *LocFrom) const {
+  IRB.SetInsertPoint(It->getParent(), It);
+  IRB.SetCurrentDebugLocation(locFor(LocFrom));
+}
+
+CallInst *FunctionInstrumenter::emit(IRBuilder<> &IRB, FunctionCallee Callee,
+                                     ArrayRef<Value *> Args) const {
+  CallInst *CI = IRB.CreateCall(Callee, Args);
+  CI->setDoesNotThrow();
+  return CI;
+}
+
+/// The bits of V, zero-extended to 64 or truncated to their low 64; 0 for
+/// aggregates and types without a bit pattern (see README).
+Value *FunctionInstrumenter::toI64(IRBuilder<> &IRB, Value *V) const {
+  Type *I64 = IRB.getInt64Ty();
+  Type *Ty = V->getType();
+  if (Ty->isPtrOrPtrVectorTy()) {
+    V = IRB.CreatePtrToInt(V, DL.getIntPtrType(Ty));
+    Ty = V->getType();
+  }
+  if (Ty->isIntegerTy())
+    return IRB.CreateZExtOrTrunc(V, I64);
+  if (Ty->isFloatingPointTy() ||
+      (isa<FixedVectorType>(Ty) &&
+       (Ty->getScalarType()->isIntegerTy() ||
+        Ty->getScalarType()->isFloatingPointTy()))) {
+    unsigned Bits = Ty->getPrimitiveSizeInBits().getFixedValue();
+    V = IRB.CreateBitCast(V, IRB.getIntNTy(Bits));
+    return IRB.CreateZExtOrTrunc(V, I64);
+  }
+  return ConstantInt::get(I64, 0);
+}
+
+Value *FunctionInstrumenter::accessSize(IRBuilder<> &IRB, Type *Ty) const {
+  uint64_t Size = 0;
+  if (Ty->isSized())
+    Size = DL.getTypeStoreSize(Ty).getKnownMinValue();
+  return IRB.getInt32(std::min(Size, MnemoMaxAccessSize));
+}
+
+Value *FunctionInstrumenter::lengthSize(IRBuilder<> &IRB, Value *Len) const {
+  if (auto *C = dyn_cast<ConstantInt>(Len))
+    return IRB.getInt32(std::min(C->getZExtValue(), MnemoMaxAccessSize));
+  Value *Len64 = IRB.CreateZExtOrTrunc(Len, IRB.getInt64Ty());
+  Value *Max = IRB.getInt64(MnemoMaxAccessSize);
+  Value *Sat = IRB.CreateSelect(IRB.CreateICmpUGT(Len64, Max), Max, Len64);
+  return IRB.CreateTrunc(Sat, IRB.getInt32Ty());
+}
+
+Value *FunctionInstrumenter::allocaSize(IRBuilder<> &IRB,
+                                        AllocaInst *AI) const {
+  uint64_t Elem = DL.getTypeAllocSize(AI->getAllocatedType()).getKnownMinValue();
+  Value *Count = IRB.CreateZExtOrTrunc(AI->getArraySize(), IRB.getInt64Ty());
+  return IRB.CreateMul(Count, IRB.getInt64(Elem));
+}
+
+/// void mnemo.stack_free_slot(i32 site, ptr slot): if *slot is not null,
+/// clears it and calls __mnemo_stack_free(site, old *slot).  Internal and
+/// always inlined by the LTO pipeline that follows.
+Function *FunctionInstrumenter::getStackFreeSlot() {
+  if (StackFreeSlot)
+    return StackFreeSlot;
+  Type *Ptr = PointerType::getUnqual(Ctx);
+  auto *FTy = FunctionType::get(Type::getVoidTy(Ctx),
+                                {Type::getInt32Ty(Ctx), Ptr}, false);
+  Function *H = Function::Create(FTy, GlobalValue::InternalLinkage,
+                                 "mnemo.stack_free_slot", M);
+  H->addFnAttr(Attribute::AlwaysInline);
+  H->addFnAttr(Attribute::NoUnwind);
+  BasicBlock *Entry = BasicBlock::Create(Ctx, "entry", H);
+  BasicBlock *Live = BasicBlock::Create(Ctx, "live", H);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "done", H);
+  IRBuilder<> IRB(Entry);
+  Value *Site = H->getArg(0), *Slot = H->getArg(1);
+  Value *Obj = IRB.CreateLoad(Ptr, Slot);
+  IRB.CreateCondBr(IRB.CreateIsNotNull(Obj), Live, Done);
+  IRB.SetInsertPoint(Live);
+  IRB.CreateStore(ConstantPointerNull::get(cast<PointerType>(Ptr)), Slot);
+  emit(IRB, RT.StackFree, {Site, Obj});
+  IRB.CreateBr(Done);
+  IRB.SetInsertPoint(Done);
+  IRB.CreateRetVoid();
+  return StackFreeSlot = H;
+}
+
+void FunctionInstrumenter::emitStackFree(IRBuilder<> &IRB, unsigned Obj) {
+  const StackObject &S = Stack[Obj];
+  if (S.UsesSlot)
+    emit(IRB, getStackFreeSlot(), {IRB.getInt32(S.Site), S.Slot});
+  else
+    emit(IRB, RT.StackFree, {IRB.getInt32(S.Site), S.AI});
+}
+
+void FunctionInstrumenter::instrumentEntry() {
+  IRBuilder<> IRB(Ctx);
+  BasicBlock &Entry = F.getEntryBlock();
+  // Slots first, at the top of the entry block (static allocas).
+  IRB.SetInsertPoint(&Entry, Entry.begin());
+  for (StackObject &S : Stack)
+    if (S.UsesSlot)
+      S.Slot = IRB.CreateAlloca(IRB.getPtrTy(), nullptr, "mnemo.slot");
+
+  DebugLoc EntryLoc;
+  if (DISubprogram *SP = F.getSubprogram())
+    EntryLoc = DILocation::get(Ctx, SP->getScopeLine(), 0, SP);
+  IRB.SetInsertPoint(EntryPoint);
+  IRB.SetCurrentDebugLocation(EntryLoc);
+  if (ClFunctions)
+    emit(IRB, RT.FuncEntry, {IRB.getInt32(FunctionSite)});
+  for (StackObject &S : Stack) {
+    if (S.UsesSlot)
+      IRB.CreateStore(ConstantPointerNull::get(IRB.getPtrTy()), S.Slot);
+    if (S.AtEntry)
+      emit(IRB, RT.StackAlloc,
+           {IRB.getInt32(S.Site), S.AI, allocaSize(IRB, S.AI)});
+  }
+}
+
+void FunctionInstrumenter::instrumentLoops() {
+  if (Loops.empty())
+    return;
+  // Several calls may go before one instruction; they are emitted in this
+  // order: exits of inner loops, exits of outer loops, iteration, invocation
+  // (a block can exit one loop and be the preheader of the next).
+  DenseMap<const Loop *, uint32_t> SiteOf;
+  for (const LoopSite &LS : Loops)
+    SiteOf[LS.L] = LS.Site;
+  IRBuilder<> IRB(Ctx);
+  SmallVector<Loop *, 8> Preorder = LI->getLoopsInPreorder();
+  for (Loop *L : reverse(Preorder)) {
+    SmallVector<BasicBlock *, 4> Exits;
+    L->getUniqueExitBlocks(Exits);
+    for (BasicBlock *Exit : Exits) {
+      // Only dedicated exits (entered from the loop only), and not EH pads:
+      // a loop left by an exception is closed by func_exit (events.yaml).
+      if (Exit->isEHPad() ||
+          !all_of(predecessors(Exit),
+                  [&](BasicBlock *P) { return L->contains(P); }))
+        continue;
+      BasicBlock::iterator It = Exit->getFirstInsertionPt();
+      if (It == Exit->end())
+        continue;
+      setInsertPoint(IRB, It, &*It);
+      emit(IRB, RT.LoopExit, {IRB.getInt32(SiteOf[L])});
+    }
+  }
+  for (const LoopSite &LS : Loops) {
+    BasicBlock *Header = LS.L->getHeader();
+    BasicBlock::iterator It = Header->getFirstInsertionPt();
+    if (It == Header->end())
+      continue;
+    setInsertPoint(IRB, It, &*It);
+    emit(IRB, RT.LoopIter, {IRB.getInt32(LS.Site)});
+  }
+  for (const LoopSite &LS : Loops) {
+    BasicBlock *Preheader = LS.L->getLoopPreheader();
+    if (!Preheader)
+      continue;
+    Instruction *Term = Preheader->getTerminator();
+    setInsertPoint(IRB, Term->getIterator(), Term);
+    emit(IRB, RT.LoopInvoke, {IRB.getInt32(LS.Site)});
+  }
+}
+
+void FunctionInstrumenter::instrumentEvent(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  Instruction *I = E.I;
+  auto Before = [&] { setInsertPoint(IRB, I->getIterator(), I); };
+  auto After = [&] { setInsertPoint(IRB, std::next(I->getIterator()), I); };
+  auto Site = [&](uint32_t S) { return IRB.getInt32(S); };
+
+  switch (E.Kind) {
+  case EventKind::Load: {
+    auto *L = cast<LoadInst>(I);
+    After();
+    if (E.Site)
+      emit(IRB, RT.Load,
+           {Site(E.Site), L->getPointerOperand(), toI64(IRB, L),
+            accessSize(IRB, L->getType())});
+    if (E.PtrSite)
+      emit(IRB, RT.PointerCreate,
+           {Site(E.PtrSite), L, IRB.getInt32(MnemoPointerLoaded)});
+    return;
+  }
+  case EventKind::Store: {
+    auto *S = cast<StoreInst>(I);
+    Before();
+    Value *V = S->getValueOperand();
+    emit(IRB, RT.Store,
+         {Site(E.Site), S->getPointerOperand(), toI64(IRB, V),
+          accessSize(IRB, V->getType())});
+    return;
+  }
+  case EventKind::AtomicRMW: {
+    // Read, then write: both events after the instruction, the store with
+    // the value the operation wrote.
+    auto *RMW = cast<AtomicRMWInst>(I);
+    After();
+    Value *Ptr = RMW->getPointerOperand();
+    Value *Size = accessSize(IRB, RMW->getType());
+    if (E.Site)
+      emit(IRB, RT.Load, {Site(E.Site), Ptr, toI64(IRB, RMW), Size});
+    if (E.PtrSite)
+      emit(IRB, RT.PointerCreate,
+           {Site(E.PtrSite), RMW, IRB.getInt32(MnemoPointerLoaded)});
+    if (E.Site2) {
+      Value *New = buildAtomicRMWValue(RMW->getOperation(), IRB, RMW,
+                                       RMW->getValOperand());
+      emit(IRB, RT.Store, {Site(E.Site2), Ptr, toI64(IRB, New), Size});
+    }
+    return;
+  }
+  case EventKind::CmpXchg: {
+    // Read, then write only if the exchange succeeded.
+    auto *CX = cast<AtomicCmpXchgInst>(I);
+    After();
+    Value *Ptr = CX->getPointerOperand();
+    Type *Ty = CX->getNewValOperand()->getType();
+    Value *Old = IRB.CreateExtractValue(CX, 0);
+    if (E.Site)
+      emit(IRB, RT.Load, {Site(E.Site), Ptr, toI64(IRB, Old),
+                          accessSize(IRB, Ty)});
+    if (E.PtrSite)
+      emit(IRB, RT.PointerCreate,
+           {Site(E.PtrSite), Old, IRB.getInt32(MnemoPointerLoaded)});
+    if (E.Site2) {
+      Value *Success = IRB.CreateExtractValue(CX, 1);
+      Instruction *Then =
+          SplitBlockAndInsertIfThen(Success, IRB.GetInsertPoint(), false);
+      setInsertPoint(IRB, Then->getIterator(), CX);
+      emit(IRB, RT.Store, {Site(E.Site2), Ptr,
+                           toI64(IRB, CX->getNewValOperand()),
+                           accessSize(IRB, Ty)});
+    }
+    return;
+  }
+  case EventKind::MemTransfer: {
+    auto *MT = cast<AnyMemTransferInst>(I);
+    Before();
+    Value *Size = lengthSize(IRB, MT->getLength());
+    emit(IRB, RT.Load,
+         {Site(E.Site), MT->getRawSource(), IRB.getInt64(0), Size});
+    emit(IRB, RT.Store,
+         {Site(E.Site2), MT->getRawDest(), IRB.getInt64(0), Size});
+    return;
+  }
+  case EventKind::MemSet: {
+    auto *MS = cast<AnyMemSetInst>(I);
+    Before();
+    emit(IRB, RT.Store,
+         {Site(E.Site), MS->getRawDest(),
+          IRB.CreateZExtOrTrunc(MS->getValue(), IRB.getInt64Ty()),
+          lengthSize(IRB, MS->getLength())});
+    return;
+  }
+  case EventKind::HeapCall:
+    Before();
+    emit(IRB, RT.HeapSite, {Site(E.Site)});
+    return;
+  case EventKind::CallPointer: {
+    if (auto *Inv = dyn_cast<InvokeInst>(I)) {
+      // The result is available only on the normal edge: give that edge a
+      // block of its own if the destination has other predecessors.
+      BasicBlock *Dest = Inv->getNormalDest();
+      if (!Dest->getSinglePredecessor())
+        Dest = SplitEdge(Inv->getParent(), Dest);
+      setInsertPoint(IRB, Dest->getFirstInsertionPt(), I);
+    } else {
+      After();
+    }
+    emit(IRB, RT.PointerCreate,
+         {Site(E.PtrSite), I, IRB.getInt32(MnemoPointerReturned)});
+    return;
+  }
+  case EventKind::IntToPtr:
+    After();
+    emit(IRB, RT.PointerCreate,
+         {Site(E.PtrSite), I, IRB.getInt32(MnemoPointerFromInt)});
+    return;
+  case EventKind::Alloca: {
+    const StackObject &S = Stack[E.Obj];
+    After();
+    emit(IRB, RT.StackAlloc,
+         {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
+    if (S.UsesSlot)
+      IRB.CreateStore(S.AI, S.Slot);
+    return;
+  }
+  case EventKind::LifetimeStart:
+  case EventKind::LifetimeEnd: {
+    auto *AI = dyn_cast<AllocaInst>(
+        getUnderlyingObject(cast<IntrinsicInst>(I)->getArgOperand(1)));
+    auto It = StackIndex.find(AI);
+    if (It == StackIndex.end())
+      return;
+    const StackObject &S = Stack[It->second];
+    if (E.Kind == EventKind::LifetimeStart) {
+      After();
+      emit(IRB, RT.StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
+    } else {
+      Before();
+      emit(IRB, RT.StackFree, {Site(S.Site), S.AI});
+    }
+    return;
+  }
+  case EventKind::StackRestore: {
+    auto It = RestoreFrees.find(I);
+    if (It == RestoreFrees.end())
+      return;
+    Before();
+    for (unsigned Obj : reverse(It->second))
+      emitStackFree(IRB, Obj);
+    return;
+  }
+  }
+}
+
+void FunctionInstrumenter::instrumentExits() {
+  bool FreesAtExit = any_of(Stack, [](const StackObject &S) {
+    return !S.Markers;
+  });
+  if (!ClFunctions && !FreesAtExit)
+    return;
+  // Every way out: ret, resume, and (once EscapeEnumerator has turned them
+  // into invokes to a cleanup pad) unwinding through calls.  The stack
+  // objects are freed in reverse order of their allocas.
+  EscapeEnumerator EE(F, "mnemo.cleanup", /*HandleExceptions=*/true);
+  while (IRBuilder<> *IRB = EE.Next()) {
+    IRB->SetCurrentDebugLocation(locFor(&*IRB->GetInsertPoint()));
+    for (unsigned Obj = Stack.size(); Obj-- > 0;)
+      if (!Stack[Obj].Markers)
+        emitStackFree(*IRB, Obj);
+    if (ClFunctions)
+      emit(*IRB, RT.FuncExit, {IRB->getInt32(FunctionSite)});
+  }
+}
+
+void FunctionInstrumenter::rewrite() {
+  instrumentEntry();
+  instrumentLoops();
+  for (Event &E : Events)
+    instrumentEvent(E);
+  instrumentExits();
+  FAM.invalidate(F, PreservedAnalyses::none());
+}
+
+//===----------------------------------------------------------------------===//
+// GlobalRegistrar: __mnemo_register_globals.
+//===----------------------------------------------------------------------===//
+
+class GlobalRegistrar {
+public:
+  /// Gives every global variable to register a site id (in module order).
+  void collect(Module &M, SiteTable &Sites);
+  /// Defines void __mnemo_register_globals(void), which calls
+  /// __mnemo_global(site, &g, size) for each collected global.  Returns it.
+  Function *emit(Module &M, const RuntimeCallbacks &RT) const;
+
+private:
+  static bool shouldRegister(const GlobalVariable &G);
+
+  struct Entry {
+    GlobalVariable *G;
+    uint32_t Site;
+    uint64_t Size;
+  };
+  std::vector<Entry> Globals;
+};
+
+bool GlobalRegistrar::shouldRegister(const GlobalVariable &G) {
+  // Not thread-locals: one registration at start-up could only give the main
+  // thread's copy.
+  return !G.isDeclaration() && !G.hasAvailableExternallyLinkage() &&
+         !G.getName().starts_with("llvm.") && !isMnemoName(G.getName()) &&
+         G.getSection() != "llvm.metadata" && !G.isThreadLocal() &&
+         G.getAddressSpace() == 0 && G.getValueType()->isSized();
+}
+
+void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
+  const DataLayout &DL = M.getDataLayout();
+  for (GlobalVariable &G : M.globals()) {
+    if (!shouldRegister(G))
+      continue;
+    SourcePos Pos;
+    SmallVector<DIGlobalVariableExpression *, 1> GVEs;
+    G.getDebugInfo(GVEs);
+    if (!GVEs.empty()) {
+      DIGlobalVariable *Var = GVEs.front()->getVariable();
+      Pos.File = Var->getFilename();
+      Pos.Line = Var->getLine();
+    }
+    uint64_t Size = DL.getTypeAllocSize(G.getValueType()).getKnownMinValue();
+    uint32_t Site = Sites.add(SiteKind::Global, "", Pos,
+                              demangle(G.getName()), Size);
+    Globals.push_back({&G, Site, Size});
+    ++NumGlobals;
+  }
+}
+
+Function *GlobalRegistrar::emit(Module &M, const RuntimeCallbacks &RT) const {
+  LLVMContext &Ctx = M.getContext();
+  auto *FTy = FunctionType::get(Type::getVoidTy(Ctx), false);
+  Function *Reg = M.getFunction(MnemoRegisterGlobalsName);
+  if (Reg && (Reg->getFunctionType() != FTy || !Reg->isDeclaration())) {
+    Ctx.emitError(Twine("mnemo: the module already has a ") +
+                  MnemoRegisterGlobalsName + " that is not a declaration "
+                  "of void(void)");
+    return nullptr;
+  }
+  if (!Reg)
+    Reg = Function::Create(FTy, GlobalValue::ExternalLinkage,
+                           MnemoRegisterGlobalsName, M);
+  Reg->setVisibility(GlobalValue::DefaultVisibility);
+  Reg->addFnAttr(Attribute::NoUnwind);
+  IRBuilder<> IRB(BasicBlock::Create(Ctx, "entry", Reg));
+  for (const Entry &E : Globals)
+    IRB.CreateCall(RT.Global, {IRB.getInt32(E.Site), E.G,
+                               IRB.getInt64(E.Size)})
+        ->setDoesNotThrow();
+  IRB.CreateRetVoid();
+  return Reg;
+}
+
+//===----------------------------------------------------------------------===//
+// ModuleInstrumenter: the link-time pass.
+//===----------------------------------------------------------------------===//
+
+class ModuleInstrumenter {
+public:
+  ModuleInstrumenter(Module &M, ModuleAnalysisManager &MAM)
+      : M(M), FAM(MAM.getResult<FunctionAnalysisManagerModuleProxy>(M)
+                      .getManager()) {}
+
+  /// Returns true if the module changed.
+  bool run();
+
+private:
+  static bool shouldInstrument(const Function &F);
+
+  Module &M;
+  FunctionAnalysisManager &FAM;
+};
+
+bool ModuleInstrumenter::shouldInstrument(const Function &F) {
+  if (F.isDeclaration() || F.hasAvailableExternallyLinkage() ||
+      F.isIntrinsic() || isMnemoName(F.getName()) ||
+      F.getName().starts_with("llvm.") ||
+      F.hasFnAttribute(Attribute::Naked) ||
+      F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
+    return false;
+  return ClInstrumentAll || F.hasFnAttribute(MnemoInstrumentAttr);
+}
+
+bool ModuleInstrumenter::run() {
+  // Instrumented before (the table exists): instrumenting again would count
+  // every event twice.
+  if (auto *Table = M.getNamedGlobal(MnemoSiteTableName);
+      Table && !Table->isDeclaration())
+    return false;
+
+  std::vector<Function *> Targets;
+  for (Function &F : M)
+    if (shouldInstrument(F))
+      Targets.push_back(&F);
+  if (Targets.empty())
+    return false;
+
+  // Collect everything (and hand out every id) before the first rewrite, so
+  // the ids do not depend on what instrumentation adds to the module.
+  SiteTable Sites;
+  RuntimeCallbacks RT(M);
+  Function *StackFreeSlot = nullptr;
+  std::vector<std::unique_ptr<FunctionInstrumenter>> Functions;
+  for (Function *F : Targets) {
+    Functions.push_back(std::make_unique<FunctionInstrumenter>(
+        *F, FAM, RT, Sites, StackFreeSlot));
+    Functions.back()->collect();
+  }
+  GlobalRegistrar Globals;
+  if (ClGlobals)
+    Globals.collect(M, Sites);
+
+  for (auto &FI : Functions)
+    FI->rewrite();
+  Function *Reg = Globals.emit(M, RT);
+  Sites.emit(M);
+  if (Reg) {
+    GlobalValue *Used = Reg;
+    appendToUsed(M, Used);
+  }
+  return true;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The passes.
+//===----------------------------------------------------------------------===//
+
+PreservedAnalyses mnemo::MarkPass::run(Module &M, ModuleAnalysisManager &) {
+  for (Function &F : M)
+    if (!F.isDeclaration())
+      F.addFnAttr(MnemoInstrumentAttr);
+  // A string attribute changes no analysis result.
+  return PreservedAnalyses::all();
+}
+
+PreservedAnalyses mnemo::InstrumentPass::run(Module &M,
+                                             ModuleAnalysisManager &MAM) {
+  if (!ModuleInstrumenter(M, MAM).run())
+    return PreservedAnalyses::all();
+  return PreservedAnalyses::none();
+}

@@ -1,0 +1,967 @@
+/*
+ * The event queue: single producer, many consumers, ping-pong buffers in a memfd (queue.h says what
+ * it is for, queue_internal.h lays out the shared memory and the protocol).
+ *
+ * The producer's fast path (mn_queue_push() in queue.h) only moves a thread-local cursor and issues
+ * streaming stores.  Everything here is the cold side: set-up, the buffer boundary (publish the full
+ * buffer, wait for the next one to be handed back), the consumers' pop and release, end of stream,
+ * and the death of either side.
+ *
+ * Waiting spins MN_QUEUE_SPIN pause instructions, then sleeps on a futex in the shared memory (not
+ * FUTEX_PRIVATE: the waker is another process) with a MN_QUEUE_WAIT_NS timeout; every timeout the
+ * waiter checks that the other side is still alive.  The producer checks consumers with kill(pid, 0)
+ * and /proc/<pid>/stat (a consumer that is the program's child stays a zombie: it has exited but
+ * kill() still finds it); it opens no long-lived fd, since the program may close or reuse any fd.
+ * A consumer watches the producer through a pidfd, which turns readable once it exits, zombie or
+ * not.
+ *
+ * Everything the producer calls in the slow path is async-signal-safe (no malloc, no locks, no
+ * stdio) and preserves errno, because any instrumented instruction, in a signal handler too, can
+ * end up here.  The producer's private state is guarded by a try-lock (`busy`): whoever cannot take
+ * it (a signal handler that interrupted the slow path, or a finish racing with it) never waits for
+ * it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "queue.h"
+#include "queue_internal.h"
+
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U  /* Linux 6.3; older kernels reject it with EINVAL */
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define MN_QUEUE_SPIN           2000                   /* pause iterations before sleeping */
+#define MN_QUEUE_WAIT_NS        (50 * 1000 * 1000L)    /* futex timeout: liveness check period */
+#define MN_QUEUE_ATTACH_NS      (20 * 1000000000LL)    /* a consumer must attach within this */
+#define MN_QUEUE_DROP_STRIPES   16
+
+/* The one producer of this process; set by mn_queue_producer_start(). */
+static struct mn_queue *producer;
+
+MN_EXPORT __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
+MN_EXPORT __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
+
+enum { HELD_NONE, HELD_BUF, HELD_TAIL };
+
+struct drop_stripe {
+	uint64_t n;
+	uint8_t pad[MN_QUEUE_LINE - sizeof(uint64_t)];
+};
+
+/* Process-local handle; one type for both sides, `is_producer` tells which. */
+struct mn_queue {
+	/* Both sides: the mapping and its configuration (copied from the header once). */
+	struct drop_stripe dropped_threads[MN_QUEUE_DROP_STRIPES];  /* first: cache-line aligned */
+	uint8_t *base;
+	struct mn_qhdr *hdr;
+	size_t map_bytes;
+	uint64_t buf_bytes;
+	uint64_t bufs_off;
+	uint32_t nbufs;
+	uint32_t nconsumers;
+	bool is_producer;
+
+	/* Producer: guarded by busy, except where said. */
+	uint32_t busy;                 /* try-lock; never waited on */
+	int fd;                        /* the memfd */
+	bool started;
+	bool filling;                  /* buffer `seq` is owned and being filled */
+	bool disabled;                 /* drop everything: finished, failed or abandoned */
+	bool failed;                   /* the failure hook ran */
+	uint64_t seq;                  /* the buffer being filled, or the next one to fill */
+	uint64_t **cur_ptr;            /* &mn_q_cur of the producer thread: identifies it */
+	pid_t pid;                     /* the producing process */
+	uint32_t all_mask;             /* one bit per consumer */
+	int64_t start_ns;
+	void (*hook)(const char *why); /* set before producing */
+	uint64_t dropped_other;        /* atomic, relaxed */
+	char why[128];
+
+	/* Consumer. */
+	unsigned index;
+	uint32_t bit;
+	uint64_t cseq;                 /* next sequence number to read */
+	int held;                      /* HELD_* */
+	int pidfd;                     /* the producer, or -1: fall back to kill() */
+	pid_t producer_pid;
+	bool dead;                     /* producer process gone: nothing more will be published */
+	bool died;                     /* the stream ended by that death */
+	bool ended;
+};
+
+_Static_assert(offsetof(struct mn_queue, dropped_threads) == 0, "stripes start the handle");
+
+/* ---- Small helpers ------------------------------------------------------------------------------ */
+
+static inline struct mn_qslot *slot_of(const struct mn_queue *q, unsigned i)
+{
+	return (struct mn_qslot *)(q->base + MN_QUEUE_SLOTS_OFF + (size_t)i * sizeof(struct mn_qslot));
+}
+
+static inline struct mn_qctl *ctl_of(const struct mn_queue *q, uint32_t k)
+{
+	return (struct mn_qctl *)(q->base + MN_QUEUE_CTL_OFF + (size_t)k * sizeof(struct mn_qctl));
+}
+
+static inline uint64_t *buf_of(const struct mn_queue *q, uint32_t k)
+{
+	return (uint64_t *)(q->base + q->bufs_off + (size_t)k * q->buf_bytes);
+}
+
+static inline uint32_t slot_index(const struct mn_queue *q, uint64_t seq)
+{
+	return (uint32_t)(seq % q->nbufs);
+}
+
+static inline uint32_t lap_of(const struct mn_queue *q, uint64_t seq)
+{
+	return (uint32_t)(seq / q->nbufs);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Sleeps while *w == val, at most timeout_ns.  Returns 0 when woken, -ETIMEDOUT, -EAGAIN, -EINTR. */
+static int futex_wait(uint32_t *w, uint32_t val, long timeout_ns)
+{
+	struct timespec ts = { .tv_sec = timeout_ns / 1000000000L, .tv_nsec = timeout_ns % 1000000000L };
+
+	if (syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0) == 0)
+		return 0;
+	return -errno;
+}
+
+static void futex_wake(uint32_t *w, int n)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, n, NULL, NULL, 0);
+}
+
+/* Appends the decimal form of v; async-signal-safe. */
+static char *put_uint(char *p, char *end, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < (int)sizeof(tmp));
+	while (n && p < end)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_str(char *p, char *end, const char *s)
+{
+	while (*s && p < end)
+		*p++ = *s++;
+	return p;
+}
+
+/*
+ * Whether process pid has exited, for a process that may not be our child.  A zombie has exited
+ * too (kill() still finds it), which /proc shows.  Async-signal-safe; opens a transient fd only.
+ */
+static bool pid_exited(pid_t pid)
+{
+	char path[40], stat[256], *p = path, *end = path + sizeof(path) - 1;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return false;
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	p = put_str(p, end, "/proc/");
+	p = put_uint(p, end, (uint64_t)pid);
+	p = put_str(p, end, "/stat");
+	*p = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	stat[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')', which comm may itself contain. */
+	p = strrchr(stat, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* ---- Freeing a slot (either side) ---------------------------------------------------------------- */
+
+/*
+ * Called by whoever cleared the last bit of ctl[k].readers for lap `lap`: zeroes the records, so
+ * the buffer is all zeros past the next lap's records, then hands the slot back.
+ */
+static void free_slot(struct mn_queue *q, uint32_t k, uint32_t lap)
+{
+	struct mn_qctl *c = ctl_of(q, k);
+	uint64_t used = mn_load_relaxed(&c->used);  /* ordered by the acquire that showed us the buffer */
+
+	memset(buf_of(q, k), 0, used <= q->buf_bytes ? used : q->buf_bytes);
+	/* Every reader's accesses and the zeroing happen before the producer's next streaming stores;
+	 * pairs with the acquire loads of freed in acquire_slot() and take_tail(). */
+	mn_store_release(&c->freed, lap + 1);
+	/* Store buffering with acquire_slot(): either it sees freed, or we see prod_waiting set. */
+	mn_fence_seq_cst();
+	if (mn_load_relaxed(&q->hdr->prod_waiting))
+		futex_wake(&c->freed, 1);
+}
+
+/*
+ * Clears `bits` from the readers of the buffer at seq (slot k, lap); frees the slot if that
+ * cleared the last one.
+ */
+static void clear_readers(struct mn_queue *q, uint32_t k, uint32_t lap, uint32_t bits)
+{
+	/* Release: our reads of the buffer happen before whoever frees it; acquire: if we free it,
+	 * every earlier reader's release is ours (release sequence on readers). */
+	uint32_t old = mn_fetch_and_acq_rel(&ctl_of(q, k)->readers, ~bits);
+
+	if ((old & bits) && !(old & ~bits))
+		free_slot(q, k, lap);
+}
+
+/* ---- Producer ---------------------------------------------------------------------------------- */
+
+static void count_drop_thread(struct mn_queue *q)
+{
+	/* Threads differ in their TLS block, a few pages apart at least; hash its address. */
+	uint64_t a = (uint64_t)(uintptr_t)&mn_q_cur >> 12;
+	unsigned i = (unsigned)((a * UINT64_C(0x9e3779b97f4a7c15)) >> 60) % MN_QUEUE_DROP_STRIPES;
+
+	mn_fetch_add_relaxed(&q->dropped_threads[i].n, 1);
+}
+
+static void count_drop_other(struct mn_queue *q)
+{
+	mn_fetch_add_relaxed(&q->dropped_other, 1);
+}
+
+/* The queue cannot go on: tell the hook once, then drop everything.  Under busy. */
+static void fail(struct mn_queue *q, const char *why)
+{
+	q->disabled = true;
+	if (q->failed)
+		return;
+	q->failed = true;
+	if (why != q->why) {
+		char *p = put_str(q->why, q->why + sizeof(q->why) - 1, why);
+
+		*p = '\0';
+	}
+	if (q->hook)
+		q->hook(q->why);
+}
+
+/*
+ * Publishes buffer q->seq holding `used` bytes of records.  Returns 0, or -EPIPE when every
+ * consumer has detached (nobody would ever hand the buffer back).  Under busy.
+ */
+static int publish(struct mn_queue *q, uint64_t used)
+{
+	struct mn_qhdr *h = q->hdr;
+	uint32_t k = slot_index(q, q->seq), lap = lap_of(q, q->seq);
+	struct mn_qctl *c = ctl_of(q, k);
+	/* Pairs with the release in mn_queue_detach(); a detach we miss here is caught by
+	 * reap_detached() when the producer next waits for this slot. */
+	uint32_t readers = q->all_mask & ~mn_load_acquire(&h->detached);
+
+	if (!readers)
+		return -EPIPE;
+	/* Drain the streaming stores of this buffer before any consumer can see it; pairs with the
+	 * acquire load of hdr->stream in mn_queue_pop(). */
+	mn_stream_fence();
+	mn_store_relaxed(&c->used, used);
+	mn_store_relaxed(&c->readers, readers);
+	mn_store_relaxed(&c->filled, lap + 1);
+	/* Publish: the records (drained above), used, readers and filled happen before the new count;
+	 * pairs with the acquire loads of hdr->stream in mn_queue_pop() and mn_queue_detach(). */
+	mn_fetch_add_release(&h->stream, 2);
+	q->seq++;
+	/* Store buffering with mn_queue_pop(): either a consumer about to sleep sees the new count, or
+	 * we see it in sleepers and wake it. */
+	mn_fence_seq_cst();
+	if (mn_load_relaxed(&h->sleepers))
+		futex_wake(&h->stream, INT_MAX);
+	return 0;
+}
+
+/*
+ * While waiting for slot k to come back from lap-1: consumers that detached after that buffer was
+ * published (or that the producer forgot) will never release it, so clear their bits; if that was
+ * the last one, the producer frees the slot itself.
+ */
+static void reap_detached(struct mn_queue *q, uint32_t k, uint32_t lap)
+{
+	/* Pairs with the release in mn_queue_detach() / mn_queue_forget_consumer(). */
+	uint32_t gone = mn_load_acquire(&q->hdr->detached);
+
+	if (lap && (mn_load_relaxed(&ctl_of(q, k)->readers) & gone))
+		clear_readers(q, k, lap - 1, gone);
+}
+
+/*
+ * Every liveness check period, while waiting for slot k: fails the queue when a consumer the slot
+ * waits for exited without detaching, or never attached in time.  Returns true if it failed.
+ */
+static bool check_consumers(struct mn_queue *q, uint32_t k)
+{
+	uint32_t pending = mn_load_relaxed(&ctl_of(q, k)->readers) &
+			   ~mn_load_acquire(&q->hdr->detached);
+	char why[sizeof(q->why)], *p = why, *end = why + sizeof(why) - 1;
+
+	for (unsigned i = 0; i < q->nconsumers; i++) {
+		struct mn_qslot *s = slot_of(q, i);
+		uint32_t state;
+
+		if (!(pending & (UINT32_C(1) << i)))
+			continue;
+		/* Pairs with the release in mn_queue_attach(): pid is valid once state says attached. */
+		state = mn_load_acquire(&s->state);
+		if (state == MN_QSLOT_ATTACHED) {
+			pid_t pid = mn_load_relaxed(&s->pid);
+
+			if (!pid_exited(pid))
+				continue;
+			p = put_str(p, end, "backend process ");
+			p = put_uint(p, end, (uint64_t)pid);
+			p = put_str(p, end, " exited");
+		} else if (state == MN_QSLOT_NONE && now_ns() - q->start_ns > MN_QUEUE_ATTACH_NS) {
+			p = put_str(p, end, "backend ");
+			p = put_uint(p, end, i);
+			p = put_str(p, end, " did not attach within ");
+			p = put_uint(p, end, MN_QUEUE_ATTACH_NS / 1000000000LL);
+			p = put_str(p, end, " s");
+		} else {
+			continue;
+		}
+		*p = '\0';
+		fail(q, why);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Waits until slot q->seq % nbufs has been handed back for this lap.  Returns 0, -EPIPE after
+ * failing the queue, or -ECANCELED when the stream was ended meanwhile (a finish on another
+ * thread).  Under busy.
+ */
+static int acquire_slot(struct mn_queue *q)
+{
+	struct mn_qhdr *h = q->hdr;
+	uint32_t k = slot_index(q, q->seq), lap = lap_of(q, q->seq);
+	struct mn_qctl *c = ctl_of(q, k);
+	int64_t next_check;
+	int ret = 0;
+
+	for (int i = 0; i < MN_QUEUE_SPIN; i++) {
+		/* The last reader's accesses and its zeroing happen before our streaming stores into the
+		 * slot; pairs with the release store in free_slot(). */
+		if (mn_load_acquire(&c->freed) == lap)
+			return 0;
+		mn_cpu_relax();
+	}
+	next_check = now_ns() + MN_QUEUE_WAIT_NS;
+	for (;;) {
+		uint32_t v;
+
+		if (mn_load_relaxed(&h->stream) & MN_QSTREAM_END) {
+			ret = -ECANCELED;
+			break;
+		}
+		reap_detached(q, k, lap);
+		mn_store_relaxed(&h->prod_waiting, 1);
+		/* Store buffering with free_slot(): either we see its freed, or it sees prod_waiting. */
+		mn_fence_seq_cst();
+		/* As above, pairs with the release store in free_slot(). */
+		v = mn_load_acquire(&c->freed);
+		if (v == lap)
+			break;
+		futex_wait(&c->freed, v, MN_QUEUE_WAIT_NS);
+		if (now_ns() >= next_check) {
+			if (check_consumers(q, k)) {
+				ret = -EPIPE;
+				break;
+			}
+			next_check = now_ns() + MN_QUEUE_WAIT_NS;
+		}
+	}
+	mn_store_relaxed(&h->prod_waiting, 0);
+	return ret;
+}
+
+/* Bytes of the buffer up to its last record, found by scanning (the cursor is not ours to read). */
+static uint64_t scan_used(const struct mn_queue *q, uint32_t k)
+{
+	const volatile uint64_t *b = buf_of(q, k);
+	uint64_t n = q->buf_bytes / 8;
+
+	while (n && !b[n - 1])
+		n--;
+	/* The last non-zero word belongs to a record starting at most MN_WIRE_MAX_WORDS - 1 words
+	 * earlier, so it ends at most MN_WIRE_MAX_WORDS - 1 words later. */
+	if (n)
+		n += MN_WIRE_MAX_WORDS - 1;
+	if (n > q->buf_bytes / 8)
+		n = q->buf_bytes / 8;
+	return n * 8;
+}
+
+MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t *words, unsigned n)
+{
+	/* Pairs with the release store in mn_queue_producer_start(). */
+	struct mn_queue *q = mn_load_acquire(&producer);
+	uint64_t *base;
+	int saved_errno;
+
+	if (!q)
+		return;
+	if (&mn_q_cur != q->cur_ptr) {
+		count_drop_thread(q);
+		return;
+	}
+	saved_errno = errno;
+	if (mn_exchange_acquire(&q->busy, 1)) {
+		/* A signal handler interrupted the slow path or a finish on this thread. */
+		count_drop_other(q);
+		goto out;
+	}
+	if (q->disabled || !q->filling || n == 0 || n > MN_WIRE_MAX_WORDS)
+		goto drop;
+	base = buf_of(q, slot_index(q, q->seq));
+	if (!mn_q_cur) {
+		/* Cursors are NULL only under busy or once disabled: this is a newer thread whose TLS
+		 * block took the exited producer thread's address. */
+		count_drop_thread(q);
+		goto unlock;
+	}
+	if (mn_q_cur < base || mn_q_cur > base + q->buf_bytes / 8)
+		goto drop;  /* NEVER: the cursor left its buffer */
+	{
+		uint64_t used = (uint64_t)(mn_q_cur - base) * 8;
+
+		/* A signal handler's event from here on takes the slow path, finds busy, and is
+		 * dropped. */
+		mn_q_cur = mn_q_end = NULL;
+		mn_signal_fence();
+		q->filling = false;
+		if (publish(q, used) < 0) {
+			fail(q, "every backend detached");
+			goto drop;
+		}
+	}
+	if (acquire_slot(q) < 0)
+		goto drop;
+	q->filling = true;
+	base = buf_of(q, slot_index(q, q->seq));
+	/* Word 0 last, as in mn_queue_push(). */
+	for (unsigned i = n; i-- > 0;)
+		mn_stream_store64(base + i, words[i]);
+	mn_q_end = base + q->buf_bytes / 8;
+	mn_q_cur = base + n;
+	goto unlock;
+drop:
+	mn_q_cur = mn_q_end = NULL;
+	count_drop_other(q);
+unlock:
+	/* Our producer-state writes happen before the next holder's; pairs with the exchange. */
+	mn_store_release(&q->busy, 0);
+out:
+	errno = saved_errno;
+}
+
+static int memfd_open(void)
+{
+	int fd = (int)syscall(SYS_memfd_create, "mnemo-queue", MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+
+	if (fd < 0 && errno == EINVAL)  /* before Linux 6.3 */
+		fd = (int)syscall(SYS_memfd_create, "mnemo-queue", MFD_ALLOW_SEALING);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * NUMA placement of the buffers near the threads that use them (DESIGN "Queue").  Not done yet:
+ * the producer's node is the one that matters (streaming stores), and the default first-touch
+ * policy already puts the pages there when the producer thread writes them first.  The place for
+ * an mbind(MPOL_PREFERRED) over [bufs_off, extra_off) once that is measured to pay off.
+ */
+static void place_buffers(struct mn_queue *q)
+{
+	(void)q;
+}
+
+MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config *cfg)
+{
+	struct mn_queue *q = NULL;
+	struct mn_qhdr *h;
+	uint64_t hdr_bytes, bufs_bytes, extra_map, total;
+	void *map = MAP_FAILED;
+	int fd = -1, ret;
+
+	if (!qp || !cfg)
+		return -EINVAL;
+	*qp = NULL;
+	if (cfg->buf_bytes < MN_QUEUE_PAGE || cfg->buf_bytes % MN_QUEUE_PAGE || cfg->nbufs < 2 ||
+	    cfg->nconsumers < 1 || cfg->nconsumers > MN_QUEUE_MAX_CONSUMERS)
+		return -EINVAL;
+	hdr_bytes = mn_qhdr_bytes(cfg->nbufs);
+	if (hdr_bytes > UINT32_MAX || cfg->buf_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs ||
+	    cfg->extra_bytes > UINT64_MAX / 4)
+		return -EINVAL;
+	bufs_bytes = (uint64_t)cfg->buf_bytes * cfg->nbufs;
+	extra_map = ((uint64_t)cfg->extra_bytes + MN_QUEUE_PAGE - 1) & ~(uint64_t)(MN_QUEUE_PAGE - 1);
+	total = hdr_bytes + bufs_bytes + extra_map;
+	if (total > (uint64_t)SSIZE_MAX)
+		return -EINVAL;
+
+	if (posix_memalign((void **)&q, MN_QUEUE_LINE, sizeof(*q)))
+		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
+	fd = memfd_open();
+	if (fd < 0) {
+		ret = fd;
+		goto fail;
+	}
+	if (ftruncate(fd, (off_t)total) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	/* The size can no longer change under the mappings (which would SIGBUS); best effort. */
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		goto fail;
+	}
+
+	h = map;  /* a new memfd reads as zeros: only the non-zero fields are written */
+	h->magic = MN_QUEUE_MAGIC;
+	h->version = MN_QUEUE_VERSION;
+	h->header_bytes = (uint32_t)hdr_bytes;
+	h->buf_bytes = cfg->buf_bytes;
+	h->nbufs = cfg->nbufs;
+	h->nconsumers = cfg->nconsumers;
+	h->bufs_off = hdr_bytes;
+	h->extra_off = hdr_bytes + bufs_bytes;
+	h->extra_bytes = cfg->extra_bytes;
+	h->map_bytes = total;
+	h->producer_pid = getpid();
+
+	q->base = map;
+	q->hdr = h;
+	q->map_bytes = total;
+	q->buf_bytes = cfg->buf_bytes;
+	q->bufs_off = hdr_bytes;
+	q->nbufs = cfg->nbufs;
+	q->nconsumers = cfg->nconsumers;
+	q->is_producer = true;
+	q->fd = fd;
+	q->pid = getpid();
+	q->all_mask = cfg->nconsumers == 32 ? UINT32_MAX : (UINT32_C(1) << cfg->nconsumers) - 1;
+	q->pidfd = -1;
+	place_buffers(q);
+	*qp = q;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(q);
+	return ret;
+}
+
+MN_EXPORT int mn_queue_fd(const struct mn_queue *q)
+{
+	return q && q->is_producer ? q->fd : -1;
+}
+
+MN_EXPORT void *mn_queue_extra(struct mn_queue *q)
+{
+	return q ? q->base + q->hdr->extra_off : NULL;
+}
+
+MN_EXPORT size_t mn_queue_extra_bytes(const struct mn_queue *q)
+{
+	return q ? (size_t)q->hdr->extra_bytes : 0;
+}
+
+MN_EXPORT void mn_queue_producer_start(struct mn_queue *q)
+{
+	if (!q || !q->is_producer || q->started)
+		return;
+	q->started = true;
+	q->pid = getpid();
+	q->start_ns = now_ns();
+	q->cur_ptr = &mn_q_cur;
+	q->seq = 0;
+	q->filling = true;  /* slot 0, lap 0: free from the start */
+	/* A consumer that attaches from now on watches this process; one attached earlier watches the
+	 * creator, which is the same process unless the caller split them.  Pairs with the acquire in
+	 * mn_queue_attach(). */
+	mn_store_release(&q->hdr->producer_pid, (int32_t)q->pid);
+	mn_q_end = buf_of(q, 0) + q->buf_bytes / 8;
+	mn_q_cur = buf_of(q, 0);
+	/* The handle's fields above happen before any slow path that finds it; pairs with the acquire
+	 * load in mn_queue_push_slow(). */
+	mn_store_release(&producer, q);
+}
+
+MN_EXPORT void mn_queue_set_failure_hook(struct mn_queue *q, void (*hook)(const char *why))
+{
+	if (q)
+		q->hook = hook;
+}
+
+MN_EXPORT int mn_queue_forget_consumer(struct mn_queue *q, unsigned index)
+{
+	if (!q || !q->is_producer || index >= q->nconsumers)
+		return -EINVAL;
+	mn_store_release(&slot_of(q, index)->state, MN_QSLOT_DETACHED);
+	/* Pairs with the acquire loads of detached in publish() and reap_detached(). */
+	mn_fetch_or_release(&q->hdr->detached, UINT32_C(1) << index);
+	return 0;
+}
+
+MN_EXPORT void mn_queue_producer_finish(struct mn_queue *q)
+{
+	int saved_errno = errno;
+
+	if (!q || !q->is_producer || !q->started || getpid() != q->pid)
+		goto out;  /* not the producing process: a fork child must not end the parent's stream */
+	if (!mn_exchange_acquire(&q->busy, 1)) {
+		if (q->filling && !q->disabled) {
+			uint32_t k = slot_index(q, q->seq);
+			uint64_t *base = buf_of(q, k), used;
+
+			if (&mn_q_cur == q->cur_ptr && mn_q_cur >= base &&
+			    mn_q_cur <= base + q->buf_bytes / 8) {
+				used = (uint64_t)(mn_q_cur - base) * 8;
+				/* A signal handler's later event takes the slow path and is dropped. */
+				mn_q_cur = mn_q_end = NULL;
+				mn_signal_fence();
+			} else {
+				/* Another thread: the producer thread's cursor is not ours to read. */
+				used = scan_used(q, k);
+			}
+			if (used)
+				publish(q, used);  /* -EPIPE (nobody left to read it) is fine */
+		}
+		q->filling = false;
+		q->disabled = true;
+		/* Pairs with the exchange above. */
+		mn_store_release(&q->busy, 0);
+	}
+	/*
+	 * The end of stream: everything the caller wrote before (the end-of-run record in the extra
+	 * region) and the last publish happen before it; pairs with the acquire load of hdr->stream in
+	 * mn_queue_pop().  A read-modify-write, so that it cannot undo a publish racing with it.
+	 */
+	mn_fetch_or_release(&q->hdr->stream, MN_QSTREAM_END);
+	futex_wake(&q->hdr->stream, INT_MAX);
+out:
+	errno = saved_errno;
+}
+
+MN_EXPORT void mn_queue_producer_abandon(struct mn_queue *q)
+{
+	mn_q_cur = mn_q_end = NULL;
+	if (q && q->is_producer)
+		q->disabled = true;  /* process-local: the parent's copy of the handle is untouched */
+}
+
+MN_EXPORT uint64_t mn_queue_dropped(const struct mn_queue *q)
+{
+	return q ? mn_queue_dropped_threads(q) + mn_load_relaxed(&q->dropped_other) : 0;
+}
+
+MN_EXPORT uint64_t mn_queue_dropped_threads(const struct mn_queue *q)
+{
+	uint64_t n = 0;
+
+	if (!q)
+		return 0;
+	for (int i = 0; i < MN_QUEUE_DROP_STRIPES; i++)
+		n += mn_load_relaxed(&q->dropped_threads[i].n);
+	return n;
+}
+
+MN_EXPORT void mn_queue_destroy(struct mn_queue *q)
+{
+	if (!q)
+		return;
+	if (!q->is_producer) {
+		mn_queue_detach(q);
+		return;
+	}
+	if (q->started && &mn_q_cur == q->cur_ptr)
+		mn_q_cur = mn_q_end = NULL;
+	if (mn_load_relaxed(&producer) == q)
+		mn_store_release(&producer, NULL);
+	munmap(q->base, q->map_bytes);
+	close(q->fd);
+	free(q);
+}
+
+/* ---- Consumer ---------------------------------------------------------------------------------- */
+
+/* Checks a header read from an untrusted fd against itself and the file size. */
+static bool header_valid(const struct mn_qhdr *h, uint64_t file_bytes)
+{
+	uint64_t bufs;
+
+	if (h->magic != MN_QUEUE_MAGIC || h->version != MN_QUEUE_VERSION)
+		return false;
+	if (h->nbufs < 2 || h->nconsumers < 1 || h->nconsumers > MN_QUEUE_MAX_CONSUMERS ||
+	    h->buf_bytes < MN_QUEUE_PAGE || h->buf_bytes % MN_QUEUE_PAGE)
+		return false;
+	if (h->header_bytes != mn_qhdr_bytes(h->nbufs) || h->bufs_off != h->header_bytes)
+		return false;
+	if (h->buf_bytes > (UINT64_MAX / 4) / h->nbufs)
+		return false;
+	bufs = h->buf_bytes * h->nbufs;
+	return h->extra_off == h->bufs_off + bufs && h->extra_bytes <= UINT64_MAX / 4 &&
+	       h->map_bytes == file_bytes && h->map_bytes >= h->extra_off + h->extra_bytes;
+}
+
+MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
+{
+	struct mn_queue *q = NULL;
+	struct mn_qhdr h;
+	struct stat st;
+	void *map = MAP_FAILED;
+	uint32_t none = MN_QSLOT_NONE;
+	struct mn_qslot *s;
+	int ret;
+
+	if (!qp)
+		return -EINVAL;
+	*qp = NULL;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size < (off_t)MN_QUEUE_PAGE)
+		return -EPROTO;
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return errno ? -errno : -EPROTO;
+	if (!header_valid(&h, (uint64_t)st.st_size))
+		return -EPROTO;
+	if (index >= h.nconsumers)
+		return -EINVAL;
+
+	if (posix_memalign((void **)&q, MN_QUEUE_LINE, sizeof(*q)))
+		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
+	q->pidfd = -1;
+	map = mmap(NULL, h.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		goto fail;
+	}
+	q->base = map;
+	q->hdr = map;
+	q->map_bytes = h.map_bytes;
+	q->buf_bytes = h.buf_bytes;
+	q->bufs_off = h.bufs_off;
+	q->nbufs = h.nbufs;
+	q->nconsumers = h.nconsumers;
+	q->fd = -1;
+	q->index = index;
+	q->bit = UINT32_C(1) << index;
+
+	s = slot_of(q, index);
+	mn_store_relaxed(&s->pid, (int32_t)getpid());
+	/* pid happens before the state that makes it valid; pairs with the acquire in
+	 * check_consumers().  A compare-and-swap, so that an index attaches once. */
+	if (!mn_cas_acq_rel(&s->state, &none, MN_QSLOT_ATTACHED)) {
+		ret = -EBUSY;
+		goto fail;
+	}
+
+	/* Pairs with the release store in mn_queue_producer_start(). */
+	q->producer_pid = mn_load_acquire(&q->hdr->producer_pid);
+	q->pidfd = (int)syscall(SYS_pidfd_open, q->producer_pid, 0);
+	if (q->pidfd < 0 && errno == ESRCH)
+		q->dead = true;  /* gone already: read what it left */
+	*qp = q;
+	return 0;
+fail:
+	if (map != MAP_FAILED)
+		munmap(map, h.map_bytes);
+	free(q);
+	return ret;
+}
+
+/* Whether the producer process has exited (zombie or reaped). */
+static bool producer_exited(struct mn_queue *q)
+{
+	if (q->pidfd >= 0) {
+		struct pollfd p = { .fd = q->pidfd, .events = POLLIN };
+
+		return poll(&p, 1, 0) > 0;
+	}
+	return pid_exited(q->producer_pid);
+}
+
+static int take_buffer(struct mn_queue *q, const uint64_t **words, size_t *nwords)
+{
+	uint32_t k = slot_index(q, q->cseq), lap = lap_of(q, q->cseq);
+	struct mn_qctl *c = ctl_of(q, k);
+	/* These three are ordered by the acquire load of hdr->stream that showed us the buffer. */
+	uint64_t used = mn_load_relaxed(&c->used);
+
+	if (mn_load_relaxed(&c->filled) != lap + 1 || !(mn_load_relaxed(&c->readers) & q->bit) ||
+	    used > q->buf_bytes || used % 8)
+		return -EIO;
+	*words = buf_of(q, k);
+	*nwords = used / 8;
+	q->held = HELD_BUF;
+	return 1;
+}
+
+/*
+ * The producer died after publishing q->cseq buffers: return what it wrote into the next one, if
+ * it had got hold of it (otherwise the slot still holds an earlier lap, already read).
+ */
+static int take_tail(struct mn_queue *q, const uint64_t **words, size_t *nwords)
+{
+	uint32_t k = slot_index(q, q->cseq), lap = lap_of(q, q->cseq);
+	uint64_t used;
+
+	q->died = true;
+	/* The zeroing of the earlier lap happens before we scan; pairs with the release store in
+	 * free_slot().  The dead producer's stores reached memory when it was killed. */
+	if (mn_load_acquire(&ctl_of(q, k)->freed) != lap)
+		goto end;
+	used = scan_used(q, k);
+	if (!used)
+		goto end;
+	*words = buf_of(q, k);
+	*nwords = used / 8;
+	q->held = HELD_TAIL;
+	return 1;
+end:
+	q->ended = true;
+	return 0;
+}
+
+MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords)
+{
+	struct mn_qhdr *h;
+	int spins = 0;
+
+	if (!q || q->is_producer || !words || !nwords)
+		return -EINVAL;
+	if (q->held != HELD_NONE)
+		return -EBUSY;
+	if (q->ended)
+		return 0;
+	h = q->hdr;
+	for (;;) {
+		/* Pairs with the release in publish() (the buffer's records and control words) and in
+		 * mn_queue_producer_finish() (the end, and what the producer wrote before it). */
+		uint32_t w = mn_load_acquire(&h->stream);
+
+		if ((w >> 1) != (uint32_t)(q->cseq & MN_QSTREAM_COUNT_MASK))
+			return take_buffer(q, words, nwords);
+		if (w & MN_QSTREAM_END) {
+			q->ended = true;
+			return 0;
+		}
+		if (q->dead)
+			return take_tail(q, words, nwords);
+		if (spins < MN_QUEUE_SPIN) {
+			spins++;
+			mn_cpu_relax();
+			continue;
+		}
+		if (producer_exited(q)) {
+			q->dead = true;  /* look at the count once more, then the tail */
+			continue;
+		}
+		mn_fetch_add_relaxed(&h->sleepers, 1);
+		/* Store buffering with publish(): either we see its new count, or it sees sleepers. */
+		mn_fence_seq_cst();
+		if (mn_load_relaxed(&h->stream) == w)
+			futex_wait(&h->stream, w, MN_QUEUE_WAIT_NS);
+		mn_fetch_sub_relaxed(&h->sleepers, 1);
+	}
+}
+
+static void release_seq(struct mn_queue *q, uint64_t seq)
+{
+	clear_readers(q, slot_index(q, seq), lap_of(q, seq), q->bit);
+}
+
+MN_EXPORT void mn_queue_release(struct mn_queue *q)
+{
+	if (!q || q->is_producer || q->held == HELD_NONE)
+		return;
+	if (q->held == HELD_TAIL) {
+		q->ended = true;  /* nothing to hand back: the producer is gone */
+	} else {
+		release_seq(q, q->cseq);
+		mn_fetch_add_relaxed(&slot_of(q, q->index)->released, 1);
+		q->cseq++;
+	}
+	q->held = HELD_NONE;
+}
+
+MN_EXPORT bool mn_queue_producer_died(const struct mn_queue *q)
+{
+	return q && q->died;
+}
+
+MN_EXPORT void mn_queue_detach(struct mn_queue *q)
+{
+	struct mn_qhdr *h;
+	uint32_t published;
+
+	if (!q)
+		return;
+	if (q->is_producer) {
+		mn_queue_destroy(q);
+		return;
+	}
+	h = q->hdr;
+	if (q->held == HELD_BUF)
+		mn_queue_release(q);
+	mn_store_release(&slot_of(q, q->index)->state, MN_QSLOT_DETACHED);
+	/* From here on the producer leaves us out; pairs with the acquire loads of detached in
+	 * publish() and reap_detached(). */
+	mn_fetch_or_release(&h->detached, q->bit);
+	/* Our detached bit is globally ordered before the count we read below, so any buffer
+	 * published after that count was published without us, or is reaped by the producer. */
+	mn_fence_seq_cst();
+	/* Pairs with the release in publish(): the used bytes of the buffers we may free. */
+	published = mn_load_acquire(&h->stream) >> 1;
+	for (uint32_t i = 0; i < q->nbufs && (uint32_t)(q->cseq & MN_QSTREAM_COUNT_MASK) != published;
+	     i++, q->cseq++)
+		release_seq(q, q->cseq);
+	if (q->pidfd >= 0)
+		close(q->pidfd);
+	munmap(q->base, q->map_bytes);
+	free(q);
+}

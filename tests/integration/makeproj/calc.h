@@ -1,0 +1,2 @@
+long add_all(const long *v, int n);
+long mul_all(const long *v, int n);

@@ -1,0 +1,18 @@
+/* A load that always reads 42, and one whose value varies.  Lines marked MARK are found by the test. */
+#include <stdio.h>
+
+volatile int answer = 42;
+volatile int counter;
+
+int main(void)
+{
+	long sum = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		sum += answer;                   /* MARK:const */
+		counter = i;
+		sum += counter;                  /* MARK:varies */
+	}
+	printf("sum %ld\n", sum);
+	return 0;
+}

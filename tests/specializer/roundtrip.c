@@ -1,0 +1,167 @@
+/*
+ * Round trip of a generated callbacks.c: linked with it by test_specialize, this program calls
+ * every callback with known arguments, catches the records in a plain array standing in for the
+ * queue, and decodes them with __mnemo_wire and mn_wire_get(), exactly as the backend will.
+ *
+ * Checks, for every event: a record of __mnemo_wire.nwords[code] words, or nothing when that is 0;
+ * the code in bits 0..7 of word 0; each argument the wire sends decodes to the value passed,
+ * truncated (addresses, ids) or saturated (sizes) to its width; arguments not sent decode as 0.
+ * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "abi.h"
+#include "queue.h"
+
+extern const struct mn_wire __mnemo_wire;
+extern const uint32_t __mnemo_heap_events;
+
+/* The producer side of the queue, reduced to an array the test reads back. */
+extern __thread uint32_t mn_heap_pending_site;
+__thread uint64_t *mn_q_cur, *mn_q_end;
+__thread uint32_t mn_heap_pending_site;
+static uint64_t buf[64];
+
+void mn_queue_push_slow(const uint64_t *words, unsigned n)
+{
+	fprintf(stderr, "roundtrip: unexpected slow path (%u words)\n", n);
+	exit(1);
+}
+
+/* Arguments with bits set above every width, so truncation and saturation show. */
+#define SITE   UINT32_C(0x89abcdef)
+#define ADDR   ((const void *)UINT64_C(0xfedc123456789abc))
+#define OADDR  ((const void *)UINT64_C(0xabcd000011112222))
+#define VALUE  UINT64_C(0x0123456789abcdef)
+#define SIZE32 UINT32_C(0x12345678)
+#define SIZE64 UINT64_C(0x0001000000000005)
+#define TYPE   UINT32_C(0x1ff)
+#define PID    UINT32_C(4242)
+#define STATUS UINT32_C(265)
+
+enum fit { T, S };  /* truncated, saturated */
+
+struct call {
+	const char *name;
+	unsigned code;                   /* from events.yaml: codes never change */
+	unsigned nargs;
+	uint64_t in[MN_WIRE_MAX_ARGS];   /* as passed, in catalogue order */
+	enum fit fit[MN_WIRE_MAX_ARGS];
+};
+
+#define A(p) ((uint64_t)(uintptr_t)(p))
+
+static const struct call calls[] = {
+	{ "load", 1, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S } },
+	{ "store", 2, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S } },
+	{ "pointer_create", 3, 3, { SITE, A(ADDR), TYPE }, { T, T, T } },
+	{ "heap_alloc", 4, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S } },
+	{ "heap_realloc", 5, 4, { SITE, A(OADDR), A(ADDR), SIZE64 }, { T, T, T, S } },
+	{ "heap_free", 6, 2, { SITE, A(ADDR) }, { T, T } },
+	{ "stack_alloc", 7, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S } },
+	{ "stack_free", 8, 2, { SITE, A(ADDR) }, { T, T } },
+	{ "global", 9, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S } },
+	{ "func_entry", 10, 1, { SITE }, { T } },
+	{ "func_exit", 11, 1, { SITE }, { T } },
+	{ "loop_invoke", 12, 1, { SITE }, { T } },
+	{ "loop_iter", 13, 1, { SITE }, { T } },
+	{ "loop_exit", 14, 1, { SITE }, { T } },
+	{ "program_start", 15, 1, { PID }, { T } },
+	{ "program_end", 16, 2, { PID, STATUS }, { T, T } },
+};
+
+static void call(unsigned code)
+{
+	switch (code) {
+	case 1: __mnemo_load(SITE, ADDR, VALUE, SIZE32); break;
+	case 2: __mnemo_store(SITE, ADDR, VALUE, SIZE32); break;
+	case 3: __mnemo_pointer_create(SITE, ADDR, TYPE); break;
+	case 4: __mnemo_heap_alloc(SITE, ADDR, SIZE64); break;
+	case 5: __mnemo_heap_realloc(SITE, OADDR, ADDR, SIZE64); break;
+	case 6: __mnemo_heap_free(SITE, ADDR); break;
+	case 7: __mnemo_stack_alloc(SITE, ADDR, SIZE64); break;
+	case 8: __mnemo_stack_free(SITE, ADDR); break;
+	case 9: __mnemo_global(SITE, ADDR, SIZE64); break;
+	case 10: __mnemo_func_entry(SITE); break;
+	case 11: __mnemo_func_exit(SITE); break;
+	case 12: __mnemo_loop_invoke(SITE); break;
+	case 13: __mnemo_loop_iter(SITE); break;
+	case 14: __mnemo_loop_exit(SITE); break;
+	case 15: __mnemo_program_start(PID); break;
+	case 16: __mnemo_program_end(PID, STATUS); break;
+	}
+}
+
+static uint64_t fit(uint64_t v, unsigned bits, enum fit f)
+{
+	uint64_t max = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+
+	if (f == S)
+		return v > max ? max : v;
+	return v & max;
+}
+
+/* Checks one event's record; returns the number of failures. */
+static int check(const struct call *c)
+{
+	unsigned nwords = __mnemo_wire.nwords[c->code], pushed;
+	int bad = 0;
+
+	for (unsigned i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
+		buf[i] = 0;
+	mn_q_cur = buf;
+	mn_q_end = buf + sizeof(buf) / sizeof(buf[0]);
+	call(c->code);
+	pushed = (unsigned)(mn_q_cur - buf);
+	if (pushed != nwords) {
+		printf("%s: expected %u words pushed, got %u\n", c->name, nwords, pushed);
+		return 1;
+	}
+	if (!nwords)
+		return 0;
+	if ((buf[0] & 0xff) != c->code) {
+		printf("%s: expected code %u in word 0, got %u\n", c->name, c->code,
+		       (unsigned)(buf[0] & 0xff));
+		bad++;
+	}
+	for (unsigned i = 0; i < MN_WIRE_MAX_ARGS; i++) {
+		const struct mn_wire_arg *a = &__mnemo_wire.arg[c->code][i];
+		uint64_t want = i < c->nargs && a->bits ? fit(c->in[i], a->bits, c->fit[i]) : 0;
+		uint64_t got = mn_wire_get(&__mnemo_wire, buf, c->code, i);
+
+		if (a->bits && a->word >= nwords) {
+			printf("%s: argument %u in word %u of a %u-word record\n", c->name, i,
+			       a->word, nwords);
+			bad++;
+		} else if (got != want) {
+			printf("%s: argument %u: expected 0x%llx, got 0x%llx\n", c->name, i,
+			       (unsigned long long)want, (unsigned long long)got);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+int main(void)
+{
+	int bad = 0;
+
+	printf("sent:");
+	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (__mnemo_wire.nwords[calls[i].code])
+			printf(" %s", calls[i].name);
+	printf("\n");
+	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		bad += check(&calls[i]);
+
+	__mnemo_heap_site(77);
+	if (mn_heap_pending_site != (__mnemo_heap_events ? 77u : 0u)) {
+		printf("heap_site: expected pending site %u, got %u\n",
+		       __mnemo_heap_events ? 77u : 0u, mn_heap_pending_site);
+		bad++;
+	}
+	printf("heap_events: %u\n", __mnemo_heap_events);
+	return bad ? 1 : 0;
+}

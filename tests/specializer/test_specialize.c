@@ -1,0 +1,875 @@
+/*
+ * Tests of link-time specialization: the spec library (frontend-lib/spec.c) on the tree's
+ * catalogue and on small specs written per test, and the mnemo-specialize program run as a
+ * build would run it.  The generated callbacks.c is compiled with clang, run through a round trip
+ * (roundtrip.c: encode with the callbacks, decode with __mnemo_wire), and linked with full LTO to
+ * see that an unused event leaves no code behind (lto_prog.c).
+ *
+ * Paths come from the build as compile definitions; MNEMO_TEST_CATALOGUE in the environment
+ * replaces the tree's catalogue (to try one being edited).  Each test works in its own temporary
+ * directory, removed afterwards.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "spec.h"
+
+extern char **environ;
+
+/* ---- Helpers ---------------------------------------------------------------------------- */
+
+struct fixture {
+	char dir[64];          /* this test's temporary directory */
+	char modules[128];     /* dir/modules: module specs written by the test */
+	char out[128];         /* dir/out: generated files */
+};
+
+struct run {
+	int status;            /* exit status, or 128 + signal */
+	char out[16384];       /* stdout */
+	char err[16384];       /* stderr */
+};
+
+static const char *catalogue_path(void)
+{
+	const char *env = getenv("MNEMO_TEST_CATALOGUE");
+
+	return env && *env ? env : MNEMO_CATALOGUE;
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/mnemo-spec-test.XXXXXX");
+	if (!mkdtemp(fx->dir)) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->modules, sizeof(fx->modules), "%s/modules", fx->dir);
+	snprintf(fx->out, sizeof(fx->out), "%s/out", fx->dir);
+	mkdir(fx->modules, 0755);
+	*state = fx;
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	nftw(fx->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+static void read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, size - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+}
+
+/* Writes text to path, failing the test if it cannot. */
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Writes fx->modules/<name>/events.yaml; returns its path in a static buffer. */
+static const char *write_spec(struct fixture *fx, const char *name, const char *text)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", fx->modules, name);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/events.yaml", fx->modules, name);
+	write_file(path, text);
+	return path;
+}
+
+/* Copies the tree's spec of module name into fx->modules. */
+static void copy_tree_spec(struct fixture *fx, const char *name)
+{
+	static char text[8192];
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s/events.yaml", MNEMO_MODULES_DIR, name);
+	read_file(path, text, sizeof(text));
+	assert_true(strlen(text) > 0);
+	write_spec(fx, name, text);
+}
+
+/* Runs argv (NULL-terminated) with stdout and stderr captured in r. */
+static void run(struct fixture *fx, struct run *r, const char *const *argv)
+{
+	posix_spawn_file_actions_t fa;
+	char out[128], err[128];
+	pid_t pid;
+	int ws;
+
+	snprintf(out, sizeof(out), "%s/stdout", fx->dir);
+	snprintf(err, sizeof(err), "%s/stderr", fx->dir);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	read_file(out, r->out, sizeof(r->out));
+	read_file(err, r->err, sizeof(r->err));
+}
+
+/* mnemo-specialize --modules <modules> with fx's modules dir (or the tree's) and output. */
+static void specialize(struct fixture *fx, struct run *r, const char *modules_dir,
+		       const char *modules)
+{
+	const char *argv[] = { MNEMO_SPECIALIZE, "--catalogue", catalogue_path(), "--modules-dir",
+			       modules_dir, "--modules", modules, "--backend",
+			       "/opt/mnemo/bin/mnemo-backend", "-o", fx->out, NULL };
+
+	run(fx, r, argv);
+}
+
+/* mnemo-specialize --check path. */
+static void check_spec(struct fixture *fx, struct run *r, const char *path)
+{
+	const char *argv[] = { MNEMO_SPECIALIZE, "--catalogue", catalogue_path(), "--check", path,
+			       NULL };
+
+	run(fx, r, argv);
+}
+
+static void expect_contains(const char *what, const char *haystack, const char *needle)
+{
+	if (!strstr(haystack, needle))
+		fail_msg("%s: expected to contain \"%s\", got \"%s\"", what, needle, haystack);
+}
+
+/* The run must have succeeded; prints its stderr otherwise. */
+static void expect_ok(const struct run *r)
+{
+	if (r->status)
+		fail_msg("expected exit 0, got %d; stderr: %s", r->status, r->err);
+}
+
+/*
+ * The run must fail with exit status 1 and one message line starting "mnemo-specialize: " and
+ * containing want (a "<file>:<line>:" prefix and a phrase, say).
+ */
+static void expect_error(const struct run *r, const char *want)
+{
+	if (r->status != 1)
+		fail_msg("expected exit 1, got %d; stderr: %s", r->status, r->err);
+	if (strncmp(r->err, "mnemo-specialize: ", 18))
+		fail_msg("expected \"mnemo-specialize: ...\", got \"%s\"", r->err);
+	expect_contains("stderr", r->err, want);
+}
+
+static void expect_wire_arg(const struct mn_wire *w, unsigned code, unsigned arg, unsigned word,
+			    unsigned shift, unsigned bits)
+{
+	const struct mn_wire_arg *a = &w->arg[code][arg];
+
+	if (a->word != word || a->shift != shift || a->bits != bits)
+		fail_msg("event %u arg %u: expected word %u shift %u bits %u, got %u/%u/%u", code,
+			 arg, word, shift, bits, a->word, a->shift, a->bits);
+}
+
+/* Loads the catalogue, the given specs (paths) and packs them into w. */
+static void pack(struct mn_wire *w, struct mn_catalogue **cp, unsigned n, const char **paths)
+{
+	struct mn_module_spec *m[8] = { 0 };
+	struct mn_spec_error err;
+
+	assert_true(n <= 8);
+	if (mn_spec_catalogue_load(cp, catalogue_path(), &err))
+		fail_msg("catalogue: %s", err.msg);
+	for (unsigned i = 0; i < n; i++)
+		if (mn_spec_module_load(&m[i], *cp, paths[i], NULL, &err))
+			fail_msg("spec: %s", err.msg);
+	if (mn_spec_pack(w, *cp, (const struct mn_module_spec *const *)m, n, &err))
+		fail_msg("pack: %s", err.msg);
+	for (unsigned i = 0; i < n; i++)
+		mn_spec_module_free(m[i]);
+}
+
+static unsigned code_of(const struct mn_catalogue *c, const char *event)
+{
+	const struct mn_spec_event *ev = mn_spec_event_find(c, event);
+
+	if (!ev)
+		fail_msg("no event '%s' in the catalogue", event);
+	return ev->code;
+}
+
+/* Writes the spec of a module "everything" that uses every argument of every event. */
+static void write_everything(struct fixture *fx)
+{
+	struct mn_catalogue *c;
+	struct mn_spec_error err;
+	char text[4096] = "module: everything\ndoc: every argument of every event\nevents:\n";
+
+	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
+		fail_msg("catalogue: %s", err.msg);
+	for (unsigned i = 0; i < c->nevents; i++) {
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "  %s: [",
+			 c->event[i].name);
+		for (unsigned a = 0; a < c->event[i].nargs; a++)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s",
+				 a ? ", " : "", c->event[i].arg[a].name);
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "]\n");
+	}
+	mn_spec_catalogue_free(c);
+	write_spec(fx, "everything", text);
+}
+
+/* Compiles with clang: args are appended to the common flags; returns the run. */
+static void clang(struct fixture *fx, struct run *r, const char *const *args)
+{
+	const char *argv[32] = { MNEMO_CLANG_PATH, "-std=gnu11", "-O2", "-Wall", "-Wextra",
+				 "-Wno-unused-parameter", "-Wmissing-prototypes",
+				 "-Wmissing-variable-declarations",
+				 /* queue.h:148 "*words/" + "*nwords" trips -Wcomment */
+				 "-Wno-comment", "-Werror",
+				 "-I" MNEMO_FRONTEND_DIR, "-I" MNEMO_QUEUE_DIR };
+	unsigned n = 12;
+
+	for (; *args; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	run(fx, r, argv);
+}
+
+/* ---- The catalogue and the tree's modules ----------------------------------------------- */
+
+static void test_catalogue_valid(void **state)
+{
+	struct mn_catalogue *c;
+	struct mn_spec_error err;
+
+	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(c->nevents, 16);
+	assert_int_equal(code_of(c, "load"), 1);
+	assert_int_equal(code_of(c, "program_end"), 16);
+	assert_string_equal(c->event[0].arg[1].name, "address");
+	assert_int_equal(c->event[0].arg[1].bits, 48);
+	mn_spec_catalogue_free(c);
+}
+
+/* value-pattern: load and store as site | address | value in 3 words; nothing else sent. */
+static void test_value_pattern_wire(void **state)
+{
+	const char *paths[] = { MNEMO_MODULES_DIR "/value-pattern/events.yaml" };
+	struct mn_catalogue *c;
+	struct mn_wire w;
+
+	pack(&w, &c, 1, paths);
+	for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++) {
+		unsigned want = code == code_of(c, "load") || code == code_of(c, "store") ? 3 : 0;
+
+		if (w.nwords[code] != want)
+			fail_msg("event %u: expected %u words, got %u", code, want, w.nwords[code]);
+	}
+	for (unsigned code = 1; code <= 2; code++) {
+		expect_wire_arg(&w, code, 0, 0, 8, 32);    /* site */
+		expect_wire_arg(&w, code, 1, 1, 0, 48);    /* address */
+		expect_wire_arg(&w, code, 2, 2, 0, 64);    /* value */
+		expect_wire_arg(&w, code, 3, 0, 0, 0);     /* size: not sent */
+	}
+	assert_false(mn_spec_uses_heap(&w, c));
+	mn_spec_catalogue_free(c);
+}
+
+static void test_value_pattern_cli(void **state)
+{
+	struct fixture *fx = *state;
+	char path[256], text[32768];
+	struct run r;
+
+	specialize(fx, &r, MNEMO_MODULES_DIR, "value-pattern");
+	expect_ok(&r);
+	assert_string_equal(r.out, "heap=0\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	read_file(path, text, sizeof(text));
+	expect_contains("callbacks.c", text, "GENERATED by mnemo-specialize");
+	expect_contains("callbacks.c", text, "const char __mnemo_modules[] = \"value-pattern\";");
+	expect_contains("callbacks.c", text,
+			"const char __mnemo_backend_path[] = \"/opt/mnemo/bin/mnemo-backend\";");
+	expect_contains("callbacks.c", text, "const uint32_t __mnemo_heap_events = 0;");
+	expect_contains("callbacks.c", text, "\tmn_queue_push(w, 3);\n");
+	expect_contains("callbacks.c", text,
+			"void __mnemo_heap_alloc(uint32_t site, const void *addr, uint64_t size)\n"
+			"{\n}\n");
+	assert_null(strstr(text, "mn_heap_pending_site"));
+}
+
+static void test_list_and_check(void **state)
+{
+	struct fixture *fx = *state;
+	const char *list[] = { MNEMO_SPECIALIZE, "--catalogue", catalogue_path(), "--modules-dir",
+			       MNEMO_MODULES_DIR, "--list", NULL };
+	const char *help[] = { MNEMO_SPECIALIZE, "--help", NULL };
+	const char *none[] = { MNEMO_SPECIALIZE, NULL };
+	struct run r;
+
+	run(fx, &r, list);
+	expect_ok(&r);
+	expect_contains("--list", r.out, "value-pattern");
+	expect_contains("--list", r.out, "constant and few-valued loads and stores");
+	check_spec(fx, &r, MNEMO_MODULES_DIR "/value-pattern/events.yaml");
+	expect_ok(&r);
+	run(fx, &r, help);
+	expect_ok(&r);
+	expect_contains("--help", r.out, "--modules-dir");
+	run(fx, &r, none);
+	assert_int_equal(r.status, 2);
+	expect_contains("no arguments", r.err, "mnemo-specialize: ");
+}
+
+/* ---- Packing ---------------------------------------------------------------------------- */
+
+/* All four load arguments: size (24 bits) fills word 0 after the site, at shift 40. */
+static void test_all_load_args(void **state)
+{
+	struct fixture *fx = *state;
+	const char *paths[] = { write_spec(fx, "all-load", "module: all-load\ndoc: d\n"
+					   "events:\n  load: [site, address, value, size]\n") };
+	struct mn_catalogue *c;
+	struct mn_wire w;
+	struct run r;
+
+	pack(&w, &c, 1, paths);
+	assert_int_equal(w.nwords[code_of(c, "load")], 3);
+	expect_wire_arg(&w, code_of(c, "load"), 0, 0, 8, 32);
+	expect_wire_arg(&w, code_of(c, "load"), 1, 1, 0, 48);
+	expect_wire_arg(&w, code_of(c, "load"), 2, 2, 0, 64);
+	expect_wire_arg(&w, code_of(c, "load"), 3, 0, 40, 24);
+	assert_int_equal(w.nwords[code_of(c, "store")], 0);
+	mn_spec_catalogue_free(c);
+
+	specialize(fx, &r, fx->modules, "all-load");
+	expect_ok(&r);
+	assert_string_equal(r.out, "heap=0\n");
+}
+
+/* The site goes with every sent event even when no module lists it. */
+static void test_site_always_sent(void **state)
+{
+	struct fixture *fx = *state;
+	const char *paths[] = { write_spec(fx, "values", "module: values\ndoc: d\nevents:\n"
+					   "  load: [value]\n  loop_iter: []\n") };
+	struct mn_catalogue *c;
+	struct mn_wire w;
+
+	pack(&w, &c, 1, paths);
+	assert_int_equal(w.nwords[code_of(c, "load")], 2);
+	expect_wire_arg(&w, code_of(c, "load"), 0, 0, 8, 32);
+	expect_wire_arg(&w, code_of(c, "load"), 1, 0, 0, 0);
+	expect_wire_arg(&w, code_of(c, "load"), 2, 1, 0, 64);
+	assert_int_equal(w.nwords[code_of(c, "loop_iter")], 1);
+	expect_wire_arg(&w, code_of(c, "loop_iter"), 0, 0, 8, 32);
+	mn_spec_catalogue_free(c);
+}
+
+/* Two modules: each event carries the union of what they list. */
+static void test_union_of_modules(void **state)
+{
+	struct fixture *fx = *state;
+	const char *paths[2];
+	struct mn_catalogue *c;
+	struct mn_wire w;
+	struct run r;
+
+	copy_tree_spec(fx, "value-pattern");
+	paths[0] = MNEMO_MODULES_DIR "/value-pattern/events.yaml";
+	paths[1] = write_spec(fx, "sizes", "module: sizes\ndoc: d\nevents:\n  load: [size]\n"
+			      "  func_entry: []\n");
+	pack(&w, &c, 2, paths);
+	assert_int_equal(w.nwords[code_of(c, "load")], 3);
+	expect_wire_arg(&w, code_of(c, "load"), 3, 0, 40, 24);   /* size, from "sizes" */
+	expect_wire_arg(&w, code_of(c, "load"), 2, 2, 0, 64);    /* value, from value-pattern */
+	assert_int_equal(w.nwords[code_of(c, "store")], 3);
+	expect_wire_arg(&w, code_of(c, "store"), 3, 0, 0, 0);
+	assert_int_equal(w.nwords[code_of(c, "func_entry")], 1);
+	mn_spec_catalogue_free(c);
+
+	specialize(fx, &r, fx->modules, "value-pattern,sizes");
+	expect_ok(&r);
+	assert_string_equal(r.out, "heap=0\n");
+}
+
+static void test_heap_events(void **state)
+{
+	struct fixture *fx = *state;
+	char path[256], text[32768];
+	struct run r;
+
+	write_spec(fx, "frees", "module: frees\ndoc: d\nshard: address\nshard_shift: 6\n"
+		   "events:\n  heap_free: [address]\n");
+	specialize(fx, &r, fx->modules, "frees");
+	expect_ok(&r);
+	assert_string_equal(r.out, "heap=1\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	read_file(path, text, sizeof(text));
+	expect_contains("callbacks.c", text, "extern __thread uint32_t mn_heap_pending_site;");
+	expect_contains("callbacks.c", text, "\tmn_heap_pending_site = site;\n");
+	expect_contains("callbacks.c", text, "const uint32_t __mnemo_heap_events = 1;");
+}
+
+/* An event whose arguments cannot fit in 4 words is refused, naming it in the catalogue. */
+static void test_unpackable(void **state)
+{
+	struct fixture *fx = *state;
+	char cat[256];
+	struct mn_catalogue *c;
+	struct mn_module_spec *m;
+	struct mn_spec_error err;
+	struct mn_wire w;
+
+	snprintf(cat, sizeof(cat), "%s/wide.yaml", fx->dir);
+	write_file(cat, "format: mnemo-events/1\nevents:\n"
+		   "  narrow:\n    code: 1\n    doc: d\n    args: []\n"
+		   "  wide:\n    code: 2\n    doc: d\n    args:\n"
+		   "      - {name: a, bits: 64, doc: d}\n      - {name: b, bits: 64, doc: d}\n"
+		   "      - {name: c, bits: 64, doc: d}\n      - {name: e, bits: 64, doc: d}\n");
+	if (mn_spec_catalogue_load(&c, cat, &err))
+		fail_msg("%s", err.msg);
+	if (mn_spec_module_load(&m, c, write_spec(fx, "w", "module: w\ndoc: d\nevents:\n"
+						  "  wide: [a, b, c, e]\n  narrow: []\n"),
+				"w", &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(mn_spec_pack(&w, c, (const struct mn_module_spec *const *)&m, 1, &err),
+			 -EINVAL);
+	expect_contains("pack", err.msg, "/wide.yaml:7:3: event 'wide': arguments a:64, b:64");
+	expect_contains("pack", err.msg, "do not fit in 4 words");
+	mn_spec_module_free(m);
+	mn_spec_catalogue_free(c);
+}
+
+/* ---- Bad module specs: one message naming file and line, exit 1 ------------------------- */
+
+/* Writes spec text as module "bad", runs --check and the generator on it, expects want. */
+static void expect_bad_spec(struct fixture *fx, const char *text, unsigned line, unsigned col,
+			    const char *what)
+{
+	const char *path = write_spec(fx, "bad", text);
+	char want[512];
+	struct run r;
+
+	snprintf(want, sizeof(want), "%s:%u:%u: %s", path, line, col, what);
+	check_spec(fx, &r, path);
+	expect_error(&r, want);
+	specialize(fx, &r, fx->modules, "bad");
+	expect_error(&r, want);
+	assert_string_equal(r.out, "");
+}
+
+static void test_bad_yaml_syntax(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: this: that\n"                          /* line 2 */
+			"events:\n"
+			"  load: [site]\n",
+			2, 10, "mapping values are not allowed");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [site, address\n"
+			"  store: [site]\n",                         /* line 5 */
+			5, 8, "did not find expected ',' or ']'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [site]\n"
+			"    store: [site]\n",                       /* line 5 */
+			5, 5, "did not find expected key");
+}
+
+static void test_bad_unknown_event(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"shard: site\n"
+			"events:\n"
+			"  lod: [site, address]\n",                  /* line 5 */
+			5, 3, "unknown event 'lod' (known: load, store, ");
+}
+
+static void test_bad_unknown_argument(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  store: [site]\n"
+			"  load: [site, adress]\n",                  /* line 5 */
+			5, 16, "unknown argument 'adress' of event 'load' (known: site, address, "
+			"value, size)");
+}
+
+static void test_bad_duplicates(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [site]\n"
+			"  store: [value]\n"
+			"  load: [address]\n",                       /* line 6 */
+			6, 3, "duplicate key 'load' (first at line 4)");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [value, site, value]\n",            /* line 4 */
+			4, 23, "event 'load': argument 'value' listed twice");
+}
+
+static void test_bad_module_key(void **state)
+{
+	expect_bad_spec(*state,
+			"# a comment first\n"
+			"doc: d\n"                                   /* the mapping starts here */
+			"events:\n"
+			"  load: [site]\n",
+			2, 1, "missing 'module:'");
+	expect_bad_spec(*state,
+			"module: good\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [site]\n",
+			1, 9, "module 'good' does not match its folder 'bad'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [site]\n"
+			"evnts: {}\n",
+			5, 1, "unknown key 'evnts' in the module spec");
+}
+
+static void test_bad_shard(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"shard: adress\n"
+			"events:\n"
+			"  load: [site]\n",
+			3, 8, "shard must be none, site or address, got 'adress'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"shard: address\n"
+			"events:\n"
+			"  load: [site]\n",
+			3, 8, "'shard: address' needs 'shard_shift: N'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"shard: address\n"
+			"shard_shift: 64\n"
+			"events:\n"
+			"  load: [site]\n",
+			4, 14, "'shard_shift' must be an integer in 0..47");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"shard: site\n"
+			"shard_shift: 4\n"
+			"events:\n"
+			"  load: [site]\n",
+			4, 14, "shard_shift is only for 'shard: address'");
+}
+
+static void test_bad_module_name(void **state)
+{
+	struct fixture *fx = *state;
+	struct run r;
+
+	copy_tree_spec(fx, "value-pattern");
+	specialize(fx, &r, fx->modules, "value-pattern,foo");
+	expect_error(&r, "mnemo-specialize: unknown module 'foo' (known: value-pattern)\n");
+	specialize(fx, &r, fx->modules, "value-pattern,value-pattern");
+	expect_error(&r, "module 'value-pattern' is given twice");
+	specialize(fx, &r, fx->modules, "../value-pattern");
+	expect_error(&r, "unknown module '../value-pattern'");
+	/* Nothing was written by the failed runs. */
+	assert_int_equal(access(fx->out, F_OK), -1);
+}
+
+/* ---- Bad catalogues --------------------------------------------------------------------- */
+
+/* A catalogue with one event "ev" whose body is the given text (indented 4). */
+static void expect_bad_catalogue(struct fixture *fx, const char *events, unsigned line,
+				 const char *what)
+{
+	char path[256], text[2048], want[512];
+	struct mn_catalogue *c = NULL;
+	struct mn_spec_error err;
+
+	snprintf(path, sizeof(path), "%s/catalogue.yaml", fx->dir);
+	snprintf(text, sizeof(text), "format: mnemo-events/1\nevents:\n%s", events);
+	write_file(path, text);
+	assert_int_equal(mn_spec_catalogue_load(&c, path, &err), -EINVAL);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:%u:", path, line);
+	expect_contains("catalogue error", err.msg, want);
+	expect_contains("catalogue error", err.msg, what);
+}
+
+static void test_bad_catalogue(void **state)
+{
+	struct fixture *fx = *state;
+	char path[256];
+	struct run r;
+
+	expect_bad_catalogue(fx, "  a:\n    code: 1\n    doc: d\n    args: []\n"
+			     "  b:\n    code: 1\n    doc: d\n    args: []\n",
+			     8, "event 'b': code 1 is already used by event 'a' (line 3)");
+	expect_bad_catalogue(fx, "  a:\n    code: 0\n    doc: d\n    args: []\n",
+			     4, "'code' must be an integer in 1..31");
+	expect_bad_catalogue(fx, "  a:\n    code: 32\n    doc: d\n    args: []\n",
+			     4, "'code' must be an integer in 1..31");
+	expect_bad_catalogue(fx, "  a:\n    code: 1\n    doc: d\n    args:\n"
+			     "      - {name: x, bits: 0, doc: d}\n",
+			     7, "'bits' must be an integer in 1..64");
+	expect_bad_catalogue(fx, "  a:\n    code: 1\n    doc: d\n    args:\n"
+			     "      - {name: x, bits: 65, doc: d}\n",
+			     7, "'bits' must be an integer in 1..64");
+	expect_bad_catalogue(fx, "  a:\n    code: 1\n    doc: d\n    args:\n"
+			     "      - {name: p, bits: 8, doc: d}\n"
+			     "      - {name: q, bits: 8, doc: d}\n"
+			     "      - {name: r, bits: 8, doc: d}\n"
+			     "      - {name: s, bits: 8, doc: d}\n"
+			     "      - {name: t, bits: 8, doc: d}\n",
+			     11, "event 'a' has more than 4 arguments");
+	expect_bad_catalogue(fx, "  a:\n    code: 1\n    doc: d\n    args:\n"
+			     "      - {name: x, bits: 8, doc: one, two}\n",
+			     7, "unknown key 'two'");
+	expect_bad_catalogue(fx, "  a:\n    code: 1\n    doc: d\n    args:\n"
+			     "      - {name: x, bits: 8, doc: d}\n"
+			     "      - {name: x, bits: 8, doc: d}\n",
+			     8, "event 'a' has two arguments named 'x'");
+	/* A first argument other than site is fine. */
+	snprintf(path, sizeof(path), "%s/good.yaml", fx->dir);
+	write_file(path, "format: mnemo-events/1\nevents:\n  a:\n    code: 3\n    doc: d\n"
+		   "    args:\n      - {name: pid, bits: 32, doc: d}\n");
+	{
+		struct mn_catalogue *c;
+		struct mn_spec_error err;
+
+		if (mn_spec_catalogue_load(&c, path, &err))
+			fail_msg("%s", err.msg);
+		mn_spec_catalogue_free(c);
+	}
+
+	/* The program reports a catalogue error the same way. */
+	snprintf(path, sizeof(path), "%s/catalogue.yaml", fx->dir);
+	write_file(path, "format: mnemo-events/1\nevents:\n  load:\n    code: 99\n");
+	{
+		const char *argv[] = { MNEMO_SPECIALIZE, "--catalogue", path, "--modules-dir",
+				       MNEMO_MODULES_DIR, "--list", NULL };
+		char want[300];
+
+		run(fx, &r, argv);
+		snprintf(want, sizeof(want), "%s:4:11: event 'load': 'code' must be", path);
+		expect_error(&r, want);
+	}
+}
+
+/* ---- The generated code ----------------------------------------------------------------- */
+
+static void test_generated_compiles(void **state)
+{
+	struct fixture *fx = *state;
+	char src[256], obj[256];
+	struct run r;
+
+	write_everything(fx);
+	copy_tree_spec(fx, "value-pattern");
+	snprintf(src, sizeof(src), "%s/callbacks.c", fx->out);
+	snprintf(obj, sizeof(obj), "%s/callbacks.o", fx->out);
+	for (unsigned i = 0; i < 2; i++) {
+		const char *args[] = { "-flto", "-c", src, "-o", obj, NULL };
+
+		specialize(fx, &r, fx->modules, i ? "everything" : "value-pattern");
+		expect_ok(&r);
+		clang(fx, &r, args);
+		if (r.status)
+			fail_msg("clang on callbacks.c for %s: exit %d: %s",
+				 i ? "everything" : "value-pattern", r.status, r.err);
+	}
+}
+
+/* Builds roundtrip.c with the callbacks for modules and runs it; returns its stdout in r. */
+static void roundtrip(struct fixture *fx, struct run *r, const char *modules)
+{
+	char src[256], exe[256];
+	const char *args[] = { "-flto", "-fuse-ld=lld", MNEMO_TEST_SRC_DIR "/roundtrip.c", src,
+			       "-o", exe, NULL };
+	const char *argv[] = { exe, NULL };
+
+	snprintf(src, sizeof(src), "%s/callbacks.c", fx->out);
+	snprintf(exe, sizeof(exe), "%s/roundtrip", fx->out);
+	specialize(fx, r, fx->modules, modules);
+	expect_ok(r);
+	clang(fx, r, args);
+	if (r->status)
+		fail_msg("clang: exit %d: %s", r->status, r->err);
+	run(fx, r, argv);
+	if (r->status)
+		fail_msg("roundtrip for %s: exit %d:\n%s%s", modules, r->status, r->out, r->err);
+}
+
+static void test_roundtrip_everything(void **state)
+{
+	struct fixture *fx = *state;
+	struct run r;
+
+	write_everything(fx);
+	roundtrip(fx, &r, "everything");
+	assert_string_equal(r.out, "sent: load store pointer_create heap_alloc heap_realloc "
+			    "heap_free stack_alloc stack_free global func_entry func_exit "
+			    "loop_invoke loop_iter loop_exit program_start program_end\n"
+			    "heap_events: 1\n");
+}
+
+static void test_roundtrip_value_pattern(void **state)
+{
+	struct fixture *fx = *state;
+	struct run r;
+
+	copy_tree_spec(fx, "value-pattern");
+	roundtrip(fx, &r, "value-pattern");
+	assert_string_equal(r.out, "sent: load store\nheap_events: 0\n");
+}
+
+/* Disassembles symbol fn of exe into r->out. */
+static void disassemble(struct fixture *fx, struct run *r, const char *exe, const char *fn)
+{
+	char sym[64];
+	const char *argv[] = { MNEMO_LLVM_BINDIR "/llvm-objdump", "-d", "--no-show-raw-insn", sym,
+			       exe, NULL };
+
+	snprintf(sym, sizeof(sym), "--disassemble-symbols=%s", fn);
+	run(fx, r, argv);
+	expect_ok(r);
+	expect_contains("disassembly", r->out, fn);
+}
+
+/* PROMPT 4.2's claim: with full LTO, an event no module uses costs nothing at its call site. */
+static void test_lto_removes_unused_events(void **state)
+{
+	struct fixture *fx = *state;
+	char src[256], exe[256];
+	const char *args[] = { "-flto", "-fuse-ld=lld", MNEMO_TEST_SRC_DIR "/lto_prog.c", src,
+			       "-o", exe, NULL };
+	const char *argv[] = { exe, NULL };
+	struct run r;
+
+	write_spec(fx, "loads", "module: loads\ndoc: d\nevents:\n  load: [address]\n");
+	snprintf(src, sizeof(src), "%s/callbacks.c", fx->out);
+	snprintf(exe, sizeof(exe), "%s/lto_prog", fx->out);
+	specialize(fx, &r, fx->modules, "loads");
+	expect_ok(&r);
+	clang(fx, &r, args);
+	if (r.status)
+		fail_msg("clang: exit %d: %s", r.status, r.err);
+	run(fx, &r, argv);
+	assert_int_equal(r.status, 2);   /* one load record: code | site, address */
+
+	disassemble(fx, &r, exe, "only_stores");
+	if (strstr(r.out, "movnti") || strstr(r.out, "call"))
+		fail_msg("expected no event code in only_stores, got:\n%s", r.out);
+	disassemble(fx, &r, exe, "only_loads");
+	if (!strstr(r.out, "movnti"))
+		fail_msg("expected the load record pushed inline in only_loads, got:\n%s", r.out);
+}
+
+/* Re-running with the same inputs leaves callbacks.c untouched, so builds stay incremental. */
+static void test_unchanged_output_kept(void **state)
+{
+	struct fixture *fx = *state;
+	struct stat before, after;
+	char path[256];
+	struct run r;
+
+	copy_tree_spec(fx, "value-pattern");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	specialize(fx, &r, fx->modules, "value-pattern");
+	expect_ok(&r);
+	assert_int_equal(stat(path, &before), 0);
+	usleep(20 * 1000);
+	specialize(fx, &r, fx->modules, "value-pattern");
+	expect_ok(&r);
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_catalogue_valid),
+		cmocka_unit_test(test_value_pattern_wire),
+		cmocka_unit_test_setup_teardown(test_value_pattern_cli, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_and_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_load_args, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_site_always_sent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_union_of_modules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unpackable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_yaml_syntax, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_unknown_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_unknown_argument, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_duplicates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_module_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_shard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_module_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_catalogue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_generated_compiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_everything, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_value_pattern, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lto_removes_unused_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unchanged_output_kept, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("specializer", tests, NULL, NULL);
+}
