@@ -15,8 +15,8 @@
  * the leader when other modules run: it goes on draining the queue (without a module) so that it
  * still sees the end of the stream and can write the other modules' sections into the profile.
  *
- * Nothing here can hang: the queue ends the stream when the producer dies, and the leader's wait for
- * the others treats a dead backend as failed.
+ * Nothing here can hang: the queue ends the stream when the producer dies, and the leader's wait
+ * for the others treats a dead backend as failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,7 +37,7 @@
 #define MNEMO_VERSION "unknown"
 #endif
 
-/* ---- The registry: every module of modules/modules.def ------------------------------------------- */
+/* ---- The registry: every module of modules/modules.def --------------------------------------- */
 
 #define MN_MODULE(c) extern const struct mn_module mn_module_##c;
 #include "modules.def"
@@ -82,7 +82,7 @@ static double monotonic_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- One backend's run ------------------------------------------------------------------------------ */
+/* ---- One backend's run ----------------------------------------------------------------------- */
 
 struct backend {
 	struct mn_queue *q;
@@ -139,7 +139,7 @@ static bool session_valid(const struct mn_session *s, size_t extra, unsigned ind
 	char wire_why[160];
 
 	if (extra < sizeof(*s)) {
-		snprintf(why, whylen, "the queue's session block is %zu bytes, expected at least %zu",
+		snprintf(why, whylen, "the queue's session block is %zu bytes, expected %zu",
 			 extra, sizeof(*s));
 		return false;
 	}
@@ -157,8 +157,8 @@ static bool session_valid(const struct mn_session *s, size_t extra, unsigned ind
 		return false;
 	}
 	if (s->nmodules == 0 || s->nmodules > MN_MAX_MODULES || index >= s->nmodules) {
-		snprintf(why, whylen, "consumer index %u, but the session has %u modules (at most %d)",
-			 index, s->nmodules, MN_MAX_MODULES);
+		snprintf(why, whylen, "consumer index %u, but the session has %u modules "
+			 "(at most %d)", index, s->nmodules, MN_MAX_MODULES);
 		return false;
 	}
 	if (!memchr(s->output, '\0', sizeof(s->output)) || !s->output[0]) {
@@ -186,8 +186,13 @@ static void start_module(struct backend *b)
 
 	b->mod = mn_module_find(b->name);
 	if (!b->mod) {
-		fail(b, "unknown module (`mnemo-backend --list-modules` lists the %zu it has)",
-		     NREGISTRY);
+		char known[160] = "";
+		size_t len = 0;
+
+		for (size_t i = 0; i < NREGISTRY && len < sizeof(known); i++)
+			len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s",
+						i ? ", " : "", registry[i]->name);
+		fail(b, "unknown module (this mnemo-backend has: %s)", known);
 		return;
 	}
 	err = mn_run_create(&b->run, s->sites_len ? mn_session_sites(s) : NULL, s->sites_len, why,
@@ -268,14 +273,10 @@ static int write_section(struct backend *b, const char *path)
 		return err;
 	}
 	mn_prof_map_begin(p);
-	mn_prof_key(p, "format");
-	mn_prof_str(p, "mnemo-section/1");
-	mn_prof_key(p, "module");
-	mn_prof_str(p, b->name);
-	mn_prof_key(p, "events");
-	mn_prof_u64(p, b->stats.events);
-	mn_prof_key(p, "corrupt");
-	mn_prof_u64(p, b->stats.corrupt);
+	mn_prof_kv_str(p, "format", "mnemo-section/1");
+	mn_prof_kv_str(p, "module", b->name);
+	mn_prof_kv_u64(p, "events", b->stats.events);
+	mn_prof_kv_u64(p, "corrupt", b->stats.corrupt);
 	mn_prof_key(p, "section");
 	if (b->mod->emit) {
 		err = b->mod->emit(b->worker.state, p);
@@ -312,19 +313,21 @@ static int run_backend(int fd, unsigned index)
 
 	r = mn_queue_attach(&b.q, fd, index);
 	if (r) {
-		mn_backend_msg("cannot attach to the event queue (fd %d, consumer %u): %s", fd, index,
-			       strerror(-r));
+		mn_backend_msg("cannot attach to the event queue (fd %d, consumer %u): %s", fd,
+			       index, strerror(-r));
 		return 1;
 	}
 	b.s = mn_queue_extra(b.q);
 	if (!b.s || !session_valid(b.s, mn_queue_extra_bytes(b.q), index, why, sizeof(why))) {
 		mn_backend_msg("%s", b.s ? why : "the queue has no session block");
 		/* The slot layout is known only when magic and version match. */
-		if (b.s && mn_queue_extra_bytes(b.q) >= sizeof(*b.s) && b.s->magic == MN_SESSION_MAGIC &&
-		    b.s->version == MN_SESSION_VERSION && index < MN_MAX_MODULES) {
-			snprintf(b.s->backend[index].why, sizeof(b.s->backend[index].why), "%s", why);
-			mn_store_release(&b.s->backend[index].state, MN_BACKEND_FAILED);
-			mn_word_wake(&b.s->backend[index].state);
+		if (b.s && mn_queue_extra_bytes(b.q) >= sizeof(*b.s) &&
+		    b.s->magic == MN_SESSION_MAGIC && b.s->version == MN_SESSION_VERSION) {
+			slot = &b.s->backend[index];
+			snprintf(slot->why, sizeof(slot->why), "%s", why);
+			/* Publishes why; pairs with the runtime's acquire load of the state. */
+			mn_store_release(&slot->state, MN_BACKEND_FAILED);
+			mn_word_wake(&slot->state);
 		}
 		mn_queue_detach(b.q);
 		return 1;
@@ -341,8 +344,7 @@ static int run_backend(int fd, unsigned index)
 	if (b.failed && (index != 0 || b.s->nmodules == 1)) {
 		/* Nobody needs this consumer any more: leave, so the producer stops waiting. */
 		if (index == 0) {
-			dprintf(STDERR_FILENO, "mnemo: no profile written to '%s': its module could not run\n",
-				b.s->output);
+			/* Said why above (and in the slot); nothing more to write. */
 			mn_store_release(&b.s->profile_done, MN_PROFILE_FAILED);
 			mn_word_wake(&b.s->profile_done);
 		}
@@ -360,36 +362,37 @@ static int run_backend(int fd, unsigned index)
 		fail(&b, "cannot read the event queue: %s", strerror(-r));
 
 	if (!b.failed) {
-		int n = snprintf(slot->section_path, sizeof(slot->section_path), "%s.%u.section.tmp",
-				 b.s->output, index);
-		int err = n < 0 || (size_t)n >= sizeof(slot->section_path) ? -ENAMETOOLONG
-									     : write_section(&b, slot->section_path);
+		size_t cap = sizeof(slot->section_path);
+		int n = snprintf(slot->section_path, cap, "%s.%u.section.tmp", b.s->output, index);
+		int err = n < 0 || (size_t)n >= cap ? -ENAMETOOLONG
+						    : write_section(&b, slot->section_path);
 
 		if (err == -EINVAL)
-			fail(&b, "its emit() wrote a malformed section (a value without a key, or an unclosed mapping)");
+			fail(&b, "its emit() wrote a malformed section (a key without a value, "
+				 "a value where a key belongs, or an unclosed collection)");
 		else if (err)
-			fail(&b, "cannot write its section to '%s': %s", slot->section_path, strerror(-err));
+			fail(&b, "cannot write its section to '%s': %s", slot->section_path,
+			     strerror(-err));
 	}
 	if (!b.failed) {
 		if (b.s->verbose)
-			mn_backend_msg("%s: %llu events, %llu corrupt buffers; section in '%s'", b.name,
-				       (unsigned long long)b.stats.events,
+			mn_backend_msg("%s: %llu events, %llu corrupt records; section in '%s'",
+				       b.name, (unsigned long long)b.stats.events,
 				       (unsigned long long)b.stats.corrupt, slot->section_path);
+		/* Publishes the section file and events; pairs with the leader's acquire load. */
+		mn_store_release(&slot->state, MN_BACKEND_WRITTEN);
+		mn_word_wake(&slot->state);
 		if (b.mod->fini)
 			b.mod->fini(b.worker.state);
 		b.initialized = false;
 		free(b.worker.state);
 		b.worker.state = NULL;
-		/* Publishes the section file and events; pairs with the leader's acquire load. */
-		mn_store_release(&slot->state, MN_BACKEND_WRITTEN);
-		mn_word_wake(&slot->state);
 	}
 
 	if (index == 0) {
 		if (!b.run && b.s->sites_len)   /* failed early: still symbolize */
 			mn_run_create(&b.run, mn_session_sites(b.s), b.s->sites_len, NULL, 0);
 		lin.s = b.s;
-		lin.q = b.q;
 		lin.run = b.run;
 		lin.index = index;
 		lin.events = b.stats.events;
@@ -410,7 +413,7 @@ static int run_backend(int fd, unsigned index)
 	return status;
 }
 
-/* ---- Command line -------------------------------------------------------------------------------- */
+/* ---- Command line ---------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
@@ -418,10 +421,11 @@ static void usage(FILE *f)
 		"usage: mnemo-backend --fd N --index I\n"
 		"       mnemo-backend --list-modules | --help | --version\n"
 		"\n"
-		"The backend of the Mnemo memory profiler.  The profiled program (or `mnemo run`) starts\n"
-		"one per module; it attaches to the event queue in the inherited file descriptor N as\n"
-		"consumer I, runs the I-th module of the session over every event, and writes that\n"
-		"module's part of the profile.  Consumer 0 then writes the profile.\n"
+		"The backend of the Mnemo memory profiler.  The profiled program (or\n"
+		"`mnemo run`) starts one per module; it attaches to the event queue in the\n"
+		"inherited file descriptor N as consumer I, runs the I-th module of the session\n"
+		"over every event, and writes that module's part of the profile.  Consumer 0\n"
+		"then writes the profile.\n"
 		"\n"
 		"  --fd N           the queue's shared-memory file descriptor\n"
 		"  --index I        this backend's consumer index (which module it runs)\n"
@@ -471,8 +475,8 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			if (!parse_uint(optarg, MN_MAX_MODULES - 1, &index)) {
-				mn_backend_msg("--index: '%s' is not a consumer index (0 to %d)", optarg,
-					       MN_MAX_MODULES - 1);
+				mn_backend_msg("--index: '%s' is not a consumer index (0 to %d)",
+					       optarg, MN_MAX_MODULES - 1);
 				return 2;
 			}
 			have_index = true;
@@ -504,8 +508,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!have_fd || !have_index) {
-		mn_backend_msg("missing --%s: it is started by the profiled program or by `mnemo run` "
-			       "(try --help)", have_fd ? "index" : "fd");
+		mn_backend_msg("missing --%s: it is started by the profiled program or by "
+			       "`mnemo run` (try --help)", have_fd ? "index" : "fd");
 		return 2;
 	}
 

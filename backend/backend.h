@@ -26,7 +26,8 @@ struct mn_run;
 
 /* One line of the site table.  (struct mn_site, in profile.h, is the profile reader's row.) */
 struct mn_run_site {
-	const char *kind;       /* load, store, pointer, alloc, realloc, free, stack, global, function, loop */
+	const char *kind;       /* load, store, pointer, alloc, realloc, free, stack, global,
+				 * function, loop (frontend-lib/abi.h) */
 	const char *function;   /* enclosing function, demangled */
 	const char *file;       /* "" without debug info */
 	uint32_t line, column;  /* 0 without debug info */
@@ -37,8 +38,8 @@ struct mn_run_site {
 /*
  * Parses a site table blob (len bytes, "mnemo-sites/1\n" then one line per id) into a new run.
  * An empty blob (len 0) gives a run with no sites.  Returns 0, -ENOMEM, or -EINVAL for a malformed
- * blob, and then, when why is not NULL, writes the reason ("site table line 7: 6 fields, expected 7")
- * into why[0..whylen).
+ * blob, and then, when why is not NULL, writes the reason into why[0..whylen), e.g.
+ * "site table line 7: 6 fields, expected 7".
  */
 int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen);
 void mn_run_destroy(struct mn_run *run);

@@ -36,22 +36,22 @@ enum mn_event_code {
 	MN_EV_PROGRAM_END = 16,
 };
 
-/* ---- The run (run.c) ---------------------------------------------------------------------------- */
+/* ---- The run (run.c) ------------------------------------------------------------------------- */
 
 struct mn_run {
-	char *blob;                  /* our copy of the site table; the strings below point into it */
+	char *blob;                  /* our copy of the site table; sites[] point into it */
 	struct mn_run_site *sites;   /* [0..count]; [0] unused */
 	uint32_t count;
 	unsigned workers;
 	bool verbose;
 };
 
-/* ---- The registry (backend.c, from modules/modules.def) ------------------------------------------ */
+/* ---- The registry (backend.c, from modules/modules.def) -------------------------------------- */
 
 /* The module called name, or NULL. */
 const struct mn_module *mn_module_find(const char *name);
 
-/* ---- The driver (driver.c) ------------------------------------------------------------------------ */
+/* ---- The driver (driver.c) ------------------------------------------------------------------- */
 
 /*
  * One worker: a module state and the share of the events it owns.  Data parallelism (PROMPT 4.2):
@@ -68,20 +68,20 @@ struct mn_worker {
 /* What decoding saw, over every buffer. */
 struct mn_decode_stats {
 	uint64_t events;             /* well-formed records */
-	uint64_t corrupt;            /* buffers whose decoding stopped at a corrupt record */
+	uint64_t corrupt;            /* corrupt records (each ends its buffer's decoding) */
 };
 
 /* Checks a wire format from the session: lengths and argument positions in range. */
 bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen);
 /*
- * Decodes the records of one buffer (nwords words, up to the first zero word) and calls w's
- * handlers for the ones it owns.  A record with an unknown code or a length that overruns the
- * buffer is corruption: counted, and the rest of the buffer skipped.
+ * Decodes the records of one buffer (nwords words; a zero word where a record would start is
+ * skipped) and calls w's handlers for the ones it owns.  A record with an unknown code or a length
+ * that overruns the buffer is corruption: counted, and the rest of the buffer skipped.
  */
 void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *words,
 		   size_t nwords, struct mn_decode_stats *st);
 
-/* ---- The profile writer's extras (profile.c) ------------------------------------------------------ */
+/* ---- The profile writer's extras (profile.c) ------------------------------------------------- */
 
 /* Re-emits one parser event (not stream or document events), consuming it. */
 void mn_prof_emit_event(struct mn_prof *p, yaml_event_t *ev);
@@ -90,24 +90,23 @@ bool mn_prof_str_needs_quotes(const char *s);
 /* The shortest round-tripping text of v, YAML float syntax; buf holds 32 bytes. */
 void mn_prof_format_f64(char *buf, double v);
 
-/* ---- Shared-memory words: slot states and profile_done -------------------------------------------- */
+/* ---- Shared-memory words: slot states and profile_done --------------------------------------- */
 
 /*
  * Slot states and profile_done are futex words in the session (session.h, "Ordering").  They are
- * stored with mn_store_release() (barrier.h), which publishes what the writer did before (a section
- * file, the slot's why and events), and read with mn_load_acquire() by whoever waits: the leader for
- * slots, the runtime for profile_done.  Every call site names its pair.
+ * stored with mn_store_release() (barrier.h), which publishes what the writer did before (a
+ * section file, the slot's why and events), and read with mn_load_acquire() by whoever waits: the
+ * leader for slots, the runtime for profile_done.  Every call site names its pair.
  */
 /* Wakes every waiter on w, in any process (a shared futex: no FUTEX_PRIVATE_FLAG). */
 void mn_word_wake(uint32_t *w);
 /* Sleeps while *w == v, at most timeout_ms; returns early on a wake or a change. */
 void mn_word_wait(uint32_t *w, uint32_t v, unsigned timeout_ms);
 
-/* ---- The leader (leader.c) ------------------------------------------------------------------------ */
+/* ---- The leader (leader.c) ------------------------------------------------------------------- */
 
 struct mn_leader_input {
 	struct mn_session *s;
-	struct mn_queue *q;          /* NULL once detached */
 	const struct mn_run *run;    /* the site table, for `sites:` */
 	unsigned index;              /* the leader's own index, 0 */
 	uint64_t events;             /* events the leader consumed */

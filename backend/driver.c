@@ -3,10 +3,12 @@
  * buffer with the session's wire format and calls the module's handler for each event.
  *
  * Records are 1..MN_WIRE_MAX_WORDS words; word 0's low 8 bits are the event code, and the code
- * alone gives the length (wire.nwords[code]), so a buffer is walked record by record up to its
- * first zero word (the unwritten tail).  A record that cannot be right (code 0 under a non-zero
- * word, an event the wire does not send, a length past the end of the buffer) means the rest of
- * the buffer cannot be framed either: it is counted as corrupt and the buffer's decoding stops.
+ * alone gives the length (wire.nwords[code]), so a buffer is walked record by record.  A zero word
+ * where a record would start is one word of unwritten space (mn_queue_pop(): a reservation never
+ * filled, or a dead producer's tail) and is skipped.  A record that cannot be right (code 0 under a
+ * non-zero word, an event the wire does not send, a length past the end of the buffer) means the
+ * rest of the buffer cannot be framed either: it is counted as corrupt and the buffer's decoding
+ * stops.
  *
  * Data parallelism: struct mn_worker carries the ownership predicate of PROMPT's execute_if_mine.
  * Site-sharded modules own events by site id, address-sharded ones by address >> shard_shift, and
@@ -39,9 +41,8 @@ bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen)
 				continue;
 			if (!n || a->word >= n || a->bits > 64 || a->shift + a->bits > 64 ||
 			    (a->word == 0 && a->shift < 8)) {
-				snprintf(why, whylen,
-					 "event code %u argument %u: word %u shift %u bits %u does not fit",
-					 c, i, a->word, a->shift, a->bits);
+				snprintf(why, whylen, "event code %u argument %u: word %u shift %u "
+					 "bits %u does not fit", c, i, a->word, a->shift, a->bits);
 				return false;
 			}
 		}
@@ -96,7 +97,8 @@ static inline void dispatch(struct mn_worker *w, const struct mn_wire *wire, con
 		break;
 	case MN_EV_HEAP_REALLOC:
 		/* Two addresses: the owner of either one hears of it. */
-		if (m->heap_realloc && (owns_addr(w, ARG(0), ARG(1)) || owns_addr(w, ARG(0), ARG(2))))
+		if (m->heap_realloc &&
+		    (owns_addr(w, ARG(0), ARG(1)) || owns_addr(w, ARG(0), ARG(2))))
 			m->heap_realloc(st, (uint32_t)ARG(0), ARG(1), ARG(2), ARG(3));
 		break;
 	case MN_EV_HEAP_FREE:
@@ -160,8 +162,10 @@ void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64
 		uint64_t w0 = words[i];
 		unsigned code = (unsigned)(w0 & 0xff), n;
 
-		if (!w0)
-			break;   /* the unwritten tail */
+		if (!w0) {
+			i++;   /* unwritten space */
+			continue;
+		}
 		n = code < MN_WIRE_MAX_EVENTS ? wire->nwords[code] : 0;
 		if (!n || n > nwords - i) {
 			st->corrupt++;
@@ -181,7 +185,10 @@ void mn_word_wake(uint32_t *w)
 
 void mn_word_wait(uint32_t *w, uint32_t v, unsigned timeout_ms)
 {
-	struct timespec ts = { .tv_sec = timeout_ms / 1000, .tv_nsec = (timeout_ms % 1000) * 1000000L };
+	struct timespec ts = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_nsec = (long)(timeout_ms % 1000) * 1000000L,
+	};
 
 	/* EAGAIN (changed already), EINTR and ETIMEDOUT all mean: look again. */
 	syscall(SYS_futex, w, FUTEX_WAIT, v, &ts, NULL, 0);

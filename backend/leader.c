@@ -4,7 +4,8 @@
  * profile and a failed run never clobbers an older one.
  *
  *   format: mnemo-profile/1
- *   program: {argv: [./prog, a], pid: 123, exit_status: 0, signal: null, wall_seconds: 0.53, events: 123456}
+ *   program: {argv: [./prog, a], pid: 123, exit_status: 0, signal: null, wall_seconds: 0.53,
+ *             events: 123456}   (one line)
  *   complete: true
  *   incomplete_reason: ...          (only when complete is false; reasons joined by "; ")
  *   sites:
@@ -36,6 +37,7 @@
 
 struct section {
 	bool ok;                 /* the backend wrote a readable section */
+	bool duplicate;          /* the same module ran twice: this copy is left out, silently */
 	char why[300];           /* else why not */
 	uint64_t events;
 	uint64_t corrupt;
@@ -62,8 +64,11 @@ static void reason(struct reasons *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(r->buf + r->len, sizeof(r->buf) - r->len, fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		r->len += (size_t)n < sizeof(r->buf) - r->len ? (size_t)n : sizeof(r->buf) - r->len - 1;
+	if (n > 0) {
+		size_t room = sizeof(r->buf) - r->len;
+
+		r->len += (size_t)n < room ? (size_t)n : room - 1;
+	}
 }
 
 static double monotonic_now(void)
@@ -111,9 +116,11 @@ static uint32_t wait_backend(struct mn_session *s, unsigned i, char *why, size_t
 		pid_t pid = s->backend[i].pid;
 
 		if (st == MN_BACKEND_WRITTEN || st == MN_BACKEND_FAILED) {
+			const char *w = s->backend[i].why;
+
 			if (st == MN_BACKEND_FAILED)
 				snprintf(why, whylen, "%.*s", (int)sizeof(s->backend[i].why),
-					 s->backend[i].why[0] ? s->backend[i].why : "no reason given");
+					 w[0] ? w : "no reason given");
 			return st;
 		}
 		if (st == MN_BACKEND_RUNNING && pid_dead(pid)) {
@@ -132,7 +139,7 @@ static uint32_t wait_backend(struct mn_session *s, unsigned i, char *why, size_t
 	}
 }
 
-/* ---- Section files ------------------------------------------------------------------------------- */
+/* ---- Section files --------------------------------------------------------------------------- */
 
 struct sfile {
 	yaml_parser_t parser;
@@ -224,6 +231,25 @@ static bool frame_key(struct sfile *sf, char *key, size_t keylen, bool *end)
 	return true;
 }
 
+/* Sets bit v of the growable bitmap (*bits, *nwords words); false when out of memory. */
+static bool bitmap_set(uint64_t **bits, size_t *nwords, uint64_t v)
+{
+	size_t w = (size_t)(v / 64);
+
+	if (w >= *nwords) {
+		size_t n = w + 1 > 2 * *nwords ? w + 1 : 2 * *nwords;
+		uint64_t *nb = realloc(*bits, n * sizeof(*nb));
+
+		if (!nb)
+			return false;
+		memset(nb + *nwords, 0, (n - *nwords) * sizeof(*nb));
+		*bits = nb;
+		*nwords = n;
+	}
+	(*bits)[w] |= UINT64_C(1) << (v % 64);
+	return true;
+}
+
 /*
  * Consumes one node.  With p, its events go to the profile (copied); without, they are dropped.
  * With bits, a flow of integer scalars is OR-ed into the bitmap instead (sites_used).
@@ -262,23 +288,10 @@ static bool node(struct sfile *sf, struct mn_prof *p, uint64_t **bits, size_t *n
 				}
 				if (scalar_out)
 					*scalar_out = v;
-				if (bits && v <= UINT32_MAX) {
-					size_t w = (size_t)(v / 64);
-
-					if (w >= *nwords) {
-						size_t n = w + 1 > 2 * *nwords ? w + 1 : 2 * *nwords;
-						uint64_t *nb = realloc(*bits, n * sizeof(*nb));
-
-						if (!nb) {
-							yaml_event_delete(&ev);
-							snprintf(sf->why, sf->whylen, "%s", strerror(ENOMEM));
-							return false;
-						}
-						memset(nb + *nwords, 0, (n - *nwords) * sizeof(*nb));
-						*bits = nb;
-						*nwords = n;
-					}
-					(*bits)[w] |= UINT64_C(1) << (v % 64);
+				if (bits && v <= UINT32_MAX && !bitmap_set(bits, nwords, v)) {
+					yaml_event_delete(&ev);
+					snprintf(sf->why, sf->whylen, "%s", strerror(ENOMEM));
+					return false;
 				}
 			}
 			break;
@@ -344,9 +357,10 @@ static bool section_copy(const char *path, struct mn_prof *p, char *why, size_t 
 	return ok;
 }
 
-/* ---- The profile ------------------------------------------------------------------------------- */
+/* ---- The profile ----------------------------------------------------------------------------- */
 
-static void write_program(struct mn_prof *p, const struct mn_leader_input *in, bool ended)
+static void write_program(struct mn_prof *p, const struct mn_leader_input *in, bool ended,
+			  uint64_t events)
 {
 	const struct mn_session *s = in->s;
 	const char *argv = (const char *)s + s->argv_off;
@@ -369,8 +383,7 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 		}
 	}
 	mn_prof_seq_end(p);
-	mn_prof_key(p, "pid");
-	mn_prof_i64(p, s->producer_pid);
+	mn_prof_kv_i64(p, "pid", s->producer_pid);
 	mn_prof_key(p, "exit_status");
 	if (ended && !s->term_signal)
 		mn_prof_i64(p, s->exit_status);
@@ -388,8 +401,7 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 		mn_prof_f64(p, (double)(long long)(wall * 1e6 + 0.5) / 1e6);   /* microseconds */
 	else
 		mn_prof_null(p);
-	mn_prof_key(p, "events");
-	mn_prof_u64(p, in->events);
+	mn_prof_kv_u64(p, "events", events);
 	mn_prof_map_end(p);
 }
 
@@ -405,29 +417,21 @@ static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint6
 
 			mn_prof_u64(p, id);
 			mn_prof_map_begin_flow(p);
-			mn_prof_key(p, "kind");
 			if (!site) {
-				mn_prof_str(p, "unknown");   /* 0, or an id beyond the table */
+				/* 0 ("no site"), or an id beyond the table */
+				mn_prof_kv_str(p, "kind", "unknown");
 				mn_prof_map_end(p);
 				continue;
 			}
-			mn_prof_str(p, site->kind);
-			mn_prof_key(p, "function");
-			mn_prof_str(p, site->function);
-			mn_prof_key(p, "file");
-			mn_prof_str(p, site->file);
-			mn_prof_key(p, "line");
-			mn_prof_u64(p, site->line);
-			mn_prof_key(p, "column");
-			mn_prof_u64(p, site->column);
-			if (site->name[0]) {
-				mn_prof_key(p, "name");
-				mn_prof_str(p, site->name);
-			}
-			if (site->type_size) {
-				mn_prof_key(p, "type_size");
-				mn_prof_u64(p, site->type_size);
-			}
+			mn_prof_kv_str(p, "kind", site->kind);
+			mn_prof_kv_str(p, "function", site->function);
+			mn_prof_kv_str(p, "file", site->file);
+			mn_prof_kv_u64(p, "line", site->line);
+			mn_prof_kv_u64(p, "column", site->column);
+			if (site->name[0])
+				mn_prof_kv_str(p, "name", site->name);
+			if (site->type_size)
+				mn_prof_kv_u64(p, "type_size", site->type_size);
 			mn_prof_map_end(p);
 		}
 	}
@@ -454,6 +458,7 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	unsigned nsections = 0;
 	struct mn_prof *p = NULL;
 	FILE *f = NULL;
+	uint64_t events = in->events;
 	bool ended;
 	int err = 0;
 
@@ -467,12 +472,20 @@ int mn_leader_finish(const struct mn_leader_input *in)
 		else
 			st = wait_backend(s, i, sec[i].why, sizeof(sec[i].why));
 		if (st == MN_BACKEND_FAILED && i == in->index)
-			snprintf(sec[i].why, sizeof(sec[i].why), "%.*s", (int)sizeof(s->backend[i].why),
-				 s->backend[i].why);
+			snprintf(sec[i].why, sizeof(sec[i].why), "%.*s",
+				 (int)sizeof(s->backend[i].why), s->backend[i].why);
 		if (st != MN_BACKEND_WRITTEN)
 			continue;
 		sec[i].ok = section_scan(s->backend[i].section_path, &sec[i], &bits, &nwords);
-		nsections += sec[i].ok;
+		for (unsigned j = 0; j < i && sec[i].ok; j++)
+			if (sec[j].ok && !strcmp(names[j], names[i]))
+				sec[i].duplicate = true;
+		if (!sec[i].ok || sec[i].duplicate)
+			continue;
+		nsections++;
+		/* Every backend reads every event; a leader without a module decodes none. */
+		if (sec[i].events > events)
+			events = sec[i].events;
 	}
 
 	/* The end-of-run record: ordered by the release in mn_queue_producer_finish() and the
@@ -499,15 +512,20 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	else if (ended && s->end_reason[0])
 		reason(&r, "%.*s", (int)sizeof(s->end_reason), s->end_reason);
 	for (unsigned i = 0; i < n; i++) {
+		if (sec[i].duplicate)
+			continue;
 		if (!sec[i].ok)
 			reason(&r, "module %s failed: %s", names[i], sec[i].why);
 		else if (sec[i].corrupt)
-			reason(&r, "module %s: %llu corrupt event records (the rest of each such buffer "
-				   "was skipped)", names[i], (unsigned long long)sec[i].corrupt);
+			reason(&r, "module %s: %llu corrupt event records (the rest of each such "
+				   "buffer was skipped)",
+			       names[i], (unsigned long long)sec[i].corrupt);
 	}
 
 	if (!nsections) {
-		dprintf(STDERR_FILENO, "mnemo: no profile written to '%s': no module produced a section\n",
+		/* Each failure has had its own line; this one says what it means. */
+		dprintf(STDERR_FILENO,
+			"mnemo: no profile written to '%s': no module produced a section\n",
 			s->output);
 		err = -ENODATA;
 		goto done;
@@ -523,15 +541,12 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	if (err)
 		goto done;
 	mn_prof_map_begin(p);
-	mn_prof_key(p, "format");
-	mn_prof_str(p, MN_PROFILE_FORMAT);
+	mn_prof_kv_str(p, "format", MN_PROFILE_FORMAT);
 	mn_prof_key(p, "program");
-	write_program(p, in, ended);
-	mn_prof_key(p, "complete");
-	mn_prof_bool(p, r.len == 0);
+	write_program(p, in, ended, events);
+	mn_prof_kv_bool(p, "complete", r.len == 0);
 	if (r.len) {
-		mn_prof_key(p, "incomplete_reason");
-		mn_prof_str(p, r.buf);
+		mn_prof_kv_str(p, "incomplete_reason", r.buf);
 	}
 	write_sites(p, in->run, bits, nwords);
 	mn_prof_key(p, "modules");
@@ -539,11 +554,11 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	for (unsigned i = 0; i < n; i++) {
 		char why[300];
 
-		if (!sec[i].ok)
+		if (!sec[i].ok || sec[i].duplicate)
 			continue;
 		mn_prof_key(p, names[i]);
 		if (!section_copy(s->backend[i].section_path, p, why, sizeof(why))) {
-			/* Read fine a moment ago: only I/O can fail here, and it fails the profile. */
+			/* It read fine a moment ago: only I/O fails here, and fails the profile. */
 			mn_backend_msg("%s: %s", names[i], why);
 			err = -EIO;
 			break;
@@ -572,7 +587,8 @@ done:
 		dprintf(STDERR_FILENO, "mnemo: cannot write profile '%s': %s\n", s->output,
 			strerror(-err));
 	else if (!err && s->verbose)
-		mn_backend_msg("profile written to '%s'%s", s->output, r.len ? " (incomplete)" : "");
+		mn_backend_msg("profile written to '%s'%s", s->output,
+			       r.len ? " (incomplete)" : "");
 	/* Publishes the renamed file; pairs with the runtime's acquire load of profile_done. */
 	mn_store_release(&s->profile_done, err ? MN_PROFILE_FAILED : MN_PROFILE_WRITTEN);
 	mn_word_wake(&s->profile_done);

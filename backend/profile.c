@@ -4,14 +4,14 @@
  *
  *   - scalar styles that read back as the type they were written as: numbers and booleans plain,
  *     strings quoted only when a YAML 1.1 or 1.2 resolver would take them for something else;
- *   - shortest round-tripping doubles (%.1g .. %.17g, the first that strtod reads back exactly);
- *   - a structure check (keys only where a key belongs, balanced ends) and sticky errors, so an emit
- *     function writes straight through and looks at one return value, from mn_prof_close().
+ *   - shortest round-tripping doubles (the fewest digits that strtod reads back exactly);
+ *   - a structure check (keys only where a key belongs, balanced ends) and sticky errors, so an
+ *     emit function writes straight through and looks at one return value, mn_prof_close()'s.
  *
  * It also remembers which site ids were written (mn_prof_site) in a growable bitmap, from which the
- * backend builds the profile's `sites:` table.  Output is deterministic: the same calls give the same
- * bytes.  Documents start lazily at the first node; a node after a complete root starts another
- * document ("a stream of documents is fine for very large profiles").
+ * backend builds the profile's `sites:` table.  Output is deterministic: the same calls give the
+ * same bytes.  Documents start lazily at the first node; a node after a complete root starts
+ * another document ("a stream of documents is fine for very large profiles").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -168,7 +168,7 @@ static bool node_begin(struct mn_prof *p, bool key, bool collection)
 			goto misuse;
 		break;
 	case FRAME_MAP_KEY:
-		/* A key: mn_prof_key(), or any other scalar (site ids key tables); no collection. */
+		/* A key: mn_prof_key() or another scalar (site ids key tables); no collection. */
 		if (collection)
 			goto misuse;
 		*top = FRAME_MAP_VALUE;
@@ -397,12 +397,16 @@ void mn_prof_i64(struct mn_prof *p, int64_t v)
 }
 
 /*
- * The shortest %.Ng (N = 1..17) that strtod reads back to the same double, made to look like a
- * float to every YAML reader: "1" becomes "1.0", "1e+20" becomes "1.0e+20" (YAML 1.1 wants the dot),
- * infinities and NaN are .inf, -.inf, .nan.  buf must hold 32 bytes.
+ * The shortest text that strtod reads back to the same double: the fewest significant digits P
+ * (1..17) that round-trip, written like Python's repr -- fixed notation for decimal exponents -4 to
+ * 15, else scientific -- and made to look like a float to every YAML reader: "1" becomes "1.0",
+ * "1e+20" becomes "1.0e+20" (YAML 1.1 wants the dot); infinities and NaN are .inf, -.inf, .nan.
+ * buf must hold 32 bytes.
  */
 void mn_prof_format_f64(char *buf, double v)
 {
+	char fixed[400];
+	int prec, exp10;
 	char *e;
 
 	if (isnan(v)) {
@@ -413,10 +417,19 @@ void mn_prof_format_f64(char *buf, double v)
 		strcpy(buf, v < 0 ? "-.inf" : ".inf");
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, 32, "%.*g", prec, v);
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, 32, "%.*e", prec - 1, v);
 		if (strtod(buf, NULL) == v)
 			break;
+	}
+	snprintf(buf, 32, "%.*e", prec - 1, v);
+	exp10 = atoi(strchr(buf, 'e') + 1);   /* of the rounded value: 9.99 at P=1 is 1e+01 */
+	if (exp10 >= -4 && exp10 < 16) {
+		int decimals = prec - 1 - exp10;
+
+		snprintf(fixed, sizeof(fixed), "%.*f", decimals > 0 ? decimals : 0, v);
+		if (strlen(fixed) < 30 && strtod(fixed, NULL) == v)
+			strcpy(buf, fixed);
 	}
 	if (strchr(buf, '.'))
 		return;
@@ -475,6 +488,42 @@ const uint64_t *mn_prof_sites_used(const struct mn_prof *p, size_t *nbits)
 {
 	*nbits = p->sites ? p->site_words * 64 : 0;
 	return p->sites;
+}
+
+void mn_prof_kv_str(struct mn_prof *p, const char *key, const char *s)
+{
+	mn_prof_key(p, key);
+	mn_prof_str(p, s);
+}
+
+void mn_prof_kv_u64(struct mn_prof *p, const char *key, uint64_t v)
+{
+	mn_prof_key(p, key);
+	mn_prof_u64(p, v);
+}
+
+void mn_prof_kv_i64(struct mn_prof *p, const char *key, int64_t v)
+{
+	mn_prof_key(p, key);
+	mn_prof_i64(p, v);
+}
+
+void mn_prof_kv_f64(struct mn_prof *p, const char *key, double v)
+{
+	mn_prof_key(p, key);
+	mn_prof_f64(p, v);
+}
+
+void mn_prof_kv_bool(struct mn_prof *p, const char *key, bool v)
+{
+	mn_prof_key(p, key);
+	mn_prof_bool(p, v);
+}
+
+void mn_prof_kv_site(struct mn_prof *p, const char *key, uint32_t site)
+{
+	mn_prof_key(p, key);
+	mn_prof_site(p, site);
 }
 
 /*

@@ -53,6 +53,14 @@ void mn_prof_site(struct mn_prof *p, uint32_t site);
 /* The referenced site ids so far, for the backend: a bitmap of nbits, or NULL when none. */
 const uint64_t *mn_prof_sites_used(const struct mn_prof *p, size_t *nbits);
 
+/* A key and its value in one call, for table rows: mn_prof_kv_u64(p, "executions", n). */
+void mn_prof_kv_str(struct mn_prof *p, const char *key, const char *s);
+void mn_prof_kv_u64(struct mn_prof *p, const char *key, uint64_t v);
+void mn_prof_kv_i64(struct mn_prof *p, const char *key, int64_t v);
+void mn_prof_kv_f64(struct mn_prof *p, const char *key, double v);
+void mn_prof_kv_bool(struct mn_prof *p, const char *key, bool v);
+void mn_prof_kv_site(struct mn_prof *p, const char *key, uint32_t site);
+
 #ifdef __cplusplus
 }
 #endif

@@ -707,7 +707,8 @@ static int load_sites(struct mn_profile *p, const struct err *e, yaml_document_t
 /* Sorts the sites and refuses an id listed twice. */
 static int finish_sites(struct mn_profile *p, const struct err *e)
 {
-	qsort(p->sites, p->nsites, sizeof(*p->sites), cmp_site);
+	if (p->nsites)
+		qsort(p->sites, p->nsites, sizeof(*p->sites), cmp_site);
 	for (size_t i = 1; i < p->nsites; i++)
 		if (p->sites[i].id == p->sites[i - 1].id)
 			return fail(e, NULL, "site %" PRIu32 " is listed twice in 'sites'",

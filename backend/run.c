@@ -64,8 +64,8 @@ static int parse_line(char *line, uint32_t lineno, struct mn_run_site *row, char
 		return bad(why, whylen, "site table line %u: %u fields, expected 7", lineno, n);
 	if (!field_u64(f[3], UINT32_MAX, &line_no) || !field_u64(f[4], UINT32_MAX, &col) ||
 	    !field_u64(f[6], UINT64_MAX, &tsize))
-		return bad(why, whylen, "site table line %u: line, column and type_size must be numbers",
-			   lineno);
+		return bad(why, whylen, "site table line %u: line, column and type_size must be "
+			   "numbers", lineno);
 	row->kind = f[0];
 	row->function = f[1];
 	row->file = f[2];

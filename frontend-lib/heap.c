@@ -31,7 +31,7 @@
 #include "abi.h"
 #include "runtime_internal.h"
 
-#define MN_EXPORT __attribute__((visibility("default")))
+#define MN_VISIBLE __attribute__((visibility("default")))
 
 /* glibc's allocator under its exported internal names (GLIBC_2.2.5): never interposed. */
 extern void *__libc_malloc(size_t size);
@@ -51,7 +51,7 @@ extern void *__libc_pvalloc(size_t size);
  * This thread's next heap site, stored by the generated __mnemo_heap_site() just before an
  * instrumented heap call.  Default visibility, as the callbacks (LTO bitcode) refer to it by name.
  */
-MN_EXPORT __thread uint32_t mn_heap_pending_site __attribute__((tls_model("initial-exec")));
+MN_VISIBLE __thread uint32_t mn_heap_pending_site __attribute__((tls_model("initial-exec")));
 
 /* The site this call belongs to; 0 for an allocation no instrumented call announced. */
 static inline uint32_t take_site(void)
@@ -82,7 +82,7 @@ static inline void emit_free(uint32_t site, const void *p)
 
 /* ---- C allocator ---------------------------------------------------------------------------------- */
 
-MN_EXPORT void *malloc(size_t size)
+MN_VISIBLE void *malloc(size_t size)
 {
 	uint32_t site = take_site();
 	void *p = __libc_malloc(size);
@@ -92,7 +92,7 @@ MN_EXPORT void *malloc(size_t size)
 	return p;
 }
 
-MN_EXPORT void *calloc(size_t nmemb, size_t size)
+MN_VISIBLE void *calloc(size_t nmemb, size_t size)
 {
 	uint32_t site = take_site();
 	void *p = __libc_calloc(nmemb, size);
@@ -103,7 +103,7 @@ MN_EXPORT void *calloc(size_t nmemb, size_t size)
 	return p;
 }
 
-MN_EXPORT void *realloc(void *old, size_t size)
+MN_VISIBLE void *realloc(void *old, size_t size)
 {
 	uint32_t site = take_site();
 	void *p = __libc_realloc(old, size);
@@ -120,7 +120,7 @@ MN_EXPORT void *realloc(void *old, size_t size)
 	return p;
 }
 
-MN_EXPORT void free(void *p)
+MN_VISIBLE void free(void *p)
 {
 	uint32_t site = take_site();
 
@@ -128,7 +128,7 @@ MN_EXPORT void free(void *p)
 	emit_free(site, p);
 }
 
-MN_EXPORT void *memalign(size_t align, size_t size)
+MN_VISIBLE void *memalign(size_t align, size_t size)
 {
 	uint32_t site = take_site();
 	void *p = __libc_memalign(align, size);
@@ -139,7 +139,7 @@ MN_EXPORT void *memalign(size_t align, size_t size)
 }
 
 /* In glibc 2.36 aligned_alloc is memalign (no stricter check of align). */
-MN_EXPORT void *aligned_alloc(size_t align, size_t size)
+MN_VISIBLE void *aligned_alloc(size_t align, size_t size)
 {
 	uint32_t site = take_site();
 	void *p = __libc_memalign(align, size);
@@ -150,7 +150,7 @@ MN_EXPORT void *aligned_alloc(size_t align, size_t size)
 }
 
 /* glibc's checks and results, errno included: EINVAL for a bad alignment, ENOMEM on failure. */
-MN_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+MN_VISIBLE int posix_memalign(void **out, size_t align, size_t size)
 {
 	uint32_t site = take_site();
 	void *p;
@@ -166,7 +166,7 @@ MN_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	return 0;
 }
 
-MN_EXPORT void *valloc(size_t size)
+MN_VISIBLE void *valloc(size_t size)
 {
 	uint32_t site = take_site();
 	void *p = __libc_valloc(size);
@@ -176,7 +176,7 @@ MN_EXPORT void *valloc(size_t size)
 	return p;
 }
 
-MN_EXPORT void *pvalloc(size_t size)
+MN_VISIBLE void *pvalloc(size_t size)
 {
 	uint32_t site = take_site();
 	void *p = __libc_pvalloc(size);
@@ -255,7 +255,7 @@ static void *fallback_new_aligned_nothrow(const char *name, void **cache, size_t
 
 /* One throwing and one nothrow operator new, plain and aligned, for `new` and `new[]`. */
 #define DEFINE_NEW(sym)                                                                            \
-	MN_EXPORT void *sym(size_t size)                                                           \
+	MN_VISIBLE void *sym(size_t size)                                                           \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
@@ -267,7 +267,7 @@ static void *fallback_new_aligned_nothrow(const char *name, void **cache, size_t
 	}
 
 #define DEFINE_NEW_NOTHROW(sym)                                                                    \
-	MN_EXPORT void *sym(size_t size, const void *tag)                                          \
+	MN_VISIBLE void *sym(size_t size, const void *tag)                                          \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
@@ -280,7 +280,7 @@ static void *fallback_new_aligned_nothrow(const char *name, void **cache, size_t
 	}
 
 #define DEFINE_NEW_ALIGNED(sym)                                                                    \
-	MN_EXPORT void *sym(size_t size, size_t align)                                             \
+	MN_VISIBLE void *sym(size_t size, size_t align)                                             \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
@@ -292,7 +292,7 @@ static void *fallback_new_aligned_nothrow(const char *name, void **cache, size_t
 	}
 
 #define DEFINE_NEW_ALIGNED_NOTHROW(sym)                                                            \
-	MN_EXPORT void *sym(size_t size, size_t align, const void *tag)                            \
+	MN_VISIBLE void *sym(size_t size, size_t align, const void *tag)                            \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
@@ -318,7 +318,7 @@ DEFINE_NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
  * libstdc++'s aligned delete is free() as well.
  */
 #define DEFINE_DELETE(sym, ...)                                                                    \
-	MN_EXPORT void sym(void *p, ##__VA_ARGS__)                                                 \
+	MN_VISIBLE void sym(void *p, ##__VA_ARGS__)                                                 \
 	{                                                                                          \
 		uint32_t site = take_site();                                                       \
 		__libc_free(p);                                                                    \

@@ -47,7 +47,7 @@
 #include "runtime_internal.h"
 #include "session.h"
 
-#define MN_EXPORT __attribute__((visibility("default")))
+#define MN_VISIBLE __attribute__((visibility("default")))
 
 /*
  * Buffers in the queue.  Two is the ping-pong minimum; four let the producer run up to three
@@ -392,13 +392,13 @@ static void on_exit_handler(int status, void *arg)
  * handlers, posix_spawn's child) do not, which is what we want.  Async-signal-safe, like the
  * originals.
  */
-MN_EXPORT __attribute__((noreturn)) void _exit(int status)
+MN_VISIBLE __attribute__((noreturn)) void _exit(int status)
 {
 	end_of_run(status & 0xff, 0);
 	raw_exit(status);
 }
 
-MN_EXPORT __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
+MN_VISIBLE __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
 
 /* ---- Fatal signals ------------------------------------------------------------------------------------ */
 

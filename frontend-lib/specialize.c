@@ -249,6 +249,12 @@ static void put_header(const struct gen *g)
 	      "\n"
 	      "#include \"abi.h\"\n"
 	      "#include \"queue.h\"\n"
+	      "\n"
+	      "/*\n"
+	      " * `used`: LTO drops bitcode definitions nothing references before its pipeline runs, and\n"
+	      " * the pass adds the references only then.  Calls still inline and empty bodies vanish.\n"
+	      " */\n"
+	      "#define MN_ENTRY __attribute__((used))\n"
 	      "\n", f);
 
 	fputs("/* Event codes, from the catalogue. */\nenum event_code {\n", f);
@@ -330,12 +336,12 @@ static void put_callback(const struct gen *g, const struct abi_entry *e)
 
 	if (!nwords) {
 		fprintf(f, "\n/* %s: no chosen module uses it; not sent. */\n", ev->name);
-		fprintf(f, "void %s(%s)\n{\n}\n", e->fn, e->params);
+		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
 		return;
 	}
 	fputc('\n', f);
 	put_layout(g, ev);
-	fprintf(f, "void %s(%s)\n{\n\tuint64_t w[%u];\n\n", e->fn, e->params, nwords);
+	fprintf(f, "MN_ENTRY void %s(%s)\n{\n\tuint64_t w[%u];\n\n", e->fn, e->params, nwords);
 	for (unsigned k = 0; k < nwords; k++) {
 		bool first = true;
 
@@ -363,11 +369,11 @@ static void put_heap_site(const struct gen *g, const struct abi_entry *e)
 {
 	if (g->heap)
 		fprintf(g->f, "\n/* Not an event: the site of this thread's next heap call, for "
-			"the heap interposer. */\nvoid %s(%s)\n{\n"
+			"the heap interposer. */\nMN_ENTRY void %s(%s)\n{\n"
 			"\tmn_heap_pending_site = site;\n}\n", e->fn, e->params);
 	else
 		fprintf(g->f, "\n/* Not an event; no heap event is sent, so nothing to remember. */"
-			"\nvoid %s(%s)\n{\n}\n", e->fn, e->params);
+			"\nMN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
 }
 
 static void put_wire(const struct gen *g)

@@ -111,8 +111,8 @@ static_assert(std::is_same_v<decltype(__mnemo_pointer_create),
 static_assert(std::is_same_v<decltype(__mnemo_heap_site), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_stack_alloc),
                              void(uint32_t, const void *, uint64_t)>);
-static_assert(std::is_same_v<decltype(__mnemo_stack_free),
-                             void(uint32_t, const void *)>);
+static_assert(
+    std::is_same_v<decltype(__mnemo_stack_free), void(uint32_t, const void *)>);
 static_assert(std::is_same_v<decltype(__mnemo_func_entry), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_func_exit), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_loop_invoke), void(uint32_t)>);
@@ -138,10 +138,10 @@ static cl::opt<bool> ClInstrumentAll(
              "\"mnemo-instrument\" at compile time (IR tests)"),
     cl::Hidden, cl::init(false));
 
-static cl::opt<bool>
-    ClMemory("mnemo-instrument-memory",
-             cl::desc("Instrument loads, stores, atomics and memory intrinsics"),
-             cl::Hidden, cl::init(true));
+static cl::opt<bool> ClMemory(
+    "mnemo-instrument-memory",
+    cl::desc("Instrument loads, stores, atomics and memory intrinsics"),
+    cl::Hidden, cl::init(true));
 
 static cl::opt<bool> ClPointers("mnemo-instrument-pointers",
                                 cl::desc("Instrument pointer creation"),
@@ -159,10 +159,9 @@ static cl::opt<bool> ClGlobals("mnemo-instrument-globals",
                                cl::desc("Register global variables"),
                                cl::Hidden, cl::init(true));
 
-static cl::opt<bool>
-    ClFunctions("mnemo-instrument-functions",
-                cl::desc("Instrument function entry and exit"), cl::Hidden,
-                cl::init(true));
+static cl::opt<bool> ClFunctions("mnemo-instrument-functions",
+                                 cl::desc("Instrument function entry and exit"),
+                                 cl::Hidden, cl::init(true));
 
 static cl::opt<bool> ClLoops("mnemo-instrument-loops",
                              cl::desc("Instrument loop invocation, iteration "
@@ -192,8 +191,9 @@ bool isMnemoName(StringRef Name) {
 }
 
 /// What the heap interposer reports for a call.  A call is marked with
-/// __mnemo_heap_site only if the interposer (frontend-lib) sees it: a site set
-/// before a call it does not see would be taken by the next heap event.
+/// __mnemo_heap_site only if the interposer (frontend-lib/heap.c) sees it: a
+/// site set before a call it does not see would be taken by the next heap
+/// event.  Keep this list and heap.c's in step.
 enum class HeapCall { None, Alloc, Realloc, Free };
 
 struct HeapFunction {
@@ -211,7 +211,7 @@ constexpr HeapFunction HeapFunctions[] = {
     {"pvalloc", HeapCall::Alloc},
     {"realloc", HeapCall::Realloc},
     {"free", HeapCall::Free},
-    // operator new, new[] (size_t is m on LP64, j on ILP32).
+    // operator new, new[] (LP64 manglings: size_t is m).
     {"_Znwm", HeapCall::Alloc},
     {"_Znam", HeapCall::Alloc},
     {"_ZnwmRKSt9nothrow_t", HeapCall::Alloc},
@@ -220,29 +220,17 @@ constexpr HeapFunction HeapFunctions[] = {
     {"_ZnamSt11align_val_t", HeapCall::Alloc},
     {"_ZnwmSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
     {"_ZnamSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
-    {"_Znwj", HeapCall::Alloc},
-    {"_Znaj", HeapCall::Alloc},
-    {"_ZnwjRKSt9nothrow_t", HeapCall::Alloc},
-    {"_ZnajRKSt9nothrow_t", HeapCall::Alloc},
-    {"_ZnwjSt11align_val_t", HeapCall::Alloc},
-    {"_ZnajSt11align_val_t", HeapCall::Alloc},
-    {"_ZnwjSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
-    {"_ZnajSt11align_val_tRKSt9nothrow_t", HeapCall::Alloc},
     // operator delete, delete[]: plain, sized, nothrow, aligned.
     {"_ZdlPv", HeapCall::Free},
     {"_ZdaPv", HeapCall::Free},
     {"_ZdlPvm", HeapCall::Free},
     {"_ZdaPvm", HeapCall::Free},
-    {"_ZdlPvj", HeapCall::Free},
-    {"_ZdaPvj", HeapCall::Free},
     {"_ZdlPvRKSt9nothrow_t", HeapCall::Free},
     {"_ZdaPvRKSt9nothrow_t", HeapCall::Free},
     {"_ZdlPvSt11align_val_t", HeapCall::Free},
     {"_ZdaPvSt11align_val_t", HeapCall::Free},
     {"_ZdlPvmSt11align_val_t", HeapCall::Free},
     {"_ZdaPvmSt11align_val_t", HeapCall::Free},
-    {"_ZdlPvjSt11align_val_t", HeapCall::Free},
-    {"_ZdaPvjSt11align_val_t", HeapCall::Free},
     {"_ZdlPvSt11align_val_tRKSt9nothrow_t", HeapCall::Free},
     {"_ZdaPvSt11align_val_tRKSt9nothrow_t", HeapCall::Free},
 };
@@ -416,7 +404,8 @@ struct RuntimeCallbacks {
     Type *Ptr = PointerType::getUnqual(Ctx);
     // The entry points never throw (abi.h): calls to them stay calls when
     // EscapeEnumerator turns throwing calls into invokes.
-    AttributeList Attrs = AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
+    AttributeList Attrs =
+        AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
     auto Get = [&](StringRef Name, Type *Ret, ArrayRef<Type *> Params) {
       return M.getOrInsertFunction(Name, FunctionType::get(Ret, Params, false),
                                    Attrs);
@@ -609,8 +598,8 @@ void FunctionInstrumenter::findLifetimeMarkers() {
   for (Instruction &I : instructions(F))
     if (auto *II = dyn_cast<IntrinsicInst>(&I))
       if (II->getIntrinsicID() == Intrinsic::lifetime_start)
-        if (auto *AI = dyn_cast<AllocaInst>(
-                getUnderlyingObject(II->getArgOperand(1))))
+        if (auto *AI =
+                dyn_cast<AllocaInst>(getUnderlyingObject(II->getArgOperand(1))))
           WithMarkers.insert(AI);
 }
 
@@ -637,8 +626,8 @@ void FunctionInstrumenter::collect() {
         for (Instruction &I : BB)
           if ((Start = I.getDebugLoc()))
             break;
-      Loops.push_back({L, Sites.add(SiteKind::Loop, FuncName,
-                                    SourcePos::of(Start))});
+      Loops.push_back(
+          {L, Sites.add(SiteKind::Loop, FuncName, SourcePos::of(Start))});
       ++NumLoops;
     }
     for (Instruction &I : BB)
@@ -648,17 +637,21 @@ void FunctionInstrumenter::collect() {
 }
 
 void FunctionInstrumenter::collectInstruction(Instruction &I) {
+  // A pointer the entry points can take: address space 0.
+  auto IsGenericPointer = [](Type *Ty) {
+    return Ty->isPointerTy() && Ty->getPointerAddressSpace() == 0;
+  };
   if (auto *Load = dyn_cast<LoadInst>(&I)) {
     collectAccess(I, Load->getPointerOperand(), true, false,
-                  Load->getType()->isPointerTy());
+                  IsGenericPointer(Load->getType()));
   } else if (auto *SI = dyn_cast<StoreInst>(&I)) {
     collectAccess(I, SI->getPointerOperand(), false, true, false);
   } else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
     collectAccess(I, RMW->getPointerOperand(), true, true,
-                  RMW->getType()->isPointerTy());
+                  IsGenericPointer(RMW->getType()));
   } else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
     collectAccess(I, CX->getPointerOperand(), true, true,
-                  CX->getCompareOperand()->getType()->isPointerTy());
+                  IsGenericPointer(CX->getCompareOperand()->getType()));
   } else if (auto *MT = dyn_cast<AnyMemTransferInst>(&I)) {
     if (ClMemory && isInstrumentablePointer(MT->getRawSource()) &&
         isInstrumentablePointer(MT->getRawDest())) {
@@ -708,9 +701,8 @@ void FunctionInstrumenter::collectInstruction(Instruction &I) {
   }
 }
 
-void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr,
-                                         bool Reads, bool Writes,
-                                         bool MakesPointer) {
+void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr, bool Reads,
+                                         bool Writes, bool MakesPointer) {
   if (!isInstrumentablePointer(Ptr))
     return;
   Event E{EventKind::Load, &I};
@@ -740,8 +732,8 @@ void FunctionInstrumenter::collectCall(CallBase &CB) {
   const Function *Callee = directCallee(CB);
   if (Callee && (isMnemoName(Callee->getName()) || Callee->isIntrinsic()))
     return;
-  HeapCall Heap = Callee ? classifyHeapFunction(Callee->getName())
-                         : HeapCall::None;
+  HeapCall Heap =
+      Callee ? classifyHeapFunction(Callee->getName()) : HeapCall::None;
   if (Heap != HeapCall::None) {
     if (!ClHeap)
       return;
@@ -803,8 +795,7 @@ void FunctionInstrumenter::collectAlloca(AllocaInst &AI) {
     if (!Size->isScalable())
       Bytes = Size->getFixedValue();
 
-  StackObject Obj{&AI,
-                  Sites.add(SiteKind::Stack, FuncName, Pos, Name, Bytes)};
+  StackObject Obj{&AI, Sites.add(SiteKind::Stack, FuncName, Pos, Name, Bytes)};
   Obj.Markers = WithMarkers.contains(&AI);
   if (!Obj.Markers && AI.getParent() == &F.getEntryBlock() &&
       AI.comesBefore(EntryPoint))
@@ -879,10 +870,9 @@ Value *FunctionInstrumenter::toI64(IRBuilder<> &IRB, Value *V) const {
   }
   if (Ty->isIntegerTy())
     return IRB.CreateZExtOrTrunc(V, I64);
-  if (Ty->isFloatingPointTy() ||
-      (isa<FixedVectorType>(Ty) &&
-       (Ty->getScalarType()->isIntegerTy() ||
-        Ty->getScalarType()->isFloatingPointTy()))) {
+  if (Ty->isFloatingPointTy() || (isa<FixedVectorType>(Ty) &&
+                                  (Ty->getScalarType()->isIntegerTy() ||
+                                   Ty->getScalarType()->isFloatingPointTy()))) {
     unsigned Bits = Ty->getPrimitiveSizeInBits().getFixedValue();
     V = IRB.CreateBitCast(V, IRB.getIntNTy(Bits));
     return IRB.CreateZExtOrTrunc(V, I64);
@@ -908,7 +898,8 @@ Value *FunctionInstrumenter::lengthSize(IRBuilder<> &IRB, Value *Len) const {
 
 Value *FunctionInstrumenter::allocaSize(IRBuilder<> &IRB,
                                         AllocaInst *AI) const {
-  uint64_t Elem = DL.getTypeAllocSize(AI->getAllocatedType()).getKnownMinValue();
+  uint64_t Elem =
+      DL.getTypeAllocSize(AI->getAllocatedType()).getKnownMinValue();
   Value *Count = IRB.CreateZExtOrTrunc(AI->getArraySize(), IRB.getInt64Ty());
   return IRB.CreateMul(Count, IRB.getInt64(Elem));
 }
@@ -978,13 +969,20 @@ void FunctionInstrumenter::instrumentEntry() {
 void FunctionInstrumenter::instrumentLoops() {
   if (Loops.empty())
     return;
-  // Several calls may go before one instruction; they are emitted in this
-  // order: exits of inner loops, exits of outer loops, iteration, invocation
-  // (a block can exit one loop and be the preheader of the next).
+  // Several calls may go before one instruction: they are emitted in this
+  // order, exits of inner loops, exits of outer loops, iteration, invocation
+  // (a block can exit one loop and be the preheader of the next).  Every
+  // anchor is found before the first insertion, since inserting moves the
+  // first insertion point of a block.
+  struct Anchor {
+    Instruction *Before;
+    FunctionCallee Callee;
+    uint32_t Site;
+  };
   DenseMap<const Loop *, uint32_t> SiteOf;
   for (const LoopSite &LS : Loops)
     SiteOf[LS.L] = LS.Site;
-  IRBuilder<> IRB(Ctx);
+  SmallVector<Anchor, 16> Anchors;
   SmallVector<Loop *, 8> Preorder = LI->getLoopsInPreorder();
   for (Loop *L : reverse(Preorder)) {
     SmallVector<BasicBlock *, 4> Exits;
@@ -992,32 +990,29 @@ void FunctionInstrumenter::instrumentLoops() {
     for (BasicBlock *Exit : Exits) {
       // Only dedicated exits (entered from the loop only), and not EH pads:
       // a loop left by an exception is closed by func_exit (events.yaml).
-      if (Exit->isEHPad() ||
-          !all_of(predecessors(Exit),
-                  [&](BasicBlock *P) { return L->contains(P); }))
+      if (Exit->isEHPad() || !all_of(predecessors(Exit), [&](BasicBlock *P) {
+            return L->contains(P);
+          }))
         continue;
       BasicBlock::iterator It = Exit->getFirstInsertionPt();
-      if (It == Exit->end())
-        continue;
-      setInsertPoint(IRB, It, &*It);
-      emit(IRB, RT.LoopExit, {IRB.getInt32(SiteOf[L])});
+      if (It != Exit->end())
+        Anchors.push_back({&*It, RT.LoopExit, SiteOf[L]});
     }
   }
   for (const LoopSite &LS : Loops) {
     BasicBlock *Header = LS.L->getHeader();
     BasicBlock::iterator It = Header->getFirstInsertionPt();
-    if (It == Header->end())
-      continue;
-    setInsertPoint(IRB, It, &*It);
-    emit(IRB, RT.LoopIter, {IRB.getInt32(LS.Site)});
+    if (It != Header->end())
+      Anchors.push_back({&*It, RT.LoopIter, LS.Site});
   }
-  for (const LoopSite &LS : Loops) {
-    BasicBlock *Preheader = LS.L->getLoopPreheader();
-    if (!Preheader)
-      continue;
-    Instruction *Term = Preheader->getTerminator();
-    setInsertPoint(IRB, Term->getIterator(), Term);
-    emit(IRB, RT.LoopInvoke, {IRB.getInt32(LS.Site)});
+  for (const LoopSite &LS : Loops)
+    if (BasicBlock *Preheader = LS.L->getLoopPreheader())
+      Anchors.push_back({Preheader->getTerminator(), RT.LoopInvoke, LS.Site});
+
+  IRBuilder<> IRB(Ctx);
+  for (const Anchor &A : Anchors) {
+    setInsertPoint(IRB, A.Before->getIterator(), A.Before);
+    emit(IRB, A.Callee, {IRB.getInt32(A.Site)});
   }
 }
 
@@ -1077,8 +1072,8 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     Type *Ty = CX->getNewValOperand()->getType();
     Value *Old = IRB.CreateExtractValue(CX, 0);
     if (E.Site)
-      emit(IRB, RT.Load, {Site(E.Site), Ptr, toI64(IRB, Old),
-                          accessSize(IRB, Ty)});
+      emit(IRB, RT.Load,
+           {Site(E.Site), Ptr, toI64(IRB, Old), accessSize(IRB, Ty)});
     if (E.PtrSite)
       emit(IRB, RT.PointerCreate,
            {Site(E.PtrSite), Old, IRB.getInt32(MnemoPointerLoaded)});
@@ -1087,9 +1082,9 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
       Instruction *Then =
           SplitBlockAndInsertIfThen(Success, IRB.GetInsertPoint(), false);
       setInsertPoint(IRB, Then->getIterator(), CX);
-      emit(IRB, RT.Store, {Site(E.Site2), Ptr,
-                           toI64(IRB, CX->getNewValOperand()),
-                           accessSize(IRB, Ty)});
+      emit(IRB, RT.Store,
+           {Site(E.Site2), Ptr, toI64(IRB, CX->getNewValOperand()),
+            accessSize(IRB, Ty)});
     }
     return;
   }
@@ -1139,8 +1134,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
   case EventKind::Alloca: {
     const StackObject &S = Stack[E.Obj];
     After();
-    emit(IRB, RT.StackAlloc,
-         {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
+    emit(IRB, RT.StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
     if (S.UsesSlot)
       IRB.CreateStore(S.AI, S.Slot);
     return;
@@ -1175,9 +1169,8 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
 }
 
 void FunctionInstrumenter::instrumentExits() {
-  bool FreesAtExit = any_of(Stack, [](const StackObject &S) {
-    return !S.Markers;
-  });
+  bool FreesAtExit =
+      any_of(Stack, [](const StackObject &S) { return !S.Markers; });
   if (!ClFunctions && !FreesAtExit)
     return;
   // Every way out: ret, resume, and (once EscapeEnumerator has turned them
@@ -1249,8 +1242,8 @@ void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
       Pos.Line = Var->getLine();
     }
     uint64_t Size = DL.getTypeAllocSize(G.getValueType()).getKnownMinValue();
-    uint32_t Site = Sites.add(SiteKind::Global, "", Pos,
-                              demangle(G.getName()), Size);
+    uint32_t Site =
+        Sites.add(SiteKind::Global, "", Pos, demangle(G.getName()), Size);
     Globals.push_back({&G, Site, Size});
     ++NumGlobals;
   }
@@ -1262,19 +1255,21 @@ Function *GlobalRegistrar::emit(Module &M, const RuntimeCallbacks &RT) const {
   Function *Reg = M.getFunction(MnemoRegisterGlobalsName);
   if (Reg && (Reg->getFunctionType() != FTy || !Reg->isDeclaration())) {
     Ctx.emitError(Twine("mnemo: the module already has a ") +
-                  MnemoRegisterGlobalsName + " that is not a declaration "
-                  "of void(void)");
+                  MnemoRegisterGlobalsName +
+                  " that is not a declaration of void(void)");
     return nullptr;
   }
   if (!Reg)
     Reg = Function::Create(FTy, GlobalValue::ExternalLinkage,
                            MnemoRegisterGlobalsName, M);
+  // A declaration (the runtime's call, when it is bitcode too) may carry the
+  // caller's view of it as a subprogram, which a definition may not.
+  Reg->setSubprogram(nullptr);
   Reg->setVisibility(GlobalValue::DefaultVisibility);
   Reg->addFnAttr(Attribute::NoUnwind);
   IRBuilder<> IRB(BasicBlock::Create(Ctx, "entry", Reg));
   for (const Entry &E : Globals)
-    IRB.CreateCall(RT.Global, {IRB.getInt32(E.Site), E.G,
-                               IRB.getInt64(E.Size)})
+    IRB.CreateCall(RT.Global, {IRB.getInt32(E.Site), E.G, IRB.getInt64(E.Size)})
         ->setDoesNotThrow();
   IRB.CreateRetVoid();
   return Reg;
@@ -1287,8 +1282,9 @@ Function *GlobalRegistrar::emit(Module &M, const RuntimeCallbacks &RT) const {
 class ModuleInstrumenter {
 public:
   ModuleInstrumenter(Module &M, ModuleAnalysisManager &MAM)
-      : M(M), FAM(MAM.getResult<FunctionAnalysisManagerModuleProxy>(M)
-                      .getManager()) {}
+      : M(M),
+        FAM(MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager()) {
+  }
 
   /// Returns true if the module changed.
   bool run();
@@ -1303,8 +1299,7 @@ private:
 bool ModuleInstrumenter::shouldInstrument(const Function &F) {
   if (F.isDeclaration() || F.hasAvailableExternallyLinkage() ||
       F.isIntrinsic() || isMnemoName(F.getName()) ||
-      F.getName().starts_with("llvm.") ||
-      F.hasFnAttribute(Attribute::Naked) ||
+      F.getName().starts_with("llvm.") || F.hasFnAttribute(Attribute::Naked) ||
       F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation))
     return false;
   return ClInstrumentAll || F.hasFnAttribute(MnemoInstrumentAttr);

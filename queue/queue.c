@@ -57,6 +57,7 @@ static struct mn_queue *producer;
 
 MN_EXPORT __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
 MN_EXPORT __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
+MN_EXPORT __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
 
 enum { HELD_NONE, HELD_BUF, HELD_TAIL };
 
@@ -432,11 +433,25 @@ static uint64_t scan_used(const struct mn_queue *q, uint32_t k)
 	return n * 8;
 }
 
+/*
+ * The slow path.  The cursor rules that keep it safe against signal handlers on the producer
+ * thread (which may push, or finish, at any instruction):
+ *   - mn_q_end is NULL whenever the cursors must not be used (a boundary in progress, disabled), so
+ *     a handler's push then lands here and is dropped;
+ *   - new cursors are stored base and cur first, end last, so no push ever sees a valid end with a
+ *     cursor that does not belong to it.
+ * The cursor found here is, relative to the current buffer [base, end]:
+ *   in it, fitting      the buffer changed between the fast path's check and this call: write it;
+ *   in it, crossing end this push owns the boundary: publish, wait for the next buffer;
+ *   anywhere else       stale: a push stored it after a signal handler's pushes moved to a new
+ *                       buffer (and then came here, from its re-check, or the next push did): find
+ *                       the new buffer's records by scanning, and go on after them.
+ */
 MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t *words, unsigned n)
 {
 	/* Pairs with the release store in mn_queue_producer_start(). */
 	struct mn_queue *q = mn_load_acquire(&producer);
-	uint64_t *base;
+	uint64_t *base, *end, *c;
 	int saved_errno;
 
 	if (!q)
@@ -447,46 +462,56 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t
 	}
 	saved_errno = errno;
 	if (mn_exchange_acquire(&q->busy, 1)) {
-		/* A signal handler interrupted the slow path or a finish on this thread. */
+		/* A signal handler interrupted the slow path, or a finish, on this thread. */
 		count_drop_other(q);
 		goto out;
 	}
 	if (q->disabled || !q->filling || n == 0 || n > MN_WIRE_MAX_WORDS)
 		goto drop;
-	base = buf_of(q, slot_index(q, q->seq));
-	if (!mn_q_cur) {
-		/* Cursors are NULL only under busy or once disabled: this is a newer thread whose TLS
-		 * block took the exited producer thread's address. */
+	if (!mn_q_end && !mn_q_base) {
+		/* A newer thread whose TLS block took the exited producer thread's address. */
 		count_drop_thread(q);
 		goto unlock;
 	}
-	if (mn_q_cur < base || mn_q_cur > base + q->buf_bytes / 8)
-		goto drop;  /* NEVER: the cursor left its buffer */
-	{
-		uint64_t used = (uint64_t)(mn_q_cur - base) * 8;
-
-		/* A signal handler's event from here on takes the slow path, finds busy, and is
-		 * dropped. */
-		mn_q_cur = mn_q_end = NULL;
+	base = buf_of(q, slot_index(q, q->seq));
+	end = base + q->buf_bytes / 8;
+	c = mn_q_cur;
+	if (c < base || c > end) {
+		/* NEVER in a program without signal handlers that push: a stale cursor. */
+		c = base + scan_used(q, slot_index(q, q->seq)) / 8;
+		mn_q_cur = c;
+	}
+	if (c + n <= end) {
+		mn_q_cur = c + n;
 		mn_signal_fence();
-		q->filling = false;
-		if (publish(q, used) < 0) {
-			fail(q, "every backend detached");
-			goto drop;
-		}
+		for (unsigned i = 0; i < n; i++)
+			mn_stream_store64(c + i, words[i]);
+		goto unlock;
+	}
+
+	/* This push owns the boundary.  From here a handler's event is dropped (mn_q_end NULL). */
+	mn_q_end = NULL;
+	mn_signal_fence();
+	q->filling = false;
+	if (publish(q, (uint64_t)(c - base) * 8) < 0) {
+		fail(q, "every backend detached");
+		goto drop;
 	}
 	if (acquire_slot(q) < 0)
 		goto drop;
 	q->filling = true;
 	base = buf_of(q, slot_index(q, q->seq));
-	/* Word 0 last, as in mn_queue_push(). */
-	for (unsigned i = n; i-- > 0;)
+	for (unsigned i = 0; i < n; i++)
 		mn_stream_store64(base + i, words[i]);
-	mn_q_end = base + q->buf_bytes / 8;
+	mn_q_base = base;
 	mn_q_cur = base + n;
+	/* Base and cursor are in place before the end makes them usable, as a handler on this thread
+	 * sees them; compiler-only. */
+	mn_signal_fence();
+	mn_q_end = base + q->buf_bytes / 8;
 	goto unlock;
 drop:
-	mn_q_cur = mn_q_end = NULL;
+	mn_q_end = NULL;
 	count_drop_other(q);
 unlock:
 	/* Our producer-state writes happen before the next holder's; pairs with the exchange. */
@@ -623,8 +648,12 @@ MN_EXPORT void mn_queue_producer_start(struct mn_queue *q)
 	 * creator, which is the same process unless the caller split them.  Pairs with the acquire in
 	 * mn_queue_attach(). */
 	mn_store_release(&q->hdr->producer_pid, (int32_t)q->pid);
-	mn_q_end = buf_of(q, 0) + q->buf_bytes / 8;
+	mn_q_base = buf_of(q, 0);
 	mn_q_cur = buf_of(q, 0);
+	/* Base and cursor are in place before the end makes them usable (cursor rules at
+	 * mn_queue_push_slow()); compiler-only. */
+	mn_signal_fence();
+	mn_q_end = buf_of(q, 0) + q->buf_bytes / 8;
 	/* The handle's fields above happen before any slow path that finds it; pairs with the acquire
 	 * load in mn_queue_push_slow(). */
 	mn_store_release(&producer, q);
@@ -659,9 +688,12 @@ MN_EXPORT void mn_queue_producer_finish(struct mn_queue *q)
 
 			if (&mn_q_cur == q->cur_ptr && mn_q_cur >= base &&
 			    mn_q_cur <= base + q->buf_bytes / 8) {
+				/* Reservations not yet written (a push this handler interrupted) are
+				 * published as zero words, which decoders skip. */
 				used = (uint64_t)(mn_q_cur - base) * 8;
-				/* A signal handler's later event takes the slow path and is dropped. */
-				mn_q_cur = mn_q_end = NULL;
+				/* Later events take the slow path and are dropped; the cursor stays
+				 * valid for a push this interrupted (cursor rules above). */
+				mn_q_end = NULL;
 				mn_signal_fence();
 			} else {
 				/* Another thread: the producer thread's cursor is not ours to read. */
@@ -688,7 +720,8 @@ out:
 
 MN_EXPORT void mn_queue_producer_abandon(struct mn_queue *q)
 {
-	mn_q_cur = mn_q_end = NULL;
+	mn_q_end = NULL;
+	mn_q_cur = mn_q_base = NULL;
 	if (q && q->is_producer)
 		q->disabled = true;  /* process-local: the parent's copy of the handle is untouched */
 }
@@ -717,8 +750,10 @@ MN_EXPORT void mn_queue_destroy(struct mn_queue *q)
 		mn_queue_detach(q);
 		return;
 	}
-	if (q->started && &mn_q_cur == q->cur_ptr)
-		mn_q_cur = mn_q_end = NULL;
+	if (q->started && &mn_q_cur == q->cur_ptr) {
+		mn_q_end = NULL;
+		mn_q_cur = mn_q_base = NULL;
+	}
 	if (mn_load_relaxed(&producer) == q)
 		mn_store_release(&producer, NULL);
 	munmap(q->base, q->map_bytes);

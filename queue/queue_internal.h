@@ -31,8 +31,9 @@
  *
  * Invariant: outside the bytes of records a buffer holds zeros, because every lap's used bytes are
  * zeroed before the slot is handed back.  That is what lets a consumer scan the buffer a dead
- * producer was filling: records end at the first record whose word 0 is zero (word 0 carries the
- * event code, never 0; mn_queue_push() stores it last).
+ * producer was filling: its records end at the last non-zero word (give or take the arguments of
+ * the last record that happen to be zero), and a zero word where a record would start is never
+ * the start of a record (word 0 carries the event code, never 0).
  *
  * Detached consumers: a consumer that detaches sets its bit in hdr.detached, then clears its bit
  * in every buffer it has not released; the producer leaves detached consumers out of .readers when

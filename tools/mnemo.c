@@ -338,7 +338,7 @@ static void print_environment(FILE *out)
 		if (!strcmp(type, "str") || !strcmp(def, "\"\""))
 			doc = xstrdup(options[i].doc);
 		else
-			doc = xasprintf("%s (default %s)", options[i].doc, def);
+			doc = xasprintf("%s; default %s", options[i].doc, def);
 		col = fprintf(out, "  %-20s ", name);
 		print_wrapped(out, col, 23, doc);
 		free(name);
@@ -625,7 +625,7 @@ static int cmd_run(int argc, char **argv)
 	struct file_id before, after;
 	char *expected, *expected_now;
 	const char *prog;
-	int c, pipefd[2], status, exec_err = 0;
+	int c, pipefd[2], gofd[2], status, exec_err = 0;
 	pid_t pid;
 	ssize_t r;
 
@@ -693,7 +693,8 @@ static int cmd_run(int argc, char **argv)
 		free(copy);
 	}
 
-	if (pipe2(pipefd, O_CLOEXEC))
+	/* pipefd: the child's exec error, if any; gofd: holds the child until "before" is taken. */
+	if (pipe2(pipefd, O_CLOEXEC) || pipe2(gofd, O_CLOEXEC))
 		die(2, "pipe: %s", strerror(errno));
 	if (verbose) {
 		fprintf(stderr, "mnemo: running");
@@ -730,6 +731,10 @@ static int cmd_run(int argc, char **argv)
 			sigaction(forwarded[i], &old_fwd[i], NULL);
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		close(pipefd[0]);
+		close(gofd[1]);
+		while (read(gofd[0], &exec_err, 1) < 0 && errno == EINTR)
+			;
+		close(gofd[0]);
 		execvp(prog, argv + optind);
 		exec_err = errno;
 		if (write(pipefd[1], &exec_err, sizeof(exec_err)) < 0)
@@ -738,7 +743,10 @@ static int cmd_run(int argc, char **argv)
 	}
 	child_pid = pid;
 	expected_now = expand_output(expected, pid);
+	/* Taken while the child waits: a fast program must not write its profile before this. */
 	before = file_id(expected_now);
+	close(gofd[0]);
+	close(gofd[1]);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 
 	close(pipefd[1]);
@@ -787,7 +795,7 @@ struct value {
 
 static struct value classify(const struct mn_pnode *n)
 {
-	struct value v = { V_NONE };
+	struct value v = { .kind = V_NONE };
 
 	switch (mn_pnode_kind(n)) {
 	case MN_PNODE_NONE:
@@ -927,61 +935,74 @@ static char *node_text(const struct mn_pnode *n)
 
 /* ---- mnemo report: sites ----------------------------------------------------------------------- */
 
-/* Whether a column holds site ids, by its name: site, src, dst, *_site, *_via. */
+/*
+ * Whether a column holds site ids, by its name: site, src, dst, loop (loops are sites too:
+ * frontend-lib/abi.h), *_site, *_via.
+ */
 static bool site_column(const char *name)
 {
 	size_t n = strlen(name);
 
 	return !strcmp(name, "site") || !strcmp(name, "src") || !strcmp(name, "dst") ||
+	       !strcmp(name, "loop") ||
 	       (n > 5 && !strcmp(name + n - 5, "_site")) || (n > 4 && !strcmp(name + n - 4, "_via"));
+}
+
+/* "file:line:col", as much of it as the site has. */
+static char *site_location(const struct mn_site *s, const char *file)
+{
+	if (s->line && s->column)
+		return xasprintf("%s:%" PRIu32 ":%" PRIu32, file, s->line, s->column);
+	if (s->line)
+		return xasprintf("%s:%" PRIu32, file, s->line);
+	return xstrdup(file);
 }
 
 /*
  * One site as "file:line:col function", fitted into cols columns when cols is not 0: first the
- * file loses its folders, then the function is cut with "…".
+ * function is cut with "…" (to no less than 12 columns), then the file loses its folders, then
+ * the whole is cut.
  */
 static char *site_text(const struct mn_profile *p, uint64_t id, size_t cols)
 {
 	const struct mn_site *s = id <= UINT32_MAX ? mn_profile_site(p, (uint32_t)id) : NULL;
-	char *loc, *text, *fn;
-	const char *file;
+	char *text = NULL, *cut;
 
 	if (id == 0)
-		return xstrdup("site 0 (not instrumented)");
-	if (!s)
-		return xasprintf("site %" PRIu64 " (not in the sites table)", id);
-	if (!*s->file) {
-		text = *s->function ? xasprintf("site %" PRIu64 " (no debug info) %s", id, s->function)
-				    : xasprintf("site %" PRIu64 " (no debug info)", id);
-		goto fit;
+		text = xstrdup("site 0 (not instrumented)");
+	else if (!s)
+		text = xasprintf("site %" PRIu64 " (not in the sites table)", id);
+	else if (!*s->file && *s->function)
+		text = xasprintf("site %" PRIu64 " (no debug info) %s", id, s->function);
+	else if (!*s->file)
+		text = xasprintf("site %" PRIu64 " (no debug info)", id);
+	for (int pass = 0; !text; pass++) {
+		const char *file = s->file;
+		char *loc, *fn;
+		size_t fcols = ucols(s->function), lcols;
+
+		if (pass == 1 && strrchr(file, '/'))
+			file = strrchr(file, '/') + 1;
+		loc = site_location(s, file);
+		lcols = ucols(loc);
+		if (!*s->function)
+			text = loc;
+		else if (!cols || lcols + 1 + fcols <= cols)
+			text = xasprintf("%s %s", loc, s->function);
+		else if (lcols + 1 + (fcols < 12 ? fcols : 12) <= cols) {
+			fn = ellipsize(s->function, cols - lcols - 1);
+			text = xasprintf("%s %s", loc, fn);
+			free(fn);
+		} else if (pass == 1) {
+			text = xasprintf("%s %s", loc, s->function);
+		}
+		if (text != loc)
+			free(loc);
 	}
-	file = s->file;
-	for (int pass = 0;; pass++) {
-		if (s->line && s->column)
-			loc = xasprintf("%s:%" PRIu32 ":%" PRIu32, file, s->line, s->column);
-		else if (s->line)
-			loc = xasprintf("%s:%" PRIu32, file, s->line);
-		else
-			loc = xstrdup(file);
-		text = *s->function ? xasprintf("%s %s", loc, s->function) : xstrdup(loc);
-		if (!cols || ucols(text) <= cols || pass == 1 || !strchr(file, '/'))
-			break;
-		free(loc);
-		free(text);
-		file = strrchr(file, '/') + 1;
-	}
-	if (cols && ucols(text) > cols && *s->function && ucols(loc) + 1 + 8 <= cols) {
-		fn = ellipsize(s->function, cols - ucols(loc) - 1);
-		free(text);
-		text = xasprintf("%s %s", loc, fn);
-		free(fn);
-	}
-	free(loc);
-fit:
 	if (cols && ucols(text) > cols) {
-		fn = ellipsize(text, cols);
+		cut = ellipsize(text, cols);
 		free(text);
-		text = fn;
+		text = cut;
 	}
 	return text;
 }
@@ -1056,6 +1077,10 @@ enum coltype { C_EMPTY, C_NUMBER, C_BOOL, C_TEXT, C_SITE };
 struct column {
 	const char *name;           /* NULL: the key of a mapping of mappings */
 	enum coltype type;
+	bool real;                  /* numbers, some not integers: all print with 3 decimals */
+	bool stacked;               /* printed on a line of its own above the rest of its row */
+	size_t cw;                  /* widest cell as rendered in full */
+	size_t hmin;                /* widest piece of the name wrapped after its underscores */
 	size_t width;
 	char **cells;               /* rendered cells of the printed rows */
 };
@@ -1064,6 +1089,11 @@ struct row {
 	const struct mn_pnode *map;
 	const struct mn_pnode *key; /* for a mapping of mappings */
 	size_t index;               /* file order */
+	/* Sort keys, computed once before sorting (see sort_keys()). */
+	int rank;                   /* by-column cells: 0 a value, 1 NaN, 2 none: sort last */
+	long double num;            /* number or bool: exact for every int64 and uint64 */
+	char *text;                 /* text cells */
+	uint64_t tie;               /* the tie-breaking site id */
 };
 
 static const struct mn_pnode *row_cell(const struct row *r, const struct column *c)
@@ -1077,58 +1107,66 @@ static struct {
 	const struct column *site;  /* tie-breaker */
 } sorting;
 
+/* Fills the rows' sort keys for ordering by column by, ties by column tie (either may be NULL). */
+static void sort_keys(struct row *rows, size_t nrows, const struct column *by,
+		      const struct column *tie)
+{
+	for (size_t i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+
+		r->rank = 2;
+		r->text = NULL;
+		r->tie = tie ? site_key(row_cell(r, tie)) : UINT64_MAX;
+		if (!by)
+			continue;
+		if (by->type == C_SITE) {
+			r->num = (long double)site_key(row_cell(r, by));
+			r->rank = 0;
+		} else if (by->type == C_NUMBER || by->type == C_BOOL) {
+			struct value v = classify(row_cell(r, by));
+
+			if (v.kind == V_INT)
+				r->num = v.i, r->rank = 0;
+			else if (v.kind == V_UINT)
+				r->num = v.u, r->rank = 0;
+			else if (v.kind == V_FLOAT)
+				r->num = v.f, r->rank = isnan(v.f) ? 1 : 0;
+			else if (v.kind == V_BOOL)
+				r->num = v.b, r->rank = 0;
+		} else if (row_cell(r, by)) {
+			r->text = node_text(row_cell(r, by));
+			r->rank = 0;
+		}
+	}
+}
+
+/*
+ * Rows by the sort column: numbers and booleans largest first, sites by id, text in byte order;
+ * empty cells (and NaN) last; then by the tie-breaking site id; then in file order.
+ */
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
 	const struct column *c = sorting.by;
 
 	if (c) {
-		const struct mn_pnode *m = row_cell(x, c), *n = row_cell(y, c);
+		if (x->rank != y->rank)
+			return x->rank < y->rank ? -1 : 1;
+		if (x->rank == 0) {
+			if (c->type == C_TEXT || c->type == C_EMPTY) {
+				int r = strcmp(x->text, y->text);
 
-		if (c->type == C_NUMBER) {
-			struct value u = classify(m), v = classify(n);
-			bool ux = is_number(u.kind), vx = is_number(v.kind);
+				if (r)
+					return r;
+			} else if (x->num != y->num) {
+				bool ascending = c->type == C_SITE;
 
-			/* Largest first; empty cells last; NaN after numbers. */
-			if (ux != vx)
-				return ux ? -1 : 1;
-			if (ux && !(isnan(u.f) && isnan(v.f))) {
-				if (isnan(u.f) || isnan(v.f))
-					return isnan(u.f) ? 1 : -1;
-				if (u.kind == V_INT && v.kind == V_INT && u.i != v.i)
-					return u.i > v.i ? -1 : 1;
-				if (u.kind == V_UINT && v.kind == V_UINT && u.u != v.u)
-					return u.u > v.u ? -1 : 1;
-				if (u.f != v.f)
-					return u.f > v.f ? -1 : 1;
+				return (x->num < y->num) == ascending ? -1 : 1;
 			}
-		} else if (c->type == C_SITE) {
-			uint64_t i = site_key(m), j = site_key(n);
-
-			if (i != j)
-				return i < j ? -1 : 1;
-		} else if (c->type == C_BOOL) {
-			struct value u = classify(m), v = classify(n);
-			int i = u.kind == V_BOOL ? u.b : -1, j = v.kind == V_BOOL ? v.b : -1;
-
-			if (i != j)
-				return i > j ? -1 : 1;
-		} else {
-			char *s = node_text(m), *t = node_text(n);
-			int r = strcmp(s, t);
-
-			free(s);
-			free(t);
-			if (r)
-				return r;
 		}
 	}
-	if (sorting.site && sorting.site != c) {
-		uint64_t i = site_key(row_cell(x, sorting.site)), j = site_key(row_cell(y, sorting.site));
-
-		if (i != j)
-			return i < j ? -1 : 1;
-	}
+	if (x->tie != y->tie)
+		return x->tie < y->tie ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
@@ -1141,23 +1179,219 @@ static void note_column(struct report *r, const char *name)
 	r->columns_seen[r->ncolumns_seen++] = xstrdup(name);
 }
 
-/* Shrinks the widest shrinkable column until the row fits in room columns, or nothing shrinks. */
-static void fit_columns(struct column *cols, size_t ncols, size_t room)
+static const char *col_name(const struct column *c)
 {
-	for (;;) {
-		size_t total = 0, widest = SIZE_MAX;
+	return c->name ? c->name : "key";
+}
 
-		for (size_t i = 0; i < ncols; i++) {
-			total += cols[i].width + (i ? 2 : 0);
-			if ((cols[i].type == C_TEXT || cols[i].type == C_SITE) &&
-			    cols[i].width > 12 && cols[i].width > ucols(cols[i].name ? cols[i].name : "key") &&
-			    (widest == SIZE_MAX || cols[i].width > cols[widest].width))
-				widest = i;
-		}
-		if (total <= room || widest == SIZE_MAX)
-			return;
-		cols[widest].width -= 1;
+/* Display columns of the first n bytes of s. */
+static size_t ucols_n(const char *s, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n && s[i]; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+/* The widest piece of a name broken after each underscore: "stride_fraction" -> "fraction". */
+static size_t header_min(const char *h)
+{
+	size_t best = 0;
+
+	while (*h) {
+		size_t n = strcspn(h, "_");
+
+		n += h[n] == '_';
+		if (ucols_n(h, n) > best)
+			best = ucols_n(h, n);
+		h += n;
 	}
+	return best;
+}
+
+#define MAX_HEADER_LINES 4
+
+/*
+ * Wraps a column name into lines of at most width columns, breaking after underscores (so the
+ * name reads whole, ready for --sort), at most MAX_HEADER_LINES; returns how many.
+ */
+static size_t wrap_header(const char *h, size_t width, char *lines[MAX_HEADER_LINES])
+{
+	size_t n = 0;
+
+	while (*h) {
+		size_t take = 0;
+
+		/* Greedy: pieces while they fit; the first piece always; the rest on the last line. */
+		while (h[take]) {
+			size_t piece = strcspn(h + take, "_");
+
+			piece += h[take + piece] == '_';
+			if (take && ucols_n(h, take + piece) > width && n < MAX_HEADER_LINES - 1)
+				break;
+			take += piece;
+		}
+		lines[n] = xasprintf("%.*s", (int)take, h);
+		if (ucols(lines[n]) > width) {
+			char *cut = ellipsize(lines[n], width);
+
+			free(lines[n]);
+			lines[n] = cut;
+		}
+		n++;
+		h += take;
+	}
+	if (!n)
+		lines[n++] = xstrdup("");
+	return n;
+}
+
+/* Columns a row takes on its main line. */
+static size_t row_width(const struct column *cols, size_t ncols)
+{
+	size_t total = 0, k = 0;
+
+	for (size_t c = 0; c < ncols; c++)
+		if (!cols[c].stacked)
+			total += cols[c].width + (k++ ? 2 : 0);
+	return total;
+}
+
+/* Shrinks the widest site or text column, no lower than its floor, until the row fits in room. */
+static bool shrink_columns(struct column *cols, size_t ncols, size_t room)
+{
+	size_t nsites = 0;
+
+	for (size_t c = 0; c < ncols; c++)
+		nsites += cols[c].type == C_SITE && !cols[c].stacked;
+	for (;;) {
+		size_t widest = SIZE_MAX;
+
+		if (row_width(cols, ncols) <= room)
+			return true;
+		for (size_t c = 0; c < ncols; c++) {
+			/* A site needs its file and line and some of its function. */
+			size_t floor = cols[c].type == C_SITE ? (nsites > 1 ? 20 : 28) : 12;
+
+			if (cols[c].stacked || (cols[c].type != C_TEXT && cols[c].type != C_SITE))
+				continue;
+			if (floor < cols[c].hmin)
+				floor = cols[c].hmin;
+			if (cols[c].width > floor &&
+			    (widest == SIZE_MAX || cols[c].width > cols[widest].width))
+				widest = c;
+		}
+		if (widest == SIZE_MAX)
+			return false;
+		cols[widest].width--;
+	}
+}
+
+/*
+ * Chooses column widths so a row fits in room: names on one line; else names wrapped after their
+ * underscores; else site and text cells cut down (functions lose their tails first); else the
+ * sites go on a line of their own above the rest of their row.  A table of numbers too many to
+ * fit is left wider than room: cutting numbers would be worse.
+ */
+static void layout_columns(struct column *cols, size_t ncols, size_t room)
+{
+	size_t nsites = 0;
+
+	for (size_t c = 0; c < ncols; c++) {
+		cols[c].stacked = false;
+		cols[c].width = cols[c].cw > ucols(col_name(&cols[c])) ? cols[c].cw
+									: ucols(col_name(&cols[c]));
+		nsites += cols[c].type == C_SITE;
+	}
+	if (row_width(cols, ncols) <= room)
+		return;
+	for (size_t c = 0; c < ncols; c++)
+		cols[c].width = cols[c].cw > cols[c].hmin ? cols[c].cw : cols[c].hmin;
+	if (shrink_columns(cols, ncols, room) || !nsites || nsites == ncols)
+		return;
+	for (size_t c = 0; c < ncols; c++) {
+		cols[c].width = cols[c].cw > cols[c].hmin ? cols[c].cw : cols[c].hmin;
+		cols[c].stacked = cols[c].type == C_SITE;
+	}
+	shrink_columns(cols, ncols, room > 4 ? room - 4 : room);
+}
+
+/* Appends one cell, padded to width, right-aligned for numbers. */
+static void put_cell(struct buf *b, const struct column *c, const char *s, bool first)
+{
+	size_t pad = c->width > ucols(s) ? c->width - ucols(s) : 0;
+	bool right = c->type == C_NUMBER;
+
+	bprintf(b, "%s%*s%s%*s", first ? "" : "  ", right ? (int)pad : 0, "", s,
+		right ? 0 : (int)pad, "");
+}
+
+static void put_line(FILE *out, struct buf *b)
+{
+	while (b->len && b->s[b->len - 1] == ' ')
+		b->s[--b->len] = '\0';
+	fprintf(out, "%s\n", b->s ? b->s : "");
+	free(b->s);
+	*b = (struct buf){ 0 };
+}
+
+static size_t nstacked(const struct column *cols, size_t ncols)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < ncols; c++)
+		n += cols[c].stacked;
+	return n;
+}
+
+/* The names of the columns, wrapped and aligned at the bottom, then a rule under each. */
+static void print_table_head(FILE *out, const struct column *cols, size_t ncols, size_t indent)
+{
+	char *lines[MAX_COLUMNS + 1][MAX_HEADER_LINES];
+	size_t nlines[MAX_COLUMNS + 1], height = 1, ns = nstacked(cols, ncols), k;
+	struct buf b = { 0 };
+
+	/* Sites on their own lines: their names first, at the left margin. */
+	if (ns) {
+		bprintf(&b, "%*s", (int)indent, "");
+		k = 0;
+		for (size_t c = 0; c < ncols; c++)
+			if (cols[c].stacked)
+				bprintf(&b, "%s%s", k++ ? ", " : "", col_name(&cols[c]));
+		put_line(out, &b);
+		indent += 4;
+	}
+	for (size_t c = 0; c < ncols; c++) {
+		nlines[c] = cols[c].stacked ? 0 : wrap_header(col_name(&cols[c]), cols[c].width, lines[c]);
+		if (nlines[c] > height)
+			height = nlines[c];
+	}
+	for (size_t l = 0; l < height; l++) {
+		bprintf(&b, "%*s", (int)indent, "");
+		k = 0;
+		for (size_t c = 0; c < ncols; c++) {
+			size_t first = height - nlines[c];   /* bottom-aligned */
+
+			if (cols[c].stacked)
+				continue;
+			put_cell(&b, &cols[c], l >= first ? lines[c][l - first] : "", k++ == 0);
+		}
+		put_line(out, &b);
+	}
+	bprintf(&b, "%*s", (int)indent, "");
+	k = 0;
+	for (size_t c = 0; c < ncols; c++) {
+		if (cols[c].stacked)
+			continue;
+		bprintf(&b, "%s", k++ ? "  " : "");
+		for (size_t i = 0; i < cols[c].width; i++)
+			bprintf(&b, "-");
+	}
+	put_line(out, &b);
+	for (size_t c = 0; c < ncols; c++)
+		for (size_t l = 0; l < nlines[c]; l++)
+			free(lines[c][l]);
 }
 
 /*
@@ -1175,11 +1409,12 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 
 	memset(cols, 0, sizeof(cols));
 	if (keyed)
-		cols[ncols++] = (struct column){ NULL, C_EMPTY };
+		cols[ncols++] = (struct column){ .name = NULL, .type = C_EMPTY };
 	for (size_t i = 0; i < nrows; i++) {
 		const struct mn_pnode *m = mn_pnode_at(n, i);
 
-		rows[i] = (struct row){ m, keyed ? mn_pnode_key_node(n, i) : NULL, i };
+		rows[i] = (struct row){ .map = m, .key = keyed ? mn_pnode_key_node(n, i) : NULL,
+					.index = i };
 		for (size_t k = 0; k < mn_pnode_len(m); k++) {
 			const char *name = mn_pnode_key(m, k);
 			size_t c;
@@ -1194,7 +1429,7 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 					dropped_cols++;
 					continue;
 				}
-				cols[ncols++] = (struct column){ name, C_EMPTY };
+				cols[ncols++] = (struct column){ .name = name, .type = C_EMPTY };
 			}
 		}
 	}
@@ -1219,6 +1454,7 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 			any = true;
 			num = num && is_number(v.kind);
 			boolean = boolean && v.kind == V_BOOL;
+			cols[c].real = cols[c].real || v.kind == V_FLOAT;
 		}
 		cols[c].type = !any ? C_EMPTY : num ? C_NUMBER : boolean ? C_BOOL : C_TEXT;
 	}
@@ -1229,46 +1465,57 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 			by = &cols[c];
 	if (by)
 		r->sort_used = true;
-	for (size_t c = 0; c < ncols && !by; c++)
+	for (size_t c = keyed; c < ncols && !by; c++)
 		if (cols[c].type == C_NUMBER)
 			by = &cols[c];
 	sorting.by = by;
-	sorting.site = site;
-	if (by || site)
+	sorting.site = site ? site : keyed ? &cols[0] : NULL;
+	if (sorting.by || sorting.site) {
+		sort_keys(rows, nrows, by, sorting.site == by ? NULL : sorting.site);
 		qsort(rows, nrows, sizeof(*rows), cmp_rows);
+		for (size_t i = 0; i < nrows; i++)
+			free(rows[i].text);
+	}
 	shown = r->top && r->top < nrows ? r->top : nrows;
 
-	/* Render, measure, fit, render sites and text again at their final widths. */
+	/* Render in full, measure, lay out, render again what must be cut. */
 	for (size_t c = 0; c < ncols; c++) {
 		cols[c].cells = xmalloc(shown * sizeof(char *));
-		cols[c].width = ucols(cols[c].name ? cols[c].name : "key");
+		cols[c].cw = 1;
+		cols[c].hmin = header_min(col_name(&cols[c]));
 		for (size_t i = 0; i < shown; i++) {
 			const struct mn_pnode *cell = row_cell(&rows[i], &cols[c]);
 			struct value v = classify(cell);
 
+			if (cols[c].real && (v.kind == V_INT || v.kind == V_UINT))
+				v.kind = V_FLOAT;
 			if (cols[c].type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
 				cols[c].cells[i] = site_cell(r->p, cell, 0);
 			else if (v.kind == V_COLL)
 				cols[c].cells[i] = node_text(cell);
 			else
 				cols[c].cells[i] = scalar_text(&v);
-			if (ucols(cols[c].cells[i]) > cols[c].width)
-				cols[c].width = ucols(cols[c].cells[i]);
+			if (ucols(cols[c].cells[i]) > cols[c].cw)
+				cols[c].cw = ucols(cols[c].cells[i]);
 		}
 	}
-	fit_columns(cols, ncols, room);
+	layout_columns(cols, ncols, room);
 	for (size_t c = 0; c < ncols; c++) {
+		size_t width = cols[c].width;
+
+		if (cols[c].stacked)   /* "name: " before it when a row has several */
+			width = room - (nstacked(cols, ncols) > 1 ? ucols(col_name(&cols[c])) + 2 : 0);
 		for (size_t i = 0; i < shown; i++) {
 			const struct mn_pnode *cell = row_cell(&rows[i], &cols[c]);
 			struct value v = classify(cell);
 			char *s;
 
-			if (ucols(cols[c].cells[i]) <= cols[c].width)
+			if (ucols(cols[c].cells[i]) <= width)
 				continue;
 			if (cols[c].type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
-				s = site_cell(r->p, cell, cols[c].width);
+				s = site_cell(r->p, cell, width);
 			else
-				s = ellipsize(cols[c].cells[i], cols[c].width);
+				s = ellipsize(cols[c].cells[i], width);
 			free(cols[c].cells[i]);
 			cols[c].cells[i] = s;
 		}
@@ -1281,45 +1528,25 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 	if (dropped_cols)
 		fprintf(r->out, " (%zu more columns not shown)", dropped_cols);
 	fputc('\n', r->out);
-	for (int line = 0; line < 2; line++) {
-		struct buf b = { 0 };
-
-		bprintf(&b, "%*s", (int)indent, "");
-		for (size_t c = 0; c < ncols; c++) {
-			const char *h = cols[c].name ? cols[c].name : "key";
-			char *cut = ellipsize(h, cols[c].width);
-			size_t pad = cols[c].width - ucols(cut);
-			bool right = cols[c].type == C_NUMBER;
-
-			if (line == 0)
-				bprintf(&b, "%s%*s%s%*s", c ? "  " : "", right ? (int)pad : 0, "", cut,
-					right ? 0 : (int)pad, "");
-			else
-				for (size_t k = 0; k < cols[c].width + (c ? 2 : 0); k++)
-					bprintf(&b, "%c", k < (c ? 2u : 0u) ? ' ' : '-');
-			free(cut);
-		}
-		while (b.len && b.s[b.len - 1] == ' ')
-			b.s[--b.len] = '\0';
-		fprintf(r->out, "%s\n", b.s);
-		free(b.s);
-	}
+	print_table_head(r->out, cols, ncols, indent);
 	for (size_t i = 0; i < shown; i++) {
 		struct buf b = { 0 };
+		size_t k = 0, ns = nstacked(cols, ncols);
 
-		bprintf(&b, "%*s", (int)indent, "");
 		for (size_t c = 0; c < ncols; c++) {
-			const char *s = cols[c].cells[i];
-			size_t pad = cols[c].width > ucols(s) ? cols[c].width - ucols(s) : 0;
-			bool right = cols[c].type == C_NUMBER;
-
-			bprintf(&b, "%s%*s%s%*s", c ? "  " : "", right ? (int)pad : 0, "", s,
-				right ? 0 : (int)pad, "");
+			if (!cols[c].stacked)
+				continue;
+			bprintf(&b, "%*s", (int)indent, "");
+			if (ns > 1)
+				bprintf(&b, "%s: ", col_name(&cols[c]));
+			bprintf(&b, "%s", cols[c].cells[i]);
+			put_line(r->out, &b);
 		}
-		while (b.len && b.s[b.len - 1] == ' ')
-			b.s[--b.len] = '\0';
-		fprintf(r->out, "%s\n", b.s);
-		free(b.s);
+		bprintf(&b, "%*s", (int)(indent + (ns ? 4 : 0)), "");
+		for (size_t c = 0; c < ncols; c++)
+			if (!cols[c].stacked)
+				put_cell(&b, &cols[c], cols[c].cells[i], k++ == 0);
+		put_line(r->out, &b);
 	}
 	if (shown < nrows)
 		fprintf(r->out, "%*s... %zu more row%s\n", (int)indent, "", nrows - shown,
@@ -1383,7 +1610,7 @@ static bool is_inline(const struct mn_pnode *n)
 static void print_inline(struct report *r, const char *key, const struct mn_pnode *v,
 			 size_t indent)
 {
-	char *text, *line;
+	char *text;
 	size_t col;
 
 	if (mn_pnode_kind(v) != MN_PNODE_SCALAR && mn_pnode_len(v) == 0)
@@ -1400,10 +1627,8 @@ static void print_inline(struct report *r, const char *key, const struct mn_pnod
 		col = fprintf(r->out, "%*s%s: ", (int)indent, "", key);
 		print_wrapped(r->out, col, indent + 2, text);
 	} else {
-		line = xasprintf("%*s", (int)indent, "");
-		fputs(line, r->out);
+		fprintf(r->out, "%*s", (int)indent, "");
 		print_wrapped(r->out, indent, indent, text);
-		free(line);
 	}
 	free(text);
 }
@@ -1579,7 +1804,6 @@ static int cmd_report(int argc, char **argv)
 	for (int a = optind; a < argc; a++) {
 		struct mn_profile *p;
 		char err[1024];
-		bool first = true;
 
 		if (mn_profile_open(&p, argv[a], err, sizeof(err))) {
 			warn("%s", err);
@@ -1611,9 +1835,7 @@ static int cmd_report(int argc, char **argv)
 				continue;
 			fprintf(r.out, "\nModule %s\n", name);
 			print_node(&r, name, mn_profile_module_section(p, i), 2, 0);
-			first = false;
 		}
-		(void)first;
 		mn_profile_close(p);
 		r.p = NULL;
 	}
@@ -1627,11 +1849,7 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "mnemo: --sort: no table has a column '%s' (columns: %s)\n", r.sort, b.s);
 		free(b.s);
 		ret = 2;
-	} else if (r.sort && !r.sort_used && ret == 0) {
-		fprintf(stderr, "mnemo: --sort: no table has a column '%s' (there are no tables)\n",
-			r.sort);
-		ret = 2;
-	} else {
+	} else {   /* no table at all: nothing to sort, and nothing wrong */
 		fwrite(buf, 1, buflen, stdout);
 	}
 	free(buf);

@@ -8,23 +8,21 @@
  * beyond, a new stride evicts the smallest counter and inherits its count as err, so count - err is
  * a lower bound on the true count.  The reported stride is the one with the largest lower bound.
  *
- * Per-site state lives in a flat array indexed by site id (ids are dense), sized from the site
- * table; entries are allocated when the site first executes, so code that never runs costs a
- * pointer.  Sharded by site: each worker sees all executions of its sites, in order, so strides are
- * exact per worker and merge() only has to move sites across.
+ * Per-site state lives in a flat array indexed by site id (backend/sitevec.h), sized from the
+ * site table; a site's record (about 300 bytes) is allocated when it first executes.  Sharded by
+ * site: each worker sees all executions of its sites, in order, so strides are exact per worker
+ * and merge() only has to move sites across.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "backend.h"
 #include "module.h"
+#include "sitevec.h"
 
 #define VALUE_CAP      16   /* distinct values tracked per site */
 #define STRIDE_SLOTS   8    /* Space-Saving counters per site */
 #define STRONG_PERCENT 70   /* strongly strided: one stride covers >= 70% of the strides (LEAP) */
-
-enum access { ACCESS_LOAD = 1, ACCESS_STORE = 2 };
 
 struct stride_slot {
 	int64_t stride;           /* bytes from the previous execution's address */
@@ -34,10 +32,10 @@ struct stride_slot {
 
 struct site {
 	uint32_t id;
-	uint8_t access;           /* enum access */
+	bool store;               /* a store site (else a load) */
+	bool capped;              /* more than VALUE_CAP distinct values */
 	uint8_t ndistinct;        /* values[0..ndistinct) */
 	uint8_t nstrides;         /* strides[0..nstrides) */
-	bool capped;              /* more than VALUE_CAP distinct values */
 	uint64_t executions;
 	uint64_t last_addr;
 	uint64_t values[VALUE_CAP];
@@ -45,30 +43,11 @@ struct site {
 };
 
 struct vp {
-	struct site **sites;      /* by site id; NULL until the site executes */
-	size_t nsites;            /* length of sites[] */
+	struct mn_sitevec sites;  /* struct site by site id */
 	uint64_t lost;            /* events dropped for lack of memory */
 };
 
-/* The array entry for site id, growing the array as needed; NULL when out of memory. */
-static struct site **slot(struct vp *vp, uint32_t id)
-{
-	if (id >= vp->nsites) {
-		size_t n = vp->nsites ? 2 * vp->nsites : 1024;
-		struct site **s;
-
-		while (n <= id)
-			n *= 2;
-		s = realloc(vp->sites, n * sizeof(*s));
-		if (!s)
-			return NULL;
-		memset(s + vp->nsites, 0, (n - vp->nsites) * sizeof(*s));
-		vp->sites = s;
-		vp->nsites = n;
-	}
-	return &vp->sites[id];
-}
-
+/* The bounded set of values: up to VALUE_CAP, then only "capped". */
 static void value_add(struct site *s, uint64_t v)
 {
 	if (s->capped)
@@ -82,8 +61,8 @@ static void value_add(struct site *s, uint64_t v)
 		s->values[s->ndistinct++] = v;
 }
 
-/* Space-Saving insert of n occurrences of stride d (err: their own overestimate, for merge). */
-static void stride_add(struct site *s, int64_t d, uint64_t n, uint64_t err)
+/* Space-Saving: count stride d; when it is new and the table full, it replaces the minimum. */
+static void stride_add(struct site *s, int64_t d)
 {
 	struct stride_slot *min = NULL;
 
@@ -91,105 +70,81 @@ static void stride_add(struct site *s, int64_t d, uint64_t n, uint64_t err)
 		struct stride_slot *c = &s->strides[i];
 
 		if (c->stride == d) {
-			c->count += n;
-			c->err += err;
+			c->count++;
 			return;
 		}
 		if (!min || c->count < min->count)
 			min = c;
 	}
 	if (s->nstrides < STRIDE_SLOTS)
-		s->strides[s->nstrides++] = (struct stride_slot){ d, n, err };
+		s->strides[s->nstrides++] = (struct stride_slot){ d, 1, 0 };
 	else
-		*min = (struct stride_slot){ d, min->count + n, min->count + err };
+		*min = (struct stride_slot){ d, min->count + 1, min->count };
 }
 
 /* The one handler behind load and store. */
-static void on_access(struct vp *vp, uint32_t id, uint64_t addr, uint64_t value, uint8_t access)
+static void on_access(struct vp *vp, uint32_t id, uint64_t addr, uint64_t value, bool store)
 {
-	struct site **e = slot(vp, id), *s;
+	struct site *s = mn_sitevec_get(&vp->sites, id);
 
-	if (!e || (!*e && !(*e = calloc(1, sizeof(**e))))) {
+	if (!s) {
 		vp->lost++;
 		return;
 	}
-	s = *e;
 	s->id = id;
-	s->access = access;
+	s->store = store;
 	if (s->executions++)
-		stride_add(s, (int64_t)(addr - s->last_addr), 1, 0);
+		stride_add(s, (int64_t)(addr - s->last_addr));
 	s->last_addr = addr;
 	value_add(s, value);
 }
 
 static void vp_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
 {
-	on_access(st, site, addr, value, ACCESS_LOAD);
+	on_access(st, site, addr, value, false);
 }
 
 static void vp_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
 {
-	on_access(st, site, addr, value, ACCESS_STORE);
+	on_access(st, site, addr, value, true);
 }
 
 static int vp_init(void *st, const struct mn_run *run)
 {
 	struct vp *vp = st;
 
-	return slot(vp, mn_run_site_count(run)) ? 0 : -ENOMEM;
+	return mn_sitevec_init(&vp->sites, sizeof(struct site), mn_run_site_count(run));
 }
 
 static void vp_fini(void *st)
 {
 	struct vp *vp = st;
 
-	for (size_t i = 0; i < vp->nsites; i++)
-		free(vp->sites[i]);
-	free(vp->sites);
+	mn_sitevec_free(&vp->sites);
 }
 
-/*
- * Sharded by site, two workers never share a site: take the other worker's.  Should one ever be
- * shared, fold it (counts add up; the one stride between the two halves is not known).
- */
+/* Sharded by site, two workers never share a site: take the other worker's. */
 static void vp_merge(void *into_, void *from_)
 {
 	struct vp *into = into_, *from = from_;
+	struct site *s;
 
 	into->lost += from->lost;
-	for (size_t id = 0; id < from->nsites; id++) {
-		struct site *f = from->sites[id], **e;
-
-		if (!f)
-			continue;
-		e = slot(into, (uint32_t)id);
-		if (!e) {
-			into->lost += f->executions;
-		} else if (!*e) {
-			*e = f;
-			from->sites[id] = NULL;
-		} else {
-			(*e)->executions += f->executions;
-			for (unsigned i = 0; i < f->ndistinct; i++)
-				value_add(*e, f->values[i]);
-			(*e)->capped |= f->capped;
-			for (unsigned i = 0; i < f->nstrides; i++)
-				stride_add(*e, f->strides[i].stride, f->strides[i].count,
-					   f->strides[i].err);
-		}
-	}
+	mn_sitevec_take(&into->sites, &from->sites);
+	MN_SITEVEC_FOREACH(&from->sites, id, s)   /* left behind only when memory ran out */
+		into->lost += s->executions;
 }
 
 /* The stride with the largest guaranteed count (count - err); ties go to the smaller stride. */
 static const struct stride_slot *dominant(const struct site *s)
 {
-	const struct stride_slot *best = NULL;
+	const struct stride_slot *best = &s->strides[0];
 
-	for (unsigned i = 0; i < s->nstrides; i++) {
+	for (unsigned i = 1; i < s->nstrides; i++) {
 		const struct stride_slot *c = &s->strides[i];
+		uint64_t cg = c->count - c->err, bg = best->count - best->err;
 
-		if (!best || c->count - c->err > best->count - best->err ||
-		    (c->count - c->err == best->count - best->err && c->stride < best->stride))
+		if (cg > bg || (cg == bg && c->stride < best->stride))
 			best = c;
 	}
 	return best;
@@ -207,59 +162,45 @@ static int by_executions(const void *a, const void *b)
 static int vp_emit(void *st, struct mn_prof *p)
 {
 	struct vp *vp = st;
-	struct site **order;
+	struct site **order = malloc((vp->sites.n + 1) * sizeof(*order)), *s;
 	size_t n = 0;
 
-	order = malloc((vp->nsites ? vp->nsites : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	for (size_t id = 0; id < vp->nsites; id++)
-		if (vp->sites[id])
-			order[n++] = vp->sites[id];
+	MN_SITEVEC_FOREACH(&vp->sites, id, s)
+		order[n++] = s;
 	qsort(order, n, sizeof(*order), by_executions);
 
 	mn_prof_map_begin(p);
-	mn_prof_key(p, "value_cap");
-	mn_prof_u64(p, VALUE_CAP);
-	mn_prof_key(p, "strong_stride_fraction");
-	mn_prof_f64(p, STRONG_PERCENT / 100.0);
-	if (vp->lost) {
-		mn_prof_key(p, "lost_events");
-		mn_prof_u64(p, vp->lost);
-	}
+	mn_prof_kv_u64(p, "value_cap", VALUE_CAP);
+	mn_prof_kv_f64(p, "strong_stride_fraction", STRONG_PERCENT / 100.0);
+	if (vp->lost)
+		mn_prof_kv_u64(p, "lost_events", vp->lost);
 	mn_prof_key(p, "entries");
 	mn_prof_seq_begin(p);
 	for (size_t i = 0; i < n; i++) {
-		const struct site *s = order[i];
-		bool constant = s->ndistinct == 1 && !s->capped;
+		bool constant;
+
+		s = order[i];
+		constant = s->ndistinct == 1 && !s->capped;
 
 		mn_prof_map_begin_flow(p);
-		mn_prof_key(p, "site");
-		mn_prof_site(p, s->id);
-		mn_prof_key(p, "access");
-		mn_prof_str(p, s->access == ACCESS_STORE ? "store" : "load");
-		mn_prof_key(p, "executions");
-		mn_prof_u64(p, s->executions);
-		mn_prof_key(p, "constant");
-		mn_prof_bool(p, constant);
-		if (constant) {
-			mn_prof_key(p, "value");
-			mn_prof_u64(p, s->values[0]);
-		}
-		mn_prof_key(p, "distinct");
-		mn_prof_u64(p, s->ndistinct);
-		mn_prof_key(p, "distinct_capped");
-		mn_prof_bool(p, s->capped);
+		mn_prof_kv_site(p, "site", s->id);
+		mn_prof_kv_str(p, "access", s->store ? "store" : "load");
+		mn_prof_kv_u64(p, "executions", s->executions);
+		mn_prof_kv_bool(p, "constant", constant);
+		if (constant)
+			mn_prof_kv_u64(p, "value", s->values[0]);
+		mn_prof_kv_u64(p, "distinct", s->ndistinct);
+		mn_prof_kv_bool(p, "distinct_capped", s->capped);
 		if (s->executions >= 2) {
 			const struct stride_slot *d = dominant(s);
 			uint64_t covered = d->count - d->err, strides = s->executions - 1;
 
-			mn_prof_key(p, "stride");
-			mn_prof_i64(p, d->stride);
-			mn_prof_key(p, "stride_fraction");
-			mn_prof_f64(p, (double)covered / (double)strides);
-			mn_prof_key(p, "strongly_strided");
-			mn_prof_bool(p, covered * 100 >= strides * STRONG_PERCENT);
+			mn_prof_kv_i64(p, "stride", d->stride);
+			mn_prof_kv_f64(p, "stride_fraction", (double)covered / (double)strides);
+			mn_prof_kv_bool(p, "strongly_strided",
+					covered * 100 >= strides * STRONG_PERCENT);
 		}
 		mn_prof_map_end(p);
 	}

@@ -1,0 +1,211 @@
+#!/bin/sh
+# mnemo-cc / mnemo-c++ against a fake prefix, so the wrapper is tested on its own:
+#  1. with a fake clang that logs its arguments: modes, quoting, the specializer's call and
+#     result, the link line, clean-up, errors;
+#  2. with the real clang-19 and lld, a no-op pass plugin and a stand-in runtime: an ordinary
+#     Makefile project (CC=mnemo-cc AR=llvm-ar-19), -O0, C++, paths with spaces.
+# Usage: test_mnemo_cc.sh path/to/tools/mnemo-cc.  Prints "N passed, N failed"; exit 1 on failure.
+set -u
+
+src=${1:?usage: test_mnemo_cc.sh path/to/mnemo-cc}
+work=$(mktemp -d "${TMPDIR:-/tmp}/mnemo-test-cc.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+
+ok() {
+	passed=$((passed + 1))
+	printf 'ok   %s\n' "$1"
+}
+bad() {
+	failed=$((failed + 1))
+	printf 'FAIL %s\n' "$1"
+	shift
+	for line in "$@"; do
+		printf '     %s\n' "$line"
+	done
+}
+# check NAME: passes when the command after it succeeds.
+check() {
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else bad "$name" "command: $*"; fi
+}
+has() { grep -qxF -- "$2" "$1"; }      # file has the exact line
+contains() { grep -qF -- "$2" "$1"; }  # file has the text somewhere
+
+# ---- The fake prefix ----
+P=$work/prefix
+mkdir -p "$P/bin" "$P/lib/mnemo" "$P/include/mnemo" "$P/share/mnemo/modules/value-pattern" \
+	"$P/share/mnemo/modules/dependence"
+cp "$src" "$P/bin/mnemo-cc"
+cp "$src" "$P/bin/mnemo-c++"
+chmod +x "$P/bin/mnemo-cc" "$P/bin/mnemo-c++"
+: >"$P/share/mnemo/events.yaml"
+echo 'module: value-pattern' >"$P/share/mnemo/modules/value-pattern/events.yaml"
+echo 'module: dependence' >"$P/share/mnemo/modules/dependence/events.yaml"
+: >"$P/lib/mnemo/mnemo-pass.so"
+: >"$P/lib/mnemo/libmnemo-rt.a"
+: >"$P/lib/mnemo/libmnemo-heap.a"
+
+# The specializer stand-in: logs its arguments, writes OUTDIR/callbacks.c, prints $FAKE_HEAP.
+cat >"$P/bin/mnemo-specialize" <<'EOF'
+#!/bin/sh
+printf '%s\n' "$@" >"$LOG.spec"
+out=
+while [ $# -gt 0 ]; do
+	[ "$1" = -o ] && out=$2
+	shift
+done
+[ "${FAKE_SPEC_FAIL:-0}" = 0 ] || { echo "mnemo-specialize: unknown module 'x'" >&2; exit 3; }
+printf 'int mnemo_callbacks_stub;\n' >"$out/callbacks.c"
+echo "heap=${FAKE_HEAP:-0}"
+EOF
+chmod +x "$P/bin/mnemo-specialize"
+
+# The clang stand-in: logs each call's arguments, one a line, then "--".
+cat >"$work/fakeclang" <<'EOF'
+#!/bin/sh
+{ printf '%s\n' "$@"; echo --; } >>"$LOG"
+exit 0
+EOF
+chmod +x "$work/fakeclang"
+
+export LOG="$work/log"
+cc="$P/bin/mnemo-cc"
+fake() { rm -f "$LOG" "$LOG.spec"; MNEMO_CLANG="$work/fakeclang" MNEMO_CLANGXX="$work/fakeclang" "$@"; }
+
+# ---- 1. Fake clang ----
+"$cc" --help >"$work/help" 2>&1
+check "mnemo-cc --help: own usage" has "$work/help" "Usage: mnemo-cc [MNEMO OPTIONS] [CLANG OPTIONS] FILES..."
+check "mnemo-cc --help: -m" contains "$work/help" "-m MODULES, --mnemo-modules=MODULES"
+check "mnemo-cc --help: default modules" contains "$work/help" "dependence,value-pattern"
+check "mnemo-cc --help: clang options" contains "$work/help" "Other options go to clang-19"
+"$P/bin/mnemo-c++" --mnemo-help >"$work/help" 2>&1
+check "mnemo-c++ --help names clang++-19" contains "$work/help" "Other options go to clang++-19"
+
+fake "$cc" -O0 -c "dir with space/a.c" -o "a b.o" "-DX=1 2"
+check "compile: -flto first" has "$LOG" "-flto"
+check "compile: the plugin" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
+check "compile: args kept whole" has "$LOG" "dir with space/a.c"
+check "compile: -D kept whole" has "$LOG" "-DX=1 2"
+check "compile: one clang call" test "$(grep -c -- '^--$' "$LOG")" = 1
+check "compile: no specializer" test ! -e "$LOG.spec"
+
+fake "$cc" -E a.c
+check "-E: no plugin" test "$(cat "$LOG")" = "$(printf -- '-E\na.c\n--')"
+fake "$cc" -MM a.c
+check "-MM: no plugin" test "$(cat "$LOG")" = "$(printf -- '-MM\na.c\n--')"
+fake "$cc" -c a.c -MF -E
+check "an option's value is not an option (-MF -E)" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
+fake "$cc" -MD -c a.c
+check "-MD -c: plugin" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
+fake "$cc" -v
+check "-v alone: plain" test "$(cat "$LOG")" = "$(printf -- '-v\n--')"
+fake "$cc" --version
+check "--version: plain" test "$(cat "$LOG")" = "$(printf -- '--version\n--')"
+
+fake "$cc" -m value-pattern a.o "lib b.a" -o prog -lm
+check "link: specializer modules" has "$LOG.spec" "value-pattern"
+check "link: specializer catalogue" has "$LOG.spec" "$P/share/mnemo/events.yaml"
+check "link: specializer modules dir" has "$LOG.spec" "$P/share/mnemo/modules"
+check "link: specializer backend" has "$LOG.spec" "$P/bin/mnemo-backend"
+check "link: two clang calls" test "$(grep -c -- '^--$' "$LOG")" = 2
+tmpdir=$(sed -n 's|^\(.*\)/callbacks\.c$|\1|p' "$LOG" | head -n 1)
+check "link: callbacks compiled" has "$LOG" "$tmpdir/callbacks.c"
+check "link: callbacks include dir" has "$LOG" "-I$P/include/mnemo"
+check "link: temp dir removed" test -n "$tmpdir" -a ! -e "$tmpdir"
+sed '1,/^--$/d' "$LOG" >"$work/link"
+expected=$(printf '%s\n' -flto -fuse-ld=lld "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so" \
+	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" a.o "lib b.a" -o prog -lm \
+	"$tmpdir/callbacks.o" -Wl,--whole-archive "$P/lib/mnemo/libmnemo-rt.a" \
+	-Wl,--no-whole-archive -lpthread -ldl --)
+if [ "$(cat "$work/link")" = "$expected" ]; then ok "link: command line"; else
+	bad "link: command line" "expected: $(echo "$expected" | tr '\n' ' ')" \
+		"got:      $(tr '\n' ' ' <"$work/link")"
+fi
+FAKE_HEAP=1 fake "$cc" --mnemo-modules=dependence a.o -o prog
+check "link heap=1: heap library" has "$LOG" "$P/lib/mnemo/libmnemo-heap.a"
+check "--mnemo-modules=" has "$LOG.spec" "dependence"
+fake "$cc" a.o -o prog
+check "link: default modules are all installed" has "$LOG.spec" "dependence,value-pattern"
+
+FAKE_SPEC_FAIL=1 fake "$cc" a.o -o prog 2>"$work/err"
+status=$?
+check "specializer failure: its status" test "$status" = 3
+check "specializer failure: its message" contains "$work/err" "unknown module 'x'"
+check "specializer failure: no link" test ! -e "$LOG"
+
+fake "$cc" -flto=thin -c a.c 2>"$work/err"
+check "-flto=thin refused" test $? = 2
+check "-flto=thin message" contains "$work/err" "needs full LTO"
+fake "$cc" -m 2>"$work/err"
+check "-m without a value" contains "$work/err" "mnemo-cc: -m needs"
+
+fake "$cc" --mnemo-verbose -c "a b.c" "it's.c" 2>"$work/err"
+check "--mnemo-verbose quotes" contains "$work/err" "-c 'a b.c' 'it'\\''s.c'"
+
+mv "$P/lib/mnemo/mnemo-pass.so" "$P/lib/mnemo/x.so"
+fake "$cc" -c a.c 2>"$work/err"
+check "missing plugin: exit 2" test $? = 2
+check "missing plugin: message" contains "$work/err" "mnemo-pass.so not found"
+mv "$P/lib/mnemo/x.so" "$P/lib/mnemo/mnemo-pass.so"
+
+# ---- 2. Real clang-19 and lld, no-op plugin ----
+if ! command -v clang-19 >/dev/null || ! command -v llvm-config-19 >/dev/null ||
+	! command -v llvm-ar-19 >/dev/null || ! command -v make >/dev/null; then
+	echo "skipping the real-clang part: clang-19, llvm-config-19, llvm-ar-19 or make missing"
+else
+	cat >"$work/noop.cpp" <<'EOF'
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+extern "C" LLVM_ATTRIBUTE_WEAK llvm::PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "mnemo-test-noop", "0", [](llvm::PassBuilder &) {}};
+}
+EOF
+	# shellcheck disable=SC2046
+	clang++-19 -shared -fPIC $(llvm-config-19 --cxxflags) "$work/noop.cpp" \
+		-o "$P/lib/mnemo/mnemo-pass.so" 2>"$work/err"
+	check "no-op plugin builds" test $? = 0
+	printf 'int mnemo_rt_stub(void) { return 0; }\n' >"$work/rt.c"
+	printf 'int mnemo_heap_stub(void) { return 0; }\n' >"$work/heap.c"
+	clang-19 -c "$work/rt.c" -o "$work/rt.o" && clang-19 -c "$work/heap.c" -o "$work/heap.o" &&
+		rm -f "$P/lib/mnemo/libmnemo-rt.a" "$P/lib/mnemo/libmnemo-heap.a" &&
+		llvm-ar-19 rc "$P/lib/mnemo/libmnemo-rt.a" "$work/rt.o" &&
+		llvm-ar-19 rc "$P/lib/mnemo/libmnemo-heap.a" "$work/heap.o"
+
+	proj="$work/a project"
+	mkdir -p "$proj"
+	cat >"$proj/Makefile" <<'EOF'
+CFLAGS = -O2 -g
+prog: main.o libutil.a
+	$(CC) $(CFLAGS) -o $@ main.o libutil.a
+libutil.a: util.o
+	$(AR) rcs $@ util.o
+EOF
+	printf 'int twice(int x) { return 2 * x; }\n' >"$proj/util.c"
+	printf 'int twice(int);\nint main(int c, char **v) { (void)v; return twice(c) + 1; }\n' \
+		>"$proj/main.c"
+	(cd "$proj" && make -s CC="$cc" AR=llvm-ar-19) >"$work/make.log" 2>&1
+	check "make CC=mnemo-cc AR=llvm-ar-19" test $? = 0
+	check "objects are bitcode" sh -c "head -c 4 '$proj/util.o' | od -An -c | grep -q 'B   C'"
+	"$proj/prog" a b
+	check "the program runs" test $? = 7
+
+	(cd "$proj" && "$cc" -O0 -g -c util.c -o util0.o && "$cc" -O0 main.c util0.o -o prog0) \
+		>"$work/o0.log" 2>&1
+	check "-O0 compile and link" test $? = 0
+	"$proj/prog0"
+	check "the -O0 program runs" test $? = 3
+
+	printf '#include <vector>\nint main() { std::vector<int> v(3); return (int)v.size(); }\n' \
+		>"$proj/main.cpp"
+	(cd "$proj" && FAKE_HEAP=1 "$P/bin/mnemo-c++" -O2 main.cpp -o prog++) >"$work/cxx.log" 2>&1
+	check "mnemo-c++ compiles and links C++" test $? = 0
+	"$proj/prog++"
+	check "the C++ program runs" test $? = 3
+	[ "$failed" = 0 ] || { cat "$work/make.log" "$work/o0.log" "$work/cxx.log"; }
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,1 +1,685 @@
-int main(void){return 0;}
+/*
+ * `mnemo` as a user runs it: bin/mnemo is copied into a fake prefix that has two module specs, and
+ * run as a subprocess.  `report` on handcrafted profiles (sorting, --top, site rendering, the
+ * incomplete banner, width); `run` option errors, exit status and signal propagation; the helps.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#ifndef MNEMO_EXE
+#error "MNEMO_EXE: path of the built mnemo"
+#endif
+
+static char dir[] = "/tmp/mnemo-test-cli-XXXXXX";
+static char mnemo[4200];        /* the copy in dir/prefix/bin */
+
+struct result {
+	int status;                 /* as from waitpid */
+	char *out, *err;
+};
+
+/* dir/name, in one of 16 buffers used in turn. */
+static char *path_in(const char *name)
+{
+	static char p[16][4200];
+	static int k;
+
+	k = (k + 1) % 16;
+	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
+	return p[k];
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fail_msg("cannot write %s: %s", path, strerror(errno));
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s = NULL;
+	size_t n = 0;
+
+	if (!f)
+		return strdup("");
+	if (getdelim(&s, &n, '\0', f) < 0) {
+		free(s);
+		s = strdup("");
+	}
+	fclose(f);
+	return s;
+}
+
+/* Runs mnemo with args (NULL-terminated), stdout and stderr captured. */
+static struct result run_mnemo(const char *arg, ...)
+{
+	const char *argv[64];
+	struct result r;
+	va_list ap;
+	int n = 0;
+	pid_t pid;
+
+	char out[4200], err[4200];
+
+	snprintf(out, sizeof(out), "%s/stdout", dir);
+	snprintf(err, sizeof(err), "%s/stderr", dir);
+	argv[n++] = mnemo;
+	va_start(ap, arg);
+	for (const char *a = arg; a && n < 63; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (o < 0 || e < 0 || chdir(dir) || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(99);
+		execv(mnemo, (char *const *)argv);
+		_exit(98);
+	}
+	assert_int_equal(waitpid(pid, &r.status, 0), pid);
+	r.out = read_file(out);
+	r.err = read_file(err);
+	return r;
+}
+
+static void free_result(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static void expect_exit(const struct result *r, int code)
+{
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != code)
+		fail_msg("expected exit status %d, got status %#x\nstdout:\n%s\nstderr:\n%s", code,
+			 r->status, r->out, r->err);
+}
+
+static void expect_has(const char *text, const char *part)
+{
+	if (!strstr(text, part))
+		fail_msg("expected to find\n  '%s'\nin\n%s", part, text);
+}
+
+static void expect_lacks(const char *text, const char *part)
+{
+	if (strstr(text, part))
+		fail_msg("did not expect\n  '%s'\nin\n%s", part, text);
+}
+
+/* ---- report ------------------------------------------------------------------------------------ */
+
+#define NROWS 25
+static const char long_function[] =
+	"std::vector<std::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+	"std::allocator<std::basic_string<char, std::char_traits<char>, std::allocator<char> > > "
+	">::_M_realloc_insert";
+
+static unsigned count_of(unsigned site)
+{
+	return site * 37 % 101;   /* distinct for sites 1..25 */
+}
+
+/* A profile with one table of NROWS rows: site i has count_of(i); site 25 has no debug info. */
+static const char *write_report_profile(bool complete)
+{
+	const char *path = path_in(complete ? "complete.mnemo.yaml" : "prog.mnemo.yaml");
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "format: mnemo-profile/1\n"
+		   "program: {argv: [./prog, input.txt], pid: 4242, exit_status: %s, signal: %s,\n"
+		   "          wall_seconds: 1.5, events: 123456}\n"
+		   "complete: %s\n"
+		   "incomplete_reason: the program was killed by SIGSEGV\n"
+		   "sites:\n",
+		complete ? "3" : "-1", complete ? "null" : "11", complete ? "true" : "false");
+	for (unsigned i = 1; i < NROWS; i++) {
+		char fn[16];
+
+		snprintf(fn, sizeof(fn), "f%u", i);
+		fprintf(f, "  %u: {kind: load, function: \"%s\", file: src/prog.c, line: %u, column: 3}\n",
+			i, i == 7 ? long_function : fn, i);
+	}
+	fprintf(f, "  %u: {kind: load, function: g, file: '', line: 0, column: 0}\n", NROWS);
+	fprintf(f, "modules:\n"
+		   "  value-pattern:\n"
+		   "    value_cap: 16\n"
+		   "    sample_ratio: 0.5\n"
+		   "    exact: true\n"
+		   "    loads:\n");
+	for (unsigned i = 1; i <= NROWS; i++)
+		fprintf(f, "      - {site: %u, count: %u, ratio: %u.25, constant: %s}\n", i, count_of(i),
+			NROWS - i, i % 2 ? "true" : "false");
+	fprintf(f, "  other: just text\n");
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* The data rows of the first table in a report: the lines after the first dashes line. */
+static int table_rows(const char *out, char rows[][256], int max)
+{
+	const char *p = strstr(out, "\n  ----");
+	int n = 0;
+
+	assert_non_null(p);
+	p = strchr(p + 1, '\n') + 1;
+	while (*p && *p != '\n' && n < max && strncmp(p, "  ...", 5)) {
+		const char *e = strchr(p, '\n');
+
+		snprintf(rows[n++], 256, "%.*s", (int)(e - p), p);
+		p = e + 1;
+	}
+	return n;
+}
+
+static unsigned row_count(const char *row)
+{
+	/* "prog.c:3:3 f3   <count>  ratio ..." : the count is the first number after 2 blanks */
+	const char *p = strstr(row + 2, "  ");
+	unsigned v = 0;
+
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "%u", &v), 1);
+	return v;
+}
+
+static size_t display_cols(const char *s, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+static void test_report_default(void **state)
+{
+	const char *path = write_report_profile(false);
+	struct result r = run_mnemo("report", path, NULL);
+	char rows[NROWS][256], want[256];
+	unsigned best = 1, n;
+
+	expect_exit(&r, 0);
+	expect_has(r.out, "program   ./prog input.txt\n");
+	expect_has(r.out, "pid       4242\n");
+	expect_has(r.out, "killed by signal 11 (SIGSEGV)");
+	expect_has(r.out, "wall      1.500 s\n");
+	expect_has(r.out, "events    123456\n");
+	expect_has(r.out, "INCOMPLETE: the program was killed by SIGSEGV\n");
+	expect_has(r.out, "Module value-pattern\n");
+	expect_has(r.out, "  value_cap: 16\n");
+	expect_has(r.out, "  sample_ratio: 0.500\n");
+	expect_has(r.out, "  exact: yes\n");
+	expect_has(r.out, "loads: 25 rows, by count (largest first)");
+	expect_has(r.out, "Module other\n  just text\n");
+
+	/* Sorted by count, largest first: the first numeric column that is not a site. */
+	n = table_rows(r.out, rows, NROWS);
+	assert_int_equal(n, 20);
+	for (unsigned i = 1; i <= NROWS; i++)
+		if (count_of(i) > count_of(best))
+			best = i;
+	snprintf(want, sizeof(want), "src/prog.c:%u:3 f%u ", best, best);
+	if (strncmp(rows[0] + 2, want, strlen(want)))
+		fail_msg("expected the first row to be site %u ('%s'), got '%s'", best, want, rows[0]);
+	for (unsigned i = 1; i < n; i++)
+		if (row_count(rows[i]) > row_count(rows[i - 1]))
+			fail_msg("rows out of order:\n%s\n%s", rows[i - 1], rows[i]);
+	expect_has(r.out, "  ... 5 more rows\n");
+
+	/* Doubles with 3 decimals, booleans as yes/no. */
+	expect_has(r.out, ".250  ");
+	expect_has(r.out, "  yes");
+	expect_has(r.out, "  no");
+
+	/* Every line fits 100 columns; the long C++ name is cut with an ellipsis. */
+	for (const char *l = r.out; *l;) {
+		const char *e = strchrnul(l, '\n');
+
+		if (display_cols(l, e - l) > 100)
+			fail_msg("line wider than 100 columns:\n%.*s", (int)(e - l), l);
+		l = *e ? e + 1 : e;
+	}
+	free_result(&r);
+
+	/* All rows: site 7's long name is cut, site 25 has no debug info. */
+	r = run_mnemo("report", "--top", "0", path, NULL);
+	expect_exit(&r, 0);
+	expect_lacks(r.out, "more rows");
+	expect_has(r.out, "src/prog.c:7:3 std::vector<std::basic_string<char");
+	expect_has(r.out, "…");
+	expect_lacks(r.out, "_M_realloc_insert");
+	expect_has(r.out, "site 25 (no debug info)");
+	free_result(&r);
+}
+
+static void test_report_top_sort(void **state)
+{
+	const char *path = write_report_profile(true);
+	char rows[NROWS][256];
+	struct result r = run_mnemo("report", "--top", "3", path, NULL);
+
+	expect_exit(&r, 0);
+	expect_has(r.out, "complete  yes\n");
+	expect_has(r.out, "exit      status 3\n");
+	expect_lacks(r.out, "INCOMPLETE");
+	assert_int_equal(table_rows(r.out, rows, NROWS), 3);
+	expect_has(r.out, "  ... 22 more rows\n");
+	free_result(&r);
+
+	/* --sort by a site column: by id. */
+	r = run_mnemo("report", "--sort", "site", "--top", "2", path, NULL);
+	expect_exit(&r, 0);
+	assert_int_equal(table_rows(r.out, rows, NROWS), 2);
+	expect_has(rows[0], "src/prog.c:1:3 f1 ");
+	expect_has(rows[1], "src/prog.c:2:3 f2 ");
+	expect_has(r.out, "loads: 25 rows, by site\n");
+	free_result(&r);
+
+	/* --sort by a double column: largest first, ratio of site 1 is 24.25. */
+	r = run_mnemo("report", "--sort", "ratio", "--module", "value-pattern", path, NULL);
+	expect_exit(&r, 0);
+	table_rows(r.out, rows, NROWS);
+	expect_has(rows[0], "src/prog.c:1:3 f1 ");
+	expect_has(rows[0], "24.250");
+	expect_lacks(r.out, "Module other");
+	free_result(&r);
+
+	r = run_mnemo("report", "--sort", "nope", path, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: --sort: no table has a column 'nope' (columns: site, count, ratio, "
+			  "constant)");
+	assert_string_equal(r.out, "");
+	free_result(&r);
+
+	r = run_mnemo("report", "--top", "x", path, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "--top: expected a number, got 'x'");
+	free_result(&r);
+
+	r = run_mnemo("report", "--module", "rds-shape", path, NULL);
+	expect_exit(&r, 1);
+	expect_has(r.err, "no module 'rds-shape' in this profile (it has: value-pattern, other)");
+	free_result(&r);
+}
+
+static void test_report_bad_profile(void **state)
+{
+	const char *bad = path_in("bad.mnemo.yaml"), *good = write_report_profile(true);
+	char want[4300];
+	struct result r;
+
+	write_file(bad, "format: mnemo-profile/1\ncomplete: true\nsites: [1, 2]\n");
+	r = run_mnemo("report", bad, good, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: %s:3:8: expected a mapping for 'sites'", bad);
+	expect_has(r.err, want);
+	/* The good one is still reported. */
+	expect_has(r.out, "Module value-pattern");
+	free_result(&r);
+
+	write_file(bad, "format: foo\n");
+	r = run_mnemo("report", bad, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want),
+		 "mnemo: %s: not a mnemo profile (format: 'foo', expected 'mnemo-profile/1')\n", bad);
+	assert_string_equal(r.err, want);
+	free_result(&r);
+
+	r = run_mnemo("report", NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: no profile given");
+	free_result(&r);
+}
+
+static void expect_fits(const char *out)
+{
+	for (const char *l = out; *l;) {
+		const char *e = strchrnul(l, '\n');
+
+		if (display_cols(l, e - l) > 100)
+			fail_msg("line wider than 100 columns:\n%.*s\nin\n%s", (int)(e - l), l, out);
+		l = *e ? e + 1 : e;
+	}
+}
+
+/*
+ * A table too wide for 100 columns (value-pattern's): names wrap after underscores, and sites go
+ * on lines of their own.  Several site columns (dependence's) share the width instead.
+ */
+static void test_report_wide_table(void **state)
+{
+	const char *path = path_in("wide.mnemo.yaml");
+	struct result r;
+
+	write_file(path,
+		   "format: mnemo-profile/1\n"
+		   "complete: true\n"
+		   "sites:\n"
+		   "  12: {kind: load, function: main, file: src/stride.c, line: 27, column: 19}\n"
+		   "  14: {kind: load, function: 'walk(matrix const&, unsigned long)', file: src/stride.c,"
+		   " line: 31, column: 7}\n"
+		   "  15: {kind: store, function: init, file: src/stride.c, line: 12, column: 5}\n"
+		   "  16: {kind: loop, function: init, file: src/stride.c, line: 11, column: 3}\n"
+		   "modules:\n"
+		   "  value-pattern:\n"
+		   "    entries:\n"
+		   "      - {site: 14, access: load, executions: 641, constant: false, distinct: 16,"
+		   " distinct_capped: true, stride: 8, stride_fraction: 0.9984375, strongly_strided: true}\n"
+		   "      - {site: 12, access: load, executions: 1000, constant: true, value: 42,"
+		   " distinct: 1, distinct_capped: false, stride: 0, stride_fraction: 1.0,"
+		   " strongly_strided: true}\n"
+		   "  dependence:\n"
+		   "    loops:\n"
+		   "      - {loop: 16, src: 15, dst: 14, kind: anti, carried: false, count: 7}\n"
+		   "      - {loop: 16, src: 12, dst: 15, kind: flow, carried: true, count: 100}\n");
+	r = run_mnemo("report", path, NULL);
+	expect_exit(&r, 0);
+	expect_fits(r.out);
+	expect_has(r.out, "entries: 2 rows, by executions (largest first)\n  site\n");
+	expect_has(r.out, " distinct_ ");
+	expect_has(r.out, " capped ");
+	expect_has(r.out, "\n  src/stride.c:27:19 main\n      load          1000  yes");
+	expect_has(r.out, "\n  src/stride.c:31:7 walk(matrix const&, unsigned long)\n      load  ");
+	/* loop is a site column too, so rows sort by count. */
+	expect_has(r.out, "loops: 2 rows, by count (largest first)\n  loop  ");
+	expect_has(r.out, "\n  src/stride.c:11:3 init  src/stride.c:27:19 main  src/stride.c:12:5 init");
+	free_result(&r);
+}
+
+/* Odd but valid YAML never crashes the report. */
+static void test_report_odd_sections(void **state)
+{
+	const char *path = path_in("odd.mnemo.yaml");
+	struct result r;
+
+	write_file(path, "format: mnemo-profile/1\n"
+			 "complete: true\n"
+			 "modules:\n"
+			 "  a: 42\n"
+			 "  b: [x, 1, {k: v}, [1, [2, [3, [4, [5]]]]]]\n"
+			 "  c: {}\n"
+			 "  d: ~\n"
+			 "  e: &x {self: *x, rows: [{site: 0, n: .inf}, {site: 1, n: .nan}, {n: 2}]}\n"
+			 "  f: {m: {1: {v: 1}, 2: {v: 3}}, deep: {a: {b: {c: {d: {e: {f: {g: {h: {i: {j: 1}}}}}}}}}}}\n");
+	r = run_mnemo("report", path, NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "Module a\n  42\n");
+	expect_has(r.out, "site 0 (not instrumented)");
+	expect_has(r.out, "site 1 (not in the sites table)");
+	expect_has(r.out, "inf");
+	expect_has(r.out, "nested deeper than");
+	free_result(&r);
+}
+
+/* ---- run --------------------------------------------------------------------------------------- */
+
+static bool exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+static void test_run_output_errors(void **state)
+{
+	const char *marker = path_in("ran"), *ro = path_in("readonly");
+	char cmd[4300], want[4300];
+	struct result r;
+
+	snprintf(cmd, sizeof(cmd), "touch '%s'", marker);
+
+	r = run_mnemo("run", "-o", "/nonexistent/dir/x.yaml", "--", "/bin/sh", "-c", cmd, NULL);
+	expect_exit(&r, 2);
+	assert_string_equal(r.err, "mnemo: cannot write profile '/nonexistent/dir/x.yaml': "
+				   "No such file or directory\n");
+	assert_false(exists(marker));
+	free_result(&r);
+
+	/* root writes anywhere a mode allows nothing: /sys refuses even root. */
+	if (geteuid() == 0) {
+		ro = "/sys/x.yaml";
+	} else {
+		assert_int_equal(mkdir(ro, 0555), 0);
+		ro = path_in("readonly/x.yaml");
+	}
+	r = run_mnemo("run", "-o", ro, "/bin/sh", "-c", cmd, NULL);
+	expect_exit(&r, 2);
+	snprintf(want, sizeof(want), "mnemo: cannot write profile '%s': Permission denied\n", ro);
+	assert_string_equal(r.err, want);
+	assert_false(exists(marker));
+	free_result(&r);
+
+	r = run_mnemo("run", "-o", dir, "/bin/sh", "-c", cmd, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "Is a directory");
+	assert_false(exists(marker));
+	free_result(&r);
+}
+
+static void test_run_option_errors(void **state)
+{
+	const char *marker = path_in("ran");
+	char cmd[4300];
+	struct result r;
+
+	snprintf(cmd, sizeof(cmd), "touch '%s'", marker);
+
+	r = run_mnemo("run", "-m", "value-pattern,foo", "/bin/sh", "-c", cmd, NULL);
+	expect_exit(&r, 2);
+	assert_string_equal(r.err, "mnemo: unknown module 'foo' (known: dependence, value-pattern)\n");
+	assert_false(exists(marker));
+	free_result(&r);
+
+	r = run_mnemo("run", "-j", "0", "/bin/sh", "-c", cmd, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: -j: expected a positive number, got '0'");
+	free_result(&r);
+
+	r = run_mnemo("run", "--queue-mb", "lots", "/bin/sh", "-c", cmd, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: --queue-mb: expected a positive number, got 'lots'");
+	free_result(&r);
+
+	r = run_mnemo("run", "--frobnicate", "/bin/sh", NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: unknown option '--frobnicate'\nTry 'mnemo run --help'.");
+	free_result(&r);
+
+	r = run_mnemo("run", NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: no program to run");
+	free_result(&r);
+	assert_false(exists(marker));
+
+	r = run_mnemo("run", "--", "no-such-program-mnemo-test", NULL);
+	expect_exit(&r, 127);
+	assert_string_equal(r.err,
+			    "mnemo: cannot run 'no-such-program-mnemo-test': No such file or directory\n");
+	free_result(&r);
+
+	r = run_mnemo("run", dir, NULL);
+	expect_exit(&r, 126);
+	expect_has(r.err, "Permission denied");
+	free_result(&r);
+}
+
+static void test_run_status_and_signal(void **state)
+{
+	struct result r = run_mnemo("run", "--", "/bin/sh", "-c", "echo out; exit 3", NULL);
+
+	expect_exit(&r, 3);
+	assert_string_equal(r.out, "out\n");
+	assert_string_equal(r.err, "mnemo: no profile was written: was /bin/sh built with mnemo-cc?\n");
+	free_result(&r);
+
+	r = run_mnemo("run", "/bin/sh", "-c", "kill -SEGV $$", NULL);
+	if (!WIFSIGNALED(r.status) || WTERMSIG(r.status) != SIGSEGV)
+		fail_msg("expected death by SIGSEGV, got status %#x\n%s", r.status, r.err);
+	free_result(&r);
+
+	r = run_mnemo("run", "/bin/sh", "-c", "kill -TERM $$", NULL);
+	if (!WIFSIGNALED(r.status) || WTERMSIG(r.status) != SIGTERM)
+		fail_msg("expected death by SIGTERM, got status %#x\n%s", r.status, r.err);
+	free_result(&r);
+}
+
+static void test_run_environment(void **state)
+{
+	const char *out = path_in("out.yaml");
+	struct result r;
+
+	/* The options become the runtime's variables; a written profile means no warning. */
+	r = run_mnemo("run", "-o", out, "-j", "3", "-m", "value-pattern", "--queue-mb", "8", "-v",
+		      "/bin/sh", "-c",
+		      "echo $MNEMO_WORKERS $MNEMO_MODULES $MNEMO_QUEUE_MB $MNEMO_VERBOSE; "
+		      "echo x > \"$MNEMO_OUTPUT\"", NULL);
+	expect_exit(&r, 0);
+	assert_string_equal(r.out, "3 value-pattern 8 1\n");
+	expect_has(r.err, "mnemo: MNEMO_OUTPUT=");
+	expect_has(r.err, "profile written to");
+	expect_lacks(r.err, "no profile was written");
+	assert_true(exists(out));
+	free_result(&r);
+
+	/* %p is the program's pid. */
+	r = run_mnemo("run", "-o", path_in("p.%p.yaml"), "/bin/sh", "-c",
+		      "f=$(printf %s \"$MNEMO_OUTPUT\" | sed \"s/%p/$$/\"); echo x > \"$f\"", NULL);
+	expect_exit(&r, 0);
+	assert_string_equal(r.err, "");
+	free_result(&r);
+
+	/* The default profile name: <program>.mnemo.yaml in the working directory. */
+	r = run_mnemo("run", "/bin/sh", "-c", "echo x > sh.mnemo.yaml", NULL);
+	expect_exit(&r, 0);
+	assert_string_equal(r.err, "");
+	free_result(&r);
+	/* ... and an old one left there does not count as written. */
+	r = run_mnemo("run", "/bin/sh", "-c", "true", NULL);
+	expect_exit(&r, 0);
+	expect_has(r.err, "no profile was written");
+	free_result(&r);
+}
+
+/* ---- help -------------------------------------------------------------------------------------- */
+
+static void test_help(void **state)
+{
+	struct result r = run_mnemo("--help", NULL);
+
+	expect_exit(&r, 0);
+	expect_has(r.out, "mnemo: a memory profiler");
+	expect_has(r.out, "  run ");
+	expect_has(r.out, "  report ");
+	expect_lacks(r.out, "merge");
+	expect_has(r.out, "  value-pattern        constant and few-valued loads and stores");
+	expect_has(r.out, "  dependence           memory dependences");
+	expect_has(r.out, "MNEMO_OUTPUT");
+	expect_has(r.out, "MNEMO_WORKERS=N");
+	expect_has(r.out, "data parallelism); default 1");
+	expect_has(r.out, "MNEMO_DISABLE=1");
+	for (const char *l = r.out; *l;) {
+		const char *e = strchrnul(l, '\n');
+
+		if (display_cols(l, e - l) > 100)
+			fail_msg("help line wider than 100 columns:\n%.*s", (int)(e - l), l);
+		l = *e ? e + 1 : e;
+	}
+	free_result(&r);
+
+	r = run_mnemo("help", "run", NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "Usage: mnemo run [OPTIONS] [--] PROGRAM [ARGS...]");
+	free_result(&r);
+	r = run_mnemo("run", "--help", NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "Usage: mnemo run");
+	free_result(&r);
+	r = run_mnemo("report", "--help", NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "Usage: mnemo report [OPTIONS] PROFILE...");
+	free_result(&r);
+	r = run_mnemo("--version", NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "mnemo ");
+	expect_has(r.out, "mnemo-profile/1");
+	free_result(&r);
+	r = run_mnemo("merge", NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: unknown command 'merge'");
+	free_result(&r);
+	r = run_mnemo(NULL);
+	expect_exit(&r, 2);
+	free_result(&r);
+}
+
+/* ---- fixture ----------------------------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+	char cmd[9000];
+
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(mnemo, sizeof(mnemo), "%s/prefix/bin/mnemo", dir);
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; mkdir -p prefix/bin prefix/share/mnemo/modules/value-pattern "
+		 "prefix/share/mnemo/modules/dependence; cp '%s' prefix/bin/mnemo; "
+		 "printf 'module: value-pattern\\ndoc: constant and few-valued loads and stores\\n' "
+		 "> prefix/share/mnemo/modules/value-pattern/events.yaml; "
+		 "printf 'module: dependence\\ndoc: memory dependences per loop\\nevents: {}\\n' "
+		 "> prefix/share/mnemo/modules/dependence/events.yaml",
+		 dir, MNEMO_EXE);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "chmod -R u+w '%s'; rm -rf '%s'", dir, dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_default),
+		cmocka_unit_test(test_report_top_sort),
+		cmocka_unit_test(test_report_bad_profile),
+		cmocka_unit_test(test_report_wide_table),
+		cmocka_unit_test(test_report_odd_sections),
+		cmocka_unit_test(test_run_output_errors),
+		cmocka_unit_test(test_run_option_errors),
+		cmocka_unit_test(test_run_status_and_signal),
+		cmocka_unit_test(test_run_environment),
+		cmocka_unit_test(test_help),
+	};
+
+	return cmocka_run_group_tests_name("mnemo_cli", tests, setup, teardown);
+}

@@ -180,7 +180,7 @@ static void test_good_profile(void **state)
 	n = mn_pnode_get(mn_pnode_at(loads, 1), "site");
 	assert_int_equal(mn_pnode_u64(n, &u), 0);
 	assert_int_equal(u, 12);
-	assert_int_equal(mn_pnode_line(n), 22);
+	assert_int_equal(mn_pnode_line(n), 23);
 	assert_null(mn_pnode_str(loads, NULL));
 	assert_null(mn_pnode_at(loads, 2));
 	assert_null(mn_pnode_get(mn_pnode_get(sec, "missing"), "x"));
@@ -195,7 +195,7 @@ static void test_good_profile(void **state)
 		char want[1100];
 
 		assert_int_equal(mn_pnode_errorf(p, n, err, sizeof(err), "bad %s", "site"), -EINVAL);
-		snprintf(want, sizeof(want), "%s:22:16: bad site", path);
+		snprintf(want, sizeof(want), "%s:23:16: bad site", path);
 		assert_message(err, want);
 		mn_pnode_errorf(p, NULL, err, sizeof(err), "no %d", 1);
 		snprintf(want, sizeof(want), "%s: no 1", path);
@@ -339,7 +339,7 @@ static void test_bad_frame(void **state)
 	assert_message(open_bad("site.yaml", "format: mnemo-profile/1\ncomplete: true\n"
 				"sites: {4: load}\n", -EINVAL), want);
 
-	snprintf(want, sizeof(want), "%s/line.yaml:3:24: expected an integer from 0 to 4294967295 "
+	snprintf(want, sizeof(want), "%s/line.yaml:3:31: expected an integer from 0 to 4294967295 "
 		 "for 'line'", dir);
 	assert_message(open_bad("line.yaml", "format: mnemo-profile/1\ncomplete: true\n"
 				"sites: {4: {kind: load, line: -2}}\n", -EINVAL), want);
@@ -358,7 +358,7 @@ static void test_bad_frame(void **state)
 				"modules: {a: 1, a: 2}\n", -EINVAL), want);
 
 	snprintf(want, sizeof(want),
-		 "%s/argv.yaml:3:10: expected a sequence of strings for 'argv', found a scalar", dir);
+		 "%s/argv.yaml:4:9: expected a sequence of strings for 'argv', found a scalar", dir);
 	assert_message(open_bad("argv.yaml", "format: mnemo-profile/1\ncomplete: true\n"
 				"program:\n  argv: ./prog\n", -EINVAL), want);
 }

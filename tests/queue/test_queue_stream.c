@@ -1,0 +1,161 @@
+/*
+ * The queue moves every record, in order, exactly once, to every consumer: under several buffer
+ * sizes, around the ring many times, with 1, 2 and 4 consumer processes, and with consumers slower
+ * than the producer.  The producer and each consumer are separate processes (qtest.h).
+ */
+#include "qtest.h"
+
+static struct qt_shared *sh;
+
+static int setup(void **state)
+{
+	sh = qt_shared_new();
+	return sh ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	qt_shared_free(sh);
+	return 0;
+}
+
+static void run_one(size_t buf_bytes, unsigned nbufs, unsigned nconsumers, uint64_t records)
+{
+	struct qt_run run = {
+		.buf_bytes = buf_bytes,
+		.nbufs = nbufs,
+		.nconsumers = nconsumers,
+		.records = records,
+	};
+
+	memset(sh, 0, sizeof(*sh));
+	qt_run_stream(sh, &run, 9000);
+	for (unsigned i = 0; i < nconsumers; i++)
+		qt_expect_consumer(sh, i, records);
+	QT_EXPECT_EQ("dropped", 0, sh->dropped);
+}
+
+/* (1) Order and no loss, records of 1..4 words, three buffer sizes. */
+static void test_order_4k(void **state)
+{
+	run_one(4096, 4, 1, 300000);
+}
+
+static void test_order_64k(void **state)
+{
+	run_one(64 * 1024, 4, 1, 500000);
+}
+
+static void test_order_1m(void **state)
+{
+	/* About 12 MB of records: a dozen 1 MiB buffers, then the partial last one. */
+	run_one(1024 * 1024, 2, 1, 600000);
+}
+
+/* (2) Wraparound: thousands of laps of a small ring, and a ring size that is not a power of 2. */
+static void test_wraparound(void **state)
+{
+	run_one(4096, 2, 1, 1000000);  /* ~24 MB through 8 KiB: ~3000 laps */
+}
+
+static void test_wraparound_3_buffers(void **state)
+{
+	run_one(8192, 3, 1, 400000);
+}
+
+/* (3) Several consumer processes each see every record. */
+static void test_two_consumers(void **state)
+{
+	run_one(64 * 1024, 4, 2, 400000);
+}
+
+static void test_four_consumers(void **state)
+{
+	run_one(16 * 1024, 3, 4, 200000);
+}
+
+/* (4) Consumers slower than the producer: the producer waits (futex) and loses nothing. */
+static void test_slow_consumers(void **state)
+{
+	struct qt_run run = {
+		.buf_bytes = 8192,
+		.nbufs = 2,
+		.nconsumers = 2,
+		.records = 60000,  /* ~150 buffers */
+		.copts = {
+			{ .sleep_every = 3, .sleep_us = 3000 },
+			{ .sleep_every = 7, .sleep_us = 5000 },
+		},
+	};
+
+	memset(sh, 0, sizeof(*sh));
+	qt_run_stream(sh, &run, 9000);
+	qt_expect_consumer(sh, 0, run.records);
+	qt_expect_consumer(sh, 1, run.records);
+}
+
+/* A stream that ends inside the first buffer: finish publishes the partial buffer. */
+static void test_partial_first_buffer(void **state)
+{
+	run_one(64 * 1024, 2, 2, 17);
+}
+
+/* A stream with no event at all: every consumer gets the end at once. */
+static void test_empty_stream(void **state)
+{
+	run_one(4096, 2, 3, 0);
+}
+
+/*
+ * A stream that ends at (or within 3 words of) a buffer boundary: the producer stops before the
+ * record that would pass run->records words, so finish publishes a full buffer the slow path never
+ * saw.
+ */
+static void produce_words(struct mn_queue *q, struct qt_shared *s, const struct qt_run *run)
+{
+	uint64_t w[4];
+
+	for (uint64_t i = 0, words = 0;; i++) {
+		unsigned n = qt_make(i, QT_TAG, w);
+
+		if (words + n > run->records)
+			break;
+		mn_queue_push(w, n);
+		words += n;
+		s->pushed++;
+	}
+}
+
+static void test_full_last_buffer(void **state)
+{
+	struct qt_run run = {
+		.buf_bytes = 4096,
+		.nbufs = 2,
+		.nconsumers = 1,
+		.records = 512 * 5,  /* words, here: five buffers' worth */
+		.produce = produce_words,
+	};
+
+	memset(sh, 0, sizeof(*sh));
+	qt_run_stream(sh, &run, 9000);
+	qt_expect_consumer(sh, 0, sh->pushed);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order_4k),
+		cmocka_unit_test(test_order_64k),
+		cmocka_unit_test(test_order_1m),
+		cmocka_unit_test(test_wraparound),
+		cmocka_unit_test(test_wraparound_3_buffers),
+		cmocka_unit_test(test_two_consumers),
+		cmocka_unit_test(test_four_consumers),
+		cmocka_unit_test(test_slow_consumers),
+		cmocka_unit_test(test_partial_first_buffer),
+		cmocka_unit_test(test_empty_stream),
+		cmocka_unit_test(test_full_last_buffer),
+	};
+
+	return cmocka_run_group_tests_name("queue stream", tests, setup, teardown);
+}
