@@ -67,14 +67,14 @@ void mn_prof_kv_site(struct mn_prof *p, const char *key, uint32_t site);
 
 /* ---- End of the writer (backend/profile.c) ------------------------------------------------------ */
 
-/* ---- Reader (libmnemo-profile) ------------------------------------------------------------------
+/* ---- Reader (libmnemo-profile) ---------------------------------------------------------------
  *
- * Loads a whole profile into memory (libyaml's document API) and validates its frame: the format
- * string, `complete`, `program`, the `sites` table (a mapping from integer ids to site mappings) and
- * `modules` (a mapping from module names to sections).  A profile may be a stream of several YAML
- * documents: the first holds the header; `sites` and `modules` of the later ones are added to it.
- * Module sections are not interpreted: walk them with the mn_pnode_* calls.  Build with
- * `pkg-config --cflags --libs mnemo-profile` and include <mnemo/profile.h>.
+ * Loads a whole profile into memory (libyaml's document API) and validates its frame: the
+ * format string, `complete`, `program`, the `sites` table (a mapping from integer ids to site
+ * mappings) and `modules` (a mapping from module names to sections).  A profile may be a stream
+ * of several YAML documents: the first holds the header; `sites` and `modules` of the later ones
+ * are added to it.  Module sections are not interpreted: walk them with the mn_pnode_* calls.
+ * Build with `pkg-config --cflags --libs mnemo-profile` and include <mnemo/profile.h>.
  *
  * Every pointer a profile hands out (nodes, strings, sites) lives until mn_profile_close().
  * Nothing is modified after mn_profile_open(), so one profile may be read from many threads.
@@ -117,10 +117,10 @@ struct mn_site {
 };
 
 /*
- * Loads and validates the profile at path.  Returns 0 and sets *pp, or returns -errno (the errno of
- * a failed open or read, -EINVAL for a file that is not a valid profile, -ENOMEM) and, when errbuf
- * is not NULL, writes one line saying why: "<path>:<line>:<col>: <what>" when a place in the file is
- * to blame, "<path>: <what>" otherwise, e.g.
+ * Loads and validates the profile at path.  Returns 0 and sets *pp, or returns -errno (the errno
+ * of a failed open or read, -EINVAL for a file that is not a valid profile, -ENOMEM) and, when
+ * errbuf is not NULL, writes one line saying why: "<path>:<line>:<col>: <what>" when a place in
+ * the file is to blame, "<path>: <what>" otherwise, e.g.
  *   prog.mnemo.yaml:14:3: expected a mapping for 'sites'
  *   x.yaml: not a mnemo profile (format: 'foo', expected 'mnemo-profile/1')
  */

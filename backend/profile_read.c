@@ -59,7 +59,7 @@ struct mn_profile {
 	size_t nmodules, modules_cap;
 };
 
-/* ---- Errors ------------------------------------------------------------------------------------ */
+/* ---- Errors ---------------------------------------------------------------------------------- */
 
 struct err {
 	const char *path;
@@ -74,7 +74,8 @@ static int verr(const struct err *e, const yaml_mark_t *mark, const char *fmt, v
 	if (!e->buf || !e->len)
 		return -EINVAL;
 	if (mark)
-		n = snprintf(e->buf, e->len, "%s:%zu:%zu: ", e->path, mark->line + 1, mark->column + 1);
+		n = snprintf(e->buf, e->len, "%s:%zu:%zu: ", e->path, mark->line + 1,
+			     mark->column + 1);
 	else
 		n = snprintf(e->buf, e->len, "%s: ", e->path);
 	if (n >= 0 && (size_t)n < e->len)
@@ -108,7 +109,7 @@ fail(const struct err *e, const yaml_node_t *y, const char *fmt, ...)
 	return ret;
 }
 
-/* ---- Scalars ----------------------------------------------------------------------------------- */
+/* ---- Scalars --------------------------------------------------------------------------------- */
 
 static bool tag_is(const yaml_node_t *y, const char *tag)
 {
@@ -263,7 +264,7 @@ static int y_bool(const yaml_node_t *y, bool *v)
 	return -EINVAL;
 }
 
-/* ---- Node access ------------------------------------------------------------------------------- */
+/* ---- Node access ----------------------------------------------------------------------------- */
 
 static yaml_node_t *y_get(yaml_document_t *d, const yaml_node_t *map, const char *key)
 {
@@ -411,7 +412,7 @@ int mn_pnode_errorf(const struct mn_profile *p, const struct mn_pnode *n, char *
 	return -EINVAL;
 }
 
-/* ---- Profile accessors ------------------------------------------------------------------------- */
+/* ---- Profile accessors ----------------------------------------------------------------------- */
 
 const char *mn_profile_path(const struct mn_profile *p)
 {
@@ -487,7 +488,7 @@ const struct mn_pnode *mn_profile_module(const struct mn_profile *p, const char 
 	return NULL;
 }
 
-/* ---- Loading ----------------------------------------------------------------------------------- */
+/* ---- Loading --------------------------------------------------------------------------------- */
 
 static const char *kind_name(const yaml_node_t *y)
 {
@@ -591,7 +592,8 @@ static int load_program(struct mn_profile *p, const struct err *e, yaml_document
 			yaml_node_t *a = yaml_document_get_node(d, y->data.sequence.items.start[k]);
 
 			if (a->type != YAML_SCALAR_NODE)
-				return fail(e, a, "expected a string in 'argv', found %s", kind_name(a));
+				return fail(e, a, "expected a string in 'argv', found %s",
+					    kind_name(a));
 			p->argv[k] = sval(a);
 		}
 		pr->argc = n;
@@ -605,7 +607,8 @@ static int load_program(struct mn_profile *p, const struct err *e, yaml_document
 	y = y_get(d, prog, "exit_status");
 	if (y && !y_is_null(y)) {
 		if (y_i64(y, &i) || i < -1 || i > 511)
-			return fail(e, y, "expected an exit status (0-255, or -1) for 'exit_status'");
+			return fail(e, y, "expected an exit status (0-255, or -1) for "
+				    "'exit_status'");
 		if (i >= 256) {
 			/* program_end's encoding: 256 + signal */
 			pr->signal = (int)(i - 256);
@@ -676,8 +679,8 @@ static int load_sites(struct mn_profile *p, const struct err *e, yaml_document_t
 		uint64_t id, u;
 
 		if (y_u64(k, &id) || id > UINT32_MAX)
-			return fail(e, k, "expected a site id (an integer from 0 to 4294967295) as a "
-				    "key of 'sites', found %s%s%s%s", kind_name(k),
+			return fail(e, k, "expected a site id (an integer from 0 to 4294967295) "
+				    "as a key of 'sites', found %s%s%s%s", kind_name(k),
 				    k->type == YAML_SCALAR_NODE ? " '" : "",
 				    k->type == YAML_SCALAR_NODE ? sval(k) : "",
 				    k->type == YAML_SCALAR_NODE ? "'" : "");
@@ -771,8 +774,8 @@ static int load_header(struct mn_profile *p, const struct err *e, struct doc *dd
 		return fail(e, y, "not a mnemo profile (format is %s)", kind_name(y));
 	if (strcmp(sval(y), MN_PROFILE_FORMAT)) {
 		if (!strncmp(sval(y), "mnemo-profile/", 14))
-			return fail(e, NULL, "unsupported profile format '%s' (this reader knows '%s')",
-				    sval(y), MN_PROFILE_FORMAT);
+			return fail(e, NULL, "unsupported profile format '%s' "
+				    "(this reader knows '%s')", sval(y), MN_PROFILE_FORMAT);
 		return fail(e, NULL, "not a mnemo profile (format: '%s', expected '%s')", sval(y),
 			    MN_PROFILE_FORMAT);
 	}
@@ -804,8 +807,8 @@ static int load_more(struct mn_profile *p, const struct err *e, struct doc *dd)
 	if (y_is_null(root))
 		return 0;
 	if (root->type != YAML_MAPPING_NODE)
-		return fail(e, root, "expected a mapping with 'sites' or 'modules' in this document, "
-			    "found %s", kind_name(root));
+		return fail(e, root, "expected a mapping with 'sites' or 'modules' in this "
+			    "document, found %s", kind_name(root));
 	if ((y = y_get(d, root, "sites")) && (ret = load_sites(p, e, d, y)))
 		return ret;
 	if ((y = y_get(d, root, "modules")) && (ret = load_modules(p, e, dd, y)))

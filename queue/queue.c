@@ -855,7 +855,11 @@ static bool producer_exited(struct mn_queue *q)
 	if (q->pidfd >= 0) {
 		struct pollfd p = { .fd = q->pidfd, .events = POLLIN };
 
-		return poll(&p, 1, 0) > 0;
+		if (poll(&p, 1, 0) <= 0)
+			return false;  /* not yet (or EINTR: look again next time) */
+		if (p.revents & POLLIN)
+			return true;  /* readable once the process exited */
+		q->pidfd = -1;    /* NEVER: the fd went away under us; fall back */
 	}
 	return pid_exited(q->producer_pid);
 }

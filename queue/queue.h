@@ -15,8 +15,9 @@
  * The shared memory is an anonymous memfd, so nothing is left behind in /dev/shm on any exit path.
  * Its layout is documented in queue_internal.h like a file format.
  *
- * Producer calls are for the single producing thread; consumer calls are for one thread per consumer
- * handle.  Library calls return 0 or -errno.
+ * Producer calls are for the single producing thread (mn_queue_producer_finish() for any thread of
+ * the producing process); consumer calls are for one thread per consumer handle.  Library calls
+ * return 0 or -errno.
  */
 #ifndef MNEMO_QUEUE_H
 #define MNEMO_QUEUE_H

@@ -135,7 +135,7 @@ static void find_prefix(const char *argv0)
 	snprintf(prefix, sizeof(prefix), "%s", dirname(dirname(exe)));
 }
 
-/* ---- Text layout ------------------------------------------------------------------------------- */
+/* ---- Text layout ----------------------------------------------------------------------------- */
 
 /* Display columns of UTF-8 text: every byte that does not continue a character. */
 static size_t ucols(const char *s)
@@ -207,7 +207,7 @@ static void print_wrapped(FILE *out, size_t col, size_t indent, const char *s)
 	fputc('\n', out);
 }
 
-/* ---- Installed modules ------------------------------------------------------------------------- */
+/* ---- Installed modules ----------------------------------------------------------------------- */
 
 struct modspec {
 	char *name;
@@ -286,7 +286,7 @@ static ssize_t list_modules(struct modspec **out)
 		if (stat(spec, &st) == 0 && S_ISREG(st.st_mode)) {
 			m = xrealloc(m, (n + 1) * sizeof(*m));
 			read_modspec(spec, &m[n].name, &m[n].doc);
-			/* The folder's name is the module's name (the specializer checks they agree). */
+			/* The folder's name is the module's (the specializer checks they agree). */
 			free(m[n].name);
 			m[n].name = xstrdup(de->d_name);
 			n++;
@@ -310,7 +310,7 @@ static void free_modules(struct modspec *m, ssize_t n)
 	free(m);
 }
 
-/* ---- Help -------------------------------------------------------------------------------------- */
+/* ---- Help ------------------------------------------------------------------------------------ */
 
 static const struct {
 	const char *type, *env, *def, *doc;
@@ -322,8 +322,8 @@ static const struct {
 
 static void print_environment(FILE *out)
 {
-	fputs("Environment of a profiled program (the runtime reads it; `mnemo run` sets it from its\n"
-	      "options):\n", out);
+	fputs("Environment of a profiled program (the runtime reads it; `mnemo run` sets it\n"
+	      "from its options):\n", out);
 	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
 		const char *type = options[i].type, *def = options[i].def;
 		char *name, *doc;
@@ -351,8 +351,8 @@ static void print_main_help(FILE *out)
 	struct modspec *m;
 	ssize_t n = list_modules(&m);
 
-	fputs("mnemo: a memory profiler for C and C++ programs (PROMPT-style: compiler-inserted events,\n"
-	      "a shared-memory queue, profiling modules in backend processes).\n"
+	fputs("mnemo: a memory profiler for C and C++ programs (PROMPT-style: compiler-inserted\n"
+	      "events, a shared-memory queue, profiling modules in backend processes).\n"
 	      "\n"
 	      "Usage: mnemo COMMAND [OPTIONS] [ARGS...]\n"
 	      "       mnemo help COMMAND      (or: mnemo COMMAND --help)\n"
@@ -362,16 +362,17 @@ static void print_main_help(FILE *out)
 	      "  report   print one or more profiles as tables with source locations\n"
 	      "  help     print the help of a command\n"
 	      "\n"
-	      "Build the program first with mnemo-cc (C) or mnemo-c++ (C++), which take every clang-19\n"
-	      "option, e.g. `mnemo-cc -m value-pattern -O2 -g prog.c -o prog`; then `./prog` alone writes\n"
-	      "prog.mnemo.yaml.\n"
+	      "Build the program first with mnemo-cc (C) or mnemo-c++ (C++), which take every\n"
+	      "clang-19 option, e.g. `mnemo-cc -m value-pattern -O2 -g prog.c -o prog`; then\n"
+	      "`./prog` alone writes prog.mnemo.yaml.\n"
 	      "\n", out);
 	if (n > 0) {
 		fputs("Modules:\n", out);
 		for (ssize_t i = 0; i < n; i++) {
 			size_t col = fprintf(out, "  %-20s ", m[i].name);
 
-			print_wrapped(out, col, 23, m[i].doc ? m[i].doc : "(no doc in its events.yaml)");
+			print_wrapped(out, col, 23,
+				      m[i].doc ? m[i].doc : "(no doc in its events.yaml)");
 		}
 	} else {
 		char *dir = modules_dir();
@@ -392,22 +393,23 @@ static void print_run_help(FILE *out)
 {
 	fputs("Usage: mnemo run [OPTIONS] [--] PROGRAM [ARGS...]\n"
 	      "\n"
-	      "Runs PROGRAM (built with mnemo-cc), searched for in PATH like a shell does, with the\n"
-	      "profiling options below, and exits as it did: same exit status, same terminating signal.\n"
-	      "The profile goes to FILE, else $MNEMO_OUTPUT, else <program>.mnemo.yaml in the working\n"
-	      "directory.  Options stop at the first argument that is not one.\n"
+	      "Runs PROGRAM (built with mnemo-cc), searched for in PATH like a shell does, with\n"
+	      "the profiling options below, and exits as it did: same exit status, same\n"
+	      "terminating signal.  The profile goes to FILE, else $MNEMO_OUTPUT, else\n"
+	      "<program>.mnemo.yaml in the working directory.  Options stop at the first\n"
+	      "argument that is not one.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output FILE    write the profile to FILE (%p in it becomes the pid)\n"
 	      "  -j, --workers N      worker threads per backend process (default 1)\n"
-	      "  -m, --modules LIST   comma-separated subset of the modules the program was built for\n"
-	      "                       (default: all of them)\n"
+	      "  -m, --modules LIST   comma-separated subset of the modules the program was\n"
+	      "                       built for (default: all of them)\n"
 	      "      --queue-mb N     MiB per queue buffer (default 4)\n"
 	      "  -v, --verbose        say what mnemo and the runtime do, on stderr\n"
 	      "  -h, --help           print this help\n"
 	      "\n"
-	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB and MNEMO_VERBOSE for the\n"
-	      "program; `mnemo --help` lists every variable.\n"
+	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB and MNEMO_VERBOSE\n"
+	      "for the program; `mnemo --help` lists every variable.\n"
 	      "\n"
 	      "Example: mnemo run -o out.yaml -m value-pattern -- ./prog input.txt\n", out);
 }
@@ -416,22 +418,22 @@ static void print_report_help(FILE *out)
 {
 	fputs("Usage: mnemo report [OPTIONS] PROFILE...\n"
 	      "\n"
-	      "Prints each profile: the program, its exit, wall time and event count, whether the\n"
-	      "profile is complete, then every module section, its lists as tables whose sites read\n"
-	      "`file:line:column function`.  Rows are sorted by the first numeric column, largest first,\n"
-	      "ties by site id.\n"
+	      "Prints each profile: the program, its exit, wall time and event count, whether\n"
+	      "the profile is complete, then every module section, its lists as tables whose\n"
+	      "sites read `file:line:column function`.  Rows are sorted by the first numeric\n"
+	      "column, largest first, ties by site id.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --top N          print at most N rows of each table (default 20; 0: all)\n"
 	      "      --module M       print only module M (repeat, or M1,M2, for several)\n"
-	      "      --sort COLUMN    sort tables that have COLUMN by it: numbers largest first, text in\n"
-	      "                       alphabetical order, sites by id\n"
+	      "      --sort COLUMN    sort tables that have COLUMN by it: numbers largest\n"
+	      "                       first, text in alphabetical order, sites by id\n"
 	      "  -h, --help           print this help\n"
 	      "\n"
 	      "Example: mnemo report --top 10 --sort count prog.mnemo.yaml\n", out);
 }
 
-/* ---- mnemo run --------------------------------------------------------------------------------- */
+/* ---- mnemo run ------------------------------------------------------------------------------- */
 
 /* Parses a positive number for option opt, or exits with a usage error. */
 static unsigned long positive(const char *opt, const char *s)
@@ -593,7 +595,7 @@ static void __attribute__((noreturn)) exit_like(int status)
 
 		fflush(stdout);
 		fflush(stderr);
-		/* The program dumped core already if it was going to; mnemo must not add its own. */
+		/* The program dumped core already if it was to; mnemo must not add its own. */
 		setrlimit(RLIMIT_CORE, &nocore);
 		signal(sig, SIG_DFL);
 		sigemptyset(&set);
@@ -706,9 +708,9 @@ static int cmd_run(int argc, char **argv)
 	fflush(stderr);
 
 	/*
-	 * Like system(): while the program runs, a terminal's ^C and ^\ reach it (same process group)
-	 * and mnemo outlives them to end the same way; kill's signals are passed on to it.  Blocked
-	 * across fork so the child never runs a handler meant for the parent.
+	 * Like system(): while the program runs, a terminal's ^C and ^\ reach it (same process
+	 * group) and mnemo outlives them to end the same way; kill's signals are passed on to it.
+	 * Blocked across fork so the child never runs a handler meant for the parent.
 	 */
 	sigemptyset(&block);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
@@ -762,7 +764,8 @@ static int cmd_run(int argc, char **argv)
 	child_pid = 0;
 
 	if (r == (ssize_t)sizeof(exec_err))
-		die(exec_err == ENOENT ? 127 : 126, "cannot run '%s': %s", prog, strerror(exec_err));
+		die(exec_err == ENOENT ? 127 : 126, "cannot run '%s': %s", prog,
+		    strerror(exec_err));
 
 	after = file_id(expected_now);
 	if (disabled) {
@@ -780,7 +783,7 @@ static int cmd_run(int argc, char **argv)
 	exit_like(status);
 }
 
-/* ---- mnemo report: values ---------------------------------------------------------------------- */
+/* ---- mnemo report: values -------------------------------------------------------------------- */
 
 enum vkind { V_NONE, V_NULL, V_INT, V_UINT, V_FLOAT, V_BOOL, V_STR, V_COLL };
 
@@ -933,7 +936,7 @@ static char *node_text(const struct mn_pnode *n)
 	return b.s;
 }
 
-/* ---- mnemo report: sites ----------------------------------------------------------------------- */
+/* ---- mnemo report: sites --------------------------------------------------------------------- */
 
 /*
  * Whether a column holds site ids, by its name: site, src, dst, loop (loops are sites too:
@@ -944,8 +947,8 @@ static bool site_column(const char *name)
 	size_t n = strlen(name);
 
 	return !strcmp(name, "site") || !strcmp(name, "src") || !strcmp(name, "dst") ||
-	       !strcmp(name, "loop") ||
-	       (n > 5 && !strcmp(name + n - 5, "_site")) || (n > 4 && !strcmp(name + n - 4, "_via"));
+	       !strcmp(name, "loop") || (n > 5 && !strcmp(name + n - 5, "_site")) ||
+	       (n > 4 && !strcmp(name + n - 4, "_via"));
 }
 
 /* "file:line:col", as much of it as the site has. */
@@ -1060,7 +1063,7 @@ static uint64_t site_key(const struct mn_pnode *n)
 	return UINT64_MAX;
 }
 
-/* ---- mnemo report: tables ---------------------------------------------------------------------- */
+/* ---- mnemo report: tables -------------------------------------------------------------------- */
 
 struct report {
 	FILE *out;
@@ -1223,7 +1226,7 @@ static size_t wrap_header(const char *h, size_t width, char *lines[MAX_HEADER_LI
 	while (*h) {
 		size_t take = 0;
 
-		/* Greedy: pieces while they fit; the first piece always; the rest on the last line. */
+		/* Greedy: pieces while they fit, the first always, the rest on the last line. */
 		while (h[take]) {
 			size_t piece = strcspn(h + take, "_");
 
@@ -1363,7 +1366,9 @@ static void print_table_head(FILE *out, const struct column *cols, size_t ncols,
 		indent += 4;
 	}
 	for (size_t c = 0; c < ncols; c++) {
-		nlines[c] = cols[c].stacked ? 0 : wrap_header(col_name(&cols[c]), cols[c].width, lines[c]);
+		nlines[c] = 0;
+		if (!cols[c].stacked)
+			nlines[c] = wrap_header(col_name(&cols[c]), cols[c].width, lines[c]);
 		if (nlines[c] > height)
 			height = nlines[c];
 	}
@@ -1398,7 +1403,8 @@ static void print_table_head(FILE *out, const struct column *cols, size_t ncols,
  * Prints a table: rows are mappings (the items of a sequence, or the values of a mapping, whose
  * keys become the first column); columns are their keys in order of first appearance.
  */
-static void print_table(struct report *r, const char *title, const struct mn_pnode *n, size_t indent)
+static void print_table(struct report *r, const char *title, const struct mn_pnode *n,
+			size_t indent)
 {
 	bool keyed = mn_pnode_kind(n) == MN_PNODE_MAP;
 	size_t nrows = mn_pnode_len(n), ncols = 0, shown, dropped_cols = 0;
@@ -1503,8 +1509,10 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 	for (size_t c = 0; c < ncols; c++) {
 		size_t width = cols[c].width;
 
-		if (cols[c].stacked)   /* "name: " before it when a row has several */
-			width = room - (nstacked(cols, ncols) > 1 ? ucols(col_name(&cols[c])) + 2 : 0);
+		/* A stacked cell has its own line, after "name: " when a row has several. */
+		if (cols[c].stacked)
+			width = room - (nstacked(cols, ncols) > 1 ? ucols(col_name(&cols[c])) + 2
+								  : 0);
 		for (size_t i = 0; i < shown; i++) {
 			const struct mn_pnode *cell = row_cell(&rows[i], &cols[c]);
 			struct value v = classify(cell);
@@ -1559,7 +1567,7 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 	free(rows);
 }
 
-/* ---- mnemo report: sections -------------------------------------------------------------------- */
+/* ---- mnemo report: sections ------------------------------------------------------------------ */
 
 /* A sequence of mappings, or a mapping whose values are all mappings, prints as a table. */
 static bool is_table(const struct mn_pnode *n)
@@ -1764,14 +1772,16 @@ static int cmd_report(int argc, char **argv)
 			v = strtoull(optarg, &end, 10);
 			if (!*optarg || *end || errno || *optarg == '-' || *optarg == '+' ||
 			    *optarg == ' ' || v > SIZE_MAX)
-				usage_error("report ", "--top: expected a number, got '%s'", optarg);
+				usage_error("report ", "--top: expected a number, got '%s'",
+					    optarg);
 			r.top = (size_t)v;
 			break;
 		}
 		case 'm': {
 			char *copy = xstrdup(optarg), *save = NULL;
 
-			for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+			for (char *m = strtok_r(copy, ",", &save); m;
+			     m = strtok_r(NULL, ",", &save)) {
 				only = xrealloc(only, (nonly + 1) * sizeof(*only));
 				only[nonly++] = xstrdup(m);
 			}
@@ -1819,9 +1829,10 @@ static int cmd_report(int argc, char **argv)
 				struct buf b = { 0 };
 
 				for (size_t k = 0; k < mn_profile_module_count(p); k++)
-					bprintf(&b, "%s%s", k ? ", " : "", mn_profile_module_name(p, k));
-				warn("%s: no module '%s' in this profile (it has: %s)", argv[a], only[i],
-				     b.s ? b.s : "none");
+					bprintf(&b, "%s%s", k ? ", " : "",
+						mn_profile_module_name(p, k));
+				warn("%s: no module '%s' in this profile (it has: %s)", argv[a],
+				     only[i], b.s ? b.s : "none");
 				free(b.s);
 				ret = 1;
 			}
@@ -1846,7 +1857,8 @@ static int cmd_report(int argc, char **argv)
 		for (size_t i = 0; i < r.ncolumns_seen; i++)
 			bprintf(&b, "%s%s", i ? ", " : "", r.columns_seen[i]);
 		fflush(stdout);
-		fprintf(stderr, "mnemo: --sort: no table has a column '%s' (columns: %s)\n", r.sort, b.s);
+		fprintf(stderr, "mnemo: --sort: no table has a column '%s' (columns: %s)\n", r.sort,
+			b.s);
 		free(b.s);
 		ret = 2;
 	} else {   /* no table at all: nothing to sort, and nothing wrong */
@@ -1864,7 +1876,7 @@ static int cmd_report(int argc, char **argv)
 	return ret;
 }
 
-/* ---- main -------------------------------------------------------------------------------------- */
+/* ---- main ------------------------------------------------------------------------------------ */
 
 static int help_for(const char *cmd)
 {

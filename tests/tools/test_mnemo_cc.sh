@@ -73,11 +73,15 @@ chmod +x "$work/fakeclang"
 
 export LOG="$work/log"
 cc="$P/bin/mnemo-cc"
-fake() { rm -f "$LOG" "$LOG.spec"; MNEMO_CLANG="$work/fakeclang" MNEMO_CLANGXX="$work/fakeclang" "$@"; }
+fake() {
+	rm -f "$LOG" "$LOG.spec"
+	MNEMO_CLANG="$work/fakeclang" MNEMO_CLANGXX="$work/fakeclang" "$@"
+}
 
 # ---- 1. Fake clang ----
 "$cc" --help >"$work/help" 2>&1
-check "mnemo-cc --help: own usage" has "$work/help" "Usage: mnemo-cc [MNEMO OPTIONS] [CLANG OPTIONS] FILES..."
+check "mnemo-cc --help: own usage" has "$work/help" \
+	"Usage: mnemo-cc [MNEMO OPTIONS] [CLANG OPTIONS] FILES..."
 check "mnemo-cc --help: -m" contains "$work/help" "-m MODULES, --mnemo-modules=MODULES"
 check "mnemo-cc --help: default modules" contains "$work/help" "dependence,value-pattern"
 check "mnemo-cc --help: clang options" contains "$work/help" "Other options go to clang-19"
@@ -97,7 +101,8 @@ check "-E: no plugin" test "$(cat "$LOG")" = "$(printf -- '-E\na.c\n--')"
 fake "$cc" -MM a.c
 check "-MM: no plugin" test "$(cat "$LOG")" = "$(printf -- '-MM\na.c\n--')"
 fake "$cc" -c a.c -MF -E
-check "an option's value is not an option (-MF -E)" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
+check "an option's value is not an option (-MF -E)" has "$LOG" \
+	"-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
 fake "$cc" -MD -c a.c
 check "-MD -c: plugin" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
 fake "$cc" -v

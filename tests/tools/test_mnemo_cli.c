@@ -133,7 +133,7 @@ static void expect_lacks(const char *text, const char *part)
 		fail_msg("did not expect\n  '%s'\nin\n%s", part, text);
 }
 
-/* ---- report ------------------------------------------------------------------------------------ */
+/* ---- report ---------------------------------------------------------------------------------- */
 
 #define NROWS 25
 static const char long_function[] =
@@ -175,8 +175,8 @@ static const char *write_report_profile(bool complete)
 		   "    exact: true\n"
 		   "    loads:\n");
 	for (unsigned i = 1; i <= NROWS; i++)
-		fprintf(f, "      - {site: %u, count: %u, ratio: %u.25, constant: %s}\n", i, count_of(i),
-			NROWS - i, i % 2 ? "true" : "false");
+		fprintf(f, "      - {site: %u, count: %u, ratio: %u.25, constant: %s}\n", i,
+			count_of(i), NROWS - i, i % 2 ? "true" : "false");
 	fprintf(f, "  other: just text\n");
 	assert_int_equal(fclose(f), 0);
 	return path;
@@ -248,7 +248,8 @@ static void test_report_default(void **state)
 			best = i;
 	snprintf(want, sizeof(want), "src/prog.c:%u:3 f%u ", best, best);
 	if (strncmp(rows[0] + 2, want, strlen(want)))
-		fail_msg("expected the first row to be site %u ('%s'), got '%s'", best, want, rows[0]);
+		fail_msg("expected the first row to be site %u ('%s'), got '%s'", best, want,
+			 rows[0]);
 	for (unsigned i = 1; i < n; i++)
 		if (row_count(rows[i]) > row_count(rows[i - 1]))
 			fail_msg("rows out of order:\n%s\n%s", rows[i - 1], rows[i]);
@@ -365,7 +366,8 @@ static void expect_fits(const char *out)
 		const char *e = strchrnul(l, '\n');
 
 		if (display_cols(l, e - l) > 100)
-			fail_msg("line wider than 100 columns:\n%.*s\nin\n%s", (int)(e - l), l, out);
+			fail_msg("line wider than 100 columns:\n%.*s\nin\n%s", (int)(e - l), l,
+				 out);
 		l = *e ? e + 1 : e;
 	}
 }
@@ -439,7 +441,7 @@ static void test_report_odd_sections(void **state)
 	free_result(&r);
 }
 
-/* ---- run --------------------------------------------------------------------------------------- */
+/* ---- run ------------------------------------------------------------------------------------- */
 
 static bool exists(const char *path)
 {
@@ -586,7 +588,7 @@ static void test_run_environment(void **state)
 	free_result(&r);
 }
 
-/* ---- help -------------------------------------------------------------------------------------- */
+/* ---- help ------------------------------------------------------------------------------------ */
 
 static void test_help(void **state)
 {
@@ -638,7 +640,7 @@ static void test_help(void **state)
 	free_result(&r);
 }
 
-/* ---- fixture ----------------------------------------------------------------------------------- */
+/* ---- fixture --------------------------------------------------------------------------------- */
 
 static int setup(void **state)
 {

@@ -187,14 +187,18 @@ static void test_good_profile(void **state)
 	assert_int_equal(mn_pnode_kind(NULL), MN_PNODE_NONE);
 	assert_int_equal(mn_pnode_len(NULL), 0);
 	assert_int_equal(mn_pnode_u64(NULL, &u), -EINVAL);
-	assert_int_equal(mn_pnode_len(mn_pnode_get(mn_profile_module(p, "dependence"), "loops")), 0);
+	n = mn_pnode_get(mn_profile_module(p, "dependence"), "loops");
+	assert_int_equal(mn_pnode_kind(n), MN_PNODE_SEQ);
+	assert_int_equal(mn_pnode_len(n), 0);
+	n = mn_pnode_get(mn_pnode_at(loads, 1), "site");
 	assert_int_equal(mn_pnode_kind(mn_profile_root(p)), MN_PNODE_MAP);
 
 	/* Clients report schema errors the same way. */
 	{
 		char want[1100];
 
-		assert_int_equal(mn_pnode_errorf(p, n, err, sizeof(err), "bad %s", "site"), -EINVAL);
+		assert_int_equal(mn_pnode_errorf(p, n, err, sizeof(err), "bad %s", "site"),
+				 -EINVAL);
 		snprintf(want, sizeof(want), "%s:23:16: bad site", path);
 		assert_message(err, want);
 		mn_pnode_errorf(p, NULL, err, sizeof(err), "no %d", 1);
