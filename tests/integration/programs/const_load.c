@@ -8,6 +8,8 @@ int main(void)
 {
 	long sum = 0;
 
+	/* One instruction per source access: no unrolled copies with a doubled stride. */
+#pragma clang loop unroll(disable) vectorize(disable)
 	for (int i = 0; i < 1000; i++) {
 		sum += answer;                   /* MARK:const */
 		counter = i;

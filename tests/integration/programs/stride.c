@@ -9,6 +9,8 @@ struct triple {
 __attribute__((noinline)) long walk8(volatile long *v, int n)
 {
 	long s = 0;
+	/* One instruction per source access: no unrolled copies with a doubled stride. */
+#pragma clang loop unroll(disable) vectorize(disable)
 	for (int i = 0; i < n; i++)
 		s += v[i];                       /* MARK:stride8 */
 	return s;
@@ -17,6 +19,8 @@ __attribute__((noinline)) long walk8(volatile long *v, int n)
 __attribute__((noinline)) long walk24(volatile struct triple *t, int n)
 {
 	long s = 0;
+	/* One instruction per source access: no unrolled copies with a doubled stride. */
+#pragma clang loop unroll(disable) vectorize(disable)
 	for (int i = 0; i < n; i++)
 		s += t[i].b;                     /* MARK:stride24 */
 	return s;
