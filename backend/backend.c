@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -254,12 +255,15 @@ static int consume(struct backend *b)
  *   events: 123456          # records this backend decoded
  *   corrupt: 0              # buffers cut short by a corrupt record
  *   section: {...}          # what emit() wrote
+ *   peak_rss_kib: 5120      # this backend's peak resident memory, emit included
+ *   cpu_us: 81234           # its user + system CPU time
  *   sites_used: [3, 12]
  */
 static int write_section(struct backend *b, const char *path)
 {
 	struct mn_prof *p;
 	const uint64_t *bits;
+	struct rusage ru;
 	size_t nbits;
 	FILE *f;
 	int err, err2;
@@ -283,6 +287,11 @@ static int write_section(struct backend *b, const char *path)
 	} else {
 		mn_prof_map_begin(p);
 		mn_prof_map_end(p);
+	}
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		mn_prof_kv_u64(p, "peak_rss_kib", (uint64_t)ru.ru_maxrss);
+		mn_prof_kv_u64(p, "cpu_us", (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+					    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec));
 	}
 	mn_prof_key(p, "sites_used");
 	mn_prof_seq_begin_flow(p);

@@ -41,6 +41,8 @@ struct section {
 	char why[300];           /* else why not */
 	uint64_t events;
 	uint64_t corrupt;
+	uint64_t peak_rss_kib;   /* the backend's own resources, for `backend:` in the profile */
+	uint64_t cpu_us;
 };
 
 /* Reasons the profile is incomplete, joined by "; ". */
@@ -321,6 +323,10 @@ static bool section_scan(const char *path, struct section *sec, uint64_t **bits,
 			ok = node(&sf, NULL, NULL, NULL, &sec->events);
 		else if (!strcmp(key, "corrupt"))
 			ok = node(&sf, NULL, NULL, NULL, &sec->corrupt);
+		else if (!strcmp(key, "peak_rss_kib"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->peak_rss_kib);
+		else if (!strcmp(key, "cpu_us"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->cpu_us);
 		else if (!strcmp(key, "sites_used"))
 			ok = node(&sf, NULL, bits, nwords, NULL);
 		else
@@ -544,6 +550,20 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	mn_prof_kv_str(p, "format", MN_PROFILE_FORMAT);
 	mn_prof_key(p, "program");
 	write_program(p, in, ended, events);
+	/* What profiling cost, per backend process: the bench harness reads it. */
+	mn_prof_key(p, "backend");
+	mn_prof_map_begin(p);
+	for (unsigned i = 0; i < n; i++) {
+		if (!sec[i].ok || sec[i].duplicate)
+			continue;
+		mn_prof_key(p, names[i]);
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_u64(p, "events", sec[i].events);
+		mn_prof_kv_u64(p, "peak_rss_kib", sec[i].peak_rss_kib);
+		mn_prof_kv_f64(p, "cpu_seconds", (double)sec[i].cpu_us / 1e6);
+		mn_prof_map_end(p);
+	}
+	mn_prof_map_end(p);
 	mn_prof_kv_bool(p, "complete", r.len == 0);
 	if (r.len) {
 		mn_prof_kv_str(p, "incomplete_reason", r.buf);

@@ -9,7 +9,7 @@
 #include "abi.h"
 #include "queue.h"
 
-__thread uint64_t *mn_q_cur, *mn_q_end;
+__thread uint64_t *mn_q_cur, *mn_q_end, *mn_q_base;
 static uint64_t buf[1024];
 
 void mn_queue_push_slow(const uint64_t *words, unsigned n)
@@ -34,7 +34,7 @@ int main(void)
 {
 	uint64_t x;
 
-	mn_q_cur = buf;
+	mn_q_cur = mn_q_base = buf;
 	mn_q_end = buf + 1024;
 	only_stores(&x, 42);
 	only_loads(&x);

@@ -20,7 +20,7 @@ extern const uint32_t __mnemo_heap_events;
 
 /* The producer side of the queue, reduced to an array the test reads back. */
 extern __thread uint32_t mn_heap_pending_site;
-__thread uint64_t *mn_q_cur, *mn_q_end;
+__thread uint64_t *mn_q_cur, *mn_q_end, *mn_q_base;
 __thread uint32_t mn_heap_pending_site;
 static uint64_t buf[64];
 
@@ -111,7 +111,7 @@ static int check(const struct call *c)
 
 	for (unsigned i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
 		buf[i] = 0;
-	mn_q_cur = buf;
+	mn_q_cur = mn_q_base = buf;
 	mn_q_end = buf + sizeof(buf) / sizeof(buf[0]);
 	call(c->code);
 	pushed = (unsigned)(mn_q_cur - buf);

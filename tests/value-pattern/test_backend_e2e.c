@@ -316,12 +316,13 @@ static void test_profile_layout(void **state)
 	prof_load(&p, r.output);
 
 	/* The frame, in order. */
-	assert_int_equal(len(p.root), 5);
+	assert_int_equal(len(p.root), 6);
 	assert_string_equal(key_at(&p, p.root, 0), "format");
 	assert_string_equal(key_at(&p, p.root, 1), "program");
-	assert_string_equal(key_at(&p, p.root, 2), "complete");
-	assert_string_equal(key_at(&p, p.root, 3), "sites");
-	assert_string_equal(key_at(&p, p.root, 4), "modules");
+	assert_string_equal(key_at(&p, p.root, 2), "backend");
+	assert_string_equal(key_at(&p, p.root, 3), "complete");
+	assert_string_equal(key_at(&p, p.root, 4), "sites");
+	assert_string_equal(key_at(&p, p.root, 5), "modules");
 	assert_string_equal(str(&p, p.root, "format"), "mnemo-profile/1");
 	assert_string_equal(str(&p, p.root, "complete"), "true");
 	prog = get(&p, p.root, "program");
@@ -335,6 +336,11 @@ static void test_profile_layout(void **state)
 	assert_string_equal(str(&p, prog, "signal"), "null");
 	assert_true(strtod(str(&p, prog, "wall_seconds"), NULL) >= 0);
 	assert_string_equal(str(&p, prog, "events"), "12501");   /* 1 + 5000 * 2.5 */
+	/* What the backend cost: its events, and a peak RSS no backend can run below. */
+	e = get(&p, get(&p, p.root, "backend"), "value-pattern");
+	assert_string_equal(str(&p, e, "events"), "12501");
+	assert_true(atol(str(&p, e, "peak_rss_kib")) > 100);
+	assert_true(strtod(str(&p, e, "cpu_seconds"), NULL) >= 0);
 
 	/* Only the referenced sites, with their table rows. */
 	sites = get(&p, p.root, "sites");
