@@ -12,9 +12,9 @@
  * uninstrumented code (a library's strdup, the loader) gets site 0.  realloc(NULL, n) is reported
  * as an allocation and realloc(p, 0), which glibc treats as free(p), as a free.
  *
- * No event while mn_rt_quiet is set on this thread (the runtime's own allocations, and the nested
- * malloc of the libstdc++ fallback below).  Events before the runtime started producing, and from
- * threads other than the main thread, reach the queue's slow path, which counts and drops them.
+ * No event while mn_rt_quiet is set on this thread (the runtime's own allocations).  Events before
+ * the runtime started producing, and from threads other than the main thread, reach the queue's
+ * slow path, which counts and drops them.
  *
  * malloc_usable_size, malloc_trim, mallinfo and friends are not interposed: the memory is glibc's,
  * so glibc's answers are right.  This file is native code (never seen by the pass), built with
@@ -80,7 +80,7 @@ static inline void emit_free(uint32_t site, const void *p)
 		__mnemo_heap_free(site, p);
 }
 
-/* ---- C allocator ---------------------------------------------------------------------------------- */
+/* ---- C allocator ----------------------------------------------------------------------------- */
 
 MN_VISIBLE void *malloc(size_t size)
 {
@@ -186,30 +186,27 @@ MN_VISIBLE void *pvalloc(size_t size)
 	return p;
 }
 
-/* ---- C++ operator new and delete -------------------------------------------------------------------- */
+/* ---- C++ operator new and delete ------------------------------------------------------------- */
 
 /*
  * When glibc has no memory, operator new must do what libstdc++'s does: call the new-handler in a
  * loop, then throw std::bad_alloc (or return NULL, for the nothrow forms).  Rather than reimplement
- * that in C, call libstdc++'s own operator, found with dlsym(RTLD_NEXT) on this rare path.  Its
- * nested malloc (which binds back to ours) runs with mn_rt_quiet set, so that no second event is
- * emitted; the cleanup attribute resets it when bad_alloc unwinds through this frame (hence
- * -fexceptions).  Without libstdc++ in the process there is no one to throw: abort, as an
- * uncaught bad_alloc would.
+ * that in C, call libstdc++'s own operator, found with dlsym(RTLD_NEXT) on this rare path (quiet:
+ * dlsym's own allocations are the runtime's).  The site goes back into mn_heap_pending_site first,
+ * so that the allocation libstdc++ retries through our malloc (or aligned_alloc) emits the one
+ * event, with the right site, if it succeeds; the caller emits none.  If it throws, bad_alloc
+ * unwinds through these frames (hence -fexceptions), and the exception object's allocation and
+ * free are ordinary events.  Without libstdc++ in the process there is no one to throw: abort, as
+ * an uncaught bad_alloc would.
  */
-static void quiet_end(unsigned *unused)
-{
-	mn_rt_quiet--;
-}
-
-#define QUIET_SCOPE unsigned quiet_scope __attribute__((cleanup(quiet_end), unused)) = mn_rt_quiet++
-
 static void *real_operator(const char *name, void **cache)
 {
 	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 
 	if (!fn) {
+		mn_rt_quiet++;
 		fn = dlsym(RTLD_NEXT, name);
+		mn_rt_quiet--;
 		if (!fn)
 			abort();
 		/* Any thread may race here; they all store the same pointer. */
@@ -224,83 +221,93 @@ typedef void *new_nothrow_fn(size_t, const void *);
 typedef void *new_aligned_fn(size_t, size_t);
 typedef void *new_aligned_nothrow_fn(size_t, size_t, const void *);
 
-static void *fallback_new(const char *name, void **cache, size_t size)
+static __attribute__((noinline, cold)) void *fallback_new(const char *name, void **cache,
+							  uint32_t site, size_t size)
 {
-	QUIET_SCOPE;
+	new_fn *real = (new_fn *)real_operator(name, cache);
 
-	return ((new_fn *)real_operator(name, cache))(size);
+	mn_heap_pending_site = site;
+	return real(size);
 }
 
-static void *fallback_new_nothrow(const char *name, void **cache, size_t size, const void *tag)
+static __attribute__((noinline, cold)) void *
+fallback_new_nothrow(const char *name, void **cache, uint32_t site, size_t size, const void *tag)
 {
-	QUIET_SCOPE;
+	new_nothrow_fn *real = (new_nothrow_fn *)real_operator(name, cache);
 
-	return ((new_nothrow_fn *)real_operator(name, cache))(size, tag);
+	mn_heap_pending_site = site;
+	return real(size, tag);
 }
 
-static void *fallback_new_aligned(const char *name, void **cache, size_t size, size_t align)
+static __attribute__((noinline, cold)) void *
+fallback_new_aligned(const char *name, void **cache, uint32_t site, size_t size, size_t align)
 {
-	QUIET_SCOPE;
+	new_aligned_fn *real = (new_aligned_fn *)real_operator(name, cache);
 
-	return ((new_aligned_fn *)real_operator(name, cache))(size, align);
+	mn_heap_pending_site = site;
+	return real(size, align);
 }
 
-static void *fallback_new_aligned_nothrow(const char *name, void **cache, size_t size,
-					  size_t align, const void *tag)
+static __attribute__((noinline, cold)) void *
+fallback_new_aligned_nothrow(const char *name, void **cache, uint32_t site, size_t size,
+			     size_t align, const void *tag)
 {
-	QUIET_SCOPE;
+	new_aligned_nothrow_fn *real = (new_aligned_nothrow_fn *)real_operator(name, cache);
 
-	return ((new_aligned_nothrow_fn *)real_operator(name, cache))(size, align, tag);
+	mn_heap_pending_site = site;
+	return real(size, align, tag);
 }
 
 /* One throwing and one nothrow operator new, plain and aligned, for `new` and `new[]`. */
 #define DEFINE_NEW(sym)                                                                            \
-	MN_VISIBLE void *sym(size_t size)                                                           \
+	MN_VISIBLE void *sym(size_t size)                                                          \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
 		void *p = __libc_malloc(size);                                                     \
+                                                                                                   \
 		if (__builtin_expect(!p, 0))                                                       \
-			p = fallback_new(#sym, &real, size);                                       \
+			return fallback_new(#sym, &real, site, size);                              \
 		emit_alloc(site, p, size);                                                         \
 		return p;                                                                          \
 	}
 
 #define DEFINE_NEW_NOTHROW(sym)                                                                    \
-	MN_VISIBLE void *sym(size_t size, const void *tag)                                          \
+	MN_VISIBLE void *sym(size_t size, const void *tag)                                         \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
 		void *p = __libc_malloc(size);                                                     \
+                                                                                                   \
 		if (__builtin_expect(!p, 0))                                                       \
-			p = fallback_new_nothrow(#sym, &real, size, tag);                          \
-		if (p)                                                                             \
-			emit_alloc(site, p, size);                                                 \
+			return fallback_new_nothrow(#sym, &real, site, size, tag);                 \
+		emit_alloc(site, p, size);                                                         \
 		return p;                                                                          \
 	}
 
 #define DEFINE_NEW_ALIGNED(sym)                                                                    \
-	MN_VISIBLE void *sym(size_t size, size_t align)                                             \
+	MN_VISIBLE void *sym(size_t size, size_t align)                                            \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
 		void *p = __libc_memalign(align, size);                                            \
+                                                                                                   \
 		if (__builtin_expect(!p, 0))                                                       \
-			p = fallback_new_aligned(#sym, &real, size, align);                        \
+			return fallback_new_aligned(#sym, &real, site, size, align);               \
 		emit_alloc(site, p, size);                                                         \
 		return p;                                                                          \
 	}
 
 #define DEFINE_NEW_ALIGNED_NOTHROW(sym)                                                            \
-	MN_VISIBLE void *sym(size_t size, size_t align, const void *tag)                            \
+	MN_VISIBLE void *sym(size_t size, size_t align, const void *tag)                           \
 	{                                                                                          \
 		static void *real;                                                                 \
 		uint32_t site = take_site();                                                       \
 		void *p = __libc_memalign(align, size);                                            \
+                                                                                                   \
 		if (__builtin_expect(!p, 0))                                                       \
-			p = fallback_new_aligned_nothrow(#sym, &real, size, align, tag);           \
-		if (p)                                                                             \
-			emit_alloc(site, p, size);                                                 \
+			return fallback_new_aligned_nothrow(#sym, &real, site, size, align, tag);  \
+		emit_alloc(site, p, size);                                                         \
 		return p;                                                                          \
 	}
 
@@ -318,7 +325,7 @@ DEFINE_NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t)
  * libstdc++'s aligned delete is free() as well.
  */
 #define DEFINE_DELETE(sym, ...)                                                                    \
-	MN_VISIBLE void sym(void *p, ##__VA_ARGS__)                                                 \
+	MN_VISIBLE void sym(void *p, ##__VA_ARGS__)                                                \
 	{                                                                                          \
 		uint32_t site = take_site();                                                       \
 		__libc_free(p);                                                                    \

@@ -226,9 +226,9 @@ int mn_options_select_modules(char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX], co
 				continue;
 			any = true;
 			if (!list_has(built, item, n)) {
-				snprintf(err, errlen,
-					 "MNEMO_MODULES: '%.*s' is not a module this program was built "
-					 "for (built for: %s)", (int)n, item, built);
+				snprintf(err, errlen, "MNEMO_MODULES: '%.*s' is not a module this "
+					 "program was built for (built for: %s)", (int)n, item,
+					 built);
 				return -EINVAL;
 			}
 		}

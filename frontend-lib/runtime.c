@@ -1,7 +1,8 @@
 /*
- * The frontend runtime: the native code linked (whole-archive, as libmnemo-rt.a) into every profiled
- * program.  It starts profiling before main(), and it ends profiling on every way out of the
- * program, without ever changing what the program prints, its exit status or the signal it dies of.
+ * The frontend runtime: the native code linked (whole-archive, as libmnemo-rt.a) into every
+ * profiled program.  It starts profiling before main(), and it ends profiling on every way out of
+ * the program, without ever changing what the program prints, its exit status or the signal it
+ * dies of.
  *
  * Start (mn_rt_init(), a priority-101 constructor): read the MNEMO_* options, check the pass ABI,
  * choose the modules, resolve and check the profile path, create the queue with the session block
@@ -93,7 +94,7 @@ enum {
  */
 static struct {
 	uint32_t state;                     /* RT_*; release-stored once set-up is complete */
-	pid_t pid;                          /* the profiled process (a fork or vfork child differs) */
+	pid_t pid;                          /* the profiled process (a fork child's pid differs) */
 	struct mn_queue *q;
 	struct mn_session *s;               /* in the queue's shared memory */
 	unsigned nbackends;
@@ -112,9 +113,9 @@ static struct {
 	uint32_t end_done;
 } rt;
 
-/* ---- Async-signal-safe output --------------------------------------------------------------------- */
+/* ---- Async-signal-safe output ---------------------------------------------------------------- */
 
-/* A line built without malloc or stdio, so that every path, a signal handler's included, can print. */
+/* A line built without malloc or stdio, so that every path, signal handlers included, can print. */
 struct line {
 	char buf[1024];
 	size_t len;
@@ -158,7 +159,7 @@ static void line_print(struct line *l)
 	l->len = 0;
 }
 
-/* ---- Small async-signal-safe helpers ---------------------------------------------------------------- */
+/* ---- Small async-signal-safe helpers --------------------------------------------------------- */
 
 static __attribute__((noreturn)) void raw_exit(int status)
 {
@@ -185,9 +186,9 @@ static double clock_seconds(clockid_t clk)
 }
 
 /*
- * Sleeps on a futex word while it holds `val`, for at most ns nanoseconds (< 1 s); spurious wake-ups and
- * EINTR are the caller's loop's business.  `shared`: the word is in the queue's shared memory
- * (woken by another process), else private to this process.  Async-signal-safe.
+ * Sleeps on a futex word while it holds `val`, for at most ns nanoseconds (< 1 s); spurious
+ * wake-ups and EINTR are the caller's loop's business.  `shared`: the word is in the queue's shared
+ * memory (woken by another process), else private to this process.  Async-signal-safe.
  */
 static void futex_wait_poll(uint32_t *word, uint32_t val, bool shared, long ns)
 {
@@ -230,7 +231,7 @@ static bool process_alive(pid_t pid)
 	return c[2] != 'Z' && c[2] != 'X';
 }
 
-/* ---- End of run -------------------------------------------------------------------------------------- */
+/* ---- End of run ------------------------------------------------------------------------------ */
 
 /*
  * Waits until backend 0 says the profile is written (or failed), for as long as it lives.  No other
@@ -256,15 +257,19 @@ static uint32_t wait_for_profile(void)
 	}
 }
 
-/* Appends one sentence to the session's end_reason, "; "-separated.  Async-signal-safe. */
-static void reason_add(struct line *r, const char *a, uint64_t n, const char *b)
+/*
+ * Appends "<n> event(s)<whose> was/were dropped<why>" to the session's end_reason, "; "-separated.
+ * Async-signal-safe.
+ */
+static void reason_add(struct line *r, uint64_t n, const char *whose, const char *why)
 {
 	if (r->len)
 		line_str(r, "; ");
 	line_u64(r, n);
-	line_str(r, a);
-	if (b)
-		line_str(r, b);
+	line_str(r, n == 1 ? " event" : " events");
+	line_str(r, whose);
+	line_str(r, n == 1 ? " was dropped" : " were dropped");
+	line_str(r, why);
 }
 
 /*
@@ -277,10 +282,10 @@ static void reason_add(struct line *r, const char *a, uint64_t n, const char *b)
  * once (the handler then lets the process die); any other thread waits until the first one is done,
  * so that a concurrent _exit() cannot cut the flush short.
  *
- * One assumption it cannot check: a signal handler must not interrupt the producer thread inside
- * the queue's slow path (mn_queue_push_slow()) and then push; see the note in the report for the
- * queue work.  A fatal signal that interrupts the inline fast path is harmless: the program_end
- * record overwrites the interrupted, unpublished record and the process never returns to it.
+ * From a signal handler that interrupted the producer thread: inside the queue's slow path, the
+ * queue is busy, so program_end is dropped (and counted) and mn_queue_producer_finish() still ends
+ * the stream; inside the inline push, program_end may land on the interrupted record, which is
+ * harmless because every caller here ends the process and the interrupted push never resumes.
  */
 static void end_of_run(int exit_status, int term_signal)
 {
@@ -291,10 +296,10 @@ static void end_of_run(int exit_status, int term_signal)
 	uint32_t done;
 
 	/*
-	 * Only loads before the pid check: a vfork child (posix_spawn, system) shares our memory and
-	 * may call _exit(); it must not write a byte of it.  A fork child has state RT_OFF already
-	 * (on_fork_child()), and a raw clone() child differs by pid.  Pairs with the release store of
-	 * rt.state at the end of set-up.
+	 * Only loads before the pid check: a vfork child (posix_spawn, system) shares our memory
+	 * and may call _exit(); it must not write a byte of it.  A fork child has state RT_OFF
+	 * already (on_fork_child()), and a raw clone() child differs by pid.  Pairs with the
+	 * release store of rt.state at the end of set-up.
 	 */
 	if (mn_load_acquire(&rt.state) != RT_ACTIVE || raw_getpid() != rt.pid)
 		return;
@@ -310,22 +315,24 @@ static void end_of_run(int exit_status, int term_signal)
 	mn_rt_quiet++;
 
 	/*
-	 * Drops: those before the producer started (the loader's and earlier constructors' mallocs)
-	 * are not losses, hence the snapshots.  The queue counts other threads' events apart from the
-	 * rest (after a failure, a signal handler's push during the slow path, a finish racing).
+	 * Drops: those before the producer started (the loader's and earlier constructors'
+	 * mallocs) are not losses, hence the snapshots.  The queue counts other threads' events
+	 * apart from the rest (after a failure, a signal handler's push during the slow path, a
+	 * finish racing).
 	 */
 	total = mn_queue_dropped(rt.q) - rt.dropped_at_start;
 	thread = mn_queue_dropped_threads(rt.q) - rt.dropped_threads_at_start;
 	other = total > thread ? total - thread : 0;
 	if (thread)
-		reason_add(&reason, " events from threads other than the main thread were dropped "
-			   "(per-thread streams are not supported yet)", thread, NULL);
+		reason_add(&reason, thread, " from threads other than the main thread",
+			   " (per-thread streams are not supported yet)");
 	/* Pairs with the release store of rt.failed in on_queue_failure(). */
-	if (other && mn_load_acquire(&rt.failed))
-		reason_add(&reason, " events were dropped after profiling stopped: ", other,
-			   rt.failure);
-	else if (other)
-		reason_add(&reason, " events of the main thread were dropped", other, NULL);
+	if (other && mn_load_acquire(&rt.failed)) {
+		reason_add(&reason, other, "", " after profiling stopped: ");
+		line_str(&reason, rt.failure);
+	} else if (other) {
+		reason_add(&reason, other, " of the main thread", "");
+	}
 
 	/*
 	 * The end-of-run record.  Plain stores: the release in mn_queue_producer_finish() publishes
@@ -365,10 +372,10 @@ static void end_of_run(int exit_status, int term_signal)
 			line_u64(&l, (uint64_t)exit_status);
 		}
 		line_str(&l, "): ");
+		line_u64(&l, thread + other);
+		line_str(&l, " events dropped (");
 		line_u64(&l, thread);
-		line_str(&l, " events dropped from other threads, ");
-		line_u64(&l, other);
-		line_str(&l, " after a failure; profile ");
+		line_str(&l, " from other threads); profile ");
 		line_str(&l, done == MN_PROFILE_WRITTEN ? "written to " : "NOT written to ");
 		line_str(&l, s->output);
 		line_print(&l);
@@ -400,7 +407,7 @@ MN_VISIBLE __attribute__((noreturn)) void _exit(int status)
 
 MN_VISIBLE __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
 
-/* ---- Fatal signals ------------------------------------------------------------------------------------ */
+/* ---- Fatal signals --------------------------------------------------------------------------- */
 
 /* The signals whose default action ends the process, and which the runtime flushes on. */
 static const int fatal_signals[] = {
@@ -483,7 +490,7 @@ static void install_signal_handlers(void)
 	}
 }
 
-/* ---- Fork children and queue failure ------------------------------------------------------------------ */
+/* ---- Fork children and queue failure --------------------------------------------------------- */
 
 /*
  * A fork child runs unprofiled, silently: its thread-local cursor goes, and end_of_run() will do
@@ -520,7 +527,7 @@ static void on_queue_failure(const char *why)
 	line_print(&l);
 }
 
-/* ---- Backend launch ------------------------------------------------------------------------------------- */
+/* ---- Backend launch -------------------------------------------------------------------------- */
 
 /* Everything the children need, prepared before fork so that they allocate nothing. */
 struct spawn {
@@ -572,8 +579,9 @@ static __attribute__((noreturn)) void exec_backend(const struct spawn *sp)
 	dup2(sp->devnull, STDOUT_FILENO);
 	/*
 	 * Every inherited descriptor above stderr closes at exec (the program's pipes must not be
-	 * held open by a process that outlives it), the report pipe too (that EOF says exec worked),
-	 * except the queue.  Order matters: close_range() first, then the queue's flag is cleared.
+	 * held open by a process that outlives it), the report pipe too (that EOF says exec
+	 * worked), except the queue.  Order matters: close_range() first, then the queue's flag is
+	 * cleared.
 	 */
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC))
 		for (int fd = 3; fd < sp->maxfd; fd++)	/* kernels before 5.11 */
@@ -614,9 +622,8 @@ static pid_t spawn_backend(const char *path, int qfd, unsigned index)
 	sigset_t all, old, pend_before, pend_after;
 	pid_t child, backend = -ECHILD;
 	int pipefd[2], err = 0;
-	size_t got = 0;
-
 	struct rlimit rl;
+	size_t got = 0;
 
 	if (!getrlimit(RLIMIT_NOFILE, &rl))
 		sp.maxfd = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
@@ -714,9 +721,9 @@ out:
 /*
  * Waits until backend i has attached (its slot leaves MN_BACKEND_NONE) or died, so that a backend
  * that refuses the session or crashes on start turns into one message now rather than a program
- * that runs unprofiled in silence.  A backend that is alive but slow to attach is waited for at most
- * two seconds and then trusted; the end of run checks on it again.  Returns 0, or -1 after printing
- * why.
+ * that runs unprofiled in silence.  A backend that is alive but slow to attach is waited for at
+ * most two seconds and then trusted; the end of run checks on it again.  Returns 0, or -1 after
+ * printing why.
  */
 static int wait_attached(unsigned i)
 {
@@ -749,7 +756,7 @@ static int wait_attached(unsigned i)
 	return 0;
 }
 
-/* ---- Set-up --------------------------------------------------------------------------------------------- */
+/* ---- Set-up ---------------------------------------------------------------------------------- */
 
 static const char *env_lookup(const char *name, void *ctx)
 {
@@ -769,7 +776,9 @@ static int search_path(char *out, size_t outlen, const char *name)
 
 		end = strchrnul(p, ':');
 		n = (size_t)(end - p);
-		if ((size_t)snprintf(out, outlen, "%.*s%s%s", (int)n, p, n ? "/" : "", name) >= outlen)
+		/* An empty entry is the working directory, as for execvp(). */
+		if ((size_t)snprintf(out, outlen, "%.*s%s%s", (int)n, p, n ? "/" : "", name) >=
+		    outlen)
 			continue;
 		if (!access(out, X_OK) && !stat(out, &st) && S_ISREG(st.st_mode))
 			return 0;
@@ -925,7 +934,7 @@ static int setup(int argc, char **argv)
 {
 	static char output[MN_PATH_MAX], backend[MN_PATH_MAX];
 	char modules[MN_MAX_MODULES][MN_MODULE_NAME_MAX];
-	char err[512], prog[MN_PATH_MAX], cwd[MN_PATH_MAX];
+	char err[512], prog[MN_PATH_MAX], cwd[MN_PATH_MAX], *cwdp;
 	struct mn_queue_config cfg;
 	struct mn_options opt;
 	struct mn_session *s;
@@ -964,8 +973,16 @@ static int setup(int argc, char **argv)
 	}
 
 	program_name(prog, sizeof(prog), argv);
+	cwdp = getcwd(cwd, sizeof(cwd));
 	ret = mn_options_output_path(output, sizeof(output), opt.output, prog, (long)raw_getpid(),
-				     getcwd(cwd, sizeof(cwd)));
+				     cwdp);
+	if (ret == -EINVAL && !cwdp) {
+		/* A relative path, and no working directory (deleted, too long) to resolve it. */
+		ret = -errno;
+		if (!mn_options_output_path(output, sizeof(output), opt.output, prog,
+					    (long)raw_getpid(), "/"))
+			memmove(output, output + 1, strlen(output));
+	}
 	if (!ret)
 		ret = check_writable(output);
 	if (ret) {
@@ -1028,10 +1045,10 @@ static int setup(int argc, char **argv)
 
 	/*
 	 * The backends get the queue at a high, close-on-exec descriptor (exec_backend() clears the
-	 * flag in the backend only).  Afterwards the program keeps no descriptor at all: the mapping
-	 * is all the producer needs, and the program's own fd numbers and exec'd children stay as
-	 * they would be without mnemo.  mn_queue_destroy() is therefore never called once that fd
-	 * is closed.
+	 * flag in the backend only).  Afterwards the program keeps no descriptor at all: the
+	 * mapping is all the producer needs, and the program's own fd numbers and exec'd children
+	 * stay as they would be without mnemo.  mn_queue_destroy() is therefore never called once
+	 * that fd is closed.
 	 */
 	qfd = mn_queue_fd(rt.q);
 	hi = fcntl(qfd, F_DUPFD_CLOEXEC, high_fd_base());
@@ -1052,8 +1069,8 @@ static int setup(int argc, char **argv)
 		}
 		rt.backend_pid[rt.nbackends++] = pid;
 		if (rt.verbose)
-			dprintf(STDERR_FILENO, "mnemo: backend %s --fd %d --index %d (%s): pid %d\n",
-				backend, hi, i, modules[i], (int)pid);
+			dprintf(STDERR_FILENO, "mnemo: backend %s --fd %d --index %d (%s): "
+				"pid %d\n", backend, hi, i, modules[i], (int)pid);
 	}
 	for (unsigned i = 0; i < rt.nbackends; i++)
 		if (wait_attached(i))
@@ -1106,8 +1123,8 @@ __attribute__((constructor(101))) static void mn_rt_init(int argc, char **argv, 
 		return;
 	}
 	/*
-	 * Events before this point (the loader's and earlier constructors' mallocs) went nowhere and
-	 * are not losses: the end of run counts drops from here on.
+	 * Events before this point (the loader's and earlier constructors' mallocs) went nowhere
+	 * and are not losses: the end of run counts drops from here on.
 	 */
 	rt.dropped_at_start = mn_queue_dropped(rt.q);
 	rt.dropped_threads_at_start = mn_queue_dropped_threads(rt.q);

@@ -17,7 +17,7 @@
 
 #include "session.h"
 
-/* ---- Options (options.c) ------------------------------------------------------------------------ */
+/* ---- Options (options.c) --------------------------------------------------------------------- */
 
 /* The C type of each option type of options.def. */
 #define MN_OPTION_TYPE_str  const char *
@@ -35,10 +35,10 @@ struct mn_options {
 typedef const char *mn_getenv_fn(const char *name, void *ctx);
 
 /*
- * Fills *o from the variables of options.def.  Every option is parsed, a bad one keeping its default,
- * so the caller can still honour MNEMO_DISABLE when another value is bad.  Returns 0, or -EINVAL with
- * the first problem in err, e.g. "MNEMO_WORKERS: 'x' is not a number" (no "mnemo: " prefix, no
- * newline).  The str fields point into the strings `get` returned.
+ * Fills *o from the variables of options.def.  Every option is parsed, a bad one keeping its
+ * default, so the caller can still honour MNEMO_DISABLE when another value is bad.  Returns 0, or
+ * -EINVAL with the first problem in err, e.g. "MNEMO_WORKERS: 'x' is not a number" (no "mnemo: "
+ * prefix, no newline).  The str fields point into the strings `get` returned.
  */
 int mn_options_read(struct mn_options *o, mn_getenv_fn *get, void *ctx, char *err, size_t errlen);
 
@@ -59,7 +59,7 @@ int mn_options_output_path(char *out, size_t outlen, const char *pattern, const 
 int mn_options_select_modules(char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX], const char *built,
 			      const char *wanted, char *err, size_t errlen);
 
-/* ---- Shared by runtime.c and heap.c --------------------------------------------------------------- */
+/* ---- Shared by runtime.c and heap.c ---------------------------------------------------------- */
 
 /*
  * Nonzero while the runtime itself runs on this thread (set-up, end of run, the heap interposer's
