@@ -508,15 +508,17 @@ int mn_leader_finish(const struct mn_leader_input *in)
 		reason(&r, "the program was killed by signal %d%s%s%s", s->term_signal,
 		       abbrev ? " (SIG" : "", abbrev ? abbrev : "", abbrev ? ")" : "");
 	}
-	if (ended && s->dropped_thread_events)
-		reason(&r, "%llu events from threads other than the first were dropped",
-		       (unsigned long long)s->dropped_thread_events);
-	if (ended && s->dropped_other_events)
-		reason(&r, "%llu events were dropped%s%.*s",
-		       (unsigned long long)s->dropped_other_events, s->end_reason[0] ? ": " : "",
-		       (int)sizeof(s->end_reason), s->end_reason);
-	else if (ended && s->end_reason[0])
+	/* The runtime explains its own drops in end_reason; the counters speak only if it did not. */
+	if (ended && s->end_reason[0]) {
 		reason(&r, "%.*s", (int)sizeof(s->end_reason), s->end_reason);
+	} else if (ended) {
+		if (s->dropped_thread_events)
+			reason(&r, "%llu events from threads other than the first were dropped",
+			       (unsigned long long)s->dropped_thread_events);
+		if (s->dropped_other_events)
+			reason(&r, "%llu events were dropped",
+			       (unsigned long long)s->dropped_other_events);
+	}
 	for (unsigned i = 0; i < n; i++) {
 		if (sec[i].duplicate)
 			continue;
