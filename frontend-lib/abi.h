@@ -84,6 +84,15 @@ void __mnemo_program_end(uint32_t pid, uint32_t status);
  */
 extern const char __mnemo_modules[];
 extern const char __mnemo_backend_path[];
+struct mn_wire;                                 /* queue/queue.h */
+extern const struct mn_wire __mnemo_wire;
+extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must be linked */
+
+/*
+ * Defined by the heap interposer (libmnemo-heap.a): the site of this thread's next heap call, set
+ * by __mnemo_heap_site() in the generated callbacks and taken (reset to 0) by the interposer.
+ */
+extern __thread uint32_t mn_heap_pending_site __attribute__((tls_model("initial-exec")));
 
 #ifdef __cplusplus
 }

@@ -74,7 +74,7 @@
 #pragma weak __mnemo_register_globals
 #pragma weak __mnemo_program_start
 #pragma weak __mnemo_program_end
-extern const struct mn_wire __mnemo_wire __attribute__((weak));
+#pragma weak __mnemo_wire
 
 __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
 

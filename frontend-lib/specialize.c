@@ -265,13 +265,6 @@ static void put_header(const struct gen *g)
 	}
 	fputs("};\n\n", f);
 
-	fputs("/* Not in abi.h: read by the runtime (frontend-lib/runtime.c). */\n"
-	      "extern const struct mn_wire __mnemo_wire;\n"
-	      "extern const uint32_t __mnemo_heap_events;\n\n", f);
-	if (g->heap)
-		fputs("/* This thread's next heap site, defined and read by the heap interposer. */"
-		      "\nextern __thread uint32_t mn_heap_pending_site;\n\n", f);
-
 	fputs("const char __mnemo_modules[] = \"", f);
 	put_c_string(f, g->modules);
 	fputs("\";\nconst char __mnemo_backend_path[] = \"", f);
