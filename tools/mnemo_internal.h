@@ -1,0 +1,117 @@
+/*
+ * What the parts of the `mnemo` command share; never installed.  mnemo.c holds main, the command
+ * dispatch, the main help and the helpers below; run.c holds `mnemo run`; report.c holds
+ * `mnemo report` and its table renderer.  Every message goes to stderr as `mnemo: <what>: <why>`;
+ * the exit codes are listed at the top of mnemo.c.
+ */
+#ifndef MNEMO_TOOLS_INTERNAL_H
+#define MNEMO_TOOLS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define WIDTH 100          /* output fits a terminal this wide */
+
+/* ---- Messages and exits (mnemo.c) ------------------------------------------------------------ */
+
+/* Prints "mnemo: <fmt>" and a newline on stderr, after flushing stdout, and exits with code. */
+void __attribute__((noreturn, format(printf, 2, 3))) die(int code, const char *fmt, ...);
+
+/* Prints "mnemo: <fmt>" and a newline on stderr, after flushing stdout; returns. */
+void __attribute__((format(printf, 1, 2))) warning(const char *fmt, ...);
+
+/*
+ * Prints "mnemo: <fmt>" on stderr, then "Try 'mnemo <cmd>--help'.", and exits with 2.  cmd is
+ * the command followed by a space ("run "), or NULL for mnemo itself.
+ */
+void __attribute__((noreturn, format(printf, 2, 3))) usage_error(const char *cmd,
+								 const char *fmt, ...);
+
+/*
+ * Exits through usage_error() for what getopt_long() returned when an option was wrong: ':' (the
+ * option argv[optind - 1] needs a value) or anything else (argv[optind - 1] is unknown).
+ */
+void __attribute__((noreturn)) option_error(const char *cmd, int c, char **argv);
+
+/*
+ * Parses s as a decimal number from 0 to max: no sign, no leading ' ' (strtoull() still skips
+ * other leading white space), nothing after the digits.  Returns true and sets *v, or returns
+ * false and leaves *v unspecified.
+ */
+bool parse_uint(const char *s, unsigned long long max, unsigned long long *v);
+
+/* ---- Memory (mnemo.c): these never return NULL; they die with status 1 when memory is out ---- */
+
+/* malloc(n), n == 0 included. */
+void *xmalloc(size_t n);
+
+/* realloc(p, n), n == 0 included. */
+void *xrealloc(void *p, size_t n);
+
+/* A copy of s, to free. */
+char *xstrdup(const char *s);
+
+/* The formatted text in a string of its own, to free. */
+char *__attribute__((format(printf, 1, 2))) xasprintf(const char *fmt, ...);
+
+/* ---- Text layout (mnemo.c) ------------------------------------------------------------------- */
+
+/* Display columns of UTF-8 text: every byte that does not continue a character. */
+size_t ucols(const char *s);
+
+/* A copy of s, to free, cut to at most cols display columns, ending in "…" when cut. */
+char *ellipsize(const char *s, size_t cols);
+
+/*
+ * Prints s and a newline to out, word-wrapped to WIDTH; the first line continues at column col,
+ * the next ones start at column indent.  A word longer than a line is not cut.
+ */
+void print_wrapped(FILE *out, size_t col, size_t indent, const char *s);
+
+/* ---- Installed modules (mnemo.c) ------------------------------------------------------------- */
+
+/* One module installed in share/mnemo/modules. */
+struct modspec {
+	char *name;                 /* the name of its folder */
+	char *doc;                  /* `doc:` of its events.yaml, or NULL */
+};
+
+/* The folder of the installed modules, $prefix/share/mnemo/modules, to free. */
+char *modules_dir(void);
+
+/*
+ * Sets *out to the modules installed in modules_dir(), sorted by name, and returns how many (0
+ * when none); returns -1, with *out NULL, when the folder cannot be opened.  Free with
+ * free_modules().
+ */
+ssize_t list_modules(struct modspec **out);
+
+/* Frees what list_modules() returned: the n modules of m (n may be -1 or 0). */
+void free_modules(struct modspec *m, ssize_t n);
+
+/* ---- The commands (run.c, report.c) ---------------------------------------------------------- */
+
+/* Prints the help of `mnemo run` to out. */
+void print_run_help(FILE *out);
+
+/*
+ * `mnemo run`, argv[0] being "run": runs the program and ends as it did (same exit status, or
+ * the same signal re-raised); returns (0) only after --help.  Dies with 2 on bad usage or when
+ * the program cannot be started (no pipe, no fork), with 126 or 127 when it cannot be executed.
+ */
+int cmd_run(int argc, char **argv);
+
+/* Prints the help of `mnemo report` to out. */
+void print_report_help(FILE *out);
+
+/*
+ * `mnemo report`, argv[0] being "report": prints the profiles named in argv to stdout.  Returns
+ * 0; 1 when a profile cannot be read or lacks a --module (the rest is printed); 2 when --sort
+ * names a column that no table has (nothing is printed).  Dies with 2 on bad usage, with 1 when
+ * stdout cannot be written.
+ */
+int cmd_report(int argc, char **argv);
+
+#endif

@@ -1,0 +1,1125 @@
+/*
+ * `mnemo report`: prints profiles for a reader.  A profile's header (program, exit, wall time,
+ * events, whether it is complete), then each module section: its scalars as `key: value`, its lists
+ * as tables.  The table renderer finds the columns of a list of mappings, types them (numbers,
+ * booleans, text, site ids by their names), sorts the rows, shows site ids as `file:line:column
+ * function`, and fits the table in WIDTH columns: names wrapped, then cells cut, then sites moved
+ * to lines of their own.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo_internal.h"
+#include "profile.h"
+
+#define MAX_COLUMNS 64     /* columns of one table; more are left out with a note */
+#define MAX_DEPTH 8        /* nesting of a module section that is printed */
+
+void print_report_help(FILE *out)
+{
+	fputs("Usage: mnemo report [OPTIONS] PROFILE...\n"
+	      "\n"
+	      "Prints each profile: the program, its exit, wall time and event count, whether\n"
+	      "the profile is complete, then every module section, its lists as tables whose\n"
+	      "sites read `file:line:column function`.  Rows are sorted by the first numeric\n"
+	      "column, largest first, ties by site id.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --top N          print at most N rows of each table (default 20; 0: all)\n"
+	      "      --module M       print only module M (repeat, or M1,M2, for several)\n"
+	      "      --sort COLUMN    sort tables that have COLUMN by it: numbers largest\n"
+	      "                       first, text in alphabetical order, sites by id\n"
+	      "  -h, --help           print this help\n"
+	      "\n"
+	      "Example: mnemo report --top 10 --sort count prog.mnemo.yaml\n", out);
+}
+
+/* ---- mnemo report: values -------------------------------------------------------------------- */
+
+enum vkind { V_NONE, V_NULL, V_INT, V_UINT, V_FLOAT, V_BOOL, V_STR, V_COLL };
+
+struct value {
+	enum vkind kind;
+	int64_t i;
+	uint64_t u;
+	double f;
+	bool b;
+	const char *s;
+};
+
+static struct value classify(const struct mn_pnode *n)
+{
+	struct value v = { .kind = V_NONE };
+
+	switch (mn_pnode_kind(n)) {
+	case MN_PNODE_NONE:
+		return v;
+	case MN_PNODE_SEQ:
+	case MN_PNODE_MAP:
+		v.kind = V_COLL;
+		return v;
+	case MN_PNODE_SCALAR:
+		break;
+	}
+	v.s = mn_pnode_str(n, NULL);
+	if (mn_pnode_is_null(n))
+		v.kind = V_NULL;
+	else if (mn_pnode_i64(n, &v.i) == 0)
+		v.kind = V_INT, v.f = (double)v.i;
+	else if (mn_pnode_u64(n, &v.u) == 0)
+		v.kind = V_UINT, v.f = (double)v.u;
+	else if (mn_pnode_f64(n, &v.f) == 0)
+		v.kind = V_FLOAT;
+	else if (mn_pnode_bool(n, &v.b) == 0)
+		v.kind = V_BOOL;
+	else
+		v.kind = V_STR;
+	return v;
+}
+
+static bool is_number(enum vkind k)
+{
+	return k == V_INT || k == V_UINT || k == V_FLOAT;
+}
+
+/* A scalar as the report shows it: doubles with 3 decimals, booleans as yes/no. */
+static char *scalar_text(const struct value *v)
+{
+	switch (v->kind) {
+	case V_NONE:
+	case V_NULL:
+		return xstrdup("-");
+	case V_INT:
+		return xasprintf("%" PRId64, v->i);
+	case V_UINT:
+		return xasprintf("%" PRIu64, v->u);
+	case V_FLOAT:
+		if (isnan(v->f))
+			return xstrdup("nan");
+		if (isinf(v->f))
+			return xstrdup(v->f < 0 ? "-inf" : "inf");
+		return xasprintf("%.3f", v->f);
+	case V_BOOL:
+		return xstrdup(v->b ? "yes" : "no");
+	case V_STR: {
+		/* One line per row: control characters become spaces. */
+		char *s = xstrdup(v->s);
+
+		for (char *c = s; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = ' ';
+		return s;
+	}
+	case V_COLL:
+		break;
+	}
+	return xstrdup("?");
+}
+
+/* A growing string. */
+struct buf {
+	char *s;
+	size_t len, cap;
+};
+
+static void __attribute__((format(printf, 2, 3))) bprintf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if (b->s && b->len + n < b->cap) {
+			b->len += n;
+			return;
+		}
+		b->cap = (b->cap + n + 64) * 2;
+		b->s = xrealloc(b->s, b->cap);
+		if (b->len == 0)
+			b->s[0] = '\0';
+	}
+}
+
+/* Any node as one line of flow-style YAML-ish text, cut off with "…" past limit bytes. */
+static void flow_text(struct buf *b, const struct mn_pnode *n, int depth, size_t limit)
+{
+	enum mn_pnode_kind k = mn_pnode_kind(n);
+	size_t len = mn_pnode_len(n);
+
+	if (b->len > limit)
+		return;
+	if (k == MN_PNODE_SCALAR || k == MN_PNODE_NONE) {
+		struct value v = classify(n);
+		char *s = scalar_text(&v);
+
+		bprintf(b, "%s", s);
+		free(s);
+		return;
+	}
+	if (depth > 3) {
+		bprintf(b, "%s", k == MN_PNODE_SEQ ? "[…]" : "{…}");
+		return;
+	}
+	bprintf(b, "%s", k == MN_PNODE_SEQ ? "[" : "{");
+	for (size_t i = 0; i < len && b->len <= limit; i++) {
+		if (i)
+			bprintf(b, ", ");
+		if (k == MN_PNODE_MAP) {
+			flow_text(b, mn_pnode_key_node(n, i), depth + 1, limit);
+			bprintf(b, ": ");
+		}
+		flow_text(b, mn_pnode_at(n, i), depth + 1, limit);
+	}
+	bprintf(b, "%s", k == MN_PNODE_SEQ ? "]" : "}");
+}
+
+static char *node_text(const struct mn_pnode *n)
+{
+	struct buf b = { 0 };
+
+	flow_text(&b, n, 0, 4 * WIDTH);
+	if (!b.s)
+		return xstrdup("");
+	return b.s;
+}
+
+/* ---- mnemo report: sites --------------------------------------------------------------------- */
+
+/*
+ * Whether a column holds site ids, by its name: site, src, dst, loop (loops are sites too:
+ * frontend-lib/abi.h), *_site, *_via.
+ */
+static bool site_column(const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strcmp(name, "site") || !strcmp(name, "src") || !strcmp(name, "dst") ||
+	       !strcmp(name, "loop") || (n > 5 && !strcmp(name + n - 5, "_site")) ||
+	       (n > 4 && !strcmp(name + n - 4, "_via"));
+}
+
+/* "file:line:col", as much of it as the site has. */
+static char *site_location(const struct mn_site *s, const char *file)
+{
+	if (s->line && s->column)
+		return xasprintf("%s:%" PRIu32 ":%" PRIu32, file, s->line, s->column);
+	if (s->line)
+		return xasprintf("%s:%" PRIu32, file, s->line);
+	return xstrdup(file);
+}
+
+/*
+ * One site as "file:line:col function", fitted into cols columns when cols is not 0: first the
+ * function is cut with "…" (to no less than 12 columns), then the file loses its folders, then
+ * the whole is cut.
+ */
+static char *site_text(const struct mn_profile *p, uint64_t id, size_t cols)
+{
+	const struct mn_site *s = id <= UINT32_MAX ? mn_profile_site(p, (uint32_t)id) : NULL;
+	char *text = NULL, *cut;
+
+	if (id == 0)
+		text = xstrdup("site 0 (not instrumented)");
+	else if (!s)
+		text = xasprintf("site %" PRIu64 " (not in the sites table)", id);
+	else if (!*s->file && *s->function)
+		text = xasprintf("site %" PRIu64 " (no debug info) %s", id, s->function);
+	else if (!*s->file)
+		text = xasprintf("site %" PRIu64 " (no debug info)", id);
+	for (int pass = 0; !text; pass++) {
+		const char *file = s->file;
+		char *loc, *fn;
+		size_t fcols = ucols(s->function), lcols;
+
+		if (pass == 1 && strrchr(file, '/'))
+			file = strrchr(file, '/') + 1;
+		loc = site_location(s, file);
+		lcols = ucols(loc);
+		if (!*s->function)
+			text = loc;
+		else if (!cols || lcols + 1 + fcols <= cols)
+			text = xasprintf("%s %s", loc, s->function);
+		else if (lcols + 1 + (fcols < 12 ? fcols : 12) <= cols) {
+			fn = ellipsize(s->function, cols - lcols - 1);
+			text = xasprintf("%s %s", loc, fn);
+			free(fn);
+		} else if (pass == 1) {
+			text = xasprintf("%s %s", loc, s->function);
+		}
+		if (text != loc)
+			free(loc);
+	}
+	if (cols && ucols(text) > cols) {
+		cut = ellipsize(text, cols);
+		free(text);
+		text = cut;
+	}
+	return text;
+}
+
+/* A site-valued cell: an id, or a list of ids (a chain) joined with " < ". */
+static char *site_cell(const struct mn_profile *p, const struct mn_pnode *n, size_t cols)
+{
+	struct value v = classify(n);
+
+	if (v.kind == V_INT && v.i >= 0)
+		return site_text(p, (uint64_t)v.i, cols);
+	if (v.kind == V_UINT)
+		return site_text(p, v.u, cols);
+	if (mn_pnode_kind(n) == MN_PNODE_SEQ && mn_pnode_len(n) > 0) {
+		struct buf b = { 0 };
+		char *s;
+
+		for (size_t i = 0; i < mn_pnode_len(n) && b.len < 4 * WIDTH; i++) {
+			s = site_cell(p, mn_pnode_at(n, i), 0);
+			bprintf(&b, "%s%s", i ? " < " : "", s);
+			free(s);
+		}
+		if (cols && ucols(b.s) > cols) {
+			s = ellipsize(b.s, cols);
+			free(b.s);
+			return s;
+		}
+		return b.s;
+	}
+	{
+		char *t = v.kind == V_COLL ? node_text(n) : scalar_text(&v);
+		char *s = cols ? ellipsize(t, cols) : xstrdup(t);
+
+		free(t);
+		return s;
+	}
+}
+
+/* The site id a cell sorts by: its id, the first of a chain, or UINT64_MAX. */
+static uint64_t site_key(const struct mn_pnode *n)
+{
+	struct value v = classify(n);
+
+	if (mn_pnode_kind(n) == MN_PNODE_SEQ && mn_pnode_len(n))
+		v = classify(mn_pnode_at(n, 0));
+	if (v.kind == V_INT && v.i >= 0)
+		return (uint64_t)v.i;
+	if (v.kind == V_UINT)
+		return v.u;
+	return UINT64_MAX;
+}
+
+/* ---- mnemo report: tables -------------------------------------------------------------------- */
+
+struct report {
+	FILE *out;
+	const struct mn_profile *p;
+	size_t top;                 /* rows per table; 0: all */
+	const char *sort;           /* --sort, or NULL */
+	bool sort_used;             /* some table had the --sort column */
+	char **columns_seen;        /* every column name, for the --sort error */
+	size_t ncolumns_seen;
+};
+
+enum coltype { C_EMPTY, C_NUMBER, C_BOOL, C_TEXT, C_SITE };
+
+struct column {
+	const char *name;           /* NULL: the key of a mapping of mappings */
+	enum coltype type;
+	bool real;                  /* numbers, some not integers: all print with 3 decimals */
+	bool stacked;               /* printed on a line of its own above the rest of its row */
+	size_t cw;                  /* widest cell as rendered in full */
+	size_t hmin;                /* widest piece of the name wrapped after its underscores */
+	size_t width;
+	char **cells;               /* rendered cells of the printed rows */
+};
+
+struct row {
+	const struct mn_pnode *map;
+	const struct mn_pnode *key; /* for a mapping of mappings */
+	size_t index;               /* file order */
+	/* Sort keys, computed once before sorting (see sort_keys()). */
+	int rank;                   /* by-column cells: 0 a value, 1 NaN, 2 none: sort last */
+	long double num;            /* number or bool: exact for every int64 and uint64 */
+	char *text;                 /* text cells */
+	uint64_t tie;               /* the tie-breaking site id */
+};
+
+static const struct mn_pnode *row_cell(const struct row *r, const struct column *c)
+{
+	return c->name ? mn_pnode_get(r->map, c->name) : r->key;
+}
+
+/* qsort's comparator cannot take an argument: the table being sorted. */
+static struct {
+	const struct column *by;
+	const struct column *site;  /* tie-breaker */
+} sorting;
+
+/* Fills the rows' sort keys for ordering by column by, ties by column tie (either may be NULL). */
+static void sort_keys(struct row *rows, size_t nrows, const struct column *by,
+		      const struct column *tie)
+{
+	for (size_t i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+
+		r->rank = 2;
+		r->text = NULL;
+		r->tie = tie ? site_key(row_cell(r, tie)) : UINT64_MAX;
+		if (!by)
+			continue;
+		if (by->type == C_SITE) {
+			r->num = (long double)site_key(row_cell(r, by));
+			r->rank = 0;
+		} else if (by->type == C_NUMBER || by->type == C_BOOL) {
+			struct value v = classify(row_cell(r, by));
+
+			if (v.kind == V_INT)
+				r->num = v.i, r->rank = 0;
+			else if (v.kind == V_UINT)
+				r->num = v.u, r->rank = 0;
+			else if (v.kind == V_FLOAT)
+				r->num = v.f, r->rank = isnan(v.f) ? 1 : 0;
+			else if (v.kind == V_BOOL)
+				r->num = v.b, r->rank = 0;
+		} else if (row_cell(r, by)) {
+			r->text = node_text(row_cell(r, by));
+			r->rank = 0;
+		}
+	}
+}
+
+/*
+ * Rows by the sort column: numbers and booleans largest first, sites by id, text in byte order;
+ * empty cells (and NaN) last; then by the tie-breaking site id; then in file order.
+ */
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	const struct column *c = sorting.by;
+
+	if (c) {
+		if (x->rank != y->rank)
+			return x->rank < y->rank ? -1 : 1;
+		if (x->rank == 0) {
+			if (c->type == C_TEXT || c->type == C_EMPTY) {
+				int r = strcmp(x->text, y->text);
+
+				if (r)
+					return r;
+			} else if (x->num != y->num) {
+				bool ascending = c->type == C_SITE;
+
+				return (x->num < y->num) == ascending ? -1 : 1;
+			}
+		}
+	}
+	if (x->tie != y->tie)
+		return x->tie < y->tie ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void note_column(struct report *r, const char *name)
+{
+	for (size_t i = 0; i < r->ncolumns_seen; i++)
+		if (!strcmp(r->columns_seen[i], name))
+			return;
+	r->columns_seen = xrealloc(r->columns_seen, (r->ncolumns_seen + 1) * sizeof(char *));
+	r->columns_seen[r->ncolumns_seen++] = xstrdup(name);
+}
+
+static const char *col_name(const struct column *c)
+{
+	return c->name ? c->name : "key";
+}
+
+/* Display columns of the first n bytes of s. */
+static size_t ucols_n(const char *s, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n && s[i]; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+/* The widest piece of a name broken after each underscore: "stride_fraction" -> "fraction". */
+static size_t header_min(const char *h)
+{
+	size_t best = 0;
+
+	while (*h) {
+		size_t n = strcspn(h, "_");
+
+		n += h[n] == '_';
+		if (ucols_n(h, n) > best)
+			best = ucols_n(h, n);
+		h += n;
+	}
+	return best;
+}
+
+#define MAX_HEADER_LINES 4
+
+/*
+ * Wraps a column name into lines of at most width columns, breaking after underscores (so the
+ * name reads whole, ready for --sort), at most MAX_HEADER_LINES; returns how many.
+ */
+static size_t wrap_header(const char *h, size_t width, char *lines[MAX_HEADER_LINES])
+{
+	size_t n = 0;
+
+	while (*h) {
+		size_t take = 0;
+
+		/* Greedy: pieces while they fit, the first always, the rest on the last line. */
+		while (h[take]) {
+			size_t piece = strcspn(h + take, "_");
+
+			piece += h[take + piece] == '_';
+			if (take && ucols_n(h, take + piece) > width && n < MAX_HEADER_LINES - 1)
+				break;
+			take += piece;
+		}
+		lines[n] = xasprintf("%.*s", (int)take, h);
+		if (ucols(lines[n]) > width) {
+			char *cut = ellipsize(lines[n], width);
+
+			free(lines[n]);
+			lines[n] = cut;
+		}
+		n++;
+		h += take;
+	}
+	if (!n)
+		lines[n++] = xstrdup("");
+	return n;
+}
+
+/* Columns a row takes on its main line. */
+static size_t row_width(const struct column *cols, size_t ncols)
+{
+	size_t total = 0, k = 0;
+
+	for (size_t c = 0; c < ncols; c++)
+		if (!cols[c].stacked)
+			total += cols[c].width + (k++ ? 2 : 0);
+	return total;
+}
+
+/* Shrinks the widest site or text column, no lower than its floor, until the row fits in room. */
+static bool shrink_columns(struct column *cols, size_t ncols, size_t room)
+{
+	size_t nsites = 0;
+
+	for (size_t c = 0; c < ncols; c++)
+		nsites += cols[c].type == C_SITE && !cols[c].stacked;
+	for (;;) {
+		size_t widest = SIZE_MAX;
+
+		if (row_width(cols, ncols) <= room)
+			return true;
+		for (size_t c = 0; c < ncols; c++) {
+			/* A site needs its file and line and some of its function. */
+			size_t floor = cols[c].type == C_SITE ? (nsites > 1 ? 20 : 28) : 12;
+
+			if (cols[c].stacked || (cols[c].type != C_TEXT && cols[c].type != C_SITE))
+				continue;
+			if (floor < cols[c].hmin)
+				floor = cols[c].hmin;
+			if (cols[c].width > floor &&
+			    (widest == SIZE_MAX || cols[c].width > cols[widest].width))
+				widest = c;
+		}
+		if (widest == SIZE_MAX)
+			return false;
+		cols[widest].width--;
+	}
+}
+
+/*
+ * Chooses column widths so a row fits in room: names on one line; else names wrapped after their
+ * underscores; else site and text cells cut down (functions lose their tails first); else the
+ * sites go on a line of their own above the rest of their row.  A table of numbers too many to
+ * fit is left wider than room: cutting numbers would be worse.
+ */
+static void layout_columns(struct column *cols, size_t ncols, size_t room)
+{
+	size_t nsites = 0;
+
+	for (size_t c = 0; c < ncols; c++) {
+		cols[c].stacked = false;
+		cols[c].width = cols[c].cw > ucols(col_name(&cols[c])) ? cols[c].cw
+									: ucols(col_name(&cols[c]));
+		nsites += cols[c].type == C_SITE;
+	}
+	if (row_width(cols, ncols) <= room)
+		return;
+	for (size_t c = 0; c < ncols; c++)
+		cols[c].width = cols[c].cw > cols[c].hmin ? cols[c].cw : cols[c].hmin;
+	if (shrink_columns(cols, ncols, room) || !nsites || nsites == ncols)
+		return;
+	for (size_t c = 0; c < ncols; c++) {
+		cols[c].width = cols[c].cw > cols[c].hmin ? cols[c].cw : cols[c].hmin;
+		cols[c].stacked = cols[c].type == C_SITE;
+	}
+	shrink_columns(cols, ncols, room > 4 ? room - 4 : room);
+}
+
+/* Appends one cell, padded to width, right-aligned for numbers. */
+static void put_cell(struct buf *b, const struct column *c, const char *s, bool first)
+{
+	size_t pad = c->width > ucols(s) ? c->width - ucols(s) : 0;
+	bool right = c->type == C_NUMBER;
+
+	bprintf(b, "%s%*s%s%*s", first ? "" : "  ", right ? (int)pad : 0, "", s,
+		right ? 0 : (int)pad, "");
+}
+
+static void put_line(FILE *out, struct buf *b)
+{
+	while (b->len && b->s[b->len - 1] == ' ')
+		b->s[--b->len] = '\0';
+	fprintf(out, "%s\n", b->s ? b->s : "");
+	free(b->s);
+	*b = (struct buf){ 0 };
+}
+
+static size_t nstacked(const struct column *cols, size_t ncols)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < ncols; c++)
+		n += cols[c].stacked;
+	return n;
+}
+
+/* The names of the columns, wrapped and aligned at the bottom, then a rule under each. */
+static void print_table_head(FILE *out, const struct column *cols, size_t ncols, size_t indent)
+{
+	char *lines[MAX_COLUMNS + 1][MAX_HEADER_LINES];
+	size_t nlines[MAX_COLUMNS + 1], height = 1, ns = nstacked(cols, ncols), k;
+	struct buf b = { 0 };
+
+	/* Sites on their own lines: their names first, at the left margin. */
+	if (ns) {
+		bprintf(&b, "%*s", (int)indent, "");
+		k = 0;
+		for (size_t c = 0; c < ncols; c++)
+			if (cols[c].stacked)
+				bprintf(&b, "%s%s", k++ ? ", " : "", col_name(&cols[c]));
+		put_line(out, &b);
+		indent += 4;
+	}
+	for (size_t c = 0; c < ncols; c++) {
+		nlines[c] = 0;
+		if (!cols[c].stacked)
+			nlines[c] = wrap_header(col_name(&cols[c]), cols[c].width, lines[c]);
+		if (nlines[c] > height)
+			height = nlines[c];
+	}
+	for (size_t l = 0; l < height; l++) {
+		bprintf(&b, "%*s", (int)indent, "");
+		k = 0;
+		for (size_t c = 0; c < ncols; c++) {
+			size_t first = height - nlines[c];   /* bottom-aligned */
+
+			if (cols[c].stacked)
+				continue;
+			put_cell(&b, &cols[c], l >= first ? lines[c][l - first] : "", k++ == 0);
+		}
+		put_line(out, &b);
+	}
+	bprintf(&b, "%*s", (int)indent, "");
+	k = 0;
+	for (size_t c = 0; c < ncols; c++) {
+		if (cols[c].stacked)
+			continue;
+		bprintf(&b, "%s", k++ ? "  " : "");
+		for (size_t i = 0; i < cols[c].width; i++)
+			bprintf(&b, "-");
+	}
+	put_line(out, &b);
+	for (size_t c = 0; c < ncols; c++)
+		for (size_t l = 0; l < nlines[c]; l++)
+			free(lines[c][l]);
+}
+
+/*
+ * Prints a table: rows are mappings (the items of a sequence, or the values of a mapping, whose
+ * keys become the first column); columns are their keys in order of first appearance.
+ */
+static void print_table(struct report *r, const char *title, const struct mn_pnode *n,
+			size_t indent)
+{
+	bool keyed = mn_pnode_kind(n) == MN_PNODE_MAP;
+	size_t nrows = mn_pnode_len(n), ncols = 0, shown, dropped_cols = 0;
+	struct column cols[MAX_COLUMNS + 1];
+	struct row *rows = xmalloc(nrows * sizeof(*rows));
+	const struct column *by = NULL, *site = NULL;
+	size_t room = WIDTH > indent ? WIDTH - indent : 20;
+
+	memset(cols, 0, sizeof(cols));
+	if (keyed)
+		cols[ncols++] = (struct column){ .name = NULL, .type = C_EMPTY };
+	for (size_t i = 0; i < nrows; i++) {
+		const struct mn_pnode *m = mn_pnode_at(n, i);
+
+		rows[i] = (struct row){ .map = m, .key = keyed ? mn_pnode_key_node(n, i) : NULL,
+					.index = i };
+		for (size_t k = 0; k < mn_pnode_len(m); k++) {
+			const char *name = mn_pnode_key(m, k);
+			size_t c;
+
+			if (!name)
+				continue;
+			for (c = keyed; c < ncols; c++)
+				if (!strcmp(cols[c].name, name))
+					break;
+			if (c == ncols) {
+				if (ncols == MAX_COLUMNS) {
+					dropped_cols++;
+					continue;
+				}
+				cols[ncols++] = (struct column){ .name = name, .type = C_EMPTY };
+			}
+		}
+	}
+
+	/* Column types: sites by name; numbers and booleans when every filled cell is one. */
+	for (size_t c = 0; c < ncols; c++) {
+		bool num = true, boolean = true, any = false;
+
+		if (cols[c].name)
+			note_column(r, cols[c].name);
+		if (cols[c].name && site_column(cols[c].name)) {
+			cols[c].type = C_SITE;
+			if (!site)
+				site = &cols[c];
+			continue;
+		}
+		for (size_t i = 0; i < nrows; i++) {
+			struct value v = classify(row_cell(&rows[i], &cols[c]));
+
+			if (v.kind == V_NONE || v.kind == V_NULL)
+				continue;
+			any = true;
+			num = num && is_number(v.kind);
+			boolean = boolean && v.kind == V_BOOL;
+			cols[c].real = cols[c].real || v.kind == V_FLOAT;
+		}
+		cols[c].type = !any ? C_EMPTY : num ? C_NUMBER : boolean ? C_BOOL : C_TEXT;
+	}
+
+	/* Order: --sort when this table has that column, else the first number that is no site. */
+	for (size_t c = 0; c < ncols && r->sort; c++)
+		if (cols[c].name && !strcmp(cols[c].name, r->sort))
+			by = &cols[c];
+	if (by)
+		r->sort_used = true;
+	for (size_t c = keyed; c < ncols && !by; c++)
+		if (cols[c].type == C_NUMBER)
+			by = &cols[c];
+	sorting.by = by;
+	sorting.site = site ? site : keyed ? &cols[0] : NULL;
+	if (sorting.by || sorting.site) {
+		sort_keys(rows, nrows, by, sorting.site == by ? NULL : sorting.site);
+		qsort(rows, nrows, sizeof(*rows), cmp_rows);
+		for (size_t i = 0; i < nrows; i++)
+			free(rows[i].text);
+	}
+	shown = r->top && r->top < nrows ? r->top : nrows;
+
+	/* Render in full, measure, lay out, render again what must be cut. */
+	for (size_t c = 0; c < ncols; c++) {
+		cols[c].cells = xmalloc(shown * sizeof(char *));
+		cols[c].cw = 1;
+		cols[c].hmin = header_min(col_name(&cols[c]));
+		for (size_t i = 0; i < shown; i++) {
+			const struct mn_pnode *cell = row_cell(&rows[i], &cols[c]);
+			struct value v = classify(cell);
+
+			if (cols[c].real && (v.kind == V_INT || v.kind == V_UINT))
+				v.kind = V_FLOAT;
+			if (cols[c].type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
+				cols[c].cells[i] = site_cell(r->p, cell, 0);
+			else if (v.kind == V_COLL)
+				cols[c].cells[i] = node_text(cell);
+			else
+				cols[c].cells[i] = scalar_text(&v);
+			if (ucols(cols[c].cells[i]) > cols[c].cw)
+				cols[c].cw = ucols(cols[c].cells[i]);
+		}
+	}
+	layout_columns(cols, ncols, room);
+	for (size_t c = 0; c < ncols; c++) {
+		size_t width = cols[c].width;
+
+		/* A stacked cell has its own line, after "name: " when a row has several. */
+		if (cols[c].stacked)
+			width = room - (nstacked(cols, ncols) > 1 ? ucols(col_name(&cols[c])) + 2
+								  : 0);
+		for (size_t i = 0; i < shown; i++) {
+			const struct mn_pnode *cell = row_cell(&rows[i], &cols[c]);
+			struct value v = classify(cell);
+			char *s;
+
+			if (ucols(cols[c].cells[i]) <= width)
+				continue;
+			if (cols[c].type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
+				s = site_cell(r->p, cell, width);
+			else
+				s = ellipsize(cols[c].cells[i], width);
+			free(cols[c].cells[i]);
+			cols[c].cells[i] = s;
+		}
+	}
+
+	fprintf(r->out, "%*s%s: %zu row%s", (int)indent, "", title, nrows, nrows == 1 ? "" : "s");
+	if (by)
+		fprintf(r->out, ", by %s%s", by->name,
+			by->type == C_NUMBER || by->type == C_BOOL ? " (largest first)" : "");
+	if (dropped_cols)
+		fprintf(r->out, " (%zu more columns not shown)", dropped_cols);
+	fputc('\n', r->out);
+	print_table_head(r->out, cols, ncols, indent);
+	for (size_t i = 0; i < shown; i++) {
+		struct buf b = { 0 };
+		size_t k = 0, ns = nstacked(cols, ncols);
+
+		for (size_t c = 0; c < ncols; c++) {
+			if (!cols[c].stacked)
+				continue;
+			bprintf(&b, "%*s", (int)indent, "");
+			if (ns > 1)
+				bprintf(&b, "%s: ", col_name(&cols[c]));
+			bprintf(&b, "%s", cols[c].cells[i]);
+			put_line(r->out, &b);
+		}
+		bprintf(&b, "%*s", (int)(indent + (ns ? 4 : 0)), "");
+		for (size_t c = 0; c < ncols; c++)
+			if (!cols[c].stacked)
+				put_cell(&b, &cols[c], cols[c].cells[i], k++ == 0);
+		put_line(r->out, &b);
+	}
+	if (shown < nrows)
+		fprintf(r->out, "%*s... %zu more row%s\n", (int)indent, "", nrows - shown,
+			nrows - shown == 1 ? "" : "s");
+	for (size_t c = 0; c < ncols; c++) {
+		for (size_t i = 0; i < shown; i++)
+			free(cols[c].cells[i]);
+		free(cols[c].cells);
+	}
+	free(rows);
+}
+
+/* ---- mnemo report: sections ------------------------------------------------------------------ */
+
+/* A sequence of mappings, or a mapping whose values are all mappings, prints as a table. */
+static bool is_table(const struct mn_pnode *n)
+{
+	size_t len = mn_pnode_len(n);
+
+	if (mn_pnode_kind(n) == MN_PNODE_SCALAR || len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (mn_pnode_kind(mn_pnode_at(n, i)) != MN_PNODE_MAP)
+			return false;
+	/*
+	 * A mapping of mappings is a table keyed by its keys when its rows look alike: two or more,
+	 * all holding the first row's first key, none holding more than scalars.  Otherwise it is a
+	 * set of sub-sections.
+	 */
+	if (mn_pnode_kind(n) == MN_PNODE_MAP) {
+		const char *first = mn_pnode_key(mn_pnode_at(n, 0), 0);
+
+		if (len < 2 || !first)
+			return false;
+		for (size_t i = 0; i < len; i++) {
+			const struct mn_pnode *m = mn_pnode_at(n, i);
+
+			if (!mn_pnode_get(m, first))
+				return false;
+			for (size_t k = 0; k < mn_pnode_len(m); k++)
+				if (mn_pnode_kind(mn_pnode_at(m, k)) != MN_PNODE_SCALAR)
+					return false;
+		}
+	}
+	return true;
+}
+
+/* A value that fits on its key's line: a scalar, or a collection of scalars. */
+static bool is_inline(const struct mn_pnode *n)
+{
+	if (mn_pnode_kind(n) == MN_PNODE_SCALAR || mn_pnode_kind(n) == MN_PNODE_NONE)
+		return true;
+	if (mn_pnode_len(n) == 0)
+		return true;
+	for (size_t i = 0; i < mn_pnode_len(n); i++)
+		if (mn_pnode_kind(mn_pnode_at(n, i)) != MN_PNODE_SCALAR)
+			return false;
+	return true;
+}
+
+static void print_inline(struct report *r, const char *key, const struct mn_pnode *v,
+			 size_t indent)
+{
+	char *text;
+	size_t col;
+
+	if (mn_pnode_kind(v) != MN_PNODE_SCALAR && mn_pnode_len(v) == 0)
+		text = xstrdup("(none)");
+	else if (key && site_column(key) && mn_pnode_kind(v) == MN_PNODE_SCALAR)
+		text = site_cell(r->p, v, 0);
+	else if (mn_pnode_kind(v) == MN_PNODE_SCALAR) {
+		struct value x = classify(v);
+
+		text = scalar_text(&x);
+	} else
+		text = node_text(v);
+	if (key) {
+		col = fprintf(r->out, "%*s%s: ", (int)indent, "", key);
+		print_wrapped(r->out, col, indent + 2, text);
+	} else {
+		fprintf(r->out, "%*s", (int)indent, "");
+		print_wrapped(r->out, indent, indent, text);
+	}
+	free(text);
+}
+
+/* Prints a section or part of one: scalars first, as `key: value`, then tables and sub-parts. */
+static void print_node(struct report *r, const char *title, const struct mn_pnode *n, size_t indent,
+		       int depth)
+{
+	size_t len = mn_pnode_len(n);
+
+	if (depth > MAX_DEPTH) {
+		fprintf(r->out, "%*s(nested deeper than %d levels; not shown)\n", (int)indent, "",
+			MAX_DEPTH);
+		return;
+	}
+	if (is_table(n)) {
+		print_table(r, title, n, indent);
+		return;
+	}
+	if (mn_pnode_kind(n) != MN_PNODE_MAP) {
+		if (is_inline(n)) {
+			print_inline(r, NULL, n, indent);
+			return;
+		}
+		/* A sequence of mixed items: each one in turn. */
+		for (size_t i = 0; i < len; i++) {
+			char *t = xasprintf("%s[%zu]", title, i);
+			const struct mn_pnode *item = mn_pnode_at(n, i);
+
+			if (is_inline(item)) {
+				print_inline(r, t, item, indent);
+			} else {
+				fprintf(r->out, "%*s%s:\n", (int)indent, "", t);
+				print_node(r, t, item, indent + 2, depth + 1);
+			}
+			free(t);
+		}
+		return;
+	}
+	for (size_t i = 0; i < len; i++) {
+		const struct mn_pnode *v = mn_pnode_at(n, i);
+		const char *key = mn_pnode_key(n, i);
+		char *k = key ? xstrdup(key) : node_text(mn_pnode_key_node(n, i));
+
+		if (is_inline(v) && !is_table(v))
+			print_inline(r, k, v, indent);
+		free(k);
+	}
+	for (size_t i = 0; i < len; i++) {
+		const struct mn_pnode *v = mn_pnode_at(n, i);
+		const char *key = mn_pnode_key(n, i);
+		char *k = key ? xstrdup(key) : node_text(mn_pnode_key_node(n, i));
+
+		if (is_table(v)) {
+			fputc('\n', r->out);
+			print_table(r, k, v, indent);
+		} else if (!is_inline(v)) {
+			fprintf(r->out, "\n%*s%s:\n", (int)indent, "", k);
+			print_node(r, k, v, indent + 2, depth + 1);
+		}
+		free(k);
+	}
+}
+
+static void print_header(struct report *r)
+{
+	const struct mn_program *pr = mn_profile_program(r->p);
+	const char *reason;
+	struct buf b = { 0 };
+	size_t col;
+
+	fprintf(r->out, "Profile %s\n", mn_profile_path(r->p));
+	for (size_t i = 0; i < pr->argc; i++)
+		bprintf(&b, "%s%s", i ? " " : "", pr->argv[i]);
+	col = fprintf(r->out, "  program   ");
+	print_wrapped(r->out, col, 12, b.s ? b.s : "(unknown)");
+	free(b.s);
+	if (pr->pid >= 0)
+		fprintf(r->out, "  pid       %" PRId64 "\n", pr->pid);
+	if (pr->signal) {
+		const char *abbrev = sigabbrev_np(pr->signal);
+
+		fprintf(r->out, "  exit      killed by signal %d%s%s%s\n", pr->signal,
+			abbrev ? " (SIG" : "", abbrev ? abbrev : "", abbrev ? ")" : "");
+	} else if (pr->exit_status >= 0) {
+		fprintf(r->out, "  exit      status %d\n", pr->exit_status);
+	}
+	if (pr->wall_seconds >= 0)
+		fprintf(r->out, "  wall      %.3f s\n", pr->wall_seconds);
+	if (pr->events >= 0)
+		fprintf(r->out, "  events    %" PRId64 "\n", pr->events);
+	if (mn_profile_complete(r->p, &reason)) {
+		fprintf(r->out, "  complete  yes\n");
+	} else {
+		col = fprintf(r->out, "  INCOMPLETE: ");
+		print_wrapped(r->out, col, col, *reason ? reason : "(no reason given)");
+	}
+}
+
+static bool wanted(char **only, size_t nonly, const char *name)
+{
+	if (!nonly)
+		return true;
+	for (size_t i = 0; i < nonly; i++)
+		if (!strcmp(only[i], name))
+			return true;
+	return false;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", required_argument, NULL, 't' },
+		{ "module", required_argument, NULL, 'm' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report r = { .top = 20 };
+	char **only = NULL, *buf = NULL;
+	size_t nonly = 0, buflen = 0;
+	int c, ret = 0;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":m:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': {
+			unsigned long long v;
+
+			if (!parse_uint(optarg, SIZE_MAX, &v))
+				usage_error("report ", "--top: expected a number, got '%s'",
+					    optarg);
+			r.top = (size_t)v;
+			break;
+		}
+		case 'm': {
+			char *copy = xstrdup(optarg), *save = NULL;
+
+			for (char *m = strtok_r(copy, ",", &save); m;
+			     m = strtok_r(NULL, ",", &save)) {
+				only = xrealloc(only, (nonly + 1) * sizeof(*only));
+				only[nonly++] = xstrdup(m);
+			}
+			free(copy);
+			if (!*optarg)
+				usage_error("report ", "--module: empty module name");
+			break;
+		}
+		case 's':
+			if (!*optarg)
+				usage_error("report ", "--sort: empty column name");
+			r.sort = optarg;
+			break;
+		case 'h':
+			print_report_help(stdout);
+			return 0;
+		default:
+			option_error("report ", c, argv);
+		}
+	}
+	if (optind >= argc)
+		usage_error("report ", "no profile given");
+
+	/* The report is built in memory so that a --sort no table knows can fail cleanly. */
+	r.out = open_memstream(&buf, &buflen);
+	if (!r.out)
+		die(1, "%s", strerror(errno));
+	for (int a = optind; a < argc; a++) {
+		struct mn_profile *p;
+		char err[1024];
+
+		if (mn_profile_open(&p, argv[a], err, sizeof(err))) {
+			warning("%s", err);
+			ret = 1;
+			continue;
+		}
+		r.p = p;
+		if (a > optind)
+			fputc('\n', r.out);
+		print_header(&r);
+		for (size_t i = 0; i < nonly; i++) {
+			if (!mn_profile_module(p, only[i])) {
+				struct buf b = { 0 };
+
+				for (size_t k = 0; k < mn_profile_module_count(p); k++)
+					bprintf(&b, "%s%s", k ? ", " : "",
+						mn_profile_module_name(p, k));
+				warning("%s: no module '%s' in this profile (it has: %s)", argv[a],
+					only[i], b.s ? b.s : "none");
+				free(b.s);
+				ret = 1;
+			}
+		}
+		if (!mn_profile_module_count(p))
+			fprintf(r.out, "\n(no module sections)\n");
+		for (size_t i = 0; i < mn_profile_module_count(p); i++) {
+			const char *name = mn_profile_module_name(p, i);
+
+			if (!wanted(only, nonly, name))
+				continue;
+			fprintf(r.out, "\nModule %s\n", name);
+			print_node(&r, name, mn_profile_module_section(p, i), 2, 0);
+		}
+		mn_profile_close(p);
+		r.p = NULL;
+	}
+	fclose(r.out);
+	if (r.sort && !r.sort_used && r.ncolumns_seen) {
+		struct buf b = { 0 };
+
+		for (size_t i = 0; i < r.ncolumns_seen; i++)
+			bprintf(&b, "%s%s", i ? ", " : "", r.columns_seen[i]);
+		warning("--sort: no table has a column '%s' (columns: %s)", r.sort, b.s);
+		free(b.s);
+		ret = 2;
+	} else {   /* no table at all: nothing to sort, and nothing wrong */
+		fwrite(buf, 1, buflen, stdout);
+	}
+	free(buf);
+	for (size_t i = 0; i < r.ncolumns_seen; i++)
+		free(r.columns_seen[i]);
+	free(r.columns_seen);
+	for (size_t i = 0; i < nonly; i++)
+		free(only[i]);
+	free(only);
+	if (fflush(stdout) || ferror(stdout))
+		die(1, "cannot write the report: %s", strerror(errno));
+	return ret;
+}
+

@@ -1,0 +1,393 @@
+/*
+ * `mnemo run`: runs a program built with mnemo-cc with the profiling options of its command line,
+ * set as the MNEMO_* variables the runtime reads (frontend-lib/options.def), and ends exactly as
+ * the program did: same exit status, or the same terminating signal.  Before the program starts it
+ * checks what it can (the profile's folder takes a new file, the modules are installed); after, it
+ * says when no profile was written, the mark of a program not built with mnemo-cc.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mnemo_internal.h"
+
+void print_run_help(FILE *out)
+{
+	fputs("Usage: mnemo run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "\n"
+	      "Runs PROGRAM (built with mnemo-cc), searched for in PATH like a shell does, with\n"
+	      "the profiling options below, and exits as it did: same exit status, same\n"
+	      "terminating signal.  The profile goes to FILE, else $MNEMO_OUTPUT, else\n"
+	      "<program>.mnemo.yaml in the working directory.  Options stop at the first\n"
+	      "argument that is not one.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output FILE    write the profile to FILE (%p in it becomes the pid)\n"
+	      "  -j, --workers N      worker threads per backend process (default 1)\n"
+	      "  -m, --modules LIST   comma-separated subset of the modules the program was\n"
+	      "                       built for (default: all of them)\n"
+	      "      --queue-mb N     MiB per queue buffer (default 4)\n"
+	      "  -v, --verbose        say what mnemo and the runtime do, on stderr\n"
+	      "  -h, --help           print this help\n"
+	      "\n"
+	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB and MNEMO_VERBOSE\n"
+	      "for the program; `mnemo --help` lists every variable.\n"
+	      "\n"
+	      "Example: mnemo run -o out.yaml -m value-pattern -- ./prog input.txt\n", out);
+}
+
+/* Parses a positive number for option opt, or exits with a usage error. */
+static unsigned long positive(const char *opt, const char *s)
+{
+	unsigned long long v;
+
+	if (!parse_uint(s, UINT32_MAX, &v) || v == 0)
+		usage_error("run ", "%s: expected a positive number, got '%s'", opt, s);
+	return v;
+}
+
+/* path with %p replaced by pid and %% by %. */
+static char *expand_output(const char *path, pid_t pid)
+{
+	size_t cap = strlen(path) + 32, n = 0;
+	char *s = xmalloc(cap);
+
+	for (const char *c = path; *c; c++) {
+		if (n + 24 >= cap)
+			s = xrealloc(s, cap *= 2);
+		if (c[0] == '%' && c[1] == 'p') {
+			n += sprintf(s + n, "%ld", (long)pid);
+			c++;
+		} else if (c[0] == '%' && c[1] == '%') {
+			s[n++] = '%';
+			c++;
+		} else {
+			s[n++] = *c;
+		}
+	}
+	s[n] = '\0';
+	return s;
+}
+
+/* Checks that a profile can be created at path: its folder exists and takes a new file. */
+static void check_output(const char *path)
+{
+	char *probe_path = expand_output(path, getpid());
+	char *copy = xstrdup(probe_path), *dir = dirname(copy), *probe;
+	struct stat st;
+	int fd, err = 0;
+
+	if (stat(probe_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		err = EISDIR;
+	} else {
+		/* access() would say yes to root on a read-only mount: try for real. */
+		probe = xasprintf("%s/.mnemo-probe-XXXXXX", dir);
+		fd = mkstemp(probe);
+		if (fd < 0) {
+			err = errno;
+		} else {
+			close(fd);
+			unlink(probe);
+		}
+		free(probe);
+	}
+	free(copy);
+	free(probe_path);
+	if (err)
+		die(2, "cannot write profile '%s': %s", path, strerror(err));
+}
+
+/* Refuses module names that no installed module spec has. */
+static void check_modules(const char *list)
+{
+	struct modspec *m;
+	ssize_t n = list_modules(&m);
+	char *copy = xstrdup(list), *save = NULL;
+
+	if (!*list)
+		usage_error("run ", "-m: empty module list");
+	for (const char *c = list; *c; c++)
+		if (*c == ',' && (c == list || c[1] == ',' || c[1] == '\0'))
+			usage_error("run ", "-m: empty module name in '%s'", list);
+	for (char *name = strtok_r(copy, ",", &save); name && n > 0;
+	     name = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+
+		for (ssize_t i = 0; i < n && !found; i++)
+			found = !strcmp(m[i].name, name);
+		if (!found) {
+			size_t len = 1;
+			char *known;
+
+			for (ssize_t i = 0; i < n; i++)
+				len += strlen(m[i].name) + 2;
+			known = xmalloc(len);
+			known[0] = '\0';
+			for (ssize_t i = 0; i < n; i++) {
+				if (i)
+					strcat(known, ", ");
+				strcat(known, m[i].name);
+			}
+			die(2, "unknown module '%s' (known: %s)", name, known);
+		}
+	}
+	free(copy);
+	free_modules(m, n);
+}
+
+static void xsetenv(const char *name, const char *value, bool verbose)
+{
+	if (setenv(name, value, 1))
+		die(2, "cannot set %s: %s", name, strerror(errno));
+	if (verbose)
+		fprintf(stderr, "mnemo: %s=%s\n", name, value);
+}
+
+/* Signals mnemo run passes on to the program instead of dying of them. */
+static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM };
+static volatile sig_atomic_t child_pid;
+
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+struct file_id {
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	off_t size;
+};
+
+static struct file_id file_id(const char *path)
+{
+	struct file_id id = { 0 };
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		id.exists = true;
+		id.dev = st.st_dev;
+		id.ino = st.st_ino;
+		id.mtime = st.st_mtim;
+		id.size = st.st_size;
+	}
+	return id;
+}
+
+static bool file_changed(const struct file_id *a, const struct file_id *b)
+{
+	return a->exists != b->exists || a->dev != b->dev || a->ino != b->ino ||
+	       a->mtime.tv_sec != b->mtime.tv_sec || a->mtime.tv_nsec != b->mtime.tv_nsec ||
+	       a->size != b->size;
+}
+
+/* Ends mnemo the way the program ended: same status, or the same signal, re-raised. */
+static void __attribute__((noreturn)) exit_like(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct rlimit nocore = { 0, 0 };
+		sigset_t set;
+
+		fflush(stdout);
+		fflush(stderr);
+		/* The program dumped core already if it was to; mnemo must not add its own. */
+		setrlimit(RLIMIT_CORE, &nocore);
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		/* A signal whose default is to be ignored: say it the shell's way. */
+		exit(128 + sig);
+	}
+	exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "workers", required_argument, NULL, 'j' },
+		{ "modules", required_argument, NULL, 'm' },
+		{ "queue-mb", required_argument, NULL, 'Q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL, *modules = NULL, *workers = NULL, *queue_mb = NULL;
+	bool verbose = false, disabled;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
+	struct sigaction old_int, old_quit, old_fwd[sizeof(forwarded) / sizeof(forwarded[0])];
+	sigset_t block, oldmask;
+	struct file_id before, after;
+	char *expected, *expected_now;
+	const char *prog;
+	int c, pipefd[2], gofd[2], status, exec_err = 0;
+	pid_t pid;
+	ssize_t r;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:o:j:m:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'j':
+			positive("-j", optarg);
+			workers = optarg;
+			break;
+		case 'm':
+			modules = optarg;
+			break;
+		case 'Q':
+			positive("--queue-mb", optarg);
+			queue_mb = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			print_run_help(stdout);
+			return 0;
+		default:
+			option_error("run ", c, argv);
+		}
+	}
+	if (optind >= argc)
+		usage_error("run ", "no program to run");
+	prog = argv[optind];
+
+	if (output && !*output)
+		usage_error("run ", "-o: empty file name");
+	if (output)
+		check_output(output);
+	if (modules)
+		check_modules(modules);
+
+	if (output)
+		xsetenv("MNEMO_OUTPUT", output, verbose);
+	if (workers)
+		xsetenv("MNEMO_WORKERS", workers, verbose);
+	if (modules)
+		xsetenv("MNEMO_MODULES", modules, verbose);
+	if (queue_mb)
+		xsetenv("MNEMO_QUEUE_MB", queue_mb, verbose);
+	if (verbose)
+		xsetenv("MNEMO_VERBOSE", "1", verbose);
+	disabled = getenv("MNEMO_DISABLE") && strcmp(getenv("MNEMO_DISABLE"), "") &&
+		   strcmp(getenv("MNEMO_DISABLE"), "0");
+
+	/* Where the runtime will write: the same rule as frontend-lib/options.def. */
+	if (getenv("MNEMO_OUTPUT") && *getenv("MNEMO_OUTPUT")) {
+		expected = xstrdup(getenv("MNEMO_OUTPUT"));
+	} else {
+		char *copy = xstrdup(prog);
+
+		expected = xasprintf("%s.mnemo.yaml", basename(copy));
+		free(copy);
+	}
+
+	/* pipefd: the child's exec error, if any; gofd: holds the child until "before" is taken. */
+	if (pipe2(pipefd, O_CLOEXEC) || pipe2(gofd, O_CLOEXEC))
+		die(2, "pipe: %s", strerror(errno));
+	if (verbose) {
+		fprintf(stderr, "mnemo: running");
+		for (int i = optind; i < argc; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fputc('\n', stderr);
+	}
+	fflush(stdout);
+	fflush(stderr);
+
+	/*
+	 * Like system(): while the program runs, a terminal's ^C and ^\ reach it (same process
+	 * group) and mnemo outlives them to end the same way; kill's signals are passed on to it.
+	 * Blocked across fork so the child never runs a handler meant for the parent.
+	 */
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&block, forwarded[i]);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &oldmask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &fwd, &old_fwd[i]);
+
+	pid = fork();
+	if (pid < 0)
+		die(2, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+			sigaction(forwarded[i], &old_fwd[i], NULL);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		close(pipefd[0]);
+		close(gofd[1]);
+		while (read(gofd[0], &exec_err, 1) < 0 && errno == EINTR)
+			;
+		close(gofd[0]);
+		execvp(prog, argv + optind);
+		exec_err = errno;
+		if (write(pipefd[1], &exec_err, sizeof(exec_err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	child_pid = pid;
+	expected_now = expand_output(expected, pid);
+	/* Taken while the child waits: a fast program must not write its profile before this. */
+	before = file_id(expected_now);
+	close(gofd[0]);
+	close(gofd[1]);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+
+	close(pipefd[1]);
+	do
+		r = read(pipefd[0], &exec_err, sizeof(exec_err));
+	while (r < 0 && errno == EINTR);
+	close(pipefd[0]);
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			die(2, "waitpid: %s", strerror(errno));
+	}
+	child_pid = 0;
+
+	if (r == (ssize_t)sizeof(exec_err))
+		die(exec_err == ENOENT ? 127 : 126, "cannot run '%s': %s", prog,
+		    strerror(exec_err));
+
+	after = file_id(expected_now);
+	if (disabled) {
+		if (verbose)
+			warning("MNEMO_DISABLE is set: the program ran unprofiled");
+	} else if (!after.exists || !file_changed(&before, &after)) {
+		warning("no profile was written: was %s built with mnemo-cc?", prog);
+		if (verbose)
+			warning("expected it at '%s'", expected_now);
+	} else if (verbose) {
+		warning("profile written to '%s'", expected_now);
+	}
+	free(expected);
+	free(expected_now);
+	exit_like(status);
+}
+
