@@ -5,8 +5,9 @@
 #
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
 # second, backend peak RSS; and a geomean row.  Each program's output under every module is checked
-# to be byte-identical to its native output (a difference fails the run).  Times are the best of
-# REPEATS runs (default 1).  Results also go to bench/results/<date>.txt.
+# to be byte-identical to its native output (a difference fails the run).  Profiled times are the
+# best of REPEATS runs (default 1); native times, cheap and noisier in relative terms, the best of
+# at least 3.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -34,10 +35,11 @@ work=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 now() { date +%s.%N; }
-# best_time CMD...: runs CMD `repeats` times with stdout to $work/out, prints the best wall seconds.
+# best_time N CMD...: runs CMD N times with stdout to $work/out, prints the best wall seconds.
 best_time() {
-	local best= t0 t1 t
-	for _ in $(seq "$repeats"); do
+	local best= t0 t1 t n=$1
+	shift
+	for _ in $(seq "$n"); do
 		t0=$(now)
 		"$@" >"$work/out"
 		t1=$(now)
@@ -56,13 +58,13 @@ n=0
 for p in $programs; do
 	src=$here/programs/$p.c
 	clang-19 -O2 -o "$work/$p.native" "$src"
-	native=$(best_time "$work/$p.native")
+	native=$(best_time $((repeats > 3 ? repeats : 3)) "$work/$p.native")
 	cp "$work/out" "$work/$p.expected"
 	printf '%-11s %8s' "$p" "$native"
 	for m in $modules; do
 		"$bin/mnemo-cc" -m "$m" -O2 -o "$work/$p.$m" "$src"
 		prof=$work/$p.$m.mnemo.yaml
-		secs=$(MNEMO_OUTPUT=$prof best_time "$work/$p.$m")
+		secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" "$work/$p.$m")
 		if ! cmp -s "$work/out" "$work/$p.expected"; then
 			echo; echo "bench/run.sh: $p under $m printed something else than natively" >&2
 			diff "$work/$p.expected" "$work/out" | head >&2
