@@ -1,14 +1,16 @@
 /*
  * mnemo-backend: one process per profiling module.  The profiled program's runtime (or `mnemo run`)
- * starts it as `mnemo-backend --fd N --index I`: it attaches to the event queue in the inherited
- * memfd as consumer I, runs module session.modules[I] over every event, writes the module's section
+ * starts it as `mnemo-backend --fd N --index I [--numa-node K]`: it attaches to the event queue in
+ * the inherited memfd as consumer I, binds itself to NUMA node K (where the runtime placed the
+ * queue's buffers), runs module session.modules[I] over every event, writes the module's section
  * to a temporary file, and reports through its slot in the session block (frontend-lib/session.h).
  * Backend 0 is the leader: it then gathers every section into the profile (leader.c).
  *
  * Life of one backend (docs/internals.md, "Backend"):
  *
- *   attach ── validate session ── slot: pid, RUNNING ── find module ── init ── pop/decode/dispatch
- *     ── stream ended ── emit section ── slot: WRITTEN ── fini ── [leader: profile] ── detach
+ *   attach ── validate session ── slot: pid, RUNNING ── [bind to node] ── find module ── init
+ *     ── pop/decode/dispatch ── stream ended ── emit section ── slot: WRITTEN ── fini
+ *     ── [leader: profile] ── detach
  *
  * Failure anywhere after the slot is known sets it FAILED with a reason, prints one line, and
  * leaves the queue so the producer never waits for a consumer that stopped.  The one exception is
@@ -30,6 +32,8 @@
 #include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+#include <numa.h>
 
 #include "abi.h"
 #include "backend_internal.h"
@@ -81,6 +85,69 @@ static double monotonic_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- NUMA ------------------------------------------------------------------------------------ */
+
+/* Whether libnuma's complaints are printed: the session's verbose flag, known before binding. */
+static bool numa_verbose;
+
+/*
+ * libnuma reports failed calls through these two functions, which a program may define in its
+ * place (numa(3)); libnuma's own print "libnuma: ..." on stderr, which is the profiled program's.
+ * A binding that fails costs only speed, so ours speak only in verbose mode.  Default visibility:
+ * libnuma's calls must bind to them.
+ */
+__attribute__((visibility("default"), format(printf, 2, 3)))
+void numa_warn(int num, char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	if (!numa_verbose)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	mn_backend_msg("NUMA: %s", buf);
+}
+
+__attribute__((visibility("default"))) void numa_error(char *where)
+{
+	if (numa_verbose)
+		mn_backend_msg("NUMA: %s: %s", where, strerror(errno));
+}
+
+/*
+ * Binds this process to the CPUs of NUMA node `node` (the worker threads it starts later inherit
+ * that) and prefers the node's memory for everything it allocates from now on: module state,
+ * shadow memory, maps.  The queue's buffers are there already (mn_queue_place() in the runtime).
+ * Only speed is at stake: on failure it says why in verbose mode and runs unbound.
+ */
+static void bind_to_node(const char *name, int node, bool verbose)
+{
+	numa_verbose = verbose;
+	if (numa_available() < 0) {
+		if (verbose)
+			mn_backend_msg("%s: NUMA node %d: the kernel has no NUMA support; running "
+				       "unbound", name, node);
+		return;
+	}
+	if (node > numa_max_node() || !numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)node)) {
+		if (verbose)
+			mn_backend_msg("%s: NUMA node %d: not a memory node this process may use; "
+				       "running unbound", name, node);
+		return;
+	}
+	if (numa_run_on_node(node)) {
+		if (verbose)
+			mn_backend_msg("%s: cannot run on NUMA node %d: %s; running unbound", name,
+				       node, strerror(errno));
+		return;
+	}
+	numa_set_preferred(node);
+	if (verbose)
+		mn_backend_msg("%s: bound to NUMA node %d", name, node);
 }
 
 /* ---- One backend's run ----------------------------------------------------------------------- */
@@ -311,7 +378,8 @@ static int write_section(struct backend *b, const char *path)
 	return err;
 }
 
-static int run_backend(int fd, unsigned index)
+/* numa_node: the node to bind to, or -1. */
+static int run_backend(int fd, unsigned index, int numa_node)
 {
 	struct backend b = { .index = index };
 	__typeof__(b.s->backend[0]) *slot;
@@ -349,6 +417,9 @@ static int run_backend(int fd, unsigned index)
 	mn_store_release(&slot->state, MN_BACKEND_RUNNING);
 	mn_word_wake(&slot->state);
 
+	/* Before the module allocates its state: that memory then comes from the node too. */
+	if (numa_node >= 0)
+		bind_to_node(b.name, numa_node, b.s->verbose != 0);
 	start_module(&b);
 	if (b.failed && (index != 0 || b.s->nmodules == 1)) {
 		/* Nobody needs this consumer any more: leave, so the producer stops waiting. */
@@ -427,7 +498,7 @@ static int run_backend(int fd, unsigned index)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mnemo-backend --fd N --index I\n"
+		"usage: mnemo-backend --fd N --index I [--numa-node K]\n"
 		"       mnemo-backend --list-modules | --help | --version\n"
 		"\n"
 		"The backend of the Mnemo memory profiler.  The profiled program (or\n"
@@ -438,6 +509,7 @@ static void usage(FILE *f)
 		"\n"
 		"  --fd N           the queue's shared-memory file descriptor\n"
 		"  --index I        this backend's consumer index (which module it runs)\n"
+		"  --numa-node K    run on the CPUs of NUMA node K and prefer its memory\n"
 		"  --list-modules   print the modules built in, one per line with its description\n"
 		"  --help           print this help\n"
 		"  --version        print the version\n");
@@ -463,13 +535,14 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fd", required_argument, NULL, 'f' },
 		{ "index", required_argument, NULL, 'i' },
+		{ "numa-node", required_argument, NULL, 'n' },
 		{ "list-modules", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned fd = 0, index = 0;
-	bool have_fd = false, have_index = false;
+	unsigned fd = 0, index = 0, node = 0;
+	bool have_fd = false, have_index = false, have_node = false;
 	int c, devnull;
 
 	opterr = 0;
@@ -489,6 +562,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			have_index = true;
+			break;
+		case 'n':
+			if (!parse_uint(optarg, 1023, &node)) {
+				mn_backend_msg("--numa-node: '%s' is not a NUMA node number (0 to "
+					       "1023)", optarg);
+				return 2;
+			}
+			have_node = true;
 			break;
 		case 'l': {
 			int w = 0;
@@ -540,5 +621,5 @@ int main(int argc, char **argv)
 		if (devnull > STDERR_FILENO)
 			close(devnull);
 	}
-	return run_backend((int)fd, index);
+	return run_backend((int)fd, index, have_node ? (int)node : -1);
 }

@@ -4,10 +4,11 @@
 #   bench/run.sh [BUILD_DIR] [-m MODULES] [-p PROGRAMS] [-r REPEATS]
 #
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
-# second, backend peak RSS; and a geomean row.  Each program's output under every module is checked
-# to be byte-identical to its native output (a difference fails the run).  Profiled times are the
-# best of REPEATS runs (default 1); native times, cheap and noisier in relative terms, the best of
-# at least 3.
+# second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
+# module, does), the "frontend cost" line: the geomean slowdown under null against its target, and
+# PASS or FAIL.  Each program's output under every module is checked to be byte-identical to its
+# native output (a difference fails the run).  Profiled times are the best of REPEATS runs
+# (default 1); native times, cheap and noisier in relative terms, the best of at least 3.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -15,12 +16,13 @@ build=$root/build
 modules=
 programs="bintree linkedlist hashtable graph aos stencil matmul histogram"
 repeats=1
+frontend_target=2.5   # geomean slowdown under the null module
 while [ $# -gt 0 ]; do
 	case $1 in
 	-m) modules=$2; shift 2 ;;
 	-p) programs=${2//,/ }; shift 2 ;;
 	-r) repeats=$2; shift 2 ;;
-	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$(cd "$1" && pwd); shift ;;
 	esac
@@ -84,4 +86,13 @@ printf '%-11s %8s' geomean ""
 for m in $modules; do
 	printf ' | %-14s %7s %7.2fx %11s %10s %8s' "" "" "$(echo "e(${logsum[$m]} / $n)" | bc -l)" "" "" ""
 done
-printf '\n(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"
+printf '\n'
+# The frontend cost (issue "Queue at the throughput limit"): under null, which decodes and discards
+# a dependence profiler's events, the slowdown is what instrumentation, callbacks, queue and decode
+# cost before any analysis.
+if [ -n "${logsum[null]:-}" ]; then
+	fc=$(echo "e(${logsum[null]} / $n)" | bc -l)
+	printf 'frontend cost: %.2fx geomean slowdown under null (target <= %.1fx): %s\n' "$fc" \
+		"$frontend_target" "$([ "$(echo "$fc <= $frontend_target" | bc -l)" = 1 ] && echo PASS || echo FAIL)"
+fi
+printf '(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"

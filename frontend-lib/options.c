@@ -101,7 +101,7 @@ static int parse_bool(const char *env, const char *val, bool *out, char *err, si
 
 int mn_options_read(struct mn_options *o, mn_getenv_fn *get, void *ctx, char *err, size_t errlen)
 {
-	int ret = 0;
+	int ret = 0, numa;
 
 #define MN_OPTION(type, field, env, def, doc) o->field = def;
 #include "options.def"
@@ -113,7 +113,41 @@ int mn_options_read(struct mn_options *o, mn_getenv_fn *get, void *ctx, char *er
 		ret = -EINVAL;
 #include "options.def"
 #undef MN_OPTION
+
+	/* A str option with a syntax of its own: checked here, and like a bad uint it keeps its
+	 * default. */
+	if (mn_options_numa(o->numa, &numa)) {
+		set_err(ret ? NULL : err, errlen, "MNEMO_NUMA", o->numa,
+			"is not auto, off or a node number (0..1023)");
+		o->numa = "";
+		ret = -EINVAL;
+	}
 	return ret;
+}
+
+int mn_options_numa(const char *val, int *mode)
+{
+	unsigned node = 0;
+
+	if (!val || !*val || !strcasecmp(val, "auto")) {
+		*mode = MN_NUMA_AUTO;
+		return 0;
+	}
+	if (!strcasecmp(val, "off")) {
+		*mode = MN_NUMA_OFF;
+		return 0;
+	}
+	for (const char *c = val; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return -EINVAL;
+		/* Saturates: any longer number is out of range, none wraps into it. */
+		if (node <= MN_NUMA_MAX_NODE)
+			node = node * 10 + (unsigned)(*c - '0');
+	}
+	if (node > MN_NUMA_MAX_NODE)
+		return -EINVAL;
+	*mode = (int)node;
+	return 0;
 }
 
 /* Appends n bytes of s to out at *len; false (and nothing written) when they do not fit. */

@@ -6,8 +6,9 @@
  *
  * Start (mn_rt_init(), a priority-101 constructor): read the MNEMO_* options, check the pass ABI,
  * choose the modules, resolve and check the profile path, create the queue with the session block
- * after it (frontend-lib/session.h), spawn one mnemo-backend per module, install the fatal-signal
- * handlers, start producing, emit program_start and the globals.  Any failure prints one line
+ * after it (frontend-lib/session.h), place its buffers on the program's NUMA node, spawn one
+ * mnemo-backend per module (bound to that node), install the fatal-signal handlers, start
+ * producing, emit program_start and the globals.  Any failure prints one line
  * "mnemo: <what>: <why>; running unprofiled" and leaves the program exactly as if it had not been
  * built with mnemo.
  *
@@ -27,7 +28,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/mempolicy.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +103,7 @@ static struct {
 	unsigned nbackends;
 	pid_t backend_pid[MN_MAX_MODULES];  /* known from the spawn, before the backend says it */
 	const char *backend_path;
+	int numa_node;                      /* the backends bind to it (--numa-node); -1: none */
 	bool verbose;
 	uint64_t dropped_at_start;          /* mn_queue_dropped() when the producer started */
 	uint64_t dropped_threads_at_start;  /* mn_queue_dropped_threads() then */
@@ -493,8 +497,10 @@ static void install_signal_handlers(void)
 /* ---- Fork children and queue failure --------------------------------------------------------- */
 
 /*
- * A fork child runs unprofiled, silently: its thread-local cursor goes, and end_of_run() will do
- * nothing in it.  Runs in the child right after fork(), single-threaded.
+ * A fork child runs unprofiled, silently: its thread-local cursor goes, its mapping of the queue
+ * is traded for private memory (so a child that outlives the program does not keep the queue
+ * alive), and end_of_run() will do nothing in it.  Runs in the child right after fork(),
+ * single-threaded.
  */
 static void on_fork_child(void)
 {
@@ -532,9 +538,10 @@ static void on_queue_failure(const char *why)
 /* Everything the children need, prepared before fork so that they allocate nothing. */
 struct spawn {
 	const char *path;
-	char *argv[6];
+	char *argv[8];
 	char fd_arg[16];
 	char index_arg[16];
+	char node_arg[16];
 	int qfd;      /* the queue; close-on-exec here, inherited by the backend only */
 	int devnull;  /* the backend's stdin and stdout */
 	int report;   /* write end of the close-on-exec report pipe */
@@ -609,11 +616,12 @@ static int fd_above_stderr(int fd)
 }
 
 /*
- * Starts `mnemo-backend --fd N --index I` so that it is not the program's child: fork, the child
- * forks the backend and exits at once, and we reap that child here.  The program's wait() can then
- * never reap the backend, and the program gets no SIGCHLD from it (the one from the intermediate
- * child is consumed here unless one was already pending).  The close-on-exec report pipe tells
- * whether execve succeeded (EOF) or failed (errno).  Returns the backend's pid, or -errno.
+ * Starts `mnemo-backend --fd N --index I [--numa-node K]` (K: rt.numa_node, if any) so that it is
+ * not the program's child: fork, the child forks the backend and exits at once, and we reap that
+ * child here.  The program's wait() can then never reap the backend, and the program gets no
+ * SIGCHLD from it (the one from the intermediate child is consumed here unless one was already
+ * pending).  The close-on-exec report pipe tells whether execve succeeded (EOF) or failed (errno).
+ * Returns the backend's pid, or -errno.
  */
 static pid_t spawn_backend(const char *path, int qfd, unsigned index)
 {
@@ -635,6 +643,12 @@ static pid_t spawn_backend(const char *path, int qfd, unsigned index)
 	sp.argv[3] = (char *)"--index";
 	sp.argv[4] = sp.index_arg;
 	sp.argv[5] = NULL;
+	if (rt.numa_node >= 0) {
+		snprintf(sp.node_arg, sizeof(sp.node_arg), "%d", rt.numa_node);
+		sp.argv[5] = (char *)"--numa-node";
+		sp.argv[6] = sp.node_arg;
+		sp.argv[7] = NULL;
+	}
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -errno;
@@ -754,6 +768,124 @@ static int wait_attached(unsigned i)
 		futex_wait_poll(state, MN_BACKEND_NONE, true, 5000000L);
 	}
 	return 0;
+}
+
+/* ---- NUMA placement -------------------------------------------------------------------------- */
+
+/*
+ * MNEMO_NUMA (DESIGN "Queue": buffers near the threads that use them).  The producer's node is the
+ * one that matters: it writes every byte of every buffer, with streaming stores.  So the buffers are
+ * placed on the node of the CPU the program starts on (or the node MNEMO_NUMA names), and the
+ * backends bind themselves to that node, where they read the buffers and keep their own state.
+ * The program itself is never bound: its scheduling is not ours to change.
+ *
+ * Two system calls rather than libnuma: getcpu() gives the node of this CPU, and
+ * get_mempolicy(MPOL_F_MEMS_ALLOWED) the memory nodes this process may use; the placement itself
+ * is mn_queue_place() (an mbind()), and the backend, which does link libnuma, binds itself.
+ * Linked here, libnuma would be a new DT_NEEDED of every profiled program, which then would not
+ * start at all on a machine without libnuma.so.1; even loaded lazily with dlopen(), it runs a
+ * constructor that allocates, and on odd systems prints warnings on the program's stderr through
+ * numa_warn(), which only the executable could override (the backend does, backend.c).
+ */
+
+#define MN_NUMA_WORDS ((MN_NUMA_MAX_NODE + 1) / (8 * sizeof(unsigned long)))
+
+/* The memory nodes this process may allocate on; {0} when the kernel has no NUMA support. */
+static void numa_allowed(unsigned long mask[MN_NUMA_WORDS])
+{
+	memset(mask, 0, MN_NUMA_WORDS * sizeof(unsigned long));
+	/* maxnode is one more than the bits the kernel writes (get_mempolicy(2)); ENOSYS when the
+	 * kernel has no NUMA. */
+	if (!syscall(SYS_get_mempolicy, NULL, mask, (unsigned long)MN_NUMA_MAX_NODE + 2, NULL,
+		     MPOL_F_MEMS_ALLOWED))
+		for (size_t i = 0; i < MN_NUMA_WORDS; i++)
+			if (mask[i])
+				return;
+	memset(mask, 0, MN_NUMA_WORDS * sizeof(unsigned long));
+	mask[0] = 1;
+}
+
+static bool numa_has(const unsigned long *mask, int node)
+{
+	const unsigned bits = 8 * sizeof(unsigned long);
+
+	return node >= 0 && node <= MN_NUMA_MAX_NODE &&
+	       (mask[(unsigned)node / bits] >> ((unsigned)node % bits) & 1);
+}
+
+/* "0-3,6": the nodes of mask, in ranges, truncated to fit out. */
+static void numa_list(char *out, size_t outlen, const unsigned long *mask)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (int n = 0; n <= MN_NUMA_MAX_NODE && len < outlen; n++) {
+		int last = n;
+
+		if (!numa_has(mask, n))
+			continue;
+		while (numa_has(mask, last + 1))
+			last++;
+		len += (size_t)snprintf(out + len, outlen - len, last > n ? "%s%d-%d" : "%s%d",
+					len ? "," : "", n, last);
+		n = last;
+	}
+}
+
+/*
+ * Places the queue's buffers as MNEMO_NUMA (`opt`) says, before anything touches them, and
+ * returns the node the backends are to bind to, or -1 for none.  Only speed is at stake, so
+ * nothing here stops profiling: in verbose mode one line says what was done or why not; a node
+ * MNEMO_NUMA names that this process cannot use is reported always, as the user asked for it.
+ */
+static int place_queue(const char *opt)
+{
+	unsigned long allowed[MN_NUMA_WORDS];
+	unsigned cpu, here;
+	int mode = MN_NUMA_AUTO, count = 0, node, ret;
+	char list[64];
+
+	mn_options_numa(opt, &mode);  /* checked by mn_options_read() */
+	if (mode == MN_NUMA_OFF) {
+		if (rt.verbose)
+			dprintf(STDERR_FILENO, "mnemo: NUMA: placement off (MNEMO_NUMA=off)\n");
+		return -1;
+	}
+	numa_allowed(allowed);
+	for (int n = 0; n <= MN_NUMA_MAX_NODE; n++)
+		count += numa_has(allowed, n);
+	if (mode >= 0 && !numa_has(allowed, mode)) {
+		numa_list(list, sizeof(list), allowed);
+		dprintf(STDERR_FILENO, "mnemo: MNEMO_NUMA: no memory node %d here (nodes %s); "
+			"no NUMA placement\n", mode, list);
+		return -1;
+	}
+	if (count <= 1) {
+		if (rt.verbose)
+			dprintf(STDERR_FILENO, "mnemo: NUMA: one node, placement is a no-op\n");
+		return -1;
+	}
+	node = mode;
+	if (node < 0) {
+		if (getcpu(&cpu, &here)) {
+			if (rt.verbose)
+				dprintf(STDERR_FILENO, "mnemo: NUMA: cannot tell this CPU's "
+					"node: %s; no placement\n", strerror(errno));
+			return -1;
+		}
+		node = (int)here;
+	}
+	ret = mn_queue_place(rt.q, node);
+	if (ret) {
+		if (rt.verbose)
+			dprintf(STDERR_FILENO, "mnemo: NUMA: cannot place the queue on node %d: "
+				"%s; no placement\n", node, strerror(-ret));
+		return -1;
+	}
+	if (rt.verbose)
+		dprintf(STDERR_FILENO, "mnemo: NUMA: queue buffers on node %d (%s), backends bound "
+			"to it\n", node, mode < 0 ? "the program's node" : "MNEMO_NUMA");
+	return node;
 }
 
 /* ---- Set-up ---------------------------------------------------------------------------------- */
@@ -934,7 +1066,7 @@ static int setup(int argc, char **argv)
 {
 	static char output[MN_PATH_MAX], backend[MN_PATH_MAX];
 	char modules[MN_MAX_MODULES][MN_MODULE_NAME_MAX];
-	char err[512], prog[MN_PATH_MAX], cwd[MN_PATH_MAX], *cwdp;
+	char err[512], prog[MN_PATH_MAX], cwd[MN_PATH_MAX], *cwdp, node_arg[32] = "";
 	struct mn_queue_config cfg;
 	struct mn_options opt;
 	struct mn_session *s;
@@ -1043,6 +1175,11 @@ static int setup(int argc, char **argv)
 		memcpy((char *)s + s->argv_off, args, argv_len);
 	free(args);
 
+	/* Before any backend exists (they bind to the node) and before any buffer is touched. */
+	rt.numa_node = place_queue(opt.numa);
+	if (rt.numa_node >= 0)
+		snprintf(node_arg, sizeof(node_arg), " --numa-node %d", rt.numa_node);
+
 	/*
 	 * The backends get the queue at a high, close-on-exec descriptor (exec_backend() clears the
 	 * flag in the backend only).  Afterwards the program keeps no descriptor at all: the
@@ -1069,8 +1206,8 @@ static int setup(int argc, char **argv)
 		}
 		rt.backend_pid[rt.nbackends++] = pid;
 		if (rt.verbose)
-			dprintf(STDERR_FILENO, "mnemo: backend %s --fd %d --index %d (%s): "
-				"pid %d\n", backend, hi, i, modules[i], (int)pid);
+			dprintf(STDERR_FILENO, "mnemo: backend %s --fd %d --index %d%s (%s): "
+				"pid %d\n", backend, hi, i, node_arg, modules[i], (int)pid);
 	}
 	for (unsigned i = 0; i < rt.nbackends; i++)
 		if (wait_attached(i))

@@ -59,6 +59,20 @@ int mn_options_output_path(char *out, size_t outlen, const char *pattern, const 
 int mn_options_select_modules(char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX], const char *built,
 			      const char *wanted, char *err, size_t errlen);
 
+/* MNEMO_NUMA as mn_options_numa() decodes it: one of these, or a node number. */
+enum {
+	MN_NUMA_OFF = -2,   /* "off": no placement, no binding */
+	MN_NUMA_AUTO = -1,  /* "" or "auto": the node the program starts on */
+};
+#define MN_NUMA_MAX_NODE 1023  /* the largest node number a Linux kernel has (NODES_SHIFT 10) */
+
+/*
+ * Decodes a MNEMO_NUMA value: "" and "auto" give MN_NUMA_AUTO, "off" MN_NUMA_OFF (both in any
+ * case), decimal digits a node number 0..MN_NUMA_MAX_NODE.  Returns 0 with *mode set, or -EINVAL.
+ * mn_options_read() rejects a value this rejects, so after it this cannot fail.
+ */
+int mn_options_numa(const char *val, int *mode);
+
 /* ---- Shared by runtime.c and heap.c ---------------------------------------------------------- */
 
 /*

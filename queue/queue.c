@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/mempolicy.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@
 #define MN_QUEUE_WAIT_NS        (50 * 1000 * 1000L)    /* futex timeout: liveness check period */
 #define MN_QUEUE_ATTACH_NS      (20 * 1000000000LL)    /* a consumer must attach within this */
 #define MN_QUEUE_DROP_STRIPES   16
+#define MN_QUEUE_NODE_BITS      1024u                  /* >= the kernel's MAX_NUMNODES */
 
 /* The one producer of this process; set by mn_queue_producer_start(). */
 static struct mn_queue *producer;
@@ -529,17 +531,6 @@ static int memfd_open(void)
 	return fd < 0 ? -errno : fd;
 }
 
-/*
- * NUMA placement of the buffers near the threads that use them (DESIGN "Queue").  Not done yet:
- * the producer's node is the one that matters (streaming stores), and the default first-touch
- * policy already puts the pages there when the producer thread writes them first.  The place for
- * an mbind(MPOL_PREFERRED) over [bufs_off, extra_off) once that is measured to pay off.
- */
-static void place_buffers(struct mn_queue *q)
-{
-	(void)q;
-}
-
 MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config *cfg)
 {
 	struct mn_queue *q = NULL;
@@ -609,7 +600,6 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 	q->pid = getpid();
 	q->all_mask = cfg->nconsumers == 32 ? UINT32_MAX : (UINT32_C(1) << cfg->nconsumers) - 1;
 	q->pidfd = -1;
-	place_buffers(q);
 	*qp = q;
 	return 0;
 fail:
@@ -617,6 +607,32 @@ fail:
 		close(fd);
 	free(q);
 	return ret;
+}
+
+/*
+ * NUMA placement (DESIGN "Queue": buffers near the threads that use them).  The producer's node is
+ * the one that matters: it writes every byte with streaming stores, and the runtime binds the
+ * backends to the same node.  A raw mbind() rather than libnuma's wrapper of it, so that the
+ * runtime linked into programs needs no libnuma (frontend-lib/runtime.c says why).  On a shmem
+ * mapping the policy is the file's (a shared policy over those pages), not this mapping's: a
+ * consumer's first touch obeys it too.  The kernel refuses, with EINVAL, a node that has no memory
+ * or that the process's cpuset does not allow.
+ */
+MN_EXPORT int mn_queue_place(struct mn_queue *q, int node)
+{
+	unsigned long mask[MN_QUEUE_NODE_BITS / (8 * sizeof(unsigned long))] = { 0 };
+	const unsigned long bits = 8 * sizeof(unsigned long);
+
+	if (!q || !q->is_producer || node < 0 || node >= (int)MN_QUEUE_NODE_BITS)
+		return -EINVAL;
+	if (q->started)
+		return -EBUSY;
+	mask[(unsigned)node / bits] = 1UL << ((unsigned)node % bits);
+	/* maxnode counts one more than the bits the kernel reads (mbind(2), "maxnode"). */
+	if (syscall(SYS_mbind, q->base + q->bufs_off, (unsigned long)(q->buf_bytes * q->nbufs),
+		    MPOL_PREFERRED, mask, (unsigned long)MN_QUEUE_NODE_BITS + 1, 0UL))
+		return -errno;
+	return 0;
 }
 
 MN_EXPORT int mn_queue_fd(const struct mn_queue *q)
@@ -722,8 +738,19 @@ MN_EXPORT void mn_queue_producer_abandon(struct mn_queue *q)
 {
 	mn_q_end = NULL;
 	mn_q_cur = mn_q_base = NULL;
-	if (q && q->is_producer)
-		q->disabled = true;  /* process-local: the parent's copy of the handle is untouched */
+	if (!q || !q->is_producer)
+		return;
+	q->disabled = true;  /* process-local: the parent's copy of the handle is untouched */
+	/*
+	 * A fork child: swap its shared mapping for private anonymous memory at the same address
+	 * (one call, so the range is never unmapped in between).  Nothing here reads the queue
+	 * again, but a push that a fork() in a signal handler interrupted may still store its
+	 * record after the handler returns: it lands in the child's private pages.  If the swap
+	 * fails the child keeps the mapping until it exits or execs, as without it.
+	 */
+	if (getpid() != q->pid)
+		mmap(q->base, q->map_bytes, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 }
 
 MN_EXPORT uint64_t mn_queue_dropped(const struct mn_queue *q)

@@ -157,6 +157,17 @@ struct mn_queue_config {
  * or the -errno of memfd_create, ftruncate or mmap; nothing is left behind on failure.
  */
 int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config *cfg);
+/*
+ * NUMA placement: asks that the buffers' pages be allocated on memory node `node` (MPOL_PREFERRED
+ * over the buffers' range of the memfd; the policy belongs to the shared memory, so it holds
+ * whichever process first touches a page).  Preferred rather than bound: when the node is full the
+ * pages come from another one, and the program never gets a SIGBUS for it.  Call it on the
+ * producer's handle before mn_queue_producer_start(), while no buffer page has been touched;
+ * placement only ever costs or buys speed.  Returns 0, -EINVAL (not a producer's handle, or no
+ * such memory node), -EBUSY (the producer already started), or the -errno of mbind (-ENOSYS: a
+ * kernel without NUMA).
+ */
+int mn_queue_place(struct mn_queue *q, int node);
 /* The memfd, for the producer's handle; -1 for a consumer's (which does not keep the fd). */
 int mn_queue_fd(const struct mn_queue *q);
 /* The caller-owned region of cfg->extra_bytes, zeroed, shared with every consumer; either side. */
@@ -193,7 +204,11 @@ void mn_queue_producer_finish(struct mn_queue *q);
 /*
  * Stops producing in this process without ending the stream: NULLs the calling thread's cursors
  * and drops (and counts) every later event.  Touches no shared memory, because in a fork child
- * (its main use) the parent is still producing into it.
+ * (its main use) the parent is still producing into it.  In a process other than the producer's
+ * (a fork child) it also lets go of the memfd: the child's view of the queue becomes private
+ * zero-filled memory, so that a child that outlives the program (a daemon) does not keep the
+ * queue's memory alive, and a stray write still lands somewhere harmless.  The fd, if the child
+ * inherited one, is the caller's to close (in the runtime its number may belong to the program).
  */
 void mn_queue_producer_abandon(struct mn_queue *q);
 /*

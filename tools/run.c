@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -39,11 +40,15 @@ void print_run_help(FILE *out)
 	      "  -m, --modules LIST   comma-separated subset of the modules the program was\n"
 	      "                       built for (default: all of them)\n"
 	      "      --queue-mb N     MiB per queue buffer (default 4)\n"
+	      "      --numa MODE      NUMA placement: auto (default) puts the queue's buffers on\n"
+	      "                       the program's node and binds the backends to it; a node\n"
+	      "                       number does the same with that node; off does neither.\n"
+	      "                       A no-op on a one-node machine (-v says so)\n"
 	      "  -v, --verbose        say what mnemo and the runtime do, on stderr\n"
 	      "  -h, --help           print this help\n"
 	      "\n"
-	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB and MNEMO_VERBOSE\n"
-	      "for the program; `mnemo --help` lists every variable.\n"
+	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB, MNEMO_NUMA and\n"
+	      "MNEMO_VERBOSE for the program; `mnemo --help` lists every variable.\n"
 	      "\n"
 	      "Example: mnemo run -o out.yaml -m value-pattern -- ./prog input.txt\n", out);
 }
@@ -56,6 +61,16 @@ static unsigned long positive(const char *opt, const char *s)
 	if (!parse_uint(s, UINT32_MAX, &v) || v == 0)
 		usage_error("run ", "%s: expected a positive number, got '%s'", opt, s);
 	return v;
+}
+
+/* Checks a --numa MODE the way the runtime reads MNEMO_NUMA, or exits with a usage error. */
+static void check_numa(const char *s)
+{
+	unsigned long long node;
+
+	if (strcasecmp(s, "auto") && strcasecmp(s, "off") && !parse_uint(s, 1023, &node))
+		usage_error("run ", "--numa: expected auto, off or a node number (0..1023), "
+			    "got '%s'", s);
 }
 
 /* path with %p replaced by pid and %% by %. */
@@ -225,11 +240,12 @@ int cmd_run(int argc, char **argv)
 		{ "workers", required_argument, NULL, 'j' },
 		{ "modules", required_argument, NULL, 'm' },
 		{ "queue-mb", required_argument, NULL, 'Q' },
+		{ "numa", required_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL, *modules = NULL, *workers = NULL, *queue_mb = NULL;
+	const char *output = NULL, *modules = NULL, *workers = NULL, *queue_mb = NULL, *numa = NULL;
 	bool verbose = false, disabled;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
 	struct sigaction old_int, old_quit, old_fwd[sizeof(forwarded) / sizeof(forwarded[0])];
@@ -258,6 +274,10 @@ int cmd_run(int argc, char **argv)
 		case 'Q':
 			positive("--queue-mb", optarg);
 			queue_mb = optarg;
+			break;
+		case 'N':
+			check_numa(optarg);
+			numa = optarg;
 			break;
 		case 'v':
 			verbose = true;
@@ -288,6 +308,8 @@ int cmd_run(int argc, char **argv)
 		xsetenv("MNEMO_MODULES", modules, verbose);
 	if (queue_mb)
 		xsetenv("MNEMO_QUEUE_MB", queue_mb, verbose);
+	if (numa)
+		xsetenv("MNEMO_NUMA", numa, verbose);
 	if (verbose)
 		xsetenv("MNEMO_VERBOSE", "1", verbose);
 	disabled = getenv("MNEMO_DISABLE") && strcmp(getenv("MNEMO_DISABLE"), "") &&

@@ -69,6 +69,9 @@ struct qt_consumer {
 	int32_t done;
 	int32_t attach_ret;
 	int32_t fds_before, fds_after;
+	int32_t maps_before;        /* queue mappings before mn_queue_attach() (the producer's,
+				     * inherited by fork: a real backend execs and has none) */
+	int32_t maps_after;         /* ... and after mn_queue_detach() */
 	uint64_t records;           /* records checked and found right */
 	uint64_t buffers;
 	uint64_t zero_skips;        /* zero words skipped where a record would start */
@@ -83,9 +86,11 @@ struct qt_shared {
 	uint64_t dropped;
 	uint64_t dropped_threads;
 	uint64_t child_dropped;
+	int32_t child_maps;         /* a fork child's queue mappings after it abandoned the queue */
 	int32_t hook_calls;
 	int32_t producer_ret;       /* 0, or a setup step that failed (negative errno) */
 	int32_t producer_fds_before, producer_fds_after;
+	int32_t producer_maps_after;  /* queue mappings after mn_queue_destroy(); -1: not reached */
 	int64_t kill_ns;
 	int64_t hook_ns;
 	int64_t block_start_ns;
@@ -141,6 +146,39 @@ static inline int qt_count_fds(void)
 	return n - 1;  /* the directory's own fd */
 }
 
+/* The memfd's name, as /proc/PID/maps and /proc/PID/fd show it ("/memfd:mnemo-queue (deleted)"). */
+#define QT_MEMFD_NAME "memfd:mnemo-queue"
+
+/* Mappings of this process that belong to a queue's memfd. */
+static inline int qt_count_queue_maps(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, QT_MEMFD_NAME) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* Entries of /dev/shm whose name mentions mnemo (the queue is a memfd: there must be none). */
+static inline int qt_count_shm_mnemo(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += strstr(e->d_name, "mnemo") != NULL;
+	closedir(d);
+	return n;
+}
+
 /* Entries in /dev/shm (-1 if it does not exist). */
 static inline int qt_count_shm(void)
 {
@@ -160,6 +198,7 @@ static inline int qt_count_shm(void)
 /* ---- The checking consumer ---------------------------------------------------------------------- */
 
 struct qt_consume_opts {
+	unsigned attach_delay_us;   /* sleep this long before attaching (the producer goes first) */
 	unsigned start_sleep_us;    /* sleep this long after attaching, before the first pop */
 	unsigned sleep_every;       /* sleep sleep_us after every this many buffers (0: never) */
 	unsigned sleep_us;
@@ -232,7 +271,10 @@ static inline void qt_consumer_main(struct qt_shared *sh, int fd, unsigned index
 	int ret;
 
 	r->pid = getpid();
+	if (o && o->attach_delay_us)
+		usleep(o->attach_delay_us);
 	r->fds_before = qt_count_fds();
+	r->maps_before = qt_count_queue_maps();
 	r->attach_ret = mn_queue_attach(&q, fd, index);
 	if (r->attach_ret) {
 		qt_err(r->err, sizeof(r->err), "consumer %u: mn_queue_attach: expected 0, got %d",
@@ -266,6 +308,7 @@ static inline void qt_consumer_main(struct qt_shared *sh, int fd, unsigned index
 		       PRIu64, index, r->torn);
 	mn_queue_detach(q);
 	r->fds_after = qt_count_fds();
+	r->maps_after = qt_count_queue_maps();
 	r->done = 1;
 	_exit(0);
 }
@@ -370,6 +413,8 @@ struct qt_run {
 	void (*hook)(const char *why);        /* failure hook, or NULL */
 	qt_produce_fn produce;                /* NULL: qt_produce(records) */
 	bool no_finish;                       /* leave the stream open (the producer gets killed) */
+	bool place;                           /* mn_queue_place(q, node) before producing */
+	int node;
 	struct qt_consume_opts copts[QT_MAX_CONSUMERS];
 };
 
@@ -405,11 +450,18 @@ static inline pid_t qt_spawn_producer(struct qt_shared *sh, const struct qt_run 
 		return p;
 	qt_cur = sh;
 	sh->producer_fds_before = qt_count_fds();
+	sh->producer_maps_after = -1;
 	ret = mn_queue_create(&q, &cfg);
 	if (ret) {
 		sh->producer_ret = ret;
 		snprintf(sh->producer_err, sizeof(sh->producer_err),
 			 "mn_queue_create: expected 0, got %d", ret);
+		_exit(1);
+	}
+	if (run->place && (ret = mn_queue_place(q, run->node))) {
+		sh->producer_ret = ret;
+		snprintf(sh->producer_err, sizeof(sh->producer_err),
+			 "mn_queue_place(node %d): expected 0, got %d", run->node, ret);
 		_exit(1);
 	}
 	for (unsigned i = 0; i < run->nconsumers; i++) {
@@ -437,6 +489,7 @@ static inline pid_t qt_spawn_producer(struct qt_shared *sh, const struct qt_run 
 			waitpid(cp[i], NULL, 0);
 	mn_queue_destroy(q);
 	sh->producer_fds_after = qt_count_fds();
+	sh->producer_maps_after = qt_count_queue_maps();
 	_exit(0);
 }
 
@@ -476,6 +529,33 @@ static inline void qt_expect_consumer(const struct qt_shared *sh, unsigned i, ui
 	QT_EXPECT_EQ(what, 0, c->died);
 	snprintf(what, sizeof(what), "consumer %u zero words skipped", i);
 	QT_EXPECT_EQ(what, 0, c->zero_skips);
+}
+
+/*
+ * Nothing of the queue is left in the processes that outlived a run: the producer (if it lived to
+ * mn_queue_destroy()) holds no more fds than before and no mapping of the memfd, every consumer
+ * that got to mn_queue_detach() neither more fds nor more mappings than before it attached, and
+ * /dev/shm never holds a queue.
+ */
+static inline void qt_expect_released(const struct qt_shared *sh, unsigned nconsumers)
+{
+	char what[80];
+
+	if (sh->producer_maps_after >= 0) {
+		QT_EXPECT_EQ("producer's open fds after mn_queue_destroy()",
+			     sh->producer_fds_before, sh->producer_fds_after);
+		QT_EXPECT_EQ("producer's memfd mappings after mn_queue_destroy()", 0,
+			     sh->producer_maps_after);
+	}
+	for (unsigned i = 0; i < nconsumers; i++) {
+		if (!sh->c[i].done || sh->c[i].attach_ret)
+			continue;
+		snprintf(what, sizeof(what), "consumer %u's open fds after mn_queue_detach()", i);
+		QT_EXPECT_EQ(what, sh->c[i].fds_before, sh->c[i].fds_after);
+		snprintf(what, sizeof(what), "consumer %u's memfd mappings after detaching", i);
+		QT_EXPECT_EQ(what, sh->c[i].maps_before, sh->c[i].maps_after);
+	}
+	QT_EXPECT_EQ("/dev/shm entries named mnemo", 0, qt_count_shm_mnemo());
 }
 
 #endif /* MNEMO_TESTS_QTEST_H */

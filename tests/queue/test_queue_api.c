@@ -1,12 +1,15 @@
 /*
  * The queue's API contract outside the data path: config and attach errors, the shared-memory
- * format's identity, the caller's extra region, finish and pop edge cases, and (7) nothing left
- * behind: no fd, no mapping, no /dev/shm object, in the producer, the consumers or this process.
+ * format's identity, the caller's extra region, finish and pop edge cases, NUMA placement, and (7)
+ * nothing left behind: no fd, no mapping, no /dev/shm object, in the producer, the consumers or
+ * this process.
  */
 #include "qtest.h"  /* first: it sets _GNU_SOURCE */
 
 #include <fcntl.h>
+#include <linux/mempolicy.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 static struct qt_shared *sh;
 
@@ -172,6 +175,99 @@ static void test_finish_idempotent(void **state)
 	mn_queue_destroy(q);
 }
 
+/* ---- NUMA placement ------------------------------------------------------------------------ */
+
+#define NODE_BITS 1024
+
+/* The policy of the page at addr and, with `where`, the node it is on (it gets faulted in). */
+static void policy_at(const void *addr, int *mode, unsigned long *mask, int *where)
+{
+	if (syscall(SYS_get_mempolicy, mode, mask, NODE_BITS + 1UL, addr, MPOL_F_ADDR))
+		fail_msg("get_mempolicy(MPOL_F_ADDR): expected 0, got %s", strerror(errno));
+	if (where && syscall(SYS_get_mempolicy, where, NULL, 0UL, addr, MPOL_F_ADDR | MPOL_F_NODE))
+		fail_msg("get_mempolicy(MPOL_F_NODE): expected 0, got %s", strerror(errno));
+}
+
+/* The lowest node number this process may not allocate on (one past the last on most machines). */
+static int absent_node(void)
+{
+	unsigned long mask[NODE_BITS / 64] = { 0 };
+
+	if (syscall(SYS_get_mempolicy, NULL, mask, NODE_BITS + 1UL, NULL, MPOL_F_MEMS_ALLOWED))
+		return 1;
+	for (int n = 0; n < NODE_BITS; n++)
+		if (!(mask[n / 64] >> (n % 64) & 1))
+			return n;
+	return NODE_BITS;
+}
+
+/*
+ * mn_queue_place(): node 0 (every Linux machine has it) becomes the buffers' preferred node, for
+ * the producer's mapping and, the policy being the memfd's, for a consumer's; a node that is not
+ * there, a consumer's handle and a started producer are refused; the queue still carries records.
+ */
+static void test_place(void **state)
+{
+	struct mn_queue_config cfg = { 4096, 4, 1, 4096 };
+	unsigned long mask[NODE_BITS / 64];
+	struct qt_consumer r = { 0 };
+	struct mn_queue *q, *c;
+	const uint64_t *w;
+	int mode, node, ret, absent = absent_node();
+	uint64_t next = 0;
+	size_t n;
+
+	assert_int_equal(mn_queue_create(&q, &cfg), 0);
+	ret = mn_queue_place(q, 0);
+	if (ret == -ENOSYS) {
+		mn_queue_destroy(q);
+		skip();  /* a kernel without NUMA: the runtime never calls it there */
+	}
+	QT_EXPECT_EQ("mn_queue_place(node 0)", 0, ret);
+	QT_EXPECT_EQ("mn_queue_place(node 0) again", 0, mn_queue_place(q, 0));
+	QT_EXPECT_EQ("mn_queue_place(node -1)", (unsigned)-EINVAL, (unsigned)mn_queue_place(q, -1));
+	if (mn_queue_place(q, absent) != -EINVAL)
+		fail_msg("mn_queue_place(node %d, not on this machine): expected %d, got %d",
+			 absent, -EINVAL, mn_queue_place(q, absent));
+	QT_EXPECT_EQ("mn_queue_place(node 1 << 20)", (unsigned)-EINVAL,
+		     (unsigned)mn_queue_place(q, 1 << 20));
+	QT_EXPECT_EQ("mn_queue_place(NULL, 0)", (unsigned)-EINVAL,
+		     (unsigned)mn_queue_place(NULL, 0));
+
+	assert_int_equal(mn_queue_attach(&c, mn_queue_fd(q), 0), 0);
+	QT_EXPECT_EQ("mn_queue_place() on a consumer's handle", (unsigned)-EINVAL,
+		     (unsigned)mn_queue_place(c, 0));
+	mn_queue_producer_start(q);
+	QT_EXPECT_EQ("mn_queue_place() once producing", (unsigned)-EBUSY,
+		     (unsigned)mn_queue_place(q, 0));
+
+	/* The producer's first buffer: preferred node 0, and its pages there. */
+	policy_at(mn_q_base, &mode, mask, &node);
+	QT_EXPECT_EQ("policy of buffer 0 (MPOL_PREFERRED)", MPOL_PREFERRED, mode);
+	QT_EXPECT_EQ("node mask of buffer 0", 1, mask[0]);
+	QT_EXPECT_EQ("node of buffer 0's page", 0, node);
+
+	/* ~10 KB, at most 16000 bytes: three buffers and part of the fourth, and no wait for the
+	 * consumer, which is this thread. */
+	qt_produce(500);
+	mn_queue_producer_finish(q);
+	while ((ret = mn_queue_pop(c, &w, &n)) > 0) {
+		policy_at(w, &mode, mask, NULL);
+		QT_EXPECT_EQ("policy of a buffer in the consumer's mapping", MPOL_PREFERRED, mode);
+		QT_EXPECT_EQ("its node mask", 1, mask[0]);
+		qt_check_buffer(&r, w, n, &next, 0, false);
+		mn_queue_release(c);
+	}
+	QT_EXPECT_EQ("last pop", 0, ret);
+	QT_EXPECT_NO_ERR(r.err);
+	QT_EXPECT_EQ("records through the placed queue", 500, r.records);
+	/* The session region after the buffers keeps the default policy. */
+	policy_at(mn_queue_extra(q), &mode, mask, NULL);
+	QT_EXPECT_EQ("policy of the extra region (MPOL_DEFAULT)", MPOL_DEFAULT, mode);
+	mn_queue_detach(c);
+	mn_queue_destroy(q);
+}
+
 static bool maps_mention(const char *what)
 {
 	char line[512];
@@ -222,6 +318,7 @@ static void test_no_leaks(void **state)
 		snprintf(what, sizeof(what), "consumer %d's open fds after detach", i);
 		QT_EXPECT_EQ(what, sh->c[i].fds_before, sh->c[i].fds_after);
 	}
+	qt_expect_released(sh, 2);
 	QT_EXPECT_EQ("open fds in the test process", fds, qt_count_fds());
 	QT_EXPECT_EQ("/dev/shm entries", shm, qt_count_shm());
 }
@@ -234,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_attach_rejects),
 		cmocka_unit_test(test_extra_region),
 		cmocka_unit_test(test_finish_idempotent),
+		cmocka_unit_test(test_place),
 		cmocka_unit_test(test_no_leaks),
 	};
 

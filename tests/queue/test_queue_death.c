@@ -1,9 +1,9 @@
 /*
- * Death of either side.  A producer SIGKILLed mid-buffer: every consumer gets every record written
- * before the kill, the stream ends within 200 ms, and mn_queue_producer_died() says why.  A consumer
- * SIGKILLed: the producer stops waiting for it, calls the failure hook once, and drops and counts
- * every later event.  A consumer that detaches, or that the producer forgets, is simply no longer
- * waited for.
+ * Death of either side.  A producer SIGKILLed mid-buffer (or mid-record): every consumer gets every
+ * record written before the kill, the stream ends within 200 ms, and mn_queue_producer_died() says
+ * why.  A consumer SIGKILLed: the producer stops waiting for it, calls the failure hook once, and
+ * drops and counts every later event.  A consumer that detaches, or that the producer forgets, is
+ * simply no longer waited for.  Whoever survives holds nothing of the queue afterwards.
  */
 #include "qtest.h"  /* first: it sets _GNU_SOURCE */
 
@@ -31,6 +31,34 @@ static void produce_then_wait(struct mn_queue *q, struct qt_shared *s, const str
 {
 	qt_produce(run->records);
 	s->pushed = run->records;
+	if (write(gate[1], "k", 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+/*
+ * Writes run->records complete records, then the first two words of a four-word record, as a push
+ * killed between its stores leaves it (the reservation made, arguments 2 and 3 still zero); says
+ * so, and waits to be killed.
+ */
+static void produce_torn_then_wait(struct mn_queue *q, struct qt_shared *s,
+				   const struct qt_run *run)
+{
+	uint64_t w[4], *c;
+
+	qt_produce(run->records);
+	qt_make(run->records, QT_TAG, w);
+	c = mn_q_cur;
+	if (qt_len(run->records) != 4 || mn_q_end - c < 4) {
+		snprintf(s->producer_err, sizeof(s->producer_err), "test set-up: record %" PRIu64
+			 " must be 4 words long and fit the buffer", run->records);
+		_exit(1);
+	}
+	mn_q_cur = c + 4;  /* the reservation, as mn_queue_push() makes it */
+	mn_stream_store64(c, w[0]);
+	mn_stream_store64(c + 1, w[1]);
+	s->pushed = run->records + 1;
 	if (write(gate[1], "k", 1) != 1)
 		_exit(2);
 	for (;;)
@@ -147,6 +175,37 @@ static void test_producer_killed_mid_buffer(void **state)
 	run_killed(&run, 0);
 	expect_after_death(0, run.records, true);
 	expect_after_death(1, run.records, true);
+	qt_expect_released(sh, 2);
+}
+
+/*
+ * Killed in the middle of a record: the consumers get every whole record and then the torn one,
+ * its unwritten arguments zero (queue.h, mn_queue_pop()), and nothing after it.
+ */
+static void test_producer_killed_mid_record(void **state)
+{
+	struct qt_run run = {
+		.buf_bytes = 64 * 1024,
+		.nbufs = 4,
+		.nconsumers = 2,
+		.produce = produce_torn_then_wait,
+		.no_finish = true,
+		.copts = { { .tolerate_torn_last = true }, { .tolerate_torn_last = true } },
+	};
+
+	/* About three buffers published, the fourth partly written; the torn record i must be four
+	 * words long and have a non-zero argument 2 (i % 5 != 2), which the kill leaves at zero. */
+	for (run.records = 10007; qt_len(run.records) != 4 || run.records % 5 == 2; run.records++)
+		;
+	run_killed(&run, 0);
+	for (unsigned i = 0; i < 2; i++) {
+		char what[64];
+
+		expect_after_death(i, run.records + 1, true);
+		snprintf(what, sizeof(what), "consumer %u torn records", i);
+		QT_EXPECT_EQ(what, 1, sh->c[i].torn);
+	}
+	qt_expect_released(sh, 2);
 }
 
 /* Killed before its first buffer was ever published: the whole stream is the tail. */
@@ -163,6 +222,7 @@ static void test_producer_killed_in_first_buffer(void **state)
 
 	run_killed(&run, 0);
 	expect_after_death(0, run.records, true);
+	qt_expect_released(sh, 1);
 }
 
 /* Killed before any event: the stream ends empty, and says the producer died. */
@@ -180,6 +240,7 @@ static void test_producer_killed_before_any_event(void **state)
 	run_killed(&run, 0);
 	expect_after_death(0, 0, true);
 	expect_after_death(1, 0, true);
+	qt_expect_released(sh, 2);
 }
 
 /*
@@ -200,6 +261,7 @@ static void test_producer_killed_while_waiting(void **state)
 	run_killed(&run, 50);
 	expect_after_death(0, sh->pushed, false);
 	expect_after_death(1, sh->pushed, false);
+	qt_expect_released(sh, 2);
 }
 
 /* ---- Consumer killed, detached, forgotten --------------------------------------------------------- */
@@ -238,6 +300,8 @@ static void test_consumer_killed(void **state)
 	QT_EXPECT_EQ("consumer 0 last pop", 0, sh->c[0].pop_ret);
 	QT_EXPECT_EQ("consumer 0 producer_died", 0, sh->c[0].died);
 	QT_EXPECT_EQ("dropped from other threads", 0, sh->dropped_threads);
+	/* The producer and consumer 0 let go of the queue all the same. */
+	qt_expect_released(sh, 2);
 }
 
 /* A consumer that detaches mid-stream is no longer waited for; the others get everything. */
@@ -259,6 +323,7 @@ static void test_consumer_detaches(void **state)
 	qt_expect_consumer(sh, 0, run.records);
 	QT_EXPECT_NO_ERR(sh->c[1].err);
 	QT_EXPECT_NO_ERR(sh->c[2].err);
+	qt_expect_released(sh, 3);
 }
 
 /* A consumer the producer forgets (its backend never started) is not waited for. */
@@ -300,12 +365,14 @@ static void test_every_consumer_detached(void **state)
 	if (!sh->dropped)
 		fail_msg("dropped: expected > 0 after the failure, got 0");
 	QT_EXPECT_NO_ERR(sh->c[0].err);
+	qt_expect_released(sh, 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_producer_killed_mid_buffer),
+		cmocka_unit_test(test_producer_killed_mid_record),
 		cmocka_unit_test(test_producer_killed_in_first_buffer),
 		cmocka_unit_test(test_producer_killed_before_any_event),
 		cmocka_unit_test(test_producer_killed_while_waiting),

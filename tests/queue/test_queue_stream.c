@@ -1,7 +1,9 @@
 /*
- * The queue moves every record, in order, exactly once, to every consumer: under several buffer
- * sizes, around the ring many times, with 1, 2 and 4 consumer processes, and with consumers slower
- * than the producer.  The producer and each consumer are separate processes (qtest.h).
+ * The queue moves every record, in order, exactly once, to every consumer: under every buffer size
+ * from 4 KiB to 8 MiB, around the ring many times, with 1 to 8 consumer processes, with consumers
+ * slower than the producer or attaching after it started, and on a NUMA-placed queue.  The
+ * producer and each consumer are separate processes (qtest.h), and every run ends with nothing of
+ * the queue left in them.
  */
 #include "qtest.h"
 
@@ -33,6 +35,38 @@ static void run_one(size_t buf_bytes, unsigned nbufs, unsigned nconsumers, uint6
 	for (unsigned i = 0; i < nconsumers; i++)
 		qt_expect_consumer(sh, i, records);
 	QT_EXPECT_EQ("dropped", 0, sh->dropped);
+	qt_expect_released(sh, nconsumers);
+}
+
+/*
+ * (1) Order and no loss under every buffer size from 4 KiB (one page) to 8 MiB, two consumers,
+ * two buffers (the ping-pong minimum, where the producer meets a boundary most often): at least
+ * 200000 records, and for big buffers enough for three and a half laps of the ring, so every size
+ * wraps around several times.  Records average 20 bytes.
+ */
+static void test_order_every_size(void **state)
+{
+	for (size_t kib = 4; kib <= 8192; kib *= 2) {
+		size_t buf_bytes = kib * 1024;
+		uint64_t records = buf_bytes * 7 / 20 > 200000 ? buf_bytes * 7 / 20 : 200000;
+		struct qt_run run = {
+			.buf_bytes = buf_bytes,
+			.nbufs = 2,
+			.nconsumers = 2,
+			.records = records,
+		};
+
+		memset(sh, 0, sizeof(*sh));
+		qt_run_stream(sh, &run, 9000);
+		for (unsigned i = 0; i < 2; i++) {
+			qt_expect_consumer(sh, i, records);
+			if (sh->c[i].buffers < 6)
+				fail_msg("%zu KiB buffers, consumer %u: expected >= 6 buffers "
+					 "(3 laps), got %" PRIu64, kib, i, sh->c[i].buffers);
+		}
+		QT_EXPECT_EQ("dropped", 0, sh->dropped);
+		qt_expect_released(sh, 2);
+	}
 }
 
 /* (1) Order and no loss, records of 1..4 words, three buffer sizes. */
@@ -74,6 +108,32 @@ static void test_four_consumers(void **state)
 	run_one(16 * 1024, 3, 4, 200000);
 }
 
+static void test_eight_consumers(void **state)
+{
+	run_one(32 * 1024, 4, QT_MAX_CONSUMERS, 100000);
+}
+
+/*
+ * Consumers that attach after the producer filled the whole ring: it waits for them (they have
+ * 20 s to attach), and they read from the first buffer ever published.
+ */
+static void test_late_attach(void **state)
+{
+	struct qt_run run = {
+		.buf_bytes = 4096,
+		.nbufs = 2,
+		.nconsumers = 2,
+		.records = 20000,
+		.copts = { { .attach_delay_us = 200000 }, { .attach_delay_us = 300000 } },
+	};
+
+	memset(sh, 0, sizeof(*sh));
+	qt_run_stream(sh, &run, 9000);
+	qt_expect_consumer(sh, 0, run.records);
+	qt_expect_consumer(sh, 1, run.records);
+	qt_expect_released(sh, 2);
+}
+
 /* (4) Consumers slower than the producer: the producer waits (futex) and loses nothing. */
 static void test_slow_consumers(void **state)
 {
@@ -92,6 +152,46 @@ static void test_slow_consumers(void **state)
 	qt_run_stream(sh, &run, 9000);
 	qt_expect_consumer(sh, 0, run.records);
 	qt_expect_consumer(sh, 1, run.records);
+}
+
+/* The same with megabyte buffers: each consumer dawdles over every buffer or every other one. */
+static void test_slow_consumers_big_buffers(void **state)
+{
+	struct qt_run run = {
+		.buf_bytes = 1024 * 1024,
+		.nbufs = 2,
+		.nconsumers = 2,
+		.records = 600000,  /* ~11 buffers */
+		.copts = {
+			{ .sleep_every = 1, .sleep_us = 10000 },
+			{ .sleep_every = 2, .sleep_us = 30000 },
+		},
+	};
+
+	memset(sh, 0, sizeof(*sh));
+	qt_run_stream(sh, &run, 9000);
+	qt_expect_consumer(sh, 0, run.records);
+	qt_expect_consumer(sh, 1, run.records);
+	qt_expect_released(sh, 2);
+}
+
+/* A queue placed on NUMA node 0 (every Linux machine has it) carries the stream as well. */
+static void test_placed_on_node_0(void **state)
+{
+	struct qt_run run = {
+		.buf_bytes = 64 * 1024,
+		.nbufs = 4,
+		.nconsumers = 2,
+		.records = 200000,
+		.place = true,
+		.node = 0,
+	};
+
+	memset(sh, 0, sizeof(*sh));
+	qt_run_stream(sh, &run, 9000);
+	qt_expect_consumer(sh, 0, run.records);
+	qt_expect_consumer(sh, 1, run.records);
+	qt_expect_released(sh, 2);
 }
 
 /* A stream that ends inside the first buffer: finish publishes the partial buffer. */
@@ -147,11 +247,16 @@ int main(void)
 		cmocka_unit_test(test_order_4k),
 		cmocka_unit_test(test_order_64k),
 		cmocka_unit_test(test_order_1m),
+		cmocka_unit_test(test_order_every_size),
 		cmocka_unit_test(test_wraparound),
 		cmocka_unit_test(test_wraparound_3_buffers),
 		cmocka_unit_test(test_two_consumers),
 		cmocka_unit_test(test_four_consumers),
+		cmocka_unit_test(test_eight_consumers),
+		cmocka_unit_test(test_late_attach),
 		cmocka_unit_test(test_slow_consumers),
+		cmocka_unit_test(test_slow_consumers_big_buffers),
+		cmocka_unit_test(test_placed_on_node_0),
 		cmocka_unit_test(test_partial_first_buffer),
 		cmocka_unit_test(test_empty_stream),
 		cmocka_unit_test(test_full_last_buffer),

@@ -47,6 +47,7 @@ static void test_defaults(void **state)
 	assert_string_equal(o.output, "");
 	assert_string_equal(o.modules, "");
 	assert_string_equal(o.backend, "");
+	assert_string_equal(o.numa, "");
 	assert_int_equal(o.workers, 1);
 	assert_int_equal(o.queue_mb, 4);
 	assert_false(o.verbose);
@@ -62,6 +63,7 @@ static void test_good_values(void **state)
 		{ "MNEMO_WORKERS", "8" },
 		{ "MNEMO_QUEUE_MB", "16" },
 		{ "MNEMO_BACKEND", "/opt/mnemo/bin/mnemo-backend" },
+		{ "MNEMO_NUMA", "off" },
 		{ "MNEMO_VERBOSE", "yes" },
 		{ "MNEMO_DISABLE", "Off" },
 		{ NULL },
@@ -73,6 +75,7 @@ static void test_good_values(void **state)
 	assert_string_equal(o.output, "/tmp/x.%p.yaml");
 	assert_string_equal(o.modules, "dependence");
 	assert_string_equal(o.backend, "/opt/mnemo/bin/mnemo-backend");
+	assert_string_equal(o.numa, "off");
 	assert_int_equal(o.workers, 8);
 	assert_int_equal(o.queue_mb, 16);
 	assert_true(o.verbose);
@@ -122,6 +125,43 @@ static void test_bad_values(void **state)
 	check_bad("MNEMO_QUEUE_MB", "4097", "MNEMO_QUEUE_MB: '4097' is out of range (1..1024)");
 	check_bad("MNEMO_VERBOSE", "maybe", "MNEMO_VERBOSE: 'maybe' is not a boolean (use 1 or 0)");
 	check_bad("MNEMO_DISABLE", "2", "MNEMO_DISABLE: '2' is not a boolean (use 1 or 0)");
+	check_bad("MNEMO_NUMA", "near",
+		  "MNEMO_NUMA: 'near' is not auto, off or a node number (0..1023)");
+	check_bad("MNEMO_NUMA", "1024",
+		  "MNEMO_NUMA: '1024' is not auto, off or a node number (0..1023)");
+	check_bad("MNEMO_NUMA", "-1",
+		  "MNEMO_NUMA: '-1' is not auto, off or a node number (0..1023)");
+}
+
+/* MNEMO_NUMA: auto (also empty), off, or a node number; a bad one keeps the default, auto. */
+static void test_numa(void **state)
+{
+	static const struct {
+		const char *val;
+		int ret, mode;
+	} cases[] = {
+		{ NULL, 0, MN_NUMA_AUTO },   { "", 0, MN_NUMA_AUTO },   { "auto", 0, MN_NUMA_AUTO },
+		{ "AUTO", 0, MN_NUMA_AUTO }, { "off", 0, MN_NUMA_OFF }, { "Off", 0, MN_NUMA_OFF },
+		{ "0", 0, 0 },               { "3", 0, 3 },             { "0007", 0, 7 },
+		{ "1023", 0, 1023 },         { "1024", -EINVAL, 0 },    { "9999999", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },        { " 1", -EINVAL, 0 },      { "1,2", -EINVAL, 0 },
+		{ "0x1", -EINVAL, 0 },       { "on", -EINVAL, 0 },      { "local", -EINVAL, 0 },
+	};
+	struct env e = { { { "MNEMO_NUMA", "x" }, { "MNEMO_VERBOSE", "1" }, { NULL } } };
+	struct mn_options o;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int mode = -100, ret = mn_options_numa(cases[i].val, &mode);
+
+		if (ret != cases[i].ret || (!ret && mode != cases[i].mode))
+			fail_msg("MNEMO_NUMA=%s: expected %d and mode %d, got %d and mode %d",
+				 cases[i].val ? cases[i].val : "(unset)", cases[i].ret,
+				 cases[i].mode, ret, mode);
+	}
+	assert_int_equal(read_env(&o, &e, err, sizeof(err)), -EINVAL);
+	assert_string_equal(o.numa, "");
+	assert_true(o.verbose);
 }
 
 /* A bad value keeps its default, every other option is still read, the first error is kept. */
@@ -273,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_bad_keeps_parsing),
 		cmocka_unit_test(test_bool_spellings),
+		cmocka_unit_test(test_numa),
 		cmocka_unit_test(test_output_path),
 		cmocka_unit_test(test_output_path_errors),
 		cmocka_unit_test(test_modules),

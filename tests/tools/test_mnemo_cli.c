@@ -508,6 +508,12 @@ static void test_run_option_errors(void **state)
 	expect_has(r.err, "mnemo: --queue-mb: expected a positive number, got 'lots'");
 	free_result(&r);
 
+	r = run_mnemo("run", "--numa", "1024", "/bin/sh", "-c", cmd, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err,
+		   "mnemo: --numa: expected auto, off or a node number (0..1023), got '1024'");
+	free_result(&r);
+
 	r = run_mnemo("run", "--frobnicate", "/bin/sh", NULL);
 	expect_exit(&r, 2);
 	expect_has(r.err, "mnemo: unknown option '--frobnicate'\nTry 'mnemo run --help'.");
@@ -557,12 +563,13 @@ static void test_run_environment(void **state)
 	struct result r;
 
 	/* The options become the runtime's variables; a written profile means no warning. */
-	r = run_mnemo("run", "-o", out, "-j", "3", "-m", "value-pattern", "--queue-mb", "8", "-v",
-		      "/bin/sh", "-c",
-		      "echo $MNEMO_WORKERS $MNEMO_MODULES $MNEMO_QUEUE_MB $MNEMO_VERBOSE; "
+	r = run_mnemo("run", "-o", out, "-j", "3", "-m", "value-pattern", "--queue-mb", "8",
+		      "--numa", "off", "-v", "/bin/sh", "-c",
+		      "echo $MNEMO_WORKERS $MNEMO_MODULES $MNEMO_QUEUE_MB $MNEMO_NUMA "
+		      "$MNEMO_VERBOSE; "
 		      "echo x > \"$MNEMO_OUTPUT\"", NULL);
 	expect_exit(&r, 0);
-	assert_string_equal(r.out, "3 value-pattern 8 1\n");
+	assert_string_equal(r.out, "3 value-pattern 8 off 1\n");
 	expect_has(r.err, "mnemo: MNEMO_OUTPUT=");
 	expect_has(r.err, "profile written to");
 	expect_lacks(r.err, "no profile was written");

@@ -1,0 +1,121 @@
+/*
+ * null: decodes every event of a dependence profiler's event set and discards it, keeping only a
+ * count per event kind.  It exists to measure what the frontend (instrumentation, callbacks, queue)
+ * and the backend's decode loop cost, with no analysis on top: the bench harness's "frontend cost"
+ * line is the slowdown under this module.  Schema: README.md.
+ *
+ * Each handler is one increment, so that the backend's share of the cost is decoding and dispatch,
+ * not the module.  The counts are exact: a test checks them against programs whose event counts
+ * are known by construction.
+ */
+#include <stdint.h>
+
+#include "module.h"
+
+enum kind {
+	LOAD,
+	STORE,
+	HEAP_ALLOC,
+	HEAP_FREE,
+	FUNC_ENTRY,
+	FUNC_EXIT,
+	LOOP_INVOKE,
+	LOOP_ITER,
+	LOOP_EXIT,
+	NKINDS,
+};
+
+/* In enum kind order: the section's keys, the catalogue's event names. */
+static const char *const kind_name[NKINDS] = {
+	"load", "store", "heap_alloc", "heap_free", "func_entry", "func_exit",
+	"loop_invoke", "loop_iter", "loop_exit",
+};
+
+struct null_state {
+	uint64_t count[NKINDS];
+};
+
+static void null_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	((struct null_state *)st)->count[LOAD]++;
+}
+
+static void null_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	((struct null_state *)st)->count[STORE]++;
+}
+
+static void null_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
+{
+	((struct null_state *)st)->count[HEAP_ALLOC]++;
+}
+
+static void null_heap_free(void *st, uint32_t site, uint64_t addr)
+{
+	((struct null_state *)st)->count[HEAP_FREE]++;
+}
+
+static void null_func_entry(void *st, uint32_t site)
+{
+	((struct null_state *)st)->count[FUNC_ENTRY]++;
+}
+
+static void null_func_exit(void *st, uint32_t site)
+{
+	((struct null_state *)st)->count[FUNC_EXIT]++;
+}
+
+static void null_loop_invoke(void *st, uint32_t site)
+{
+	((struct null_state *)st)->count[LOOP_INVOKE]++;
+}
+
+static void null_loop_iter(void *st, uint32_t site)
+{
+	((struct null_state *)st)->count[LOOP_ITER]++;
+}
+
+static void null_loop_exit(void *st, uint32_t site)
+{
+	((struct null_state *)st)->count[LOOP_EXIT]++;
+}
+
+static void null_merge(void *into_, void *from_)
+{
+	struct null_state *into = into_, *from = from_;
+
+	for (unsigned k = 0; k < NKINDS; k++)
+		into->count[k] += from->count[k];
+}
+
+static int null_emit(void *st, struct mn_prof *p)
+{
+	struct null_state *n = st;
+
+	mn_prof_map_begin(p);
+	mn_prof_key(p, "counts");
+	mn_prof_map_begin(p);
+	for (unsigned k = 0; k < NKINDS; k++)
+		mn_prof_kv_u64(p, kind_name[k], n->count[k]);
+	mn_prof_map_end(p);
+	mn_prof_map_end(p);
+	return 0;
+}
+
+const struct mn_module mn_module_null = {
+	.name = "null",
+	.doc = "counts events and discards them; measures the frontend and queue cost",
+	.state_size = sizeof(struct null_state),
+	.shard = MN_SHARD_NONE,
+	.load = null_load,
+	.store = null_store,
+	.heap_alloc = null_heap_alloc,
+	.heap_free = null_heap_free,
+	.func_entry = null_func_entry,
+	.func_exit = null_func_exit,
+	.loop_invoke = null_loop_invoke,
+	.loop_iter = null_loop_iter,
+	.loop_exit = null_loop_exit,
+	.merge = null_merge,
+	.emit = null_emit,
+};
