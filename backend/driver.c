@@ -10,6 +10,13 @@
  * rest of the buffer cannot be framed either: it is counted as corrupt and the buffer's decoding
  * stops.
  *
+ * Speed: under a cheap module (null: one counter per event) the decoder, not the program, sets the
+ * pace of most bench programs.  It took about 3.5 ns a record, most of it waiting on a chain of
+ * dependent loads from each record to the next (see dispatch()); breaking the chain was expected to
+ * halve that.  Measured: 2.6 to 2.8 ns a record (bench programs aos 19.5 s -> 13.1 s, linkedlist
+ * 3.1 s -> 2.4 s), with the decoders made once per buffer (decoding takes no branch) and the loop
+ * for one worker (no ownership tests) adding a little.
+ *
  * Data parallelism: struct mn_worker carries the ownership predicate of PROMPT's execute_if_mine.
  * Site-sharded modules own events by site id, address-sharded ones by address >> shard_shift, and
  * context events (function, loop, program) go to every worker.  With one worker it always owns.
@@ -18,6 +25,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,132 +58,205 @@ bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen)
 	return true;
 }
 
-/* execute_if_mine: does worker w own this shard key?  Always with one worker. */
+/* execute_if_mine: does worker w own this shard key? */
 static inline bool owns(const struct mn_worker *w, uint64_t key)
 {
-	return w->nworkers == 1 || key % w->nworkers == w->id;
+	return key % w->nworkers == w->id;
 }
 
 static inline bool owns_site(const struct mn_worker *w, uint64_t site)
 {
-	return w->nworkers == 1 || w->mod->shard != MN_SHARD_SITE || owns(w, site);
+	return w->mod->shard != MN_SHARD_SITE || owns(w, site);
 }
 
 static inline bool owns_addr(const struct mn_worker *w, uint64_t site, uint64_t addr)
 {
-	if (w->nworkers == 1)
-		return true;
 	if (w->mod->shard == MN_SHARD_ADDRESS)
 		return owns(w, addr >> w->mod->shard_shift);
 	return owns_site(w, site);
 }
 
-/* Calls the handler of event `code` for the record at rec; a NULL handler skips the event. */
-static inline void dispatch(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *rec,
-			    unsigned code)
-{
-	const struct mn_module *m = w->mod;
-	void *st = w->state;
+/*
+ * One event code's decoder, made from the wire format once per buffer: argument i is
+ * (rec[word[i]] >> shift[i]) & mask[i].  An argument not sent has word 0 and mask 0, so it decodes
+ * as 0, as mn_wire_get() says, and decoding takes no branch.
+ */
+struct decoder {
+	uint64_t mask[MN_WIRE_MAX_ARGS];
+	uint8_t word[MN_WIRE_MAX_ARGS];
+	uint8_t shift[MN_WIRE_MAX_ARGS];
+	uint8_t nwords;              /* record length; 0: the event is not sent */
+} __attribute__((aligned(64)));
 
-#define ARG(i) mn_wire_get(wire, rec, code, (i))
+/* The decoders of every byte value: those the wire sends, and length 0 for all others. */
+static void decoders_make(struct decoder dec[256], const struct mn_wire *wire)
+{
+	memset(dec, 0, 256 * sizeof(*dec));
+	for (unsigned c = 1; c < MN_WIRE_MAX_EVENTS; c++) {
+		struct decoder *d = &dec[c];
+
+		d->nwords = wire->nwords[c];
+		for (unsigned i = 0; i < MN_WIRE_MAX_ARGS; i++) {
+			const struct mn_wire_arg *a = &wire->arg[c][i];
+
+			if (!a->bits)
+				continue;
+			d->word[i] = a->word;
+			d->shift[i] = a->shift;
+			d->mask[i] = a->bits == 64 ? UINT64_MAX : (UINT64_C(1) << a->bits) - 1;
+		}
+	}
+}
+
+/*
+ * Calls m's handler of event `code` for the record at rec (a NULL handler skips the event), and
+ * returns the record's length.  With `sharded` false (one worker, which owns everything) the
+ * ownership tests compile away.
+ *
+ * Each case takes its decoder, and so the length, from dec[<its own code>], a constant address,
+ * not from dec[code]: the CPU predicts the jump to the case and goes on to the next record at once.
+ * Through dec[code] every record would wait for the one before (load word 0, look its length up,
+ * add, load the next word 0: about 13 cycles, most of the decoder's time).
+ */
+static inline __attribute__((always_inline)) size_t
+dispatch(const struct mn_module *m, void *st, const struct mn_worker *w, const struct decoder *dec,
+	 const uint64_t *rec, unsigned code, bool sharded)
+{
+	const struct decoder *d;
+
+#define ARG(i) ((rec[d->word[i]] >> d->shift[i]) & d->mask[i])
+#define MINE_ADDR(a) (!sharded || owns_addr(w, ARG(0), (a)))
 	switch (code) {
 	case MN_EV_LOAD:
-		if (m->load && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_LOAD];
+		if (m->load && MINE_ADDR(ARG(1)))
 			m->load(st, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3));
-		break;
+		return d->nwords;
 	case MN_EV_STORE:
-		if (m->store && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_STORE];
+		if (m->store && MINE_ADDR(ARG(1)))
 			m->store(st, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3));
-		break;
+		return d->nwords;
 	case MN_EV_POINTER_CREATE:
-		if (m->pointer_create && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_POINTER_CREATE];
+		if (m->pointer_create && MINE_ADDR(ARG(1)))
 			m->pointer_create(st, (uint32_t)ARG(0), ARG(1), (uint32_t)ARG(2));
-		break;
+		return d->nwords;
 	case MN_EV_HEAP_ALLOC:
-		if (m->heap_alloc && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_HEAP_ALLOC];
+		if (m->heap_alloc && MINE_ADDR(ARG(1)))
 			m->heap_alloc(st, (uint32_t)ARG(0), ARG(1), ARG(2));
-		break;
+		return d->nwords;
 	case MN_EV_HEAP_REALLOC:
+		d = &dec[MN_EV_HEAP_REALLOC];
 		/* Two addresses: the owner of either one hears of it. */
-		if (m->heap_realloc &&
-		    (owns_addr(w, ARG(0), ARG(1)) || owns_addr(w, ARG(0), ARG(2))))
+		if (m->heap_realloc && (MINE_ADDR(ARG(1)) || MINE_ADDR(ARG(2))))
 			m->heap_realloc(st, (uint32_t)ARG(0), ARG(1), ARG(2), ARG(3));
-		break;
+		return d->nwords;
 	case MN_EV_HEAP_FREE:
-		if (m->heap_free && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_HEAP_FREE];
+		if (m->heap_free && MINE_ADDR(ARG(1)))
 			m->heap_free(st, (uint32_t)ARG(0), ARG(1));
-		break;
+		return d->nwords;
 	case MN_EV_STACK_ALLOC:
-		if (m->stack_alloc && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_STACK_ALLOC];
+		if (m->stack_alloc && MINE_ADDR(ARG(1)))
 			m->stack_alloc(st, (uint32_t)ARG(0), ARG(1), ARG(2));
-		break;
+		return d->nwords;
 	case MN_EV_STACK_FREE:
-		if (m->stack_free && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_STACK_FREE];
+		if (m->stack_free && MINE_ADDR(ARG(1)))
 			m->stack_free(st, (uint32_t)ARG(0), ARG(1));
-		break;
+		return d->nwords;
 	case MN_EV_GLOBAL:
-		if (m->global && owns_addr(w, ARG(0), ARG(1)))
+		d = &dec[MN_EV_GLOBAL];
+		if (m->global && MINE_ADDR(ARG(1)))
 			m->global(st, (uint32_t)ARG(0), ARG(1), ARG(2));
-		break;
+		return d->nwords;
 	/* Context events reach every worker: each keeps its own context (PROMPT 5.3). */
 	case MN_EV_FUNC_ENTRY:
+		d = &dec[MN_EV_FUNC_ENTRY];
 		if (m->func_entry)
 			m->func_entry(st, (uint32_t)ARG(0));
-		break;
+		return d->nwords;
 	case MN_EV_FUNC_EXIT:
+		d = &dec[MN_EV_FUNC_EXIT];
 		if (m->func_exit)
 			m->func_exit(st, (uint32_t)ARG(0));
-		break;
+		return d->nwords;
 	case MN_EV_LOOP_INVOKE:
+		d = &dec[MN_EV_LOOP_INVOKE];
 		if (m->loop_invoke)
 			m->loop_invoke(st, (uint32_t)ARG(0));
-		break;
+		return d->nwords;
 	case MN_EV_LOOP_ITER:
+		d = &dec[MN_EV_LOOP_ITER];
 		if (m->loop_iter)
 			m->loop_iter(st, (uint32_t)ARG(0));
-		break;
+		return d->nwords;
 	case MN_EV_LOOP_EXIT:
+		d = &dec[MN_EV_LOOP_EXIT];
 		if (m->loop_exit)
 			m->loop_exit(st, (uint32_t)ARG(0));
-		break;
+		return d->nwords;
 	case MN_EV_PROGRAM_START:
+		d = &dec[MN_EV_PROGRAM_START];
 		if (m->program_start)
 			m->program_start(st, (uint32_t)ARG(0));
-		break;
+		return d->nwords;
 	case MN_EV_PROGRAM_END:
+		d = &dec[MN_EV_PROGRAM_END];
 		if (m->program_end)
 			m->program_end(st, (uint32_t)ARG(0), (uint32_t)ARG(1));
-		break;
-	default:
-		break;   /* a code the catalogue added after this backend was built */
+		return d->nwords;
+	default:   /* a code the catalogue added after this backend was built */
+		return dec[code].nwords;
 	}
+#undef MINE_ADDR
 #undef ARG
+}
+
+/* The decode loop, instantiated with and without sharding (mn_worker_run()). */
+static inline __attribute__((always_inline)) void
+run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_t nwords,
+    struct mn_decode_stats *st, bool sharded)
+{
+	/* A copy that no handler can change, so its pointers stay in registers across the calls. */
+	const struct mn_module m = *w->mod;
+	void *state = w->state;
+	uint64_t events = 0;
+	size_t i = 0;
+
+	while (i < nwords) {
+		const uint64_t *rec = words + i;
+		unsigned code = (unsigned)(rec[0] & 0xff);
+
+		/* One test for the rare cases: a zero word (code 0 has length 0), a code the wire does
+		 * not send, a record running past the end. */
+		if (__builtin_expect((size_t)dec[code].nwords - 1 >= nwords - i, 0)) {
+			if (!rec[0]) {
+				i++;   /* unwritten space */
+				continue;
+			}
+			st->corrupt++;
+			break;
+		}
+		i += dispatch(&m, state, w, dec, rec, code, sharded);
+		events++;
+	}
+	st->events += events;
 }
 
 void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *words,
 		   size_t nwords, struct mn_decode_stats *st)
 {
-	size_t i = 0;
-	uint64_t events = 0;
+	struct decoder dec[256];   /* by the low byte of word 0: every byte value has an entry */
 
-	while (i < nwords) {
-		uint64_t w0 = words[i];
-		unsigned code = (unsigned)(w0 & 0xff), n;
-
-		if (!w0) {
-			i++;   /* unwritten space */
-			continue;
-		}
-		n = code < MN_WIRE_MAX_EVENTS ? wire->nwords[code] : 0;
-		if (!n || n > nwords - i) {
-			st->corrupt++;
-			break;
-		}
-		dispatch(w, wire, words + i, code);
-		events++;
-		i += n;
-	}
-	st->events += events;
+	decoders_make(dec, wire);
+	if (w->nworkers == 1)
+		run(w, dec, words, nwords, st, false);
+	else
+		run(w, dec, words, nwords, st, true);
 }
 
 void mn_word_wake(uint32_t *w)

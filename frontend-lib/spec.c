@@ -819,6 +819,7 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 		 const struct mn_module_spec *const *m, unsigned n, struct mn_spec_error *err)
 {
 	struct mn_wire out;
+	unsigned longest = 0;   /* words of the longest record */
 
 	memset(&out, 0, sizeof(out));
 	for (unsigned e = 0; e < c->nevents; e++) {
@@ -860,7 +861,20 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 			fill[k] += bits;
 		}
 		out.nwords[ev->code] = (uint8_t)nwords;
+		longest = nwords > longest ? nwords : longest;
 	}
+	/*
+	 * Fixed 16-byte records when the longest is 2 words: 1-word records get a zero word 1.  The
+	 * backend then decodes 8 to 10% faster (a record never straddles a cache line), for 8 more
+	 * bytes per 1-word event, which the producer, faster than the backend, affords.  Measured with
+	 * the null module's events less the heap ones (loads, stores, function and loop events) on the
+	 * bench programs aos and linkedlist.  Longer records stay variable: padding a 2-word load to 3
+	 * costs more than it could save.
+	 */
+	if (longest == 2)
+		for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++)
+			if (out.nwords[code] == 1)
+				out.nwords[code] = 2;
 	*w = out;
 	return 0;
 }

@@ -18,7 +18,9 @@
  * when the catalogue gives it one: the backend shards by site and must see it on every event.  The
  * record is the 8-bit event code in bits 0..7 of word 0, then each sent argument in catalogue
  * order, placed first fit: into the first word with at least `bits` free bits above the ones
- * already used, or a new word; words fill from bit 0 up, at most MN_WIRE_MAX_WORDS words.
+ * already used, or a new word; words fill from bit 0 up, at most MN_WIRE_MAX_WORDS words.  When
+ * the longest record is 2 words, every record is 2 words (fixed 16-byte records: a 1-word record
+ * gets a zero word 1), which the backend decodes faster.
  *
  * Functions returning int return 0 or -errno: -EINVAL when a file is invalid, -ENOMEM, or the
  * errno of a failed open or read.  On failure they fill err->msg with one line,

@@ -309,13 +309,18 @@ static void put_layout(const struct gen *g, const struct mn_spec_event *ev)
 	if (n)
 		fputs(".\n", f);
 	for (unsigned k = 0; k < nwords; k++) {
+		bool empty = k > 0;
+
 		fprintf(f, " *   w%u: %s", k, k ? "" : "[0..7] code");
 		/* The arguments of a word sit in catalogue order, at increasing shifts. */
-		for (unsigned a = 0; a < ev->nargs; a++)
-			if (wa[a].bits && wa[a].word == k)
+		for (unsigned a = 0; a < ev->nargs; a++) {
+			if (wa[a].bits && wa[a].word == k) {
 				fprintf(f, "%s[%u..%u] %s", wa[a].shift ? " | " : "", wa[a].shift,
 					wa[a].shift + wa[a].bits - 1, ev->arg[a].name);
-		fputc('\n', f);
+				empty = false;
+			}
+		}
+		fputs(empty ? "0 (padding: fixed 16-byte records)\n" : "\n", f);
 	}
 	fputs(" */\n", f);
 }
@@ -353,6 +358,8 @@ static void put_callback(const struct gen *g, const struct abi_entry *e)
 			if (wa[a].shift)
 				fprintf(f, " << %u", wa[a].shift);
 		}
+		if (first)
+			fputs("0", f);   /* padding: fixed 16-byte records (spec.h) */
 		fputs(";\n", f);
 	}
 	fprintf(f, "\tmn_queue_push(w, %u);\n}\n", nwords);

@@ -17,7 +17,8 @@
  *
  * The x86-64 mapping, for readers of the generated code: acquire loads and release stores are plain
  * movs (TSO gives them for free), read-modify-writes are lock-prefixed (full barriers), a seq_cst
- * fence is mfence, the stream fence is sfence, and the signal fence emits nothing.
+ * fence is mfence, the stream fence is sfence, and the signal fence and the signal-ordered accesses
+ * emit nothing beyond the access itself.
  */
 #ifndef MNEMO_BARRIER_H
 #define MNEMO_BARRIER_H
@@ -58,9 +59,21 @@
 
 /*
  * Compiler-only barrier: orders this thread's accesses as seen by a signal handler running on the
- * same thread.  Emits no instruction.
+ * same thread.  Emits no instruction, but pins every load and store of the code around it (values
+ * are reloaded after it, nothing moves across it): for cold paths.
  */
 #define mn_signal_fence()         __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * Signal-ordered accesses, for hot paths: a plain load or store (volatile) that the compiler emits
+ * exactly where it is written, neither cached in a register, merged nor moved across another
+ * signal-ordered access or a streaming store (mn_stream_store64() in queue.h), so a signal handler
+ * on the same thread sees these accesses in program order (Clang and GCC keep volatile accesses and
+ * asm volatile statements in order).  Unlike mn_signal_fence(), the other loads and stores around
+ * them stay free to move.  No ordering at all for other threads.
+ */
+#define mn_load_signal(p)         (*(__typeof__(*(p)) volatile *)(p))
+#define mn_store_signal(p, v)     (*(__typeof__(*(p)) volatile *)(p) = (v))
 
 /*
  * Streaming-store fence (sfence).  x86 non-temporal stores (movnti, see mn_stream_store64() in

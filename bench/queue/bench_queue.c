@@ -2,7 +2,7 @@
  * bench-queue: the Mnemo queue at the throughput limit (issue "[2 of 9] Queue at the throughput
  * limit"; PROMPT section 5.2 and Table 10).
  *
- *   bench-queue RECORDING [-n EVENTS] [-r REPEATS] [-b MIB] [-k NBUFS]
+ *   bench-queue RECORDING [-n EVENTS] [-r REPEATS] [-b MIB] [-k NBUFS] [-v]
  *
  * Replays a recorded event stream (recording.h, made by mnemo-record from a real run) until EVENTS
  * events (default 100 million) have moved from this process to consumer processes, through:
@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,6 +112,7 @@ static void load_recording(struct stream *st, const char *path)
 {
 	struct mn_rec_header h;
 	size_t bytes, got = 0;
+	uint64_t total = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
@@ -155,7 +157,6 @@ static void load_recording(struct stream *st, const char *path)
 		st->max_len = n > st->max_len ? n : st->max_len;
 		i += n;
 	}
-	uint64_t total = 0;
 	for (unsigned c = 0; c < MN_WIRE_MAX_EVENTS; c++)
 		total += st->count[c];
 	if (total != st->nevents)
@@ -257,10 +258,12 @@ static void watchdog(int sig)
 {
 	static const char msg[] = PROG ": a row did not finish in its time limit; giving up\n";
 
+	ssize_t n;
+
 	for (unsigned i = 0; i < nkids; i++)
 		kill(kids[i], SIGKILL);
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
 	_exit(1);
 }
 
@@ -277,7 +280,9 @@ static pid_t fork_consumer(void)
 
 static void consumer_ready(void)
 {
-	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_RELEASE);
+	/* This consumer is attached (and its queue handle set up) before the producer starts the
+	 * clock; pairs with the acquire load in wait_ready(). */
+	mn_fetch_add_release(&sh->ready, 1);
 }
 
 static void consumer_done(unsigned i, uint64_t words, uint64_t sum, int ok)
@@ -292,7 +297,8 @@ static void consumer_done(unsigned i, uint64_t words, uint64_t sum, int ok)
 /* Waits until n consumers are ready: they are attached, so the clock can start. */
 static void wait_ready(unsigned n)
 {
-	while (__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE) < n)
+	/* Pairs with the release in consumer_ready(). */
+	while (mn_load_acquire(&sh->ready) < n)
 		usleep(100);
 }
 
@@ -347,15 +353,15 @@ static uint64_t fold(const uint64_t *w, size_t n)
 	return s;
 }
 
+/* Consumer i: reads every word of every buffer; times its calls (4 clock reads a buffer). */
 static void mnemo_consumer(int fd, unsigned i)
 {
 	struct mn_queue *q;
 	const uint64_t *w;
 	uint64_t words = 0, sum = 0;
+	double t0, t1, t2, t3, pop = 0, rd = 0, rel = 0;
 	size_t n;
 	int r;
-
-	double t0, t1, t2, t3, pop = 0, rd = 0, rel = 0;
 
 	if (mn_queue_attach(&q, fd, i))
 		_exit(1);
@@ -442,11 +448,17 @@ static double run_mnemo(const struct config *cfg, const struct stream *st, const
 
 /* ---- The limit: the same stores, nobody reading ---------------------------------------------- */
 
-/* Like mn_queue_push() without a queue: the cursor in a register, wrapping at the end. */
+/*
+ * Like mn_queue_push() without a queue: the cursor in a register, wrapping at the end.  The wrap
+ * is a branch, predicted not taken (the empty volatile asm keeps the compiler from making it a
+ * conditional move, which would put three dependent instructions on the cursor each record).
+ */
 #define PUT_LIMIT_N(p, m)                                                                          \
 	do {                                                                                       \
-		if (c + (m) > end)                                                                 \
+		if (__builtin_expect(c + (m) > end, 0)) {                                          \
+			__asm__ volatile("");                                                      \
 			c = base;                                                                  \
+		}                                                                                  \
 		for (unsigned i_ = 0; i_ < (m); i_++)                                              \
 			mn_stream_store64(c + i_, (p)[i_]);                                        \
 		c += (m);                                                                          \
@@ -559,7 +571,7 @@ static void ck_consumer(struct ck_shared *cs)
 static __attribute__((noinline)) void produce_ck(const struct stream *st, const struct plan *pl,
 						 struct ck_shared *cs)
 {
-	static const uint64_t end_mark[SLOT_WORDS];
+	static const uint64_t end_mark[SLOT_WORDS];   /* all zero: no record starts with 0 */
 
 	REPLAY(st, pl, PUT_CK);
 	PUT_CK(end_mark, 1);
@@ -592,6 +604,10 @@ static double run_ck(const struct config *cfg, const struct stream *st, const st
 
 /* ---- Mutex and condition variables, one record per lock ------------------------------------- */
 
+/*
+ * The plain way: one process-shared mutex over the whole ring, a record per lock, and a condition
+ * variable per direction, signalled only when the other side said it may be waiting.
+ */
 struct mutex_ring {
 	pthread_mutex_t lock;
 	pthread_cond_t nonempty, nonfull;
@@ -658,7 +674,7 @@ static void mutex_consumer(struct mutex_ring *m)
 static __attribute__((noinline)) void produce_mutex(const struct stream *st, const struct plan *pl,
 						    struct mutex_ring *m)
 {
-	static const uint64_t end_mark[SLOT_WORDS];
+	static const uint64_t end_mark[SLOT_WORDS];   /* all zero: no record starts with 0 */
 
 	REPLAY(st, pl, PUT_MUTEX);
 	PUT_MUTEX(end_mark, 1);
@@ -713,6 +729,7 @@ struct row {
 	double best;           /* fastest run, seconds; 0 before the first */
 	bool bad;              /* some run's consumers got other data than was sent */
 	double produce;        /* the fastest run's producer seconds, for -v */
+	double cpu;            /* and the CPU seconds of all its processes */
 	struct consumer_result c0;  /* and its consumer 0 */
 };
 
@@ -737,10 +754,23 @@ static bool check(const struct row *r, const struct expect *x, const struct plan
 	return true;
 }
 
+/* CPU seconds of this process and of its reaped children, so far. */
+static double cpu_seconds(void)
+{
+	struct rusage self, kids;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+			kids.ru_stime.tv_sec) +
+	       (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
+			kids.ru_stime.tv_usec) / 1e6;
+}
+
 static void run_row(struct row *r, const struct config *cfg, const struct stream *st,
 		    const struct plan *pl, const struct expect *x)
 {
-	double t;
+	double t, cpu0 = cpu_seconds();
 
 	memset(sh, 0, sizeof(*sh));
 	nkids = 0;
@@ -760,6 +790,7 @@ static void run_row(struct row *r, const struct config *cfg, const struct stream
 	if (!r->best || t < r->best) {
 		r->best = t;
 		r->produce = produce_seconds;
+		r->cpu = cpu_seconds() - cpu0;
 		r->c0 = sh->c[0];
 	}
 }
@@ -884,18 +915,21 @@ static void print_formats(const struct expect *x, const struct plan *pl)
 
 static void print_times(void)
 {
-	printf("\n%-27s %9s %8s %9s %9s %9s %9s\n", "where the time went (s)", "consumers", "total",
-	       "producer", "c0 pop", "c0 read", "c0 rel.");
+	printf("\n%-27s %9s %8s %6s %9s %9s %9s %9s\n", "where the time went (s)", "consumers",
+	       "total", "cores", "producer", "c0 pop", "c0 read", "c0 rel.");
 	for (unsigned i = 0; i < NROWS; i++) {
 		const struct row *r = &rows[i];
 
 		if (r->bad || !r->best)
 			continue;
-		printf("%-27s %9u %8.3f %9.3f", r->name, r->consumers, r->best, r->produce);
+		printf("%-27s %9u %8.3f %6.2f %9.3f", r->name, r->consumers, r->best,
+		       r->cpu / r->best, r->produce);
 		if (r->mech == MECH_MNEMO)
 			printf(" %9.3f %9.3f %9.3f", r->c0.pop, r->c0.read, r->c0.release);
 		printf("\n");
 	}
+	printf("cores: CPU seconds of all the row's processes over its seconds (at most 2 here); "
+	       "below 1.5 for a two-process row, the two shared a core much of the time.\n");
 }
 
 static void print_targets(void)

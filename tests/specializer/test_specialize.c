@@ -398,9 +398,59 @@ static void test_site_always_sent(void **state)
 	expect_wire_arg(&w, code_of(c, "load"), 0, 0, 8, 32);
 	expect_wire_arg(&w, code_of(c, "load"), 1, 0, 0, 0);
 	expect_wire_arg(&w, code_of(c, "load"), 2, 1, 0, 64);
-	assert_int_equal(w.nwords[code_of(c, "loop_iter")], 1);
+	/* 2 words, not 1: the longest record is 2 words, so every record is (fixed 16 bytes). */
+	assert_int_equal(w.nwords[code_of(c, "loop_iter")], 2);
 	expect_wire_arg(&w, code_of(c, "loop_iter"), 0, 0, 8, 32);
 	mn_spec_catalogue_free(c);
+}
+
+/*
+ * Fixed 16-byte records: when the longest record is 2 words, the 1-word ones are padded to 2 (and
+ * the callback writes a zero word 1); when it is 3, they stay 1 word; when every record is 1 word,
+ * nothing is padded.
+ */
+static void test_fixed_16_byte_records(void **state)
+{
+	struct fixture *fx = *state;
+	const char *paths[1];
+	char path[256], text[32768];
+	struct mn_catalogue *c;
+	struct mn_wire w;
+	struct run r;
+
+	paths[0] = write_spec(fx, "deps", "module: deps\ndoc: d\nevents:\n"
+			      "  load: [site, address, size]\n  store: [site, address]\n"
+			      "  func_entry: []\n  loop_iter: []\n");
+	pack(&w, &c, 1, paths);
+	assert_int_equal(w.nwords[code_of(c, "load")], 2);
+	assert_int_equal(w.nwords[code_of(c, "store")], 2);
+	assert_int_equal(w.nwords[code_of(c, "func_entry")], 2);
+	assert_int_equal(w.nwords[code_of(c, "loop_iter")], 2);
+	expect_wire_arg(&w, code_of(c, "loop_iter"), 0, 0, 8, 32);
+	mn_spec_catalogue_free(c);
+
+	paths[0] = write_spec(fx, "deps3", "module: deps3\ndoc: d\nevents:\n"
+			      "  load: [site, address, value]\n  loop_iter: []\n");
+	pack(&w, &c, 1, paths);
+	assert_int_equal(w.nwords[code_of(c, "load")], 3);
+	assert_int_equal(w.nwords[code_of(c, "loop_iter")], 1);
+	mn_spec_catalogue_free(c);
+
+	paths[0] = write_spec(fx, "calls", "module: calls\ndoc: d\nevents:\n"
+			      "  func_entry: []\n  func_exit: []\n");
+	pack(&w, &c, 1, paths);
+	assert_int_equal(w.nwords[code_of(c, "func_entry")], 1);
+	assert_int_equal(w.nwords[code_of(c, "func_exit")], 1);
+	mn_spec_catalogue_free(c);
+
+	specialize(fx, &r, fx->modules, "deps");
+	expect_ok(&r);
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	read_file(path, text, sizeof(text));
+	expect_contains("callbacks.c", text,
+			"MN_ENTRY void __mnemo_loop_iter(uint32_t site)\n{\n\tuint64_t w[2];\n\n"
+			"\tw[0] = EV_LOOP_ITER | (uint64_t)site << 8;\n\tw[1] = 0;\n"
+			"\tmn_queue_push(w, 2);\n}\n");
 }
 
 /* Two modules: each event carries the union of what they list. */
@@ -852,6 +902,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list_and_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_load_args, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_site_always_sent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fixed_16_byte_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_union_of_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unpackable, setup, teardown),
