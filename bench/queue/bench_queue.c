@@ -717,6 +717,65 @@ static double run_mutex(const struct config *cfg, const struct stream *st, const
 	return end - t0;
 }
 
+/* ---- The machine: how far apart its first two CPUs are ------------------------------------- */
+
+/*
+ * Round trip of one cache line between CPU 0 and CPU 1 (two processes, pinned for this only), in
+ * ns, best of 3 runs of 20000; 0 when there is no second CPU or pinning fails.  ck_ring and the
+ * mutex ring hand cache lines across every few records, the Mnemo queue once a buffer.  It is
+ * slow when another process holds either CPU (pinned, the thread waits its turn), and on a
+ * virtual machine it changes with where the host runs the two virtual CPUs.
+ */
+static double round_trip_ns(void)
+{
+	enum { TRIPS = 20000 };
+	uint64_t *line = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			      0);
+	cpu_set_t old, one;
+	double best = 0;
+	pid_t pid;
+
+	if (line == MAP_FAILED || sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
+	    sched_getaffinity(0, sizeof(old), &old) || !CPU_ISSET(0, &old) || !CPU_ISSET(1, &old))
+		goto out;
+	pid = fork();
+	if (pid == 0) {
+		CPU_ZERO(&one);
+		CPU_SET(1, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+		for (uint64_t i = 1; i <= 3 * TRIPS; i++) {
+			/* Pairs with the parent's release store of the odd value. */
+			while (mn_load_acquire(line) != 2 * i - 1)
+				mn_cpu_relax();
+			mn_store_release(line, 2 * i);
+		}
+		_exit(0);
+	}
+	if (pid < 0)
+		goto out;
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	for (uint64_t run = 0, i = 1; run < 3; run++) {
+		double t0 = now(), t;
+
+		for (uint64_t end = i + TRIPS; i < end; i++) {
+			mn_store_release(line, 2 * i - 1);
+			/* Pairs with the child's release store of the even value. */
+			while (mn_load_acquire(line) != 2 * i)
+				mn_cpu_relax();
+		}
+		t = (now() - t0) / TRIPS * 1e9;
+		best = !best || t < best ? t : best;
+	}
+	waitpid(pid, NULL, 0);
+	sched_setaffinity(0, sizeof(old), &old);
+out:
+	if (line != MAP_FAILED)
+		munmap(line, 4096);
+	return best;
+}
+
 /* ---- Rows, checks and the tables ------------------------------------------------------------- */
 
 enum mech { MECH_MNEMO, MECH_CK, MECH_MUTEX, MECH_LIMIT };
@@ -848,10 +907,17 @@ static void print_header(const struct config *cfg, const struct stream *st, cons
 	       (double)st->nwords * 8 / 1e6, (double)pl->events / (double)st->nevents, cfg->repeats,
 	       cfg->repeats > 1 ? "s" : "");
 	printf("mix:");
-	for (unsigned k = 0; k < MN_WIRE_MAX_EVENTS; k++)
-		if (st->count[k])
-			printf(" %s %.1f%%", event_name[k] ? event_name[k] : "?",
-			       100.0 * (double)st->count[k] / (double)st->nevents);
+	for (unsigned k = 0; k < MN_WIRE_MAX_EVENTS; k++) {
+		double pct = 100.0 * (double)st->count[k] / (double)st->nevents;
+
+		if (!st->count[k])
+			continue;
+		printf(" %s ", event_name[k] ? event_name[k] : "?");
+		if (pct >= 0.1)
+			printf("%.1f%%", pct);
+		else
+			printf("x%" PRIu64, st->count[k]);
+	}
 	printf("\nrecords: %.2f B on average, 8 to %u B (variable length, as recorded)\n",
 	       8.0 * (double)st->nwords / (double)st->nevents, 8 * st->max_len);
 	printf("Mnemo queue: %u buffers x %zu MiB.  ck_ring and the mutex ring: %u slots of 24 B, "
@@ -859,6 +925,8 @@ static void print_header(const struct config *cfg, const struct stream *st, cons
 	       cfg->buf_bytes >> 20, ring_slots(cfg));
 	printf("limit: the Mnemo producer's replay and stores (movnti) into a %zu MiB ring nobody "
 	       "reads.\n", (cfg->buf_bytes * cfg->nbufs) >> 20);
+	printf("cache line round trip between CPU 0 and CPU 1: %.0f ns (slower when either CPU is "
+	       "busy, or the host put them far apart)\n", round_trip_ns());
 }
 
 static void print_mechanisms(void)
@@ -1014,8 +1082,8 @@ int main(int argc, char **argv)
 	if (cfg.verbose)
 		print_times();
 	print_targets();
-	printf("\n(%ld cores, load average %.2f at start, %.2f at end; %s)\n",
-	       sysconf(_SC_NPROCESSORS_ONLN), load0, loadavg(),
+	printf("\n(%ld cores, load average %.2f at start, %.2f at end; cache line round trip %.0f "
+	       "ns at end; %s)\n", sysconf(_SC_NPROCESSORS_ONLN), load0, loadavg(), round_trip_ns(),
 	       bad ? "ERRORS above: some consumer got other data than was sent"
 		   : "every consumer got exactly the data sent");
 	return bad ? 1 : 0;
