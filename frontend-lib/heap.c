@@ -141,12 +141,7 @@ MN_VISIBLE void *memalign(size_t align, size_t size)
 /* In glibc 2.36 aligned_alloc is memalign (no stricter check of align). */
 MN_VISIBLE void *aligned_alloc(size_t align, size_t size)
 {
-	uint32_t site = take_site();
-	void *p = __libc_memalign(align, size);
-
-	if (p)
-		emit_alloc(site, p, size);
-	return p;
+	return memalign(align, size);
 }
 
 /* glibc's checks and results, errno included: EINVAL for a bad alignment, ENOMEM on failure. */

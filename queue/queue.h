@@ -113,6 +113,16 @@ static inline __attribute__((always_inline)) void mn_stream_store64(uint64_t *p,
 }
 
 /*
+ * True when n words fit at c in the buffer being filled: c lies in [mn_q_base, mn_q_end - n].  NULL
+ * cursors (another thread, a fork child, profiling off) never fit.
+ */
+static inline __attribute__((always_inline)) bool mn_queue_fits(const uint64_t *c, unsigned n)
+{
+	return (uintptr_t)c + 8u * n <= (uintptr_t)mn_load_signal(&mn_q_end) &&
+	       c >= mn_load_signal(&mn_q_base);
+}
+
+/*
  * Appends one record of n words, 1 <= n <= MN_WIRE_MAX_WORDS (n a compile-time constant in every
  * caller, so this unrolls).  Single producer; no atomic operation and no shared read on this path.
  *
@@ -142,15 +152,13 @@ static inline __attribute__((always_inline)) void mn_queue_push(const uint64_t *
 
 	__asm__("" : "+r"(cur));
 	c = mn_load_signal(cur);
-	if (__builtin_expect((uintptr_t)c + 8u * n > (uintptr_t)mn_load_signal(&mn_q_end) ||
-			     c < mn_load_signal(&mn_q_base), 0)) {
+	if (__builtin_expect(!mn_queue_fits(c, n), 0)) {
 		mn_queue_push_slow(words, n);
 		return;
 	}
 	mn_store_signal(cur, c + n);
 	/* A handler that ran since the load may have published this buffer (or ended the stream). */
-	if (__builtin_expect((uintptr_t)c + 8u * n > (uintptr_t)mn_load_signal(&mn_q_end) ||
-			     c < mn_load_signal(&mn_q_base), 0)) {
+	if (__builtin_expect(!mn_queue_fits(c, n), 0)) {
 		mn_queue_push_slow(words, n);
 		return;
 	}
