@@ -37,6 +37,7 @@
 
 #include "abi.h"
 #include "backend_internal.h"
+#include "pool.h"
 
 #ifndef MNEMO_VERSION
 #define MNEMO_VERSION "unknown"
@@ -159,11 +160,31 @@ struct backend {
 	char name[MN_MODULE_NAME_MAX + 1];   /* session.modules[index], NUL-terminated */
 	const struct mn_module *mod;          /* NULL: unknown, or failed and draining */
 	struct mn_run *run;
-	struct mn_worker worker;              /* one for now; see consume() */
-	bool initialized;                     /* worker.state passed init() */
+	struct mn_worker *workers;            /* [nworkers]: one module state each */
+	struct mn_decode_stats *wstats;       /* [nworkers]: what each one decoded */
+	unsigned nworkers;
+	unsigned ninit;                       /* workers[0..ninit) passed init() */
+	struct mn_pool *pool;                 /* nworkers - 1 threads; worker 0 is the main thread */
 	bool failed;                          /* the slot says FAILED */
-	struct mn_decode_stats stats;
+	struct mn_decode_stats stats;         /* what the stream held (worker 0's view) */
 };
+
+/* Finalizes and frees every worker's state, the workers and the pool. */
+static void workers_free(struct backend *b)
+{
+	mn_pool_destroy(b->pool);
+	b->pool = NULL;
+	for (unsigned i = 0; b->workers && i < b->nworkers; i++) {
+		if (i < b->ninit && b->mod->fini)
+			b->mod->fini(b->workers[i].state);
+		free(b->workers[i].state);
+	}
+	free(b->workers);
+	free(b->wstats);
+	b->workers = NULL;
+	b->wstats = NULL;
+	b->nworkers = b->ninit = 0;
+}
 
 /*
  * Marks this backend's slot FAILED with a reason and prints "mnemo-backend: <module>: <why>".
@@ -179,11 +200,8 @@ static void fail(struct backend *b, const char *fmt, ...)
 	vsnprintf(slot->why, sizeof(slot->why), fmt, ap);
 	va_end(ap);
 	mn_backend_msg("%s: %s", b->name[0] ? b->name : "(no module)", slot->why);
-	if (b->initialized && b->mod->fini)
-		b->mod->fini(b->worker.state);
-	b->initialized = false;
-	free(b->worker.state);
-	b->worker.state = NULL;
+	if (b->mod)
+		workers_free(b);
 	b->mod = NULL;
 	b->failed = true;
 	/* Publishes `why`; pairs with the acquire load in the leader's wait (leader.c). */
@@ -276,25 +294,74 @@ static void start_module(struct backend *b)
 			       s->site_count, b->run->count);
 
 	/*
-	 * One worker for now: data parallelism (session.workers > 1, PROMPT 4.2) is a later step.
-	 * It will start mn_run_workers() threads, each with its own state and id, all running
-	 * mn_worker_run() over every popped buffer, then fold them with merge() in worker order.
-	 * Until then workers > 1 is accepted and ignored.
+	 * Data parallelism (PROMPT 4.2): nworkers states, each fed every buffer by its own thread and
+	 * handling the events it owns (driver.c); merged in worker order at the end.  A module that
+	 * does not shard, or cannot merge, runs one worker whatever was asked.
 	 */
-	b->worker.mod = b->mod;
-	b->worker.id = 0;
-	b->worker.nworkers = 1;
-	b->worker.state = calloc(1, b->mod->state_size ? b->mod->state_size : 1);
-	if (!b->worker.state) {
-		fail(b, "cannot allocate its state: %s", strerror(ENOMEM));
+	unsigned n = mn_run_workers(b->run);
+	if (n > 1 && (b->mod->shard == MN_SHARD_NONE || !b->mod->merge)) {
+		if (s->verbose)
+			mn_backend_msg("%s: the module does not shard its events; running 1 worker, "
+				       "not %u", b->name, n);
+		n = 1;
+	}
+	b->workers = calloc(n, sizeof(*b->workers));
+	b->wstats = calloc(n, sizeof(*b->wstats));
+	if (!b->workers || !b->wstats) {
+		fail(b, "cannot allocate %u workers: %s", n, strerror(ENOMEM));
 		return;
 	}
-	err = b->mod->init ? b->mod->init(b->worker.state, b->run) : 0;
+	b->nworkers = n;
+	for (unsigned i = 0; i < n; i++) {
+		struct mn_worker *w = &b->workers[i];
+
+		*w = (struct mn_worker){ .mod = b->mod, .id = i, .nworkers = n };
+		w->state = calloc(1, b->mod->state_size ? b->mod->state_size : 1);
+		if (!w->state) {
+			fail(b, "cannot allocate its state: %s", strerror(ENOMEM));
+			return;
+		}
+		err = b->mod->init ? b->mod->init(w->state, b->run) : 0;
+		if (err) {
+			fail(b, "cannot start: %s", strerror(err < 0 ? -err : err));
+			return;
+		}
+		b->ninit = i + 1;
+	}
+	err = mn_pool_create(&b->pool, n - 1);
 	if (err) {
-		fail(b, "cannot start: %s", strerror(err < 0 ? -err : err));
+		fail(b, "cannot start %u worker threads: %s", n - 1, strerror(-err));
 		return;
 	}
-	b->initialized = true;
+}
+
+/* Worker i's share of one buffer: it decodes every record and handles the ones it owns. */
+struct job {
+	struct backend *b;
+	const uint64_t *words;
+	size_t n;
+};
+
+static void job_run(void *arg, unsigned i)
+{
+	const struct job *j = arg;
+
+	mn_worker_run(&j->b->workers[i], &j->b->s->wire, j->words, j->n, &j->b->wstats[i]);
+}
+
+/* Folds every worker into worker 0, in worker order, and frees them (not worker 0). */
+static void workers_merge(struct backend *b)
+{
+	for (unsigned i = 1; i < b->nworkers; i++) {
+		b->mod->merge(b->workers[0].state, b->workers[i].state);
+		if (b->mod->fini)
+			b->mod->fini(b->workers[i].state);
+		free(b->workers[i].state);
+		b->workers[i].state = NULL;
+	}
+	b->ninit = b->nworkers ? 1 : 0;
+	mn_pool_destroy(b->pool);
+	b->pool = NULL;
 }
 
 /* Pops every buffer until the stream ends; returns 0 or the queue's -errno. */
@@ -305,10 +372,19 @@ static int consume(struct backend *b)
 	int r;
 
 	while ((r = mn_queue_pop(b->q, &words, &n)) > 0) {
-		if (b->mod)
-			mn_worker_run(&b->worker, &b->s->wire, words, n, &b->stats);
+		if (b->mod && b->nworkers == 1) {
+			mn_worker_run(&b->workers[0], &b->s->wire, words, n, &b->wstats[0]);
+		} else if (b->mod) {
+			struct job j = { b, words, n };
+
+			/* Every worker is done with the buffer before it goes back to the queue. */
+			mn_pool_run(b->pool, job_run, &j);
+		}
 		mn_queue_release(b->q);
 	}
+	/* Every worker decoded the same records: worker 0 speaks for the stream. */
+	if (b->mod)
+		b->stats = b->wstats[0];
 	return r;
 }
 
@@ -350,7 +426,7 @@ static int write_section(struct backend *b, const char *path)
 	mn_prof_kv_u64(p, "corrupt", b->stats.corrupt);
 	mn_prof_key(p, "section");
 	if (b->mod->emit) {
-		err = b->mod->emit(b->worker.state, p);
+		err = b->mod->emit(b->workers[0].state, p);
 	} else {
 		mn_prof_map_begin(p);
 		mn_prof_map_end(p);
@@ -438,6 +514,8 @@ static int run_backend(int fd, unsigned index, int numa_node)
 	r = consume(&b);
 	ended_at = monotonic_now();
 	slot->events = b.stats.events;
+	if (!b.failed && b.mod)
+		workers_merge(&b);
 	if (r < 0 && !b.failed)
 		fail(&b, "cannot read the event queue: %s", strerror(-r));
 
@@ -462,11 +540,7 @@ static int run_backend(int fd, unsigned index, int numa_node)
 		/* Publishes the section file and events; pairs with the leader's acquire load. */
 		mn_store_release(&slot->state, MN_BACKEND_WRITTEN);
 		mn_word_wake(&slot->state);
-		if (b.mod->fini)
-			b.mod->fini(b.worker.state);
-		b.initialized = false;
-		free(b.worker.state);
-		b.worker.state = NULL;
+		workers_free(&b);
 	}
 
 	if (index == 0) {

@@ -56,7 +56,8 @@ const struct mn_module *mn_module_find(const char *name);
 /*
  * One worker: a module state and the share of the events it owns.  Data parallelism (PROMPT 4.2):
  * with N workers, every worker reads every record and handles those whose shard key it owns
- * (execute_if_mine); context events reach all.  Today the driver runs one worker (see driver.c).
+ * (execute_if_mine); context events reach all.  backend.c runs N of them (MNEMO_WORKERS) on a
+ * thread pool, one job per popped buffer, and merges them in worker order at the end.
  */
 struct mn_worker {
 	const struct mn_module *mod;

@@ -389,7 +389,8 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 		}
 	}
 	mn_prof_seq_end(p);
-	mn_prof_kv_i64(p, "pid", s->producer_pid);
+	if (!s->reproducible)
+		mn_prof_kv_i64(p, "pid", s->producer_pid);
 	mn_prof_key(p, "exit_status");
 	if (ended && !s->term_signal)
 		mn_prof_i64(p, s->exit_status);
@@ -400,13 +401,16 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 		mn_prof_i64(p, s->term_signal);
 	else
 		mn_prof_null(p);
-	mn_prof_key(p, "wall_seconds");
-	if (s->start_monotonic > 0)
-		wall = (ended ? s->end_monotonic : in->stream_end_monotonic) - s->start_monotonic;
-	if (wall >= 0)
-		mn_prof_f64(p, (double)(long long)(wall * 1e6 + 0.5) / 1e6);   /* microseconds */
-	else
-		mn_prof_null(p);
+	if (!s->reproducible) {
+		mn_prof_key(p, "wall_seconds");
+		if (s->start_monotonic > 0)
+			wall = (ended ? s->end_monotonic : in->stream_end_monotonic) -
+			       s->start_monotonic;
+		if (wall >= 0)
+			mn_prof_f64(p, (double)(long long)(wall * 1e6 + 0.5) / 1e6);   /* us */
+		else
+			mn_prof_null(p);
+	}
 	mn_prof_kv_u64(p, "events", events);
 	mn_prof_map_end(p);
 }
@@ -553,19 +557,21 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	mn_prof_key(p, "program");
 	write_program(p, in, ended, events);
 	/* What profiling cost, per backend process: the bench harness reads it. */
-	mn_prof_key(p, "backend");
-	mn_prof_map_begin(p);
-	for (unsigned i = 0; i < n; i++) {
-		if (!sec[i].ok || sec[i].duplicate)
-			continue;
-		mn_prof_key(p, names[i]);
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_u64(p, "events", sec[i].events);
-		mn_prof_kv_u64(p, "peak_rss_kib", sec[i].peak_rss_kib);
-		mn_prof_kv_f64(p, "cpu_seconds", (double)sec[i].cpu_us / 1e6);
+	if (!in->s->reproducible) {
+		mn_prof_key(p, "backend");
+		mn_prof_map_begin(p);
+		for (unsigned i = 0; i < n; i++) {
+			if (!sec[i].ok || sec[i].duplicate)
+				continue;
+			mn_prof_key(p, names[i]);
+			mn_prof_map_begin_flow(p);
+			mn_prof_kv_u64(p, "events", sec[i].events);
+			mn_prof_kv_u64(p, "peak_rss_kib", sec[i].peak_rss_kib);
+			mn_prof_kv_f64(p, "cpu_seconds", (double)sec[i].cpu_us / 1e6);
+			mn_prof_map_end(p);
+		}
 		mn_prof_map_end(p);
 	}
-	mn_prof_map_end(p);
 	mn_prof_kv_bool(p, "complete", r.len == 0);
 	if (r.len) {
 		mn_prof_kv_str(p, "incomplete_reason", r.buf);

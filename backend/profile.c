@@ -282,6 +282,16 @@ static bool is_one_of(const char *s, const char *const *words)
  * digit (after an optional sign or dot) followed only by characters numbers are made of.  libyaml
  * itself quotes what plain style cannot hold at all (indicators, ": ", leading spaces, ...).
  */
+/* Looks like a YAML number: optional sign, optional dot, then a digit. */
+static bool is_numeric(const char *s)
+{
+	if (*s == '-' || *s == '+')
+		s++;
+	if (*s == '.')
+		s++;
+	return *s >= '0' && *s <= '9';
+}
+
 bool mn_prof_str_needs_quotes(const char *s)
 {
 	static const char *const words[] = {
@@ -307,8 +317,14 @@ bool mn_prof_str_needs_quotes(const char *s)
 
 void mn_prof_key(struct mn_prof *p, const char *key)
 {
-	/* Plain; libyaml falls back to quotes itself if a key cannot be plain. */
-	scalar(p, true, key, YAML_PLAIN_SCALAR_STYLE);
+	/*
+	 * Plain (libyaml falls back to quotes itself if a key cannot be plain), except the words a
+	 * YAML reader would take for null or a boolean: a module named "null" must stay a string.
+	 * Numeric keys stay plain: site ids are written as keys and read back as numbers.
+	 */
+	bool word = mn_prof_str_needs_quotes(key) && !is_numeric(key);
+
+	scalar(p, true, key, word ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
 }
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when s does not start one. */

@@ -1157,6 +1157,7 @@ static int setup(int argc, char **argv)
 	s->nmodules = (uint32_t)nmod;
 	s->workers = opt.workers;
 	s->verbose = opt.verbose;
+	s->reproducible = opt.reproducible;
 	s->site_count = &__mnemo_site_count ? __mnemo_site_count : 0;
 	s->start_realtime = clock_seconds(CLOCK_REALTIME);
 	s->start_monotonic = clock_seconds(CLOCK_MONOTONIC);

@@ -54,7 +54,7 @@ struct mn_session {
 	uint32_t workers;                   /* worker threads per backend (MNEMO_WORKERS) */
 	uint32_t verbose;
 	uint32_t site_count;
-	uint32_t pad0;
+	uint32_t reproducible;              /* MNEMO_REPRODUCIBLE: no pid, times, resources */
 	double start_realtime;              /* CLOCK_REALTIME seconds at program start */
 	double start_monotonic;             /* CLOCK_MONOTONIC seconds at program start */
 	char output[MN_PATH_MAX];           /* final profile path */

@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,11 +45,15 @@ void print_run_help(FILE *out)
 	      "                       the program's node and binds the backends to it; a node\n"
 	      "                       number does the same with that node; off does neither.\n"
 	      "                       A no-op on a one-node machine (-v says so)\n"
+	      "      --reproducible   leave the pid, times and backend resources out of the\n"
+	      "                       profile and run PROGRAM without address randomization\n"
+	      "                       (as setarch -R), so two runs' profiles compare byte for\n"
+	      "                       byte\n"
 	      "  -v, --verbose        say what mnemo and the runtime do, on stderr\n"
 	      "  -h, --help           print this help\n"
 	      "\n"
-	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB, MNEMO_NUMA and\n"
-	      "MNEMO_VERBOSE for the program; `mnemo --help` lists every variable.\n"
+	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB, MNEMO_NUMA,\n"
+	      "MNEMO_REPRODUCIBLE and MNEMO_VERBOSE for the program; `mnemo --help` lists every variable.\n"
 	      "\n"
 	      "Example: mnemo run -o out.yaml -m value-pattern -- ./prog input.txt\n", out);
 }
@@ -241,12 +246,13 @@ int cmd_run(int argc, char **argv)
 		{ "modules", required_argument, NULL, 'm' },
 		{ "queue-mb", required_argument, NULL, 'Q' },
 		{ "numa", required_argument, NULL, 'N' },
+		{ "reproducible", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *modules = NULL, *workers = NULL, *queue_mb = NULL, *numa = NULL;
-	bool verbose = false, disabled;
+	bool verbose = false, reproducible = false, disabled;
 	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
 	struct sigaction old_int, old_quit, old_fwd[sizeof(forwarded) / sizeof(forwarded[0])];
 	sigset_t block, oldmask;
@@ -279,6 +285,9 @@ int cmd_run(int argc, char **argv)
 			check_numa(optarg);
 			numa = optarg;
 			break;
+		case 'R':
+			reproducible = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -310,6 +319,8 @@ int cmd_run(int argc, char **argv)
 		xsetenv("MNEMO_QUEUE_MB", queue_mb, verbose);
 	if (numa)
 		xsetenv("MNEMO_NUMA", numa, verbose);
+	if (reproducible)
+		xsetenv("MNEMO_REPRODUCIBLE", "1", verbose);
 	if (verbose)
 		xsetenv("MNEMO_VERBOSE", "1", verbose);
 	disabled = getenv("MNEMO_DISABLE") && strcmp(getenv("MNEMO_DISABLE"), "") &&
@@ -367,6 +378,15 @@ int cmd_run(int argc, char **argv)
 		while (read(gofd[0], &exec_err, 1) < 0 && errno == EINTR)
 			;
 		close(gofd[0]);
+		/* Addresses repeat only without address-space randomization (setarch -R does this). */
+		if (reproducible) {
+			int pers = personality(0xffffffff);
+
+			if (pers == -1 || personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1)
+				dprintf(STDERR_FILENO, "mnemo: --reproducible: cannot turn off address "
+					"randomization (%s); addresses in the profile may differ "
+					"between runs\n", strerror(errno));
+		}
 		execvp(prog, argv + optind);
 		exec_err = errno;
 		if (write(pipefd[1], &exec_err, sizeof(exec_err)) < 0)

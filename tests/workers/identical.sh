@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Data parallelism must not change a profile: every bench program, built for every module in the
+# build tree, runs with -j 1, -j 2 and -j 4 and --reproducible (no pid, times or resources in the
+# profile), and the three profiles must be identical byte for byte.  Inputs are small versions of
+# the bench's, so that each run takes well under a second; a bench program without an entry here
+# fails the test rather than being skipped.
+# Usage: identical.sh BUILD_DIR BENCH_PROGRAMS_DIR
+set -euo pipefail
+build=$1 programs=$2
+bin=$build/bin
+work=$(mktemp -d /tmp/mnemo-workers-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+small_args() {
+	case $1 in
+	aos) echo "3000 20" ;;
+	bintree) echo "12 3" ;;
+	graph) echo "3000 4" ;;
+	hashtable) echo "30000" ;;
+	histogram) echo "30000 4" ;;
+	linkedlist) echo "4000" ;;
+	matmul) echo "48" ;;
+	stencil) echo "64 6" ;;
+	*) return 1 ;;
+	esac
+}
+
+modules=$(ls "$build/share/mnemo/modules" | paste -sd, -)
+[ -n "$modules" ] || fail "no modules in $build/share/mnemo/modules"
+echo "modules: $modules"
+n=0
+for src in "$programs"/*.c; do
+	p=$(basename "$src" .c)
+	args=$(small_args "$p") || fail "bench program $p has no small input in $0: add one"
+	"$bin/mnemo-cc" -m "$modules" -O2 -g -I"$programs" "$src" -o "$work/$p"
+	"$work/$p" $args >"$work/$p.native"
+	for j in 1 2 4; do
+		"$bin/mnemo" run --reproducible -j $j -o "$work/$p.$j.yaml" "$work/$p" $args \
+			>"$work/$p.$j.out" || fail "$p -j $j: exit status $?"
+		cmp -s "$work/$p.native" "$work/$p.$j.out" || fail "$p -j $j: the program's output changed"
+		grep -q '^complete: true' "$work/$p.$j.yaml" || fail "$p -j $j: profile incomplete"
+	done
+	for j in 2 4; do
+		if ! cmp -s "$work/$p.1.yaml" "$work/$p.$j.yaml"; then
+			diff "$work/$p.1.yaml" "$work/$p.$j.yaml" | head -20 >&2
+			fail "$p: the profile with -j $j differs from -j 1"
+		fi
+	done
+	echo "$p ($args): -j 1, 2, 4 identical ($(wc -c <"$work/$p.1.yaml") bytes)"
+	n=$((n + 1))
+done
+[ "$n" -gt 0 ] || fail "no bench programs in $programs"
+echo "PASS: $n programs, modules $modules"
