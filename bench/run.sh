@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Mnemo bench harness: every bench program natively and under each module, side by side, in one run.
 #
-#   bench/run.sh [BUILD_DIR] [-m MODULES] [-p PROGRAMS] [-r REPEATS]
+#   bench/run.sh [BUILD_DIR] [-m MODULES] [-p PROGRAMS] [-r REPEATS] [-j WORKERS]
 #
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
 # second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
 # module, does), the "frontend cost" line: the geomean slowdown under null against its target, and
 # PASS or FAIL.  Each program's output under every module is checked to be byte-identical to its
 # native output (a difference fails the run).  Profiled times are the best of REPEATS runs
-# (default 1); native times, cheap and noisier in relative terms, the best of at least 3.
+# (default 1); native times, cheap and noisier in relative terms, the best of at least 3.  -j sets
+# the backend's worker threads (MNEMO_WORKERS; default 1).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -22,7 +23,8 @@ while [ $# -gt 0 ]; do
 	-m) modules=$2; shift 2 ;;
 	-p) programs=${2//,/ }; shift 2 ;;
 	-r) repeats=$2; shift 2 ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-j) export MNEMO_WORKERS=$2; shift 2 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$(cd "$1" && pwd); shift ;;
 	esac
@@ -52,17 +54,20 @@ best_time() {
 }
 field() { grep -o "$1: [0-9.]*" "$2" | head -n 1 | awk '{print $2}'; }
 
-printf '%-11s %8s' program native
+printf '%-11s %8s %8s' program native rss_MiB
 for m in $modules; do printf ' | %-14s %7s %8s %11s %10s %8s' "$m" seconds slowdown events events/s rss_MiB; done
 printf '\n'
-declare -A logsum
+declare -A logsum native_rss backend_rss
 n=0
 for p in $programs; do
 	src=$here/programs/$p.c
 	clang-19 -O2 -o "$work/$p.native" "$src"
 	native=$(best_time $((repeats > 3 ? repeats : 3)) "$work/$p.native")
 	cp "$work/out" "$work/$p.expected"
-	printf '%-11s %8s' "$p" "$native"
+	# The program's peak resident memory: what shadow memory is measured against.
+	/usr/bin/time -f %M -o "$work/$p.rss" "$work/$p.native" >/dev/null
+	native_rss[$p]=$(tail -n 1 "$work/$p.rss")
+	printf '%-11s %8s %8.1f' "$p" "$native" "$(echo "${native_rss[$p]} / 1024" | bc -l)"
 	for m in $modules; do
 		"$bin/mnemo-cc" -m "$m" -O2 -o "$work/$p.$m" "$src"
 		prof=$work/$p.$m.mnemo.yaml
@@ -74,6 +79,7 @@ for p in $programs; do
 		fi
 		events=$(field events "$prof")
 		rss=$(field peak_rss_kib "$prof")
+		backend_rss[$p.$m]=${rss:-0}
 		slow=$(echo "$secs / $native" | bc -l)
 		logsum[$m]=$(echo "${logsum[$m]:-0} + l($slow)" | bc -l)
 		printf ' | %-14s %7s %7.2fx %11s %10.3g %8.1f' "" "$secs" "$slow" "$events" \
@@ -82,7 +88,7 @@ for p in $programs; do
 	printf '\n'
 	n=$((n + 1))
 done
-printf '%-11s %8s' geomean ""
+printf '%-11s %8s %8s' geomean "" ""
 for m in $modules; do
 	printf ' | %-14s %7s %7.2fx %11s %10s %8s' "" "" "$(echo "e(${logsum[$m]} / $n)" | bc -l)" "" "" ""
 done
