@@ -101,4 +101,26 @@ if [ -n "${logsum[null]:-}" ]; then
 	printf 'frontend cost: %.2fx geomean slowdown under null (target <= %.1fx): %s\n' "$fc" \
 		"$frontend_target" "$([ "$(echo "$fc <= $frontend_target" | bc -l)" = 1 ] && echo PASS || echo FAIL)"
 fi
+# Shadow memory alone (issue "Backend components"): the shadow-cost module writes ratio bytes of
+# shadow per program byte it sees accessed; its backend's peak RSS above null's (the same backend,
+# queue and decoder without shadow) is what shadow memory cost, against ratio times the program's
+# own peak RSS plus a constant for page rounding and the tag table.
+if [ -n "${logsum[shadow-cost]:-}" ] && [ -n "${logsum[null]:-}" ]; then
+	shadow_const_kib=4096
+	printf 'shadow memory (shadow-cost backend RSS - null backend RSS, budget ratio x program RSS + %d MiB):\n' \
+		$((shadow_const_kib / 1024))
+	verdict=PASS
+	for p in $programs; do
+		prof=$work/$p.shadow-cost.mnemo.yaml
+		ratio=$(echo "$(field meta_bytes "$prof") / $(field granule_bytes "$prof")" | bc -l)
+		cost=$((backend_rss[$p.shadow-cost] - backend_rss[$p.null]))
+		budget=$(echo "$ratio * ${native_rss[$p]} + $shadow_const_kib" | bc -l)
+		ok=$([ "$(echo "$cost <= $budget" | bc -l)" = 1 ] && echo PASS || echo FAIL)
+		[ "$ok" = PASS ] || verdict=FAIL
+		printf '  %-11s program %8.1f MiB  shadow %8.1f MiB  ratio %s  budget %8.1f MiB  %s\n' "$p" \
+			"$(echo "${native_rss[$p]} / 1024" | bc -l)" "$(echo "$cost / 1024" | bc -l)" \
+			"$(printf '%g' "$ratio")" "$(echo "$budget / 1024" | bc -l)" "$ok"
+	done
+	echo "shadow memory within budget: $verdict"
+fi
 printf '(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"
