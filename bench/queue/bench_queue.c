@@ -118,7 +118,7 @@ static void load_recording(struct stream *st, const char *path)
 	if (fd < 0 || read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h))
 		die(path, fd < 0 ? strerror(errno) : "shorter than a recording header");
 	if (h.magic != MN_REC_MAGIC || h.version != MN_REC_VERSION || h.header != sizeof(h))
-		die(path, "not a recording of version 1 (bench/queue/recording.h)");
+		die(path, "not a recording of this version (bench/queue/recording.h, MN_REC_VERSION)");
 	if (!h.events || h.words > (SIZE_MAX >> 4))
 		die(path, "the recording holds no events");
 	bytes = (size_t)(h.words + SLOT_WORDS) * 8;

@@ -1,5 +1,6 @@
 /*
- * mnemo-record: records the event stream of a real profiled run for bench/queue to replay.
+ * mnemo-record: records the event stream of a real profiled run for bench/queue to replay (and
+ * bench/maps to mine for dependences).
  *
  * The runtime starts it in place of mnemo-backend (MNEMO_BACKEND=/path/to/mnemo-record) as
  * `mnemo-record --fd N --index 0 [--numa-node K]` (K is ignored).  It attaches to the queue as the
@@ -34,6 +35,7 @@
 struct recorder {
 	struct mn_session *s;
 	uint8_t nwords[MN_WIRE_MAX_EVENTS];
+	struct mn_wire_arg arg[MN_WIRE_MAX_EVENTS][MN_WIRE_MAX_ARGS];  /* for bench/maps */
 	uint64_t cap;             /* events to record */
 	uint64_t events;          /* events seen */
 	uint64_t recorded;        /* events written */
@@ -115,6 +117,7 @@ static int finish_file(struct recorder *r)
 
 	flush_out(r);
 	memcpy(h.nwords, r->nwords, sizeof(h.nwords));
+	memcpy(h.arg, r->arg, sizeof(h.arg));
 	err = r->err;
 	if (!err && (fseek(r->f, 0, SEEK_SET) || fwrite(&h, sizeof(h), 1, r->f) != 1))
 		err = errno ? errno : EIO;
@@ -186,6 +189,7 @@ static int record(int fd, unsigned index)
 	}
 	for (unsigned c = 0; !why[0] && c < MN_WIRE_MAX_EVENTS; c++) {
 		r.nwords[c] = r.s->wire.nwords[c];
+		memcpy(r.arg[c], r.s->wire.arg[c], sizeof(r.arg[c]));
 		if (r.nwords[c] > MN_WIRE_MAX_WORDS)
 			snprintf(why, sizeof(why), "corrupt wire format: event %u has %u words", c,
 				 r.nwords[c]);

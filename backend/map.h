@@ -1,0 +1,208 @@
+/*
+ * Reduction maps (PROMPT 4.1 and 5.3, Figure 5): what a module keeps its results in.  A map takes
+ * a 64-bit key (often two 32-bit ids packed with mn_map_key()) to one reduction of the values
+ * inserted with it: their count, sum, minimum or maximum, whether they were all the same, or the
+ * set of them up to a bound.
+ *
+ *	struct mn_map *deps;                              // in the module state
+ *	mn_map_create(&deps, MN_MAP_COUNT, 0, 1, 0);      // init: one pool thread, default buffer
+ *	mn_map_count_insert(deps, mn_map_key(src, dst));  // a handler: a few instructions
+ *	mn_map_merge(deps, other->deps);                  // merge: data-parallel workers
+ *	mn_map_foreach(deps, emit_one, p);                // emit: by increasing key
+ *	mn_map_destroy(deps);                             // fini
+ *
+ * Every insert is a reduction (commutative and associative), so nothing needs it applied at once,
+ * in order, or in one place.  A buffered map (threads >= 1) appends (key, value) to a buffer and
+ * returns; when the buffer fills, the map's pool threads reduce it in parallel, each part of it
+ * into its own table, while the module goes on filling the next buffer of a ring of four.  Any
+ * read (mn_map_get, mn_map_size, mn_map_foreach, mn_map_merge, mn_map_lost, mn_map_flush) first
+ * waits for that, reduces what is still buffered and folds the per-thread tables into one; the
+ * next read is then cheap until the next insert.  A map without threads reduces on the calling
+ * thread: unbuffered, each insert goes into its table at once; batched (a buffer of 2 or more
+ * entries), a full buffer is reduced in one go, which is faster.  Those are for the maps of
+ * data-parallel workers, whose threads already fill the cores.
+ *
+ * Threading: a map belongs to one thread, its owner, which makes every mn_map_* call on it.  Pool
+ * threads only ever touch the buffer they were handed and their own tables, and no lock is taken.
+ *
+ * Memory: a table that cannot grow keeps working at a higher load and, once full, drops inserts of
+ * new keys (inserts of the keys it holds still count).  mn_map_lost() says how many were dropped;
+ * a module reports that as an incomplete profile.  Nothing here aborts on a failed allocation.
+ */
+#ifndef MNEMO_MAP_H
+#define MNEMO_MAP_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mn_map;   /* opaque but for its head (below) */
+struct mn_pool;  /* pool.h */
+
+enum mn_map_kind {
+	MN_MAP_COUNT,   /* inserts of the key; the inserted values are ignored */
+	MN_MAP_SUM,     /* sum of the values, modulo 2^64 */
+	MN_MAP_MIN,     /* smallest value, as unsigned (insert v ^ INT64_MIN for signed order) */
+	MN_MAP_MAX,     /* largest value, as unsigned */
+	MN_MAP_CONST,   /* the value if every insert had the same one, else "varies" */
+	MN_MAP_SET,     /* up to k distinct values; past k, the k smallest and "overflow" */
+};
+
+/*
+ * MN_MAP_SET keeps, of a key's distinct values, the k smallest, and sets overflow once it has seen
+ * more than k: a bound on memory that, unlike "the first k seen", does not depend on the order of
+ * inserts or merges.  Its cost grows with k (a slot holds k values), so keep k small.
+ */
+#define MN_MAP_SET_MAX 64
+
+/* A key's reduction, as read by mn_map_get() and mn_map_foreach(). */
+struct mn_map_value {
+	uint64_t value;          /* COUNT, SUM, MIN, MAX; CONST unless varies (then 0); SET: 0 */
+	bool varies;             /* CONST: inserts had more than one value */
+	bool overflow;           /* SET: more than k distinct values were inserted */
+	unsigned n;              /* SET: values kept, min(k, distinct values) */
+	const uint64_t *values;  /* SET: those n values, ascending; valid until the next call */
+};
+
+static inline uint64_t mn_map_key(uint32_t hi, uint32_t lo)
+{
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint32_t mn_map_key_hi(uint64_t key)
+{
+	return (uint32_t)(key >> 32);
+}
+
+static inline uint32_t mn_map_key_lo(uint64_t key)
+{
+	return (uint32_t)key;
+}
+
+/* ---- Setup ----------------------------------------------------------------------------------- */
+
+/* Entries a buffer of a buffered map holds by default: 4 buffers of 16 bytes an entry, 4 MiB. */
+#define MN_MAP_BUFFER_DEFAULT 65536
+
+/*
+ * Makes an empty map of the given kind.  k is the bound of a MN_MAP_SET map (1 to MN_MAP_SET_MAX)
+ * and must be 0 for the other kinds.  threads is the number of pool threads the map starts to
+ * reduce its buffers (at most MN_POOL_MAX), or 0 to reduce on the caller's thread.  buffer is the
+ * entries a buffer holds, at most UINT32_MAX; 0 means MN_MAP_BUFFER_DEFAULT with threads and 1
+ * (unbuffered) without.  Bigger buffers hand work to the pool less often, which pays where waking
+ * its threads is slow (bench/maps/README.md).
+ *
+ * Returns 0, -EINVAL for a bad kind, k or thread count, or -ENOMEM if the map itself cannot be
+ * allocated.  If its threads or buffers cannot be made, the map reduces on the caller's thread
+ * instead, which costs only speed: mn_map_threads() then says 0.
+ */
+int mn_map_create(struct mn_map **mp, enum mn_map_kind kind, unsigned k, unsigned threads,
+		  size_t buffer);
+
+/*
+ * The same, reducing on a pool the caller made and owns (pool.h), so that several maps of one
+ * module share its threads: the map starts jobs on it and waits for them, and the caller's thread
+ * must own the pool and every map on it.  One job at a time: a map that fills a buffer while
+ * another map's job runs waits for that job.  The pool must outlive the maps.  On a pool of 0
+ * threads the map reduces on the caller's thread, as with threads 0.
+ */
+int mn_map_create_on(struct mn_map **mp, enum mn_map_kind kind, unsigned k, struct mn_pool *pool,
+		     size_t buffer);
+
+/* Waits for the map's pool job, stops its own pool, frees everything.  NULL is a no-op. */
+void mn_map_destroy(struct mn_map *m);
+
+/* ---- Inserting: the hot path ----------------------------------------------------------------- */
+
+/*
+ * The head of every struct mn_map: the buffer being filled.  Private to the inline inserts below,
+ * which must see it to be a handful of instructions; everything else is in map.c.
+ */
+struct mn_map_head {
+	uint64_t *keys;          /* the buffer being filled: keys[fill], vals[fill] are next */
+	uint64_t *vals;
+	uint32_t fill;           /* entries in it (uint32_t: no store to keys[] aliases it) */
+	uint32_t cap;            /* entries it holds: 1 when unbuffered */
+	enum mn_map_kind kind;
+};
+
+/* Reduces the full buffer: on the pool, moving on to the next buffer, or on the caller's thread
+ * without threads.  Called by the inserts below, never else. */
+void mn_map_buffer_full(struct mn_map *m);
+
+/* Inserts (key, value).  Never fails: without memory for a new key, the insert is counted lost. */
+static inline void mn_map_insert(struct mn_map *m, uint64_t key, uint64_t value)
+{
+	struct mn_map_head *h = (struct mn_map_head *)(void *)m;
+	uint32_t i = h->fill;
+
+	h->keys[i] = key;
+	h->vals[i] = value;
+	/* fill is not stored when the buffer is full: an unbuffered map's stays 0, and its
+	 * inserts do not wait on each other through it. */
+	if (__builtin_expect(++i == h->cap, 0))
+		mn_map_buffer_full(m);
+	else
+		h->fill = i;
+}
+
+/* Inserts key into a MN_MAP_COUNT map: mn_map_insert() minus the value's store. */
+static inline void mn_map_count_insert(struct mn_map *m, uint64_t key)
+{
+	struct mn_map_head *h = (struct mn_map_head *)(void *)m;
+	uint32_t i = h->fill;
+
+	assert(h->kind == MN_MAP_COUNT);
+	h->keys[i] = key;
+	if (__builtin_expect(++i == h->cap, 0))
+		mn_map_buffer_full(m);
+	else
+		h->fill = i;
+}
+
+/* ---- Reading --------------------------------------------------------------------------------- */
+
+/*
+ * Reduces everything inserted so far and folds the per-thread tables into one.  Every read below
+ * does it first; calling it directly only moves that work to a moment of the caller's choosing.
+ */
+void mn_map_flush(struct mn_map *m);
+
+/* Looks key up: true and *v filled in, or false if it was never inserted (*v untouched). */
+bool mn_map_get(struct mn_map *m, uint64_t key, struct mn_map_value *v);
+
+/* The number of distinct keys. */
+size_t mn_map_size(struct mn_map *m);
+
+/*
+ * Calls fn on every key, by increasing key, until fn returns non-zero.  Returns 0, fn's non-zero
+ * return, or -ENOMEM if the sorted index could not be allocated (then fn was never called).  fn
+ * must not call mn_map_* on this map.
+ */
+typedef int mn_map_fn(void *arg, uint64_t key, const struct mn_map_value *v);
+int mn_map_foreach(struct mn_map *m, mn_map_fn *fn, void *arg);
+
+/*
+ * Folds from into into, as if every insert into from had been made into into; from keeps its
+ * contents.  The result does not depend on the order of merges: folding B into A or A into B, and
+ * a set of maps in any order, gives the same keys and values.  Returns 0, or -EINVAL when the maps
+ * differ in kind or k, or are the same map.  Keys that find no memory are dropped and counted in
+ * into's mn_map_lost(), which also adds from's.
+ */
+int mn_map_merge(struct mn_map *into, struct mn_map *from);
+
+/* Inserts dropped for want of memory (and keys, from mn_map_merge()); 0 in a complete map. */
+uint64_t mn_map_lost(struct mn_map *m);
+
+/* The pool threads that reduce the map's buffers; 0 when it reduces on its owner's thread. */
+unsigned mn_map_threads(const struct mn_map *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MNEMO_MAP_H */

@@ -1,0 +1,319 @@
+/*
+ * The dependence module's plumbing: two open-addressing hash tables and the run-length coded
+ * iteration starts of a loop invocation (dep_tables.h).  Tables are power-of-two sized and kept at
+ * most half full.  When one cannot grow, the access table takes no new access (0) and the row
+ * table goes on at a higher load until it is full (NULL): the module counts either as nomem.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dep_tables.h"
+
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	return x ^ (x >> 33);
+}
+
+/* ---- Accesses -------------------------------------------------------------------------------- */
+
+static size_t access_slot(const struct dep_accesses *t, uint32_t site, uint32_t ctx)
+{
+	return mix((uint64_t)site << 32 | ctx) & (((size_t)1 << t->bits) - 1);
+}
+
+static int accesses_grow(struct dep_accesses *t)
+{
+	unsigned bits = t->bits ? t->bits + 1 : 12;
+	size_t mask = ((size_t)1 << bits) - 1;
+	uint32_t *slots = calloc(mask + 1, sizeof(*slots));
+	struct dep_access *acc = realloc(t->acc, (mask + 1) / 2 * sizeof(*acc));
+
+	if (acc)
+		t->acc = acc;
+	if (!slots || !acc) {
+		free(slots);
+		return -1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->bits = bits;
+	t->cap = (uint32_t)((mask + 1) / 2);
+	if (!t->n)
+		t->n = 1;
+	for (uint32_t id = 1; id < t->n; id++) {
+		size_t i = access_slot(t, t->acc[id].site, t->acc[id].ctx);
+
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = id;
+	}
+	return 0;
+}
+
+uint32_t dep_access_intern(struct dep_accesses *t, uint32_t site, uint32_t ctx)
+{
+	size_t mask, i;
+
+	if (!t->bits && accesses_grow(t))
+		return 0;
+	mask = ((size_t)1 << t->bits) - 1;
+	for (i = access_slot(t, site, ctx); t->slots[i]; i = (i + 1) & mask) {
+		const struct dep_access *a = &t->acc[t->slots[i]];
+
+		if (a->site == site && a->ctx == ctx)
+			return t->slots[i];
+	}
+	if (t->n == t->cap) {   /* half full: grow, and find the new table's empty slot */
+		if (t->bits >= 31 || accesses_grow(t))
+			return 0;
+		mask = ((size_t)1 << t->bits) - 1;
+		for (i = access_slot(t, site, ctx); t->slots[i]; i = (i + 1) & mask)
+			;
+	}
+	t->acc[t->n] = (struct dep_access){ site, ctx };
+	t->slots[i] = t->n;
+	return t->n++;
+}
+
+void dep_accesses_free(struct dep_accesses *t)
+{
+	free(t->acc);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- Reported dependences -------------------------------------------------------------------- */
+
+_Static_assert(sizeof(struct dep_key) == 32, "dep_key is hashed as four words");
+
+/* Four independent multiplies, then one mix: a key is hashed on every dependence instance. */
+static size_t key_slot(const struct dep_key *k, unsigned bits)
+{
+	uint64_t w[4];
+
+	memcpy(w, k, sizeof(w));
+	return mix(w[0] * UINT64_C(0x9e3779b97f4a7c15) ^ w[1] * UINT64_C(0xc2b2ae3d27d4eb4f) ^
+		   w[2] * UINT64_C(0x165667b19e3779f9) ^ w[3] * UINT64_C(0x27d4eb2f165667c5)) &
+	       (((size_t)1 << bits) - 1);
+}
+
+static bool key_equal(const struct dep_key *a, const struct dep_key *b)
+{
+	uint64_t x[4], y[4];
+
+	memcpy(x, a, sizeof(x));
+	memcpy(y, b, sizeof(y));
+	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]));
+}
+
+static int table_grow(struct dep_table *t)
+{
+	unsigned bits = t->bits ? t->bits + 1 : 10;
+	size_t mask = ((size_t)1 << bits) - 1;
+	struct dep_entry *e = calloc(mask + 1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	for (size_t j = 0; t->e && j < (size_t)1 << t->bits; j++) {
+		size_t i;
+
+		if (!t->e[j].count)
+			continue;
+		for (i = key_slot(&t->e[j].k, bits); e[i].count; i = (i + 1) & mask)
+			;
+		e[i] = t->e[j];
+	}
+	free(t->e);
+	t->e = e;
+	t->bits = bits;
+	t->gen++;
+	return 0;
+}
+
+struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k)
+{
+	size_t size = t->e ? (size_t)1 << t->bits : 0, i;
+
+	if (2 * (t->n + 1) > size && table_grow(t) && t->n + 1 >= size)
+		return NULL;
+	size = (size_t)1 << t->bits;
+	for (i = key_slot(k, t->bits); t->e[i].count; i = (i + 1) & (size - 1))
+		if (key_equal(&t->e[i].k, k))
+			return &t->e[i];
+	t->e[i] = (struct dep_entry){ .k = *k, .dmin = UINT64_MAX };
+	t->n++;
+	return &t->e[i];
+}
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int by_key(const void *a_, const void *b_)
+{
+	const struct dep_key *a = &(*(struct dep_entry *const *)a_)->k;
+	const struct dep_key *b = &(*(struct dep_entry *const *)b_)->k;
+	int c;
+
+	if ((c = cmp_u32(a->loop, b->loop)) || (c = cmp_u32(a->src, b->src)) ||
+	    (c = cmp_u32(a->dst, b->dst)) || (c = cmp_u32(a->kind, b->kind)) ||
+	    (c = cmp_u32(a->carried, b->carried)) || (c = cmp_u32(a->src_via, b->src_via)) ||
+	    (c = cmp_u32(a->dst_via, b->dst_via)) || (c = cmp_u32(a->src_ctx, b->src_ctx)))
+		return c;
+	return cmp_u32(a->dst_ctx, b->dst_ctx);
+}
+
+struct dep_entry **dep_table_sorted(const struct dep_table *t)
+{
+	struct dep_entry **v = malloc((t->n + 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; t->e && i < (size_t)1 << t->bits; i++)
+		if (t->e[i].count)
+			v[n++] = &t->e[i];
+	qsort(v, n, sizeof(*v), by_key);
+	return v;
+}
+
+void dep_table_free(struct dep_table *t)
+{
+	free(t->e);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- Iteration starts ------------------------------------------------------------------------ */
+
+#define CHUNK 32   /* runs per checkpoint: the linear part of a lookup */
+
+void dep_starts_reset(struct dep_starts *s, uint64_t base)
+{
+	s->nck = 0;
+	s->nbytes = 0;
+	s->nruns = 0;
+	s->n = s->base = base;
+	memset(s->hit, 0, sizeof(s->hit));
+}
+
+static bool put_leb(struct dep_starts *s, uint64_t v)
+{
+	if (s->bcap - s->nbytes < 10) {
+		uint32_t cap = s->bcap ? 2 * s->bcap : 256;
+		uint8_t *b = cap > s->bcap ? realloc(s->bytes, cap) : NULL;
+
+		if (!b)
+			return false;
+		s->bytes = b;
+		s->bcap = cap;
+	}
+	do {
+		s->bytes[s->nbytes++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	return true;
+}
+
+static uint64_t get_leb(const uint8_t **p)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+}
+
+bool dep_starts_add(struct dep_starts *s, uint32_t clock)
+{
+	uint32_t nbytes = s->nbytes;
+
+	s->n++;
+	if (s->nruns && s->last_clock + (s->n - s->last_iter) == clock)
+		return true;   /* the common case: no loop event since the last start but its own */
+	if (s->nruns % CHUNK == 0) {
+		if (s->nck == s->ckcap) {
+			uint32_t cap = s->ckcap ? 2 * s->ckcap : 16;
+			struct dep_checkpoint *c = cap > s->ckcap ?
+				realloc(s->ck, cap * sizeof(*c)) : NULL;
+
+			if (!c)
+				return false;
+			s->ck = c;
+			s->ckcap = cap;
+		}
+		s->ck[s->nck++] = (struct dep_checkpoint){ s->n, clock, s->nbytes };
+	} else if (!put_leb(s, clock - s->last_clock) || !put_leb(s, s->n - s->last_iter)) {
+		s->nbytes = nbytes;
+		return false;
+	}
+	s->nruns++;
+	s->last_iter = s->n;
+	s->last_clock = clock;
+	return true;
+}
+
+uint64_t dep_starts_upto(struct dep_starts *s, uint32_t clock)
+{
+	uint32_t lo = 0, hi = s->nck, c, next;
+	uint64_t iter, end, left;
+	struct dep_hit *h;
+	const uint8_t *p;
+
+	if (s->nruns && clock >= s->last_clock) {   /* in the last run */
+		iter = s->last_iter + (clock - s->last_clock);
+		return iter < s->n ? iter : s->n;
+	}
+	for (h = s->hit; h < s->hit + 4; h++)
+		if (h->end && clock >= h->clock && clock < h->next)
+			goto hit;
+	while (lo < hi) {   /* lo: the checkpoints at or before clock */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->ck[mid].clock <= clock)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return s->base;
+	/* Not the last run, so the chunk has a run after clock, or another chunk follows. */
+	iter = s->ck[lo - 1].iter;
+	c = s->ck[lo - 1].clock;
+	p = s->bytes + s->ck[lo - 1].off;
+	end = lo < s->nck ? s->ck[lo].iter - 1 : s->n;
+	next = lo < s->nck ? s->ck[lo].clock : UINT32_MAX;
+	left = lo < s->nck ? CHUNK - 1 : s->nruns - (uint64_t)(lo - 1) * CHUNK - 1;
+	for (; left; left--) {   /* the runs after the checkpoint, while they began by clock */
+		uint32_t nc = c + (uint32_t)get_leb(&p);
+		uint64_t ni = iter + get_leb(&p);
+
+		if (nc > clock) {
+			end = ni - 1;
+			next = nc;
+			break;
+		}
+		c = nc;
+		iter = ni;
+	}
+	h = &s->hit[s->nhit++ % 4];
+	*h = (struct dep_hit){ iter, end, c, next };
+hit:
+	iter = h->iter + (clock - h->clock);
+	return iter < h->end ? iter : h->end;
+}
+
+void dep_starts_free(struct dep_starts *s)
+{
+	free(s->ck);
+	free(s->bytes);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,121 @@
+/*
+ * The dependence module's plumbing (dep_tables.c), kept out of dependence.c so that the module
+ * itself reads like PROMPT's Figure 6: the table of accesses (a load or store site in a calling
+ * context, interned as one 32-bit id, the currency of the shadow), the table of reported
+ * dependences, and the iteration starts of a live loop invocation.  Module-local: nothing here is
+ * installed or used by anything else.
+ *
+ * Not thread-safe: one of each per worker.  Nothing here aborts: a table that cannot grow returns 0
+ * or NULL and the module counts the loss.
+ */
+#ifndef MNEMO_DEP_TABLES_H
+#define MNEMO_DEP_TABLES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Accesses: (site, context id) <-> dense id from 1 ---------------------------------------- */
+
+struct dep_access {
+	uint32_t site, ctx;
+};
+
+struct dep_accesses {
+	struct dep_access *acc;      /* by id; [0] unused: 0 is "no access" in the shadow */
+	uint32_t n, cap;             /* ids 1..n-1 assigned; entries of acc[] */
+	uint32_t *slots;             /* open addressing over ids; 0: empty */
+	unsigned bits;               /* 2^bits slots */
+};
+
+/* The id of (site, ctx), assigned on first sight; 0 when memory ran out. */
+uint32_t dep_access_intern(struct dep_accesses *t, uint32_t site, uint32_t ctx);
+void dep_accesses_free(struct dep_accesses *t);
+
+/* ---- Reported dependences: the key of README's schema -> count and distances ----------------- */
+
+enum dep_kind { DEP_RAW, DEP_WAR, DEP_WAW };
+
+/* One row of the section, all decoded values (never module-local ids), so that the workers' tables
+ * merge without translation.  32 bytes, no implicit padding: hashed and compared as bytes. */
+struct dep_key {
+	uint32_t loop;               /* loop site; 0: the source and destination share no loop */
+	uint32_t src, dst;           /* access sites */
+	uint32_t src_via, dst_via;   /* function entered from the loop's body; 0: none */
+	uint32_t src_ctx, dst_ctx;   /* context ids with --context, else 0 */
+	uint8_t kind;                /* enum dep_kind */
+	uint8_t carried;
+	uint16_t pad;                /* 0 */
+};
+
+struct dep_entry {
+	struct dep_key k;
+	uint64_t count;              /* > 0 once inserted: 0 marks an empty slot */
+	uint64_t dmin, dmax;         /* carried: distances in iterations; UINT64_MAX, 0 until set */
+	uint64_t stamp;              /* the last access that counted this entry */
+};
+
+struct dep_table {
+	struct dep_entry *e;         /* 2^bits slots */
+	size_t n;                    /* entries in use */
+	unsigned bits;
+	unsigned gen;                /* bumped when entries move: pointers to them are stale */
+};
+
+/*
+ * The entry of key k: found, or added with count 0 (the caller must then make it > 0).  NULL when
+ * k is new and the table is full and cannot grow.
+ */
+struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k);
+/* The entries in use, sorted by key (loop, src, dst, kind, carried, src_via, dst_via, contexts),
+ * into a new array of t->n pointers that the caller frees; NULL without memory. */
+struct dep_entry **dep_table_sorted(const struct dep_table *t);
+void dep_table_free(struct dep_table *t);
+
+/* ---- Iteration starts of a live loop invocation ---------------------------------------------- */
+
+/*
+ * The clocks at which the iterations of one loop invocation began, as runs: iterations iter,
+ * iter + 1, ... began at clock, clock + 1, ... until the next run.  An innermost loop is one run
+ * (nothing but its own iterations moves the clock), so it costs nothing however long it runs; a
+ * loop whose iterations run inner loops starts a run per iteration.  Runs are kept as pairs of
+ * LEB128 deltas from the run before (about 2 bytes), with the absolute run every CHUNK runs as a
+ * checkpoint (16 bytes) for the binary search: about 2.5 bytes per run, so an outer loop of 24
+ * million iterations costs 60 MB, not the 384 MB of plain (iter, clock) pairs.
+ */
+struct dep_checkpoint {
+	uint64_t iter;               /* a run: its first iteration ... */
+	uint32_t clock;              /* ... began at this clock */
+	uint32_t off;                /* bytes[] offset of the runs that follow it in its chunk */
+};
+
+struct dep_starts {
+	struct dep_checkpoint *ck;   /* run number j * CHUNK, for j < nck */
+	uint32_t nck, ckcap;
+	uint8_t *bytes;              /* the other runs: (clock, iter) deltas from the run before */
+	uint32_t nbytes, bcap;
+	uint64_t nruns;
+	uint64_t last_iter;          /* the last run, absolute */
+	uint32_t last_clock;
+	uint64_t n;                  /* iterations begun in this invocation */
+	uint64_t base;               /* of which began before the last clock reset (at "clock 0") */
+	/* The runs the last lookups found, if not the last run (whose end still moves): sources
+	 * come from a few iterations at a time (the one before, the one before that, ...). */
+	struct dep_hit {
+		uint64_t iter, end;  /* the run's first and last iterations; end 0: none */
+		uint32_t clock, next;   /* the clocks of its start and of the next run's */
+	} hit[4];
+	unsigned nhit;               /* lookups that missed them: the next one replaces hit[nhit % 4] */
+};
+
+/* Empties s for a new invocation, or after a clock reset with base = n (keeps the memory). */
+void dep_starts_reset(struct dep_starts *s, uint64_t base);
+/* Iteration n + 1 begins at clock.  Returns false when memory ran out: the iteration is counted
+ * but its start is not stored, so distances measured in this invocation may be off. */
+bool dep_starts_add(struct dep_starts *s, uint32_t clock);
+/* Iterations of this invocation begun at or before clock: k of README's rule.  Sources of the
+ * current run (the common case) take no search; others a binary search and a short walk. */
+uint64_t dep_starts_upto(struct dep_starts *s, uint32_t clock);
+void dep_starts_free(struct dep_starts *s);
+
+#endif /* MNEMO_DEP_TABLES_H */

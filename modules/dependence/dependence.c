@@ -1,0 +1,547 @@
+/*
+ * dependence: the memory dependences of every loop (PROMPT 2.1, 6.2): for each loop, each
+ * (source access, destination access, kind) that manifested, whether the loop carried it and at
+ * which distances in iterations, and how often.  The rules are README.md's; this file is them.
+ *
+ * Shadow memory gives every 8-byte word its last write and the last read since (an access id and
+ * a clock each, 16 bytes).  The clock counts loop events; every live loop invocation remembers the
+ * clock of its invoke and of each iteration start (dep_tables.c), so a source's clock says, for
+ * every loop around the destination, whether it ran in this invocation and how many iterations
+ * ago.  Access ids intern (site, context id); contexts come from the context manager.
+ *
+ * Sharded by address a 4 KiB page at a time: every worker sees every context event, so clocks,
+ * loops and context ids agree across workers, and each word's accesses all reach its page's owner.
+ * An access is tracked on the words of its first page only (README: "clipped"), so no word is ever
+ * seen by two workers and profiles do not depend on the number of workers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "context.h"
+#include "dep_tables.h"
+#include "module.h"
+#include "shadow.h"
+#include "sitevec.h"
+
+#define PAGE_SHIFT 12        /* shard_shift: workers own whole 4 KiB pages */
+#define CTX_DEPTH  64        /* context ids encode the outermost 64 frames */
+#define MEMO       1024      /* rows remembered by the ids that make their key */
+
+static const char *const kind_name[] = { "raw", "war", "waw" };
+
+/* One 8-byte word's shadow. */
+struct word {
+	uint32_t writer, wclock;   /* the last store's access id (0: never written) and clock */
+	uint32_t reader, rclock;   /* the last load since: access id (0: none) and clock */
+};
+
+/* Per site: an access site's last context and id (a one-entry cache), or a loop's counts. */
+struct site {
+	uint32_t ctx, aid;
+	uint64_t invocations, iterations;
+	bool loop, target;
+};
+
+/*
+ * The row of an instance depends only on its source and destination accesses, the loop frame,
+ * the kind and whether it is carried: a memo of those skips the via walks and the row lookup for
+ * the instances that repeat, most of them.
+ */
+struct memo {
+	uint32_t src, dst, fid, loop;
+	uint8_t kind, carried;
+	unsigned gen;              /* the row table's gen when e was found */
+	struct dep_entry *e;
+};
+
+/* A live loop invocation: one per loop frame of the context stack, outermost first. */
+struct loop {
+	uint32_t site, fid;        /* the loop; the context id with its frame on top */
+	unsigned frame;            /* its index in the context stack */
+	uint64_t serial;           /* its invocation serial */
+	uint32_t inv;              /* clock at its invoke */
+	bool target;
+	struct dep_starts starts;  /* clocks at its iteration starts */
+};
+
+struct dep {
+	struct mn_ctx *ctx;
+	struct mn_shadow *sh;
+	struct mn_sitevec sites;   /* struct site */
+	const struct mn_run *run;
+	struct dep_accesses acc;
+	struct dep_table deps;
+	struct loop *loops;        /* [nloops], and idle ones up to loop_cap with their memory */
+	unsigned nloops, loop_cap;
+	unsigned in_target;        /* target loops among loops[] */
+	bool context, target_mode;
+	uint32_t clock, clock_limit;
+	uint64_t stamp;            /* accesses so far: one dynamic access counts an entry once */
+	uint64_t aliases, nomem, clipped, resets;
+	struct memo memo[MEMO];
+};
+
+/* ---- The clock and the loops ----------------------------------------------------------------- */
+
+/* Forgets every word's history when the 32-bit clock would wrap (README: clock_resets). */
+static void clock_reset(struct dep *d)
+{
+	if (d->sh)
+		d->aliases += mn_shadow_aliases(d->sh);
+	mn_shadow_destroy(d->sh);
+	if (mn_shadow_create(&d->sh, 8, sizeof(struct word)))
+		d->sh = NULL;
+	for (unsigned i = 0; i < d->nloops; i++) {   /* all of the past is now clock 0 */
+		d->loops[i].inv = 0;
+		dep_starts_reset(&d->loops[i].starts, d->loops[i].starts.n);
+	}
+	d->clock = 0;
+	d->resets++;
+}
+
+static void tick(struct dep *d)
+{
+	if (__builtin_expect(d->clock >= d->clock_limit, 0))
+		clock_reset(d);
+	d->clock++;
+}
+
+/* Drops the loops whose frames the context manager has closed. */
+static void loops_sync(struct dep *d)
+{
+	unsigned depth = mn_ctx_depth(d->ctx);
+
+	while (d->nloops) {
+		struct loop *l = &d->loops[d->nloops - 1];
+
+		if (l->frame < depth && mn_ctx_frame_serial(d->ctx, l->frame) == l->serial)
+			return;
+		d->in_target -= l->target;
+		d->nloops--;
+	}
+}
+
+/* The loop whose frame is on top of the context stack, if its site is `site`. */
+static struct loop *top_loop(struct dep *d, uint32_t site)
+{
+	struct loop *l = d->nloops ? &d->loops[d->nloops - 1] : NULL;
+
+	return l && l->site == site && l->frame + 1 == mn_ctx_depth(d->ctx) ? l : NULL;
+}
+
+static void dep_loop_invoke(void *st, uint32_t site)
+{
+	struct dep *d = st;
+	struct site *s = mn_sitevec_get(&d->sites, site);
+	unsigned top;
+	struct loop *l;
+
+	tick(d);
+	mn_ctx_push(d->ctx, site, MN_CTX_LOOP);
+	loops_sync(d);
+	if (!s) {
+		d->nomem++;
+		return;
+	}
+	s->loop = true;
+	s->invocations++;
+	top = mn_ctx_depth(d->ctx) - 1;
+	if (!mn_ctx_depth(d->ctx) || mn_ctx_frame_site(d->ctx, top) != site || top_loop(d, site))
+		return;   /* the frame could not be stored */
+	if (d->nloops == d->loop_cap) {
+		unsigned cap = d->loop_cap ? 2 * d->loop_cap : 16;
+		struct loop *v = realloc(d->loops, cap * sizeof(*v));
+
+		if (!v) {
+			d->nomem++;
+			return;
+		}
+		memset(v + d->loop_cap, 0, (cap - d->loop_cap) * sizeof(*v));
+		d->loops = v;
+		d->loop_cap = cap;
+	}
+	l = &d->loops[d->nloops++];
+	l->site = site;
+	l->fid = mn_ctx_frame_id(d->ctx, top);
+	l->frame = top;
+	l->serial = mn_ctx_frame_serial(d->ctx, top);
+	l->inv = d->clock;
+	l->target = s->target;
+	d->in_target += l->target;
+	dep_starts_reset(&l->starts, 0);
+}
+
+static void dep_loop_iter(void *st, uint32_t site)
+{
+	struct dep *d = st;
+	struct site *s = mn_sitevec_get(&d->sites, site);
+	struct loop *l;
+
+	tick(d);
+	if (s)
+		s->iterations++;
+	mn_ctx_iter(d->ctx, site);
+	loops_sync(d);
+	l = top_loop(d, site);
+	if (l && !dep_starts_add(&l->starts, d->clock))
+		d->nomem++;
+}
+
+static void dep_loop_exit(void *st, uint32_t site)
+{
+	mn_ctx_pop(((struct dep *)st)->ctx, site);
+	loops_sync(st);
+}
+
+static void dep_func_entry(void *st, uint32_t site)
+{
+	mn_ctx_push(((struct dep *)st)->ctx, site, MN_CTX_FUNCTION);
+}
+
+static void dep_func_exit(void *st, uint32_t site)
+{
+	mn_ctx_pop(((struct dep *)st)->ctx, site);
+	loops_sync(st);
+}
+
+/* ---- Dependences ----------------------------------------------------------------------------- */
+
+/*
+ * README's rule 5: walking from an access's context ctx out to the loop's frame fid, the last
+ * function frame met (the one nearest the loop), or 0.  Sources ran in the loop's current
+ * invocation, so fid is on their path; frames the ids leave out (rule 7) are never met.
+ */
+static uint32_t via(const struct dep *d, uint32_t ctx, uint32_t fid)
+{
+	uint32_t v = 0;
+
+	for (; ctx != fid; ctx = mn_ctx_id_parent(d->ctx, ctx)) {
+		uint32_t site = mn_ctx_id_site(d->ctx, ctx);
+		const struct site *s = mn_sitevec_find(&d->sites, site);
+
+		if (!ctx)
+			return 0;   /* fid is not on the path: only after a failed intern */
+		if (!s || !s->loop)
+			v = site;
+	}
+	return v;
+}
+
+/* Counts an instance in row e (once per destination access: rule 6) with its distance. */
+static void count(struct dep *d, struct dep_entry *e, bool carried, uint64_t distance)
+{
+	if (e->stamp != d->stamp) {
+		e->stamp = d->stamp;
+		e->count++;
+	}
+	if (carried && distance < e->dmin)
+		e->dmin = distance;
+	if (carried && distance > e->dmax)
+		e->dmax = distance;
+}
+
+/* The row of an instance in loop frame l (NULL: loop 0), through the memo; NULL without memory. */
+static struct dep_entry *row(struct dep *d, uint32_t src, uint32_t dst, const struct loop *l,
+			     enum dep_kind kind, bool carried)
+{
+	uint32_t fid = l ? l->fid : 0, loop = l ? l->site : 0;
+	struct memo *m = &d->memo[(src * 0x9e3779b1u ^ dst * 0x85ebca77u ^ fid * 0xc2b2ae3du ^
+				   kind * 2u ^ carried) % MEMO];
+	const struct dep_access *s = &d->acc.acc[src], *t = &d->acc.acc[dst];
+	struct dep_key k;
+
+	if (m->e && m->gen == d->deps.gen && m->src == src && m->dst == dst && m->fid == fid &&
+	    m->loop == loop && m->kind == kind && m->carried == carried)
+		return m->e;
+	k = (struct dep_key){ .loop = loop, .src = s->site, .dst = t->site, .kind = (uint8_t)kind,
+			      .carried = carried };
+	if (d->context) {
+		k.src_ctx = s->ctx;
+		k.dst_ctx = t->ctx;
+	}
+	if (l) {
+		k.src_via = via(d, s->ctx, fid);
+		k.dst_via = via(d, t->ctx, fid);
+	}
+	*m = (struct memo){ src, dst, fid, loop, (uint8_t)kind, carried, 0, NULL };
+	m->e = dep_table_get(&d->deps, &k);
+	m->gen = d->deps.gen;   /* after the lookup, which may have grown the table */
+	if (!m->e)
+		d->nomem++;
+	return m->e;
+}
+
+/* One dependence instance from access src at clock sclock to access dst, now: README's rule 4. */
+static void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t dst, enum dep_kind kind)
+{
+	struct dep_entry *e;
+	unsigned i;
+
+	for (i = 0; i < d->nloops && d->loops[i].inv <= sclock; i++) {
+		struct loop *l = &d->loops[i];
+		uint64_t started;
+
+		if (d->target_mode && !l->target)
+			continue;
+		started = dep_starts_upto(&l->starts, sclock);
+		e = row(d, src, dst, l, kind, started < l->starts.n);
+		if (e)
+			count(d, e, started < l->starts.n, l->starts.n - started);
+	}
+	if (!i && !d->target_mode && (e = row(d, src, dst, NULL, kind, false)))
+		count(d, e, false, 0);   /* loop 0: no loop invocation holds both */
+}
+
+/* The handler behind load and store: README's rule 3 on every word of the access's first page. */
+static void on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
+{
+	uint64_t end = addr + size, page_end = (addr | ((1u << PAGE_SHIFT) - 1)) + 1;
+	uint32_t ctx = mn_ctx_current(d->ctx);
+	struct site *s;
+
+	if (!size || (d->target_mode && !d->in_target))
+		return;
+	if (end > page_end) {
+		d->clipped++;
+		end = page_end;
+	}
+	s = mn_sitevec_get(&d->sites, site);   /* its access id, cached for its last context */
+	if (s && (s->ctx != ctx || !s->aid)) {
+		s->ctx = ctx;
+		s->aid = dep_access_intern(&d->acc, site, ctx);
+	}
+	if (!s || !s->aid || !d->sh) {
+		d->nomem++;
+		return;
+	}
+	d->stamp++;
+	for (uint64_t a = addr & ~UINT64_C(7); a < end; a += 8) {
+		struct word *w = mn_shadow_get(d->sh, a);
+
+		if (!w)
+			continue;   /* an alias: counted by the shadow */
+		if (w->writer)
+			report(d, w->writer, w->wclock, s->aid, store ? DEP_WAW : DEP_RAW);
+		if (store && w->reader)
+			report(d, w->reader, w->rclock, s->aid, DEP_WAR);
+		if (store)
+			*w = (struct word){ .writer = s->aid, .wclock = d->clock };
+		else
+			*w = (struct word){ w->writer, w->wclock, s->aid, d->clock };
+	}
+}
+
+static void dep_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	on_access(st, site, addr, size, false);
+}
+
+static void dep_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	on_access(st, site, addr, size, true);
+}
+
+/* ---- Setup, merge, emit ---------------------------------------------------------------------- */
+
+/* MNEMO_DEP_LOOP (README rule 8): a loop site id, or file:line with the file as in the site table
+ * or its last path components.  Marks every loop it names as a target; -EINVAL for none. */
+static int target_resolve(struct dep *d, const struct mn_run *run, const char *want)
+{
+	const char *colon = strrchr(want, ':');
+	char *end;
+	unsigned long line = strtoul(colon ? colon + 1 : want, &end, 10);
+	size_t flen = colon ? (size_t)(colon - want) : 0;
+	unsigned found = 0;
+
+	for (uint32_t id = 1; *want && !*end && id <= mn_run_site_count(run); id++) {
+		const struct mn_run_site *rs = mn_run_site(run, id);
+		size_t len = strlen(rs->file);
+		struct site *s;
+
+		if (strcmp(rs->kind, "loop") || (colon ? rs->line != line : id != line))
+			continue;
+		if (colon && (len < flen || memcmp(rs->file + len - flen, want, flen) ||
+			      (len > flen && rs->file[len - flen - 1] != '/')))
+			continue;
+		if (!(s = mn_sitevec_get(&d->sites, id)))
+			return -ENOMEM;
+		s->target = true;
+		found++;
+	}
+	if (!found)
+		fprintf(stderr, "mnemo: dependence: MNEMO_DEP_LOOP=%s names no loop (give a loop "
+			"site id or file:line)\n", want);
+	d->target_mode = true;
+	return found ? 0 : -EINVAL;
+}
+
+static void dep_fini(void *st)
+{
+	struct dep *d = st;
+
+	for (unsigned i = 0; i < d->loop_cap; i++)
+		dep_starts_free(&d->loops[i].starts);
+	free(d->loops);
+	dep_table_free(&d->deps);
+	dep_accesses_free(&d->acc);
+	mn_sitevec_free(&d->sites);
+	mn_shadow_destroy(d->sh);
+	mn_ctx_destroy(d->ctx);
+	memset(d, 0, sizeof(*d));
+}
+
+static int dep_init(void *st, const struct mn_run *run)
+{
+	struct dep *d = st;
+	const char *context = getenv("MNEMO_DEP_CONTEXT"), *loop = getenv("MNEMO_DEP_LOOP");
+	const char *limit = getenv("MNEMO_DEP_CLOCK_LIMIT");   /* tests only: a smaller clock */
+	int err;
+
+	d->run = run;
+	d->context = context && *context && strcmp(context, "0");
+	d->clock_limit = limit && *limit ? (uint32_t)strtoul(limit, NULL, 10) : UINT32_MAX;
+	err = mn_ctx_create(&d->ctx, CTX_DEPTH);
+	if (!err)
+		err = mn_shadow_create(&d->sh, 8, sizeof(struct word));
+	if (!err)
+		err = mn_sitevec_init(&d->sites, sizeof(struct site), mn_run_site_count(run));
+	if (!err && loop && *loop)
+		err = target_resolve(d, run, loop);
+	if (err)
+		dep_fini(d);
+	return err;
+}
+
+/* Workers own disjoint words: their dependences add up.  Loops and contexts: all saw the same. */
+static void dep_merge(void *into_, void *from_)
+{
+	struct dep *into = into_, *from = from_;
+
+	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
+	into->nomem += from->nomem;
+	into->clipped += from->clipped;
+	for (size_t i = 0; from->deps.e && i < (size_t)1 << from->deps.bits; i++) {
+		const struct dep_entry *f = &from->deps.e[i];
+		struct dep_entry *e = f->count ? dep_table_get(&into->deps, &f->k) : NULL;
+
+		if (f->count && !e)
+			into->nomem += f->count;
+		if (!e)
+			continue;
+		e->count += f->count;
+		e->dmin = f->dmin < e->dmin ? f->dmin : e->dmin;
+		e->dmax = f->dmax > e->dmax ? f->dmax : e->dmax;
+	}
+}
+
+static void emit_via(struct mn_prof *p, const char *key, uint32_t via)
+{
+	if (via)
+		mn_prof_kv_site(p, key, via);
+}
+
+static void emit_ctx(const struct dep *d, struct mn_prof *p, const char *key, uint32_t ctx)
+{
+	mn_prof_key(p, key);
+	mn_ctx_emit(d->ctx, p, ctx);
+}
+
+static int dep_emit(void *st, struct mn_prof *p)
+{
+	struct dep *d = st;
+	struct dep_entry **v = dep_table_sorted(&d->deps);
+	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
+	struct mn_ctx_stats cs;
+
+	if (!v)
+		return -ENOMEM;
+	mn_ctx_stats(d->ctx, &cs);
+	if (nsites < mn_run_site_count(d->run))
+		nsites = mn_run_site_count(d->run);
+	mn_prof_map_begin(p);
+	mn_prof_kv_u64(p, "granularity", 8);
+	mn_prof_kv_bool(p, "context", d->context);
+	if (d->target_mode) {
+		mn_prof_key(p, "target");
+		mn_prof_seq_begin_flow(p);
+		for (uint32_t id = 1; id <= nsites; id++) {
+			const struct site *s = mn_sitevec_find(&d->sites, id);
+
+			if (s && s->target)
+				mn_prof_site(p, id);
+		}
+		mn_prof_seq_end(p);
+	}
+	mn_prof_key(p, "loops");
+	mn_prof_seq_begin(p);
+	for (uint32_t id = 1; id <= nsites; id++) {
+		const struct site *s = mn_sitevec_find(&d->sites, id);
+
+		if (d->target_mode ? !(s && s->target) :
+		    !(s && s->loop) && strcmp(mn_run_site_kind(d->run, id), "loop"))
+			continue;
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_site(p, "loop", id);
+		mn_prof_kv_u64(p, "invocations", s ? s->invocations : 0);
+		mn_prof_kv_u64(p, "iterations", s ? s->iterations : 0);
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+	mn_prof_key(p, "dependences");
+	mn_prof_seq_begin(p);
+	for (size_t i = 0; i < d->deps.n; i++) {
+		const struct dep_entry *e = v[i];
+
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_site(p, "loop", e->k.loop);
+		mn_prof_kv_str(p, "kind", kind_name[e->k.kind]);
+		mn_prof_kv_site(p, "src", e->k.src);
+		emit_via(p, "src_via", e->k.src_via);
+		mn_prof_kv_site(p, "dst", e->k.dst);
+		emit_via(p, "dst_via", e->k.dst_via);
+		mn_prof_kv_bool(p, "carried", e->k.carried);
+		mn_prof_kv_u64(p, "count", e->count);
+		if (e->k.carried) {
+			mn_prof_kv_u64(p, "min_distance", e->dmin);
+			mn_prof_kv_u64(p, "max_distance", e->dmax);
+		}
+		if (d->context) {
+			emit_ctx(d, p, "src_context", e->k.src_ctx);
+			emit_ctx(d, p, "dst_context", e->k.dst_ctx);
+		}
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+	mn_prof_key(p, "lost");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "aliases", d->aliases + (d->sh ? mn_shadow_aliases(d->sh) : 0));
+	mn_prof_kv_u64(p, "nomem", d->nomem + cs.nomem);
+	mn_prof_kv_u64(p, "clipped", d->clipped);
+	mn_prof_kv_u64(p, "clock_resets", d->resets);
+	mn_prof_map_end(p);
+	mn_prof_map_end(p);
+	free(v);
+	return 0;
+}
+
+const struct mn_module mn_module_dependence = {
+	.name = "dependence",
+	.doc = "memory dependences per loop (raw/war/waw), loop-carried or not, with distances",
+	.state_size = sizeof(struct dep),
+	.shard = MN_SHARD_ADDRESS,
+	.shard_shift = PAGE_SHIFT,
+	.init = dep_init,
+	.fini = dep_fini,
+	.load = dep_load,
+	.store = dep_store,
+	.func_entry = dep_func_entry,
+	.func_exit = dep_func_exit,
+	.loop_invoke = dep_loop_invoke,
+	.loop_iter = dep_loop_iter,
+	.loop_exit = dep_loop_exit,
+	.merge = dep_merge,
+	.emit = dep_emit,
+};

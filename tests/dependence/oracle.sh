@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The dependence module against its reference (oracle.c) on real event streams: every known-answer
+# program (programs/*.c) and every bench program at a small input is built for the dependence
+# module, run with mnemo-record in place of the backend (the whole stream is recorded), and the
+# recording replayed by dep-oracle: plain, with --context, and with a small clock limit so that
+# the clock resets of README happen.  A bench program without a small input here fails the test.
+# Usage: oracle.sh BUILD_DIR RECORDER ORACLE TEST_PROGRAMS_DIR BENCH_PROGRAMS_DIR
+set -euo pipefail
+build=$1 recorder=$2 oracle=$3 tests=$4 bench=$5
+bin=$build/bin
+work=$(mktemp -d /tmp/mnemo-dep-oracle.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The inputs of tests/workers/identical.sh, a little smaller where the stream is long.
+small_args() {
+	case $1 in
+	aos) echo "3000 20" ;;
+	bintree) echo "12 3" ;;
+	graph) echo "3000 4" ;;
+	hashtable) echo "30000" ;;
+	histogram) echo "30000 4" ;;
+	linkedlist) echo "2000" ;;
+	matmul) echo "48" ;;
+	stencil) echo "64 6" ;;
+	*) return 1 ;;
+	esac
+}
+
+# record NAME SRC OPT ARGS...: builds and records; the recording is $work/NAME.rec.
+record() {
+	local name=$1 src=$2 opt=$3
+	shift 3
+	"$bin/mnemo-cc" -m dependence "$opt" -g -I"$(dirname "$src")" "$src" -o "$work/$name"
+	MNEMO_BACKEND=$recorder MNEMO_RECORD_FILE=$work/$name.rec MNEMO_RECORD_EVENTS=1000000000 \
+		MNEMO_OUTPUT=$work/$name.mnemo.yaml "$work/$name" "$@" >/dev/null ||
+		fail "$name: exit status $?"
+	[ -s "$work/$name.rec" ] || fail "$name: no recording made"
+}
+
+n=0
+for src in "$tests"/*.c; do
+	p=$(basename "$src" .c)
+	record "$p" "$src" -O1
+	"$oracle" "$work/$p.rec" || fail "$p"
+	"$oracle" "$work/$p.rec" --context || fail "$p --context"
+	"$oracle" "$work/$p.rec" --clock-limit 50 || fail "$p --clock-limit 50"
+	rm -f "$work/$p.rec"
+	n=$((n + 1))
+done
+for src in "$bench"/*.c; do
+	p=$(basename "$src" .c)
+	args=$(small_args "$p") || fail "bench program $p has no small input in $0: add one"
+	# shellcheck disable=SC2086  # ARGS are words on purpose
+	record "$p" "$src" -O2 $args
+	"$oracle" "$work/$p.rec" || fail "$p"
+	"$oracle" "$work/$p.rec" --context || fail "$p --context"
+	"$oracle" "$work/$p.rec" --clock-limit 10000 || fail "$p --clock-limit 10000"
+	rm -f "$work/$p.rec"
+	n=$((n + 1))
+done
+echo "PASS: $n programs, the module with 1, 2 and 4 workers equals the reference"
