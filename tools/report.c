@@ -232,7 +232,7 @@ static char *site_text(const struct mn_profile *p, uint64_t id, size_t cols)
 	char *text = NULL, *cut;
 
 	if (id == 0)
-		text = xstrdup("site 0 (not instrumented)");
+		text = xstrdup("site 0 (none: outside every loop, or no site)");
 	else if (!s)
 		text = xasprintf("site %" PRIu64 " (not in the sites table)", id);
 	else if (!*s->file && *s->function)

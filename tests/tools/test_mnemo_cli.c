@@ -434,7 +434,7 @@ static void test_report_odd_sections(void **state)
 	r = run_mnemo("report", path, NULL);
 	expect_exit(&r, 0);
 	expect_has(r.out, "Module a\n  42\n");
-	expect_has(r.out, "site 0 (not instrumented)");
+	expect_has(r.out, "site 0 (none: outside every loop, or no site)");
 	expect_has(r.out, "site 1 (not in the sites table)");
 	expect_has(r.out, "inf");
 	expect_has(r.out, "nested deeper than");

@@ -1,0 +1,943 @@
+/*
+ * rds-shape: recursive data structure profiling (Raman and August, MSP 2005).  The heap objects a
+ * program links by pointers form the unified shape graph (USG); their allocation sites, linked
+ * whenever two of their objects are, the static shape graph (SSG).  An RDS type is a strongly
+ * connected component of the SSG; an RDS instance, a connected component of the USG restricted to
+ * the objects of one type.  Per instance this module counts nodes, edges (forward and backward),
+ * traversals and their pattern, its lifetime and its stability factor; per type, the totals and
+ * averages of the paper's Table 3.  Schema and definitions: README.md.
+ *
+ * The paper's OID manager is objects.c (address -> object through shadow memory); its profile
+ * builder is this file: edge_add() on a store whose address and value lie in live objects,
+ * traverse() on such a load, node_delete() on a free.  The SSG's SCCs are kept online (scc.c,
+ * Pearce and Kelly); an edge whose sites are in one SCC joins its objects' instances at once, any
+ * other waits in the pending table (tables.c) and is taken when the SCCs change (Figure 3).
+ *
+ * Instances are a union-find over objects with deletion: each object points straight at its
+ * instance, and a union relabels the smaller instance's live members (weighted quick-find), so a
+ * find is one load and an object's free unlinks it in O(1).  An instance whose last member dies is
+ * final (no edge can reach it): it is folded into its site's totals and kept as a row only if it
+ * is among the ROWS most traversed, so memory follows the live objects.
+ *
+ * One worker (shard: none): the SSG and the union-find are global.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "module.h"
+#include "objects.h"
+#include "scc.h"
+#include "tables.h"
+
+#define T_PERCENT     99      /* the stability factor's threshold t, in percent */
+#define TOP_INTERVALS 64      /* interval counts kept per instance for the stability factor */
+#define ROWS          1000    /* instances listed in the profile: the most traversed */
+#define FIELDS        64      /* pointer fields remembered per site: offsets 0, 8, ..., 504 */
+
+/* Totals over instances: one type's, or those counted at one site. */
+struct agg {
+	uint64_t instances, nodes, edges, fwd, bwd, self, trav, dfs, bfs;
+	uint64_t lifetime;              /* sum of destroyed - created, in events */
+	uint64_t rsf_sum, rsf_n, rsf_max;   /* stability factors of the traversed instances */
+};
+
+/* An allocation site: a node of the static shape graph. */
+struct asite {
+	uint32_t site;                  /* its site id; 0: allocations no instrumented call made */
+	uint64_t ptr_fields;            /* bit k: a pointer was stored at offset 8k of an object */
+	struct agg ended;               /* instances that ended (died, or the run did), by site */
+};
+
+/* One SSG edge: some object of site u pointed into some object of site v. */
+struct ssg_edge {
+	uint32_t u, v;
+	uint64_t stores;                /* edge_add events between their objects */
+};
+
+/* An RDS instance (live: it has live members).  What every traversal touches comes first, in the
+ * record's first cache line. */
+struct inst {
+	uint64_t trav, dfs, bfs;        /* traversals; successive ones sharing a node, a source */
+	uint64_t cur;                   /* traversals since the last alteration point */
+	uint64_t last_trav;             /* clock at its last traversal; 0: none */
+	uint32_t last_src, last_dst;    /* slots of its last traversal's ends; 0: none */
+	uint32_t head;                  /* first live member (slot); 0: none */
+	uint32_t node;                  /* a member's site (SSG node): its type, at emit */
+	uint64_t id;                    /* the serial of its oldest member: its name */
+	uint64_t created;               /* clock at its oldest member's allocation */
+	uint64_t last_edge;             /* clock at its last edge; 0: none */
+	uint64_t nodes, live;           /* members ever, alive */
+	uint64_t edges, fwd, bwd, self; /* edge_add events inside it, by the ends' ages */
+	uint64_t alterations;           /* alteration points (section 5) */
+	uint64_t *top;                  /* traversals of past intervals, the largest, ntop */
+	uint32_t ntop, captop;
+	bool top_cut;                   /* intervals were dropped from top[] */
+} __attribute__((aligned(64)));
+
+/* An instance as listed: final, or as it stands at the end of the run. */
+struct row {
+	uint64_t id, created, destroyed, nodes, live, edges, fwd, bwd, self, trav, dfs, bfs;
+	uint64_t alterations, rsf;
+	uint32_t node;
+	bool capped;                    /* rsf is a lower bound (top[] was cut) */
+};
+
+struct rds {
+	struct rds_objects obj;
+	struct rds_scc ssg;
+	struct asite *sites;            /* by SSG node */
+	uint32_t *node_of;              /* by site id: SSG node + 1; 0: none yet */
+	uint32_t nnode_of;
+	struct rds_map edge_of;         /* (u << 32 | v) -> SSG edge index + 1 */
+	uint64_t hot_key;               /* the last edge looked up, and its index + 1 (0: none) */
+	uint32_t hot_edge;
+	struct ssg_edge *edges;
+	uint32_t nedges, capedges;
+	struct rds_pending pend;
+	struct inst *inst;              /* by index; [0] unused; free ones have id 0 */
+	uint32_t ninst, capinst, free_inst;
+	struct row *rows;               /* final instances kept for the listing */
+	size_t nrows;
+	uint64_t now;                   /* the clock: loads, stores and heap events so far */
+	uint64_t pointer_stores, pointer_loads;
+	uint64_t unknown_frees, nomem;
+};
+
+/* ---- Instances ------------------------------------------------------------------------------- */
+
+static int by_count_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/* Remembers an interval's traversal count c > 0, keeping the TOP_INTERVALS largest. */
+static void top_push(struct rds *r, struct inst *I, uint64_t c)
+{
+	if (I->ntop == I->captop) {
+		uint32_t cap = I->captop ? 2 * I->captop : 4;
+		uint64_t *t = realloc(I->top, cap * sizeof(*t));
+
+		if (!t) {
+			r->nomem++;
+			I->top_cut = true;
+			return;
+		}
+		I->top = t;
+		I->captop = cap;
+	}
+	I->top[I->ntop++] = c;
+	if (I->ntop == 2 * TOP_INTERVALS) {
+		qsort(I->top, I->ntop, sizeof(*I->top), by_count_desc);
+		I->ntop = TOP_INTERVALS;
+		I->top_cut = true;
+	}
+}
+
+/* Ends the current interval of I. */
+static void close_interval(struct rds *r, struct inst *I)
+{
+	if (I->cur)
+		top_push(r, I, I->cur);
+	I->cur = 0;
+}
+
+/* An alteration point of I: an edge added to it or removed from it. */
+static void alter(struct rds *r, struct inst *I)
+{
+	close_interval(r, I);
+	I->alterations++;
+}
+
+/*
+ * The RDS stability factor (section 5): the fewest intervals between alteration points that hold
+ * t of the instance's traversals; 0 for an instance never traversed.  When intervals were dropped
+ * and the kept ones fall short, a lower bound (each dropped one is no larger than the smallest
+ * kept), with *capped set.
+ */
+static uint64_t stability(struct rds *r, struct inst *I, bool *capped)
+{
+	uint64_t acc = 0, k = 0;
+
+	close_interval(r, I);
+	*capped = false;
+	if (!I->trav)
+		return 0;
+	if (I->ntop)
+		qsort(I->top, I->ntop, sizeof(*I->top), by_count_desc);
+	while (k < I->ntop) {
+		acc += I->top[k++];
+		if (100 * acc >= T_PERCENT * I->trav)
+			return k;
+	}
+	*capped = true;
+	if (!k)
+		return 1;
+	return k + (T_PERCENT * I->trav - 100 * acc + 100 * I->top[k - 1] - 1) /
+		   (100 * I->top[k - 1]);
+}
+
+/* A new instance of object s alone (which has none); returns it, or 0 without memory. */
+static uint32_t inst_new(struct rds *r, uint32_t s)
+{
+	struct rds_obj *x = rds_obj(&r->obj, s);
+	struct inst *I;
+	uint32_t i = r->free_inst;
+
+	if (i) {
+		r->free_inst = r->inst[i].head;
+	} else {
+		if (r->ninst + 1 >= r->capinst) {
+			uint32_t cap = r->capinst ? 2 * r->capinst : 256;
+			void *v;
+
+			/* Cache-line aligned, so not realloc(). */
+			if (cap < r->capinst ||
+			    posix_memalign(&v, 64, (size_t)cap * sizeof(*r->inst)))
+				return 0;
+			if (r->inst)
+				memcpy(v, r->inst, (size_t)r->capinst * sizeof(*r->inst));
+			free(r->inst);
+			r->inst = v;
+			r->capinst = cap;
+		}
+		i = ++r->ninst;
+	}
+	I = &r->inst[i];
+	memset(I, 0, sizeof(*I));
+	I->id = x->serial;
+	I->created = x->born;
+	I->nodes = I->live = 1;
+	I->head = s;
+	I->node = x->node;
+	r->obj.inst[s] = i;
+	x->prev = x->next = 0;
+	return i;
+}
+
+/* Object s (in no instance) joins instance i. */
+static void inst_add(struct rds *r, uint32_t i, uint32_t s)
+{
+	struct rds_obj *x = rds_obj(&r->obj, s);
+	struct inst *I = &r->inst[i];
+
+	r->obj.inst[s] = i;
+	x->prev = 0;
+	x->next = I->head;
+	if (I->head)
+		rds_obj(&r->obj, I->head)->prev = s;
+	I->head = s;
+	I->nodes++;
+	I->live++;
+	I->id = x->serial < I->id ? x->serial : I->id;
+	I->created = x->born < I->created ? x->born : I->created;
+}
+
+/* Unites instances a and b (distinct): the smaller's live members move.  Returns the union's. */
+static uint32_t inst_merge(struct rds *r, uint32_t a, uint32_t b)
+{
+	struct inst *I, *J;
+	uint32_t tail = 0;
+
+	if (r->inst[a].live < r->inst[b].live) {
+		uint32_t t = a;
+
+		a = b;
+		b = t;
+	}
+	I = &r->inst[a];
+	J = &r->inst[b];
+	for (uint32_t m = J->head; m; m = rds_obj(&r->obj, m)->next) {
+		r->obj.inst[m] = a;
+		tail = m;
+	}
+	if (tail) {
+		rds_obj(&r->obj, tail)->next = I->head;
+		if (I->head)
+			rds_obj(&r->obj, I->head)->prev = tail;
+		I->head = J->head;
+	}
+	close_interval(r, I);
+	close_interval(r, J);
+	for (uint32_t k = 0; k < J->ntop; k++)
+		top_push(r, I, J->top[k]);
+	I->top_cut |= J->top_cut;
+	if (J->last_trav > I->last_trav) {
+		I->last_trav = J->last_trav;
+		I->last_src = J->last_src;
+		I->last_dst = J->last_dst;
+	}
+	I->id = J->id < I->id ? J->id : I->id;
+	I->created = J->created < I->created ? J->created : I->created;
+	I->last_edge = J->last_edge > I->last_edge ? J->last_edge : I->last_edge;
+	I->nodes += J->nodes;
+	I->live += J->live;
+	I->edges += J->edges;
+	I->fwd += J->fwd;
+	I->bwd += J->bwd;
+	I->self += J->self;
+	I->trav += J->trav;
+	I->dfs += J->dfs;
+	I->bfs += J->bfs;
+	I->alterations += J->alterations + 1;
+	free(J->top);
+	J->id = 0;
+	J->head = r->free_inst;
+	r->free_inst = b;
+	return a;
+}
+
+/* The row of instance I now; ends its current interval. */
+static struct row row_of(struct rds *r, struct inst *I)
+{
+	struct row w = {
+		.id = I->id, .created = I->created, .nodes = I->nodes, .live = I->live,
+		.edges = I->edges, .fwd = I->fwd, .bwd = I->bwd, .self = I->self, .trav = I->trav,
+		.dfs = I->dfs, .bfs = I->bfs, .alterations = I->alterations, .node = I->node,
+	};
+
+	/* Destroyed: last traversed (section 5); never traversed, its last edge. */
+	w.destroyed = I->last_trav ? I->last_trav : I->last_edge;
+	if (w.destroyed < w.created)
+		w.destroyed = w.created;
+	w.rsf = stability(r, I, &w.capped);
+	return w;
+}
+
+static void agg_add(struct agg *a, const struct row *w)
+{
+	a->instances++;
+	a->nodes += w->nodes;
+	a->edges += w->edges;
+	a->fwd += w->fwd;
+	a->bwd += w->bwd;
+	a->self += w->self;
+	a->trav += w->trav;
+	a->dfs += w->dfs;
+	a->bfs += w->bfs;
+	a->lifetime += w->destroyed - w->created;
+	if (w->trav) {
+		a->rsf_sum += w->rsf;
+		a->rsf_n++;
+		a->rsf_max = w->rsf > a->rsf_max ? w->rsf : a->rsf_max;
+	}
+}
+
+static void agg_sum(struct agg *a, const struct agg *b)
+{
+	a->instances += b->instances;
+	a->nodes += b->nodes;
+	a->edges += b->edges;
+	a->fwd += b->fwd;
+	a->bwd += b->bwd;
+	a->self += b->self;
+	a->trav += b->trav;
+	a->dfs += b->dfs;
+	a->bfs += b->bfs;
+	a->lifetime += b->lifetime;
+	a->rsf_sum += b->rsf_sum;
+	a->rsf_n += b->rsf_n;
+	a->rsf_max = b->rsf_max > a->rsf_max ? b->rsf_max : a->rsf_max;
+}
+
+/* The listing's order: most traversed first, then oldest. */
+static int by_traversals(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->trav != y->trav)
+		return x->trav > y->trav ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Counts row w in its site's totals and keeps it for the listing if it may be among the first. */
+static void row_keep(struct rds *r, const struct row *w)
+{
+	agg_add(&r->sites[w->node].ended, w);
+	if (!r->rows) {
+		r->rows = malloc(2 * ROWS * sizeof(*r->rows));
+		if (!r->rows) {
+			r->nomem++;
+			return;
+		}
+	}
+	r->rows[r->nrows++] = *w;
+	if (r->nrows == 2 * ROWS) {
+		qsort(r->rows, r->nrows, sizeof(*r->rows), by_traversals);
+		r->nrows = ROWS;
+	}
+}
+
+/* ---- The profile builder's events ---------------------------------------------------------- */
+
+/* Objects s and d, whose sites share an SCC, are linked by `stores` pointer stores s -> d. */
+static void join(struct rds *r, uint32_t s, uint32_t d, uint64_t stores)
+{
+	struct rds_obj *x = rds_obj(&r->obj, s), *y = rds_obj(&r->obj, d);
+	uint32_t a = r->obj.inst[s], b = r->obj.inst[d];
+	struct inst *I;
+
+	if (!a && !b && !(a = inst_new(r, s))) {
+		r->nomem++;
+		return;
+	}
+	if (!a) {
+		a = b;
+		inst_add(r, a, s);
+		alter(r, &r->inst[a]);
+	} else if (!b) {
+		if (!r->obj.inst[d])   /* not d == s, just made */
+			inst_add(r, a, d);
+		alter(r, &r->inst[a]);
+	} else if (a != b) {
+		a = inst_merge(r, a, b);   /* an alteration point of the union */
+	} else {
+		alter(r, &r->inst[a]);
+	}
+	I = &r->inst[a];
+	I->edges += stores;
+	if (x->serial < y->serial)
+		I->fwd += stores;   /* the source is older: built top-down */
+	else if (x->serial > y->serial)
+		I->bwd += stores;   /* younger: bottom-up */
+	else
+		I->self += stores;
+	I->last_edge = r->now;
+}
+
+/* rds_pending_take()'s callback: joins a pending edge whose sites now share an SCC. */
+static bool take_pending(void *arg, const struct rds_pend *e)
+{
+	struct rds *r = arg;
+	uint32_t u = rds_obj(&r->obj, e->src)->node, v = rds_obj(&r->obj, e->dst)->node;
+
+	if (rds_scc_comp(&r->ssg, u) != rds_scc_comp(&r->ssg, v))
+		return false;
+	join(r, e->src, e->dst, e->stores);
+	return true;
+}
+
+/* Counts a store between objects of nodes u and v on the SSG edge u -> v, adding it if new. */
+static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
+{
+	uint64_t key = (uint64_t)u << 32 | v;
+	uint32_t e = key == r->hot_key ? r->hot_edge : 0;
+	int changed;
+
+	if (e || (e = rds_map_get(&r->edge_of, key))) {
+		r->edges[e - 1].stores++;
+		r->hot_key = key;
+		r->hot_edge = e;
+		return 0;
+	}
+	if (r->nedges == r->capedges) {
+		uint32_t cap = r->capedges ? 2 * r->capedges : 64;
+		struct ssg_edge *v2 = realloc(r->edges, cap * sizeof(*v2));
+
+		if (!v2)
+			return -ENOMEM;
+		r->edges = v2;
+		r->capedges = cap;
+	}
+	if (rds_map_put(&r->edge_of, key, r->nedges + 1))
+		return -ENOMEM;
+	changed = rds_scc_add_edge(&r->ssg, u, v);
+	if (changed < 0)
+		return changed;   /* the map says the edge exists: its objects will stay pending */
+	r->edges[r->nedges++] = (struct ssg_edge){ u, v, 1 };
+	if (changed)   /* Figure 3: revisit the remembered edges */
+		rds_pending_take(&r->pend, &r->obj, take_pending, r);
+	return 0;
+}
+
+/* edge_add: the pointer field at offset off of object s now points into object d. */
+static void edge_add(struct rds *r, uint32_t s, uint64_t off, uint32_t d)
+{
+	uint32_t u = rds_obj(&r->obj, s)->node, v = rds_obj(&r->obj, d)->node;
+
+	r->pointer_stores++;
+	if (off < 8 * FIELDS && !(off & 7))
+		r->sites[u].ptr_fields |= UINT64_C(1) << (off >> 3);
+	if (ssg_edge(r, u, v)) {
+		r->nomem++;
+		return;
+	}
+	if (rds_scc_comp(&r->ssg, u) == rds_scc_comp(&r->ssg, v))
+		join(r, s, d, 1);   /* the edge exists, so one component is an SCC (u == v too) */
+	else if (rds_pending_put(&r->pend, &r->obj, s, off, d))
+		r->nomem++;
+}
+
+/* A null stored at address a: an edge removed if a is a pointer field of an instance's node. */
+static void edge_remove(struct rds *r, uint64_t a)
+{
+	uint32_t s = rds_objects_find(&r->obj, a), i;
+	uint64_t off;
+
+	if (!s || !(i = r->obj.inst[s]))
+		return;
+	off = a - rds_obj(&r->obj, s)->addr;
+	if (off < 8 * FIELDS && !(off & 7) &&
+	    (r->sites[rds_obj(&r->obj, s)->node].ptr_fields >> (off >> 3) & 1))
+		alter(r, &r->inst[i]);
+}
+
+/*
+ * edge_traverse: a load of a pointer into object d (in an instance) from object s (0: none).
+ * Successive traversals are compared by slot: a slot freed is forgotten as an end
+ * (node_delete()), so equal slots are the same object.
+ */
+static void traverse(struct rds *r, uint32_t s, uint32_t d)
+{
+	uint32_t i = s ? r->obj.inst[s] : 0;
+	struct inst *I;
+
+	if (!i || i != r->obj.inst[d])
+		return;
+	I = &r->inst[i];
+	if (I->trav) {
+		if (s == I->last_dst)
+			I->dfs++;   /* continues from where the last one arrived */
+		else if (s == I->last_src)
+			I->bfs++;   /* leaves from where the last one left */
+	}
+	I->trav++;
+	I->cur++;
+	I->last_src = s;
+	I->last_dst = d;
+	I->last_trav = r->now;
+}
+
+/*
+ * node_delete: object s dies; an instance whose last member it was is final.  Not an alteration
+ * point: the links between the live nodes are unchanged (unlinking a node from the middle of a
+ * structure is a store, which is one), and a structure freed node by node at the end of its life
+ * would otherwise end with one interval per node.
+ */
+static void node_delete(struct rds *r, uint32_t s)
+{
+	struct rds_obj *x = rds_obj(&r->obj, s);
+	uint32_t i = r->obj.inst[s];
+	struct inst *I;
+	struct row w;
+
+	if (!i)
+		return;
+	I = &r->inst[i];
+	if (I->last_src == s)
+		I->last_src = 0;
+	if (I->last_dst == s)
+		I->last_dst = 0;
+	if (x->prev)
+		rds_obj(&r->obj, x->prev)->next = x->next;
+	else
+		I->head = x->next;
+	if (x->next)
+		rds_obj(&r->obj, x->next)->prev = x->prev;
+	if (--I->live)
+		return;
+	w = row_of(r, I);
+	row_keep(r, &w);
+	free(I->top);
+	I->id = 0;
+	I->head = r->free_inst;
+	r->free_inst = i;
+}
+
+/* The SSG node of site id, added on first sight; UINT32_MAX without memory. */
+static uint32_t node_of(struct rds *r, uint32_t site)
+{
+	int64_t n;
+
+	if (site < r->nnode_of && r->node_of[site])
+		return r->node_of[site] - 1;
+	if (site >= r->nnode_of) {
+		uint32_t cap = r->nnode_of ? r->nnode_of : 64;
+		uint32_t *v;
+
+		while (cap <= site)
+			cap = cap > UINT32_MAX / 2 ? UINT32_MAX : 2 * cap;
+		v = realloc(r->node_of, (size_t)cap * sizeof(*v));
+		if (!v)
+			return UINT32_MAX;
+		memset(v + r->nnode_of, 0, (size_t)(cap - r->nnode_of) * sizeof(*v));
+		r->node_of = v;
+		r->nnode_of = cap;
+	}
+	if (r->ssg.n == r->ssg.cap) {
+		struct asite *v = realloc(r->sites, (size_t)(r->ssg.cap ? 2 * r->ssg.cap : 64) *
+						       sizeof(*v));
+
+		if (!v)
+			return UINT32_MAX;
+		r->sites = v;
+	}
+	n = rds_scc_add_node(&r->ssg);
+	if (n < 0)
+		return UINT32_MAX;
+	memset(&r->sites[n], 0, sizeof(r->sites[n]));
+	r->sites[n].site = site;
+	r->node_of[site] = (uint32_t)n + 1;
+	return (uint32_t)n;
+}
+
+/* ---- Handlers -------------------------------------------------------------------------------- */
+
+static void rds_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	struct rds *r = st;
+	uint32_t d;
+
+	r->now++;
+	if (size != 8 || !(d = rds_objects_find(&r->obj, value)))
+		return;
+	r->pointer_loads++;
+	/* A traversal needs both ends in one instance: look the address up only then. */
+	if (r->obj.inst[d])
+		traverse(r, rds_objects_find(&r->obj, addr), d);
+}
+
+static void rds_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	struct rds *r = st;
+	uint32_t s, d;
+
+	r->now++;
+	if (size != 8)
+		return;
+	if (!value)
+		edge_remove(r, addr);
+	else if ((d = rds_objects_find(&r->obj, value)) && (s = rds_objects_find(&r->obj, addr)))
+		edge_add(r, s, addr - rds_obj(&r->obj, s)->addr, d);
+}
+
+/* Object s is gone: its instance loses it, its slot is free. */
+static void object_end(struct rds *r, uint32_t s)
+{
+	node_delete(r, s);
+	rds_objects_release(&r->obj, s);
+}
+
+static void rds_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
+{
+	struct rds *r = st;
+	uint32_t n = node_of(r, site), s;
+
+	r->now++;
+	if ((s = rds_objects_find(&r->obj, addr)))
+		object_end(r, s);   /* a free we never saw */
+	if (n == UINT32_MAX || !(s = rds_objects_alloc(&r->obj, addr, size))) {
+		r->nomem++;
+		return;
+	}
+	rds_obj(&r->obj, s)->node = n;
+	rds_obj(&r->obj, s)->born = r->now;
+}
+
+/* realloc keeps the object: its serial, site and instance (4.1); only its place changes. */
+static void rds_heap_realloc(void *st, uint32_t site, uint64_t old, uint64_t addr, uint64_t size)
+{
+	struct rds *r = st;
+	uint32_t s = rds_objects_find(&r->obj, old), t;
+
+	if (!s || rds_obj(&r->obj, s)->addr != old) {
+		rds_heap_alloc(st, site, addr, size);   /* an object we never saw: a new one */
+		return;
+	}
+	r->now++;
+	if ((t = rds_objects_find(&r->obj, addr)) && t != s)
+		object_end(r, t);
+	rds_objects_move(&r->obj, s, addr, size);
+}
+
+static void rds_heap_free(void *st, uint32_t site, uint64_t addr)
+{
+	struct rds *r = st;
+	uint32_t s = rds_objects_find(&r->obj, addr);
+
+	r->now++;
+	if (!s || rds_obj(&r->obj, s)->addr != addr) {
+		r->unknown_frees++;
+		return;
+	}
+	object_end(r, s);
+}
+
+static int rds_init(void *st, const struct mn_run *run)
+{
+	struct rds *r = st;
+
+	rds_scc_init(&r->ssg);
+	return rds_objects_init(&r->obj);
+}
+
+static void rds_fini(void *st)
+{
+	struct rds *r = st;
+
+	for (uint32_t i = 1; i <= r->ninst; i++)
+		if (r->inst[i].id)
+			free(r->inst[i].top);
+	free(r->inst);
+	free(r->rows);
+	free(r->sites);
+	free(r->node_of);
+	free(r->edges);
+	rds_map_free(&r->edge_of);
+	rds_pending_free(&r->pend);
+	rds_scc_free(&r->ssg);
+	rds_objects_free(&r->obj);
+}
+
+/* ---- Emit ------------------------------------------------------------------------------------ */
+
+/* A type: one cyclic SCC of the SSG. */
+struct type {
+	uint32_t comp;                  /* its representative node */
+	uint32_t first_site;            /* its smallest site id: the types' order */
+	struct agg a;
+};
+
+static int by_first_site(const void *a, const void *b)
+{
+	const struct type *x = a, *y = b;
+
+	return x->first_site < y->first_site ? -1 : x->first_site > y->first_site;
+}
+
+/* An SSG edge in the listing's order: by source site, then destination site. */
+struct edge_order {
+	uint64_t key;                   /* src site << 32 | dst site */
+	uint32_t e;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	uint64_t x = ((const struct edge_order *)a)->key, y = ((const struct edge_order *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double per(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static const char *pattern(const struct row *w)
+{
+	if (w->trav < 2)
+		return "none";
+	if (2 * w->dfs > w->trav - 1)
+		return "dfs";
+	if (2 * w->bfs > w->trav - 1)
+		return "bfs";
+	return "mixed";
+}
+
+/* The columns of Table 3 and ours, shared by the summary and the types. */
+static void emit_agg(struct rds *r, struct mn_prof *p, const struct agg *a)
+{
+	mn_prof_kv_u64(p, "instances", a->instances);
+	mn_prof_kv_u64(p, "nodes", a->nodes);
+	mn_prof_kv_u64(p, "edges", a->edges);
+	mn_prof_kv_u64(p, "forward_edges", a->fwd);
+	mn_prof_kv_u64(p, "backward_edges", a->bwd);
+	mn_prof_kv_u64(p, "self_edges", a->self);
+	mn_prof_kv_f64(p, "avg_nodes", per(a->nodes, a->instances));
+	mn_prof_kv_f64(p, "avg_size", per(a->edges, a->instances));
+	mn_prof_kv_f64(p, "avg_lifetime", per(a->lifetime, a->instances) / (r->now ? r->now : 1));
+	mn_prof_kv_u64(p, "traversals", a->trav);
+	mn_prof_kv_f64(p, "avg_stability_factor", per(a->rsf_sum, a->rsf_n));
+	mn_prof_kv_u64(p, "max_stability_factor", a->rsf_max);
+	mn_prof_kv_u64(p, "dfs_like", a->dfs);
+	mn_prof_kv_u64(p, "bfs_like", a->bfs);
+}
+
+static void emit_row(struct rds *r, struct mn_prof *p, const struct row *w, uint32_t type)
+{
+	double now = r->now ? (double)r->now : 1.0;
+
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "instance", w->id);
+	mn_prof_kv_u64(p, "type", type);
+	mn_prof_kv_u64(p, "nodes", w->nodes);
+	mn_prof_kv_u64(p, "live_nodes", w->live);
+	mn_prof_kv_u64(p, "edges", w->edges);
+	mn_prof_kv_u64(p, "forward_edges", w->fwd);
+	mn_prof_kv_u64(p, "backward_edges", w->bwd);
+	mn_prof_kv_u64(p, "self_edges", w->self);
+	mn_prof_kv_u64(p, "traversals", w->trav);
+	mn_prof_kv_u64(p, "created", w->created);
+	mn_prof_kv_u64(p, "destroyed", w->destroyed);
+	mn_prof_kv_f64(p, "created_norm", w->created / now);
+	mn_prof_kv_f64(p, "destroyed_norm", w->destroyed / now);
+	mn_prof_kv_f64(p, "lifetime", (w->destroyed - w->created) / now);
+	mn_prof_kv_u64(p, "alterations", w->alterations);
+	mn_prof_kv_u64(p, "stability_factor", w->rsf);
+	if (w->capped)
+		mn_prof_kv_bool(p, "stability_capped", true);
+	mn_prof_kv_u64(p, "dfs_like", w->dfs);
+	mn_prof_kv_u64(p, "bfs_like", w->bfs);
+	mn_prof_kv_str(p, "pattern", pattern(w));
+	mn_prof_map_end(p);
+}
+
+static int rds_emit(void *st, struct mn_prof *p)
+{
+	struct rds *r = st;
+	uint32_t n = r->ssg.n, ntypes = 0, *type_of = calloc(n + 1, sizeof(*type_of));
+	uint32_t *members = malloc((n + 1) * sizeof(*members));
+	struct type *types = calloc(n + 1, sizeof(*types));
+	struct edge_order *order = malloc((r->nedges + 1) * sizeof(*order));
+	struct agg all = { 0 };
+	size_t listed;
+	int err = 0;
+
+	if (!type_of || !members || !types || !order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t e = 0; e < r->nedges; e++)
+		order[e] = (struct edge_order){ (uint64_t)r->sites[r->edges[e].u].site << 32 |
+						r->sites[r->edges[e].v].site, e };
+	qsort(order, r->nedges, sizeof(*order), by_key);
+	/* Instances still alive count as they stand. */
+	for (uint32_t i = 1; i <= r->ninst; i++) {
+		if (r->inst[i].id) {
+			struct row w = row_of(r, &r->inst[i]);
+
+			row_keep(r, &w);
+		}
+	}
+	/* Types: the cyclic components, in the order of their smallest site. */
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t c = rds_scc_comp(&r->ssg, u);
+
+		if (!rds_scc_cyclic(&r->ssg, u))
+			continue;
+		if (!type_of[c]) {
+			types[ntypes].comp = c;
+			types[ntypes].first_site = r->sites[u].site;
+			type_of[c] = ++ntypes;
+		}
+		if (r->sites[u].site < types[type_of[c] - 1].first_site)
+			types[type_of[c] - 1].first_site = r->sites[u].site;
+	}
+	qsort(types, ntypes, sizeof(*types), by_first_site);
+	for (uint32_t t = 0; t < ntypes; t++)
+		type_of[types[t].comp] = t + 1;
+	for (uint32_t u = 0; u < n; u++) {
+		if (!rds_scc_cyclic(&r->ssg, u))
+			continue;
+		agg_sum(&types[type_of[rds_scc_comp(&r->ssg, u)] - 1].a, &r->sites[u].ended);
+	}
+	for (uint32_t t = 0; t < ntypes; t++)
+		agg_sum(&all, &types[t].a);
+
+	mn_prof_map_begin(p);
+	mn_prof_kv_f64(p, "threshold", T_PERCENT / 100.0);
+	mn_prof_kv_u64(p, "events", r->now);
+	mn_prof_key(p, "heap");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "objects", r->obj.serial);
+	mn_prof_kv_u64(p, "peak_live", r->obj.peak);
+	mn_prof_kv_u64(p, "live_at_end", r->obj.live);
+	mn_prof_kv_u64(p, "pointer_stores", r->pointer_stores);
+	mn_prof_kv_u64(p, "pointer_loads", r->pointer_loads);
+	mn_prof_map_end(p);
+
+	mn_prof_key(p, "summary");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "types", ntypes);
+	emit_agg(r, p, &all);
+	mn_prof_map_end(p);
+
+	mn_prof_key(p, "types");
+	mn_prof_seq_begin(p);
+	for (uint32_t t = 0; t < ntypes; t++) {
+		uint32_t k = 0;
+
+		for (uint32_t m = types[t].comp; m != RDS_SCC_NONE; m = r->ssg.v[m].next)
+			members[k++] = r->sites[m].site;
+		qsort(members, k, sizeof(*members), by_id);
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_u64(p, "type", t + 1);
+		mn_prof_kv_site(p, "alloc_site", members[0]);
+		mn_prof_key(p, "sites");
+		mn_prof_seq_begin_flow(p);
+		for (uint32_t i = 0; i < k; i++)
+			mn_prof_site(p, members[i]);
+		mn_prof_seq_end(p);
+		emit_agg(r, p, &types[t].a);
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+
+	/* The static shape graph's edges, by their sites. */
+	mn_prof_key(p, "static_shape_graph");
+	mn_prof_seq_begin(p);
+	for (uint32_t i = 0; i < r->nedges; i++) {
+		const struct ssg_edge *e = &r->edges[order[i].e];
+
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_site(p, "src_site", r->sites[e->u].site);
+		mn_prof_kv_site(p, "dst_site", r->sites[e->v].site);
+		mn_prof_kv_u64(p, "stores", e->stores);
+		mn_prof_kv_bool(p, "same_type",
+				rds_scc_comp(&r->ssg, e->u) == rds_scc_comp(&r->ssg, e->v));
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+
+	if (r->nrows)
+		qsort(r->rows, r->nrows, sizeof(*r->rows), by_traversals);
+	listed = r->nrows < ROWS ? r->nrows : ROWS;
+	mn_prof_kv_u64(p, "instances_listed", listed);
+	mn_prof_key(p, "instances");
+	mn_prof_seq_begin(p);
+	for (size_t i = 0; i < listed; i++)
+		emit_row(r, p, &r->rows[i], type_of[rds_scc_comp(&r->ssg, r->rows[i].node)]);
+	mn_prof_seq_end(p);
+
+	mn_prof_kv_u64(p, "pending_edges", r->pend.n);
+	mn_prof_key(p, "lost");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "aliased_granules", r->obj.aliases);
+	mn_prof_kv_u64(p, "nomem", r->nomem);
+	mn_prof_kv_u64(p, "unknown_frees", r->unknown_frees);
+	mn_prof_kv_u64(p, "pending_dropped", r->pend.dropped);
+	mn_prof_map_end(p);
+	mn_prof_map_end(p);
+out:
+	free(type_of);
+	free(members);
+	free(types);
+	free(order);
+	return err;
+}
+
+const struct mn_module mn_module_rds_shape = {
+	.name = "rds-shape",
+	.doc = "recursive data structure types and instances (shape, traversals, lifetime, "
+	       "stability)",
+	.state_size = sizeof(struct rds),
+	.shard = MN_SHARD_NONE,
+	.init = rds_init,
+	.fini = rds_fini,
+	.load = rds_load,
+	.store = rds_store,
+	.heap_alloc = rds_heap_alloc,
+	.heap_realloc = rds_heap_realloc,
+	.heap_free = rds_heap_free,
+	.emit = rds_emit,
+};
