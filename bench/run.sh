@@ -123,4 +123,26 @@ if [ -n "${logsum[shadow-cost]:-}" ] && [ -n "${logsum[null]:-}" ]; then
 	done
 	echo "shadow memory within budget: $verdict"
 fi
+# The modules' own targets (their issues): geomean slowdown, and backend peak RSS against the
+# program's (a budget of factor x program RSS + constant MiB).
+declare -A slow_target=([dependence]=10 [rds-shape]=6)
+declare -A mem_factor=([dependence]=2) mem_const_mib=([dependence]=256)
+for m in $modules; do
+	if [ -n "${slow_target[$m]:-}" ]; then
+		g=$(echo "e(${logsum[$m]} / $n)" | bc -l)
+		printf '%s speed: %.2fx geomean slowdown (target <= %sx): %s\n' "$m" "$g" "${slow_target[$m]}" \
+			"$([ "$(echo "$g <= ${slow_target[$m]}" | bc -l)" = 1 ] && echo PASS || echo FAIL)"
+	fi
+	if [ -n "${mem_factor[$m]:-}" ]; then
+		verdict=PASS worst=
+		for p in $programs; do
+			budget=$(echo "${mem_factor[$m]} * ${native_rss[$p]} + ${mem_const_mib[$m]} * 1024" | bc -l)
+			if [ "$(echo "${backend_rss[$p.$m]} > $budget" | bc -l)" = 1 ]; then
+				verdict=FAIL worst="$worst $p"
+			fi
+		done
+		printf '%s memory: backend peak RSS <= %s x program RSS + %s MiB on every program: %s%s\n' \
+			"$m" "${mem_factor[$m]}" "${mem_const_mib[$m]}" "$verdict" "${worst:+ (over:$worst)}"
+	fi
+done
 printf '(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"
