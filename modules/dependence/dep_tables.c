@@ -190,7 +190,10 @@ void dep_table_free(struct dep_table *t)
 
 /* ---- Iteration starts ------------------------------------------------------------------------ */
 
-#define CHUNK 32   /* runs per checkpoint: the linear part of a lookup */
+/* Runs per checkpoint: the linear part of a lookup.  At 16, a run of one iteration whose clock
+ * delta is below 64 (every iteration of an outer loop whose body ticks the clock a little) costs 1
+ * byte plus 16 / 16 of a checkpoint: 2 bytes. */
+#define CHUNK 16
 
 void dep_starts_reset(struct dep_starts *s, uint64_t base)
 {
@@ -199,6 +202,9 @@ void dep_starts_reset(struct dep_starts *s, uint64_t base)
 	s->nruns = 0;
 	s->n = s->base = base;
 	memset(s->hit, 0, sizeof(s->hit));
+	if (s->mused)
+		memset(s->memo, 0, sizeof(*s->memo) << s->mbits);
+	s->mused = false;
 }
 
 static bool put_leb(struct dep_starts *s, uint64_t v)
@@ -219,9 +225,12 @@ static bool put_leb(struct dep_starts *s, uint64_t v)
 	return true;
 }
 
-static uint64_t get_leb(const uint8_t **p)
+static inline uint64_t get_leb(const uint8_t **p)
 {
 	uint64_t v = 0;
+
+	if (__builtin_expect(!(**p & 0x80), 1))   /* most deltas take one byte */
+		return *(*p)++;
 
 	for (unsigned shift = 0;; shift += 7) {
 		uint8_t b = *(*p)++;
@@ -235,8 +244,10 @@ static uint64_t get_leb(const uint8_t **p)
 bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 {
 	uint32_t nbytes = s->nbytes;
+	uint64_t di;   /* iterations since the last run began */
 
 	s->n++;
+	di = s->n - s->last_iter;
 	if (s->nruns && s->last_clock + (s->n - s->last_iter) == clock)
 		return true;   /* the common case: no loop event since the last start but its own */
 	if (s->nruns % CHUNK == 0) {
@@ -251,7 +262,9 @@ bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 			s->ckcap = cap;
 		}
 		s->ck[s->nck++] = (struct dep_checkpoint){ s->n, clock, s->nbytes };
-	} else if (!put_leb(s, clock - s->last_clock) || !put_leb(s, s->n - s->last_iter)) {
+	} else if (!put_leb(s, (uint64_t)(clock - s->last_clock) << 1 | (di > 1)) ||
+		   (di > 1 && !put_leb(s, di))) {
+		/* a run: clock delta << 1 | 1 when its iteration delta is not 1, then that delta */
 		s->nbytes = nbytes;
 		return false;
 	}
@@ -261,27 +274,65 @@ bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 	return true;
 }
 
-uint64_t dep_starts_upto(struct dep_starts *s, uint32_t clock)
+static uint64_t search(struct dep_starts *s, uint32_t clock);
+
+/* Grows the memo of searches to about nruns slots; false without memory (then it is unchanged). */
+static bool memo_grow(struct dep_starts *s)
+{
+	unsigned bits = s->mbits ? s->mbits + 1 : 6;
+	uint32_t(*m)[2] = calloc((size_t)1 << bits, sizeof(*m));
+
+	if (!m)
+		return false;
+	free(s->memo);   /* its answers are still right, but cheaper to find again than to move */
+	s->memo = m;
+	s->mbits = bits;
+	s->mused = false;
+	return true;
+}
+
+uint64_t dep_starts_upto_slow(struct dep_starts *s, uint32_t clock)
+{
+	uint32_t *m;
+	uint64_t k;
+
+	if (s->nruns && clock >= s->last_clock) {   /* in the last run */
+		k = s->last_iter + (clock - s->last_clock);
+		return k < s->n ? k : s->n;
+	}
+	if (s->nck < 4)   /* a short search: not worth a memo */
+		return search(s, clock);
+	if (s->mbits < DEP_MEMO_BITS && (uint64_t)1 << s->mbits < s->nruns && !memo_grow(s) &&
+	    !s->memo)
+		return search(s, clock);
+	m = s->memo[(clock * 0x9e3779b1u) >> (32 - s->mbits)];
+	if (m[0] == clock && m[1])
+		return s->base + m[1] - 1;
+	k = search(s, clock);
+	/* k - base < 2^32 - 1: each iteration since the last reset ticked the clock */
+	m[0] = clock;
+	m[1] = (uint32_t)(k - s->base + 1);
+	s->mused = true;
+	return k;
+}
+
+/* The checkpoint search and the walk behind dep_starts_upto_slow(). */
+static uint64_t search(struct dep_starts *s, uint32_t clock)
 {
 	uint32_t lo = 0, hi = s->nck, c, next;
 	uint64_t iter, end, left;
 	struct dep_hit *h;
 	const uint8_t *p;
 
-	if (s->nruns && clock >= s->last_clock) {   /* in the last run */
-		iter = s->last_iter + (clock - s->last_clock);
-		return iter < s->n ? iter : s->n;
-	}
 	for (h = s->hit; h < s->hit + 4; h++)
 		if (h->end && clock >= h->clock && clock < h->next)
 			goto hit;
-	while (lo < hi) {   /* lo: the checkpoints at or before clock */
-		uint32_t mid = lo + (hi - lo) / 2;
+	if (hi) {   /* lo: checkpoints at or before clock; branchless: the steps are coin flips */
+		const struct dep_checkpoint *b = s->ck;
 
-		if (s->ck[mid].clock <= clock)
-			lo = mid + 1;
-		else
-			hi = mid;
+		for (uint32_t n = hi; n > 1; n -= n / 2)
+			b = __builtin_unpredictable(b[n / 2].clock <= clock) ? b + n / 2 : b;
+		lo = (uint32_t)(b - s->ck) + (b->clock <= clock);
 	}
 	if (!lo)
 		return s->base;
@@ -293,8 +344,9 @@ uint64_t dep_starts_upto(struct dep_starts *s, uint32_t clock)
 	next = lo < s->nck ? s->ck[lo].clock : UINT32_MAX;
 	left = lo < s->nck ? CHUNK - 1 : s->nruns - (uint64_t)(lo - 1) * CHUNK - 1;
 	for (; left; left--) {   /* the runs after the checkpoint, while they began by clock */
-		uint32_t nc = c + (uint32_t)get_leb(&p);
-		uint64_t ni = iter + get_leb(&p);
+		uint64_t v = get_leb(&p);
+		uint32_t nc = c + (uint32_t)(v >> 1);
+		uint64_t ni = iter + (v & 1 ? get_leb(&p) : 1);
 
 		if (nc > clock) {
 			end = ni - 1;
@@ -315,5 +367,6 @@ void dep_starts_free(struct dep_starts *s)
 {
 	free(s->ck);
 	free(s->bytes);
+	free(s->memo);
 	memset(s, 0, sizeof(*s));
 }

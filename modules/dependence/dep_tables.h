@@ -78,10 +78,12 @@ void dep_table_free(struct dep_table *t);
  * The clocks at which the iterations of one loop invocation began, as runs: iterations iter,
  * iter + 1, ... began at clock, clock + 1, ... until the next run.  An innermost loop is one run
  * (nothing but its own iterations moves the clock), so it costs nothing however long it runs; a
- * loop whose iterations run inner loops starts a run per iteration.  Runs are kept as pairs of
- * LEB128 deltas from the run before (about 2 bytes), with the absolute run every CHUNK runs as a
- * checkpoint (16 bytes) for the binary search: about 2.5 bytes per run, so an outer loop of 24
- * million iterations costs 60 MB, not the 384 MB of plain (iter, clock) pairs.
+ * loop whose iterations run inner loops starts a run per iteration.  Runs are kept as LEB128
+ * deltas from the run before: clock delta << 1 | (iteration delta != 1), then the iteration delta
+ * only when it is not 1 (1 byte for an iteration that ticks the clock fewer than 64 times), with
+ * the absolute run every CHUNK (16) runs as a checkpoint (16 bytes) for the binary search: about
+ * 2 bytes per run, so an outer loop of 24 million iterations costs 48 MB, not the 384 MB of plain
+ * (iter, clock) pairs.  Searches are remembered by clock (memo below).
  */
 struct dep_checkpoint {
 	uint64_t iter;               /* a run: its first iteration ... */
@@ -106,16 +108,36 @@ struct dep_starts {
 		uint32_t clock, next;   /* the clocks of its start and of the next run's */
 	} hit[4];
 	unsigned nhit;               /* lookups that missed them: the next one replaces hit[nhit % 4] */
+	/* Answers of searches, by clock: an answer for a clock before the last run never changes
+	 * in this invocation, and sources that come back (the nodes of a list walked again) come
+	 * back with the same clock.  2^mbits slots of clock and k - base + 1 (0: empty), grown
+	 * with the runs up to 2^DEP_MEMO_BITS, cleared at reset if used. */
+	uint32_t (*memo)[2];
+	unsigned mbits;
+	bool mused;
 };
+
+#define DEP_MEMO_BITS 12             /* at most 4096 slots, 32 KiB, per loop that searches */
 
 /* Empties s for a new invocation, or after a clock reset with base = n (keeps the memory). */
 void dep_starts_reset(struct dep_starts *s, uint64_t base);
 /* Iteration n + 1 begins at clock.  Returns false when memory ran out: the iteration is counted
  * but its start is not stored, so distances measured in this invocation may be off. */
 bool dep_starts_add(struct dep_starts *s, uint32_t clock);
+/* dep_starts_upto() for a clock before the last run: call that instead. */
+uint64_t dep_starts_upto_slow(struct dep_starts *s, uint32_t clock);
+
 /* Iterations of this invocation begun at or before clock: k of README's rule.  Sources of the
- * current run (the common case) take no search; others a binary search and a short walk. */
-uint64_t dep_starts_upto(struct dep_starts *s, uint32_t clock);
+ * current run (the common case) take no search, inline; others a binary search and a short walk. */
+static inline uint64_t dep_starts_upto(struct dep_starts *s, uint32_t clock)
+{
+	if (__builtin_expect(s->nruns && clock >= s->last_clock, 1)) {   /* in the last run */
+		uint64_t iter = s->last_iter + (clock - s->last_clock);
+
+		return iter < s->n ? iter : s->n;
+	}
+	return dep_starts_upto_slow(s, clock);
+}
 void dep_starts_free(struct dep_starts *s);
 
 #endif /* MNEMO_DEP_TABLES_H */

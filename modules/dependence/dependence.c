@@ -48,14 +48,17 @@ struct site {
 /*
  * The row of an instance depends only on its source and destination accesses, the loop frame,
  * the kind and whether it is carried: a memo of those skips the via walks and the row lookup for
- * the instances that repeat, most of them.
+ * the instances that repeat, most of them.  Keys are packed into words so that a hit is three
+ * compares; pair 0 (access id 0 is never valid) marks an empty slot.
  */
 struct memo {
-	uint32_t src, dst, fid, loop;
-	uint8_t kind, carried;
+	uint64_t pair;             /* src | dst << 32 */
+	uint64_t frame;            /* the loop frame's fid | loop site << 32; 0: loop 0 */
+	uint32_t kc;               /* kind << 1 | carried */
 	unsigned gen;              /* the row table's gen when e was found */
 	struct dep_entry *e;
 };
+_Static_assert(sizeof(struct memo) == 32, "two memo slots per cache line");
 
 /* A live loop invocation: one per loop frame of the context stack, outermost first. */
 struct loop {
@@ -64,6 +67,8 @@ struct loop {
 	uint64_t serial;           /* its invocation serial */
 	uint32_t inv;              /* clock at its invoke */
 	bool target;
+	uint64_t mkey;             /* fid | site << 32: its part of a memo key */
+	uint32_t mhash;            /* its part of a memo slot's hash */
 	struct dep_starts starts;  /* clocks at its iteration starts */
 };
 
@@ -170,6 +175,8 @@ static void dep_loop_invoke(void *st, uint32_t site)
 	l->serial = mn_ctx_frame_serial(d->ctx, top);
 	l->inv = d->clock;
 	l->target = s->target;
+	l->mkey = l->fid | (uint64_t)site << 32;
+	l->mhash = l->fid * 0xc2b2ae3du ^ site * 0x27d4eb2fu;
 	d->in_target += l->target;
 	dep_starts_reset(&l->starts, 0);
 }
@@ -231,7 +238,7 @@ static uint32_t via(const struct dep *d, uint32_t ctx, uint32_t fid)
 }
 
 /* Counts an instance in row e (once per destination access: rule 6) with its distance. */
-static void count(struct dep *d, struct dep_entry *e, bool carried, uint64_t distance)
+static inline void count(struct dep *d, struct dep_entry *e, bool carried, uint64_t distance)
 {
 	if (e->stamp != d->stamp) {
 		e->stamp = d->stamp;
@@ -243,19 +250,16 @@ static void count(struct dep *d, struct dep_entry *e, bool carried, uint64_t dis
 		e->dmax = distance;
 }
 
-/* The row of an instance in loop frame l (NULL: loop 0), through the memo; NULL without memory. */
-static struct dep_entry *row(struct dep *d, uint32_t src, uint32_t dst, const struct loop *l,
-			     enum dep_kind kind, bool carried)
+/* row()'s miss: the via walks and the row table.  Fills memo slot m; NULL without memory. */
+static __attribute__((noinline)) struct dep_entry *
+row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct loop *l,
+	 enum dep_kind kind, bool carried)
 {
 	uint32_t fid = l ? l->fid : 0, loop = l ? l->site : 0;
-	struct memo *m = &d->memo[(src * 0x9e3779b1u ^ dst * 0x85ebca77u ^ fid * 0xc2b2ae3du ^
-				   kind * 2u ^ carried) % MEMO];
 	const struct dep_access *s = &d->acc.acc[src], *t = &d->acc.acc[dst];
 	struct dep_key k;
+	struct dep_entry *e;
 
-	if (m->e && m->gen == d->deps.gen && m->src == src && m->dst == dst && m->fid == fid &&
-	    m->loop == loop && m->kind == kind && m->carried == carried)
-		return m->e;
 	k = (struct dep_key){ .loop = loop, .src = s->site, .dst = t->site, .kind = (uint8_t)kind,
 			      .carried = carried };
 	if (d->context) {
@@ -266,37 +270,66 @@ static struct dep_entry *row(struct dep *d, uint32_t src, uint32_t dst, const st
 		k.src_via = via(d, s->ctx, fid);
 		k.dst_via = via(d, t->ctx, fid);
 	}
-	*m = (struct memo){ src, dst, fid, loop, (uint8_t)kind, carried, 0, NULL };
-	m->e = dep_table_get(&d->deps, &k);
-	m->gen = d->deps.gen;   /* after the lookup, which may have grown the table */
-	if (!m->e)
+	e = dep_table_get(&d->deps, &k);
+	if (!e) {
 		d->nomem++;
-	return m->e;
+		m->pair = 0;   /* not remembered: the next instance tries again, and counts again */
+		return NULL;
+	}
+	/* gen: after the lookup, which may have grown the table */
+	*m = (struct memo){ src | (uint64_t)dst << 32, l ? l->mkey : 0,
+			    (uint32_t)kind << 1 | carried, d->deps.gen, e };
+	return e;
+}
+
+/*
+ * The row of an instance in loop frame l (NULL: loop 0), through the memo; NULL without memory.
+ * pair and ph are the instance's src | dst << 32 and its part of the slot hash, made once per
+ * instance by report() for all its loop frames.
+ */
+static inline struct dep_entry *row(struct dep *d, uint64_t pair, uint32_t ph, const struct loop *l,
+				    enum dep_kind kind, bool carried)
+{
+	uint64_t frame = l ? l->mkey : 0;
+	uint32_t kc = (uint32_t)kind << 1 | carried;
+	struct memo *m = &d->memo[((ph ^ (l ? l->mhash : 0)) >> 22 ^ kc) % MEMO];
+
+	if (__builtin_expect(m->pair == pair && m->frame == frame && m->kc == kc &&
+			     m->gen == d->deps.gen, 1))
+		return m->e;
+	return row_slow(d, m, (uint32_t)pair, (uint32_t)(pair >> 32), l, kind, carried);
 }
 
 /* One dependence instance from access src at clock sclock to access dst, now: README's rule 4. */
-static void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t dst, enum dep_kind kind)
+static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t dst,
+			  enum dep_kind kind)
 {
+	uint64_t pair = src | (uint64_t)dst << 32;
+	uint32_t ph = src * 0x9e3779b1u ^ dst * 0x85ebca77u ^ (uint32_t)kind * 0x165667b1u;
 	struct dep_entry *e;
 	unsigned i;
 
 	for (i = 0; i < d->nloops && d->loops[i].inv <= sclock; i++) {
 		struct loop *l = &d->loops[i];
 		uint64_t started;
+		bool carried;
 
 		if (d->target_mode && !l->target)
 			continue;
 		started = dep_starts_upto(&l->starts, sclock);
-		e = row(d, src, dst, l, kind, started < l->starts.n);
+		carried = started < l->starts.n;
+		e = row(d, pair, ph, l, kind, carried);
 		if (e)
-			count(d, e, started < l->starts.n, l->starts.n - started);
+			count(d, e, carried, l->starts.n - started);
 	}
-	if (!i && !d->target_mode && (e = row(d, src, dst, NULL, kind, false)))
+	if (!i && !d->target_mode && (e = row(d, pair, ph, NULL, kind, false)))
 		count(d, e, false, 0);   /* loop 0: no loop invocation holds both */
 }
 
-/* The handler behind load and store: README's rule 3 on every word of the access's first page. */
-static void on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
+/* The handler behind load and store: README's rule 3 on every word of the access's first page.
+ * Inlined into each so that `store` is a constant. */
+static inline __attribute__((always_inline)) void
+on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
 {
 	uint64_t end = addr + size, page_end = (addr | ((1u << PAGE_SHIFT) - 1)) + 1;
 	uint32_t ctx = mn_ctx_current(d->ctx);
