@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define MNEMO_ABI_VERSION 1u
+#define MNEMO_ABI_VERSION 2u  /* 2: __mnemo_load_ptr, __mnemo_store_ptr */
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,10 +23,23 @@ extern "C" {
 
 /* ---- Emitted by the pass in instrumented code -------------------------------------------- */
 
-/* After every load (value = the loaded bits, zero-extended; low 64 bits of wider types). */
+/*
+ * After every load but those of a pointer (value = the loaded bits, zero-extended; low 64 bits of
+ * wider types).
+ */
 void __mnemo_load(uint32_t site, const void *addr, uint64_t value, uint32_t size);
-/* Before every store (value = the stored bits, as for loads). */
+/* Before every store but those of a pointer (value = the stored bits, as for loads). */
 void __mnemo_store(uint32_t site, const void *addr, uint64_t value, uint32_t size);
+/*
+ * The same two events for an access whose value has a (scalar) pointer type: the pass calls these
+ * instead of __mnemo_load / __mnemo_store for loads, stores, atomic loads and stores, cmpxchg and
+ * atomicrmw xchg of a pointer, and the plain ones for everything else (integers, floats, vectors,
+ * aggregates, memcpy and memset).  Same arguments, same event (load or store), same record: they
+ * exist so that a build whose modules all take `accesses: pointer` (spec.h) can leave the plain
+ * ones empty, and LTO deletes every non-pointer access's call.
+ */
+void __mnemo_load_ptr(uint32_t site, const void *addr, uint64_t value, uint32_t size);
+void __mnemo_store_ptr(uint32_t site, const void *addr, uint64_t value, uint32_t size);
 /* After an instruction that makes a pointer: type 1 loaded, 2 returned by a call, 3 int-to-pointer. */
 void __mnemo_pointer_create(uint32_t site, const void *addr, uint32_t type);
 /*

@@ -523,8 +523,8 @@ int mn_spec_arg_find(const struct mn_spec_event *ev, const char *name)
 
 /* ---- Module specs --------------------------------------------------------------------------- */
 
-static const char *const module_keys[] = { "module", "doc", "shard", "shard_shift", "events",
-					   NULL };
+static const char *const module_keys[] = { "module", "doc", "shard", "shard_shift", "accesses",
+					   "events", NULL };
 
 /* "load, store, ..." or "site, address, ..." into buf. */
 static void event_names(char *buf, size_t size, const struct mn_catalogue *c)
@@ -625,6 +625,20 @@ static int parse_shard(struct mn_module_spec *m, yaml_document_t *doc, const yam
 	return 0;
 }
 
+/* Parses `accesses:` of the root mapping into m: all (the default) or pointer. */
+static int parse_accesses(struct mn_module_spec *m, yaml_document_t *doc, const yaml_node_t *root,
+			  struct mn_spec_error *err)
+{
+	const yaml_node_t *acc = map_get(doc, root, "accesses");
+	const char *s = acc ? scalar(acc) : "all";
+
+	if (!s || (strcmp(s, "all") && strcmp(s, "pointer")))
+		return errf(err, m->path, &acc->start_mark,
+			    "accesses must be all or pointer, got '%s'", s ? s : "nothing");
+	m->accesses = !strcmp(s, "pointer") ? MN_ACCESSES_POINTER : MN_ACCESSES_ALL;
+	return 0;
+}
+
 /* Parses the document root into m (m->path set). */
 static int parse_module(struct mn_module_spec *m, const struct mn_catalogue *c,
 			yaml_document_t *doc, const char *folder, struct mn_spec_error *err)
@@ -656,6 +670,8 @@ static int parse_module(struct mn_module_spec *m, const struct mn_catalogue *c,
 		return errf(err, m->path, &map_get(doc, root, "doc")->start_mark,
 			    "doc must be one line");
 	ret = parse_shard(m, doc, root, err);
+	if (!ret)
+		ret = parse_accesses(m, doc, root, err);
 	if (ret)
 		return ret;
 	events = map_get(doc, root, "events");

@@ -9,9 +9,16 @@
  *   doc: constant and few-valued loads and stores, dominant address strides
  *   shard: site                        # none (default) | site | address
  *   shard_shift: 6                     # only with `shard: address`, 0..47
+ *   accesses: all                      # all (default) | pointer
  *   events:
  *     load: [site, address, value]     # event name from the catalogue: arguments used
  *     func_entry: []                   # the event is used, with no argument beyond its site
+ *
+ * `accesses: pointer` says that the module needs only the loads and stores whose value is a
+ * pointer (abi.h: the pass reports those through __mnemo_load_ptr / __mnemo_store_ptr).  The
+ * events and their records are the same; the specializer gives __mnemo_load (__mnemo_store) a
+ * body only when some chosen module that lists `load` (`store`) has `accesses: all`, so that in
+ * a build whose modules all say `pointer`, LTO deletes every other access's call.
  *
  * Packing rules (mn_spec_pack()): an event is sent iff some chosen module lists it.  A sent event
  * carries the union over the chosen modules of the arguments they list, plus its `site` argument
@@ -66,12 +73,19 @@ struct mn_catalogue {
 	int by_code[MN_WIRE_MAX_EVENTS];          /* index into event[], or -1 */
 };
 
+/* Which loads and stores a module needs (`accesses:`). */
+enum mn_spec_accesses {
+	MN_ACCESSES_ALL = 0,        /* every load and store (the default) */
+	MN_ACCESSES_POINTER,        /* only those whose value is a pointer */
+};
+
 struct mn_module_spec {
 	char *path;
 	char *name;                 /* "value-pattern" */
 	char *doc;                  /* one line */
 	enum mn_shard shard;
 	unsigned shard_shift;       /* with MN_SHARD_ADDRESS */
+	enum mn_spec_accesses accesses;
 	uint32_t events;            /* bit `code` set: the module lists that event */
 	uint8_t args[MN_WIRE_MAX_EVENTS];  /* per event code: bit i set: it lists argument i */
 	unsigned event_line[MN_WIRE_MAX_EVENTS];  /* where it lists the event, 1-based */

@@ -5,10 +5,13 @@
  * The pass calls every __mnemo_* entry point of abi.h with every argument, whatever the modules.
  * This program reads the event catalogue and the chosen modules' events.yaml and writes
  * callbacks.c, which defines each entry point for exactly those modules: an event no module uses
- * gets an empty body, and a used event packs and pushes only the arguments some module uses.  The
- * program is linked with full LTO, so the optimizer deletes the empty calls and the computation of
- * the unused arguments at every instrumented load and store.  The packing (spec.h) is also written
- * out as `const struct mn_wire __mnemo_wire`, which the runtime copies into the session so that the
+ * gets an empty body, and a used event packs and pushes only the arguments some module uses.
+ * Loads and stores come in two entry points each, one for pointer values (__mnemo_load_ptr) and
+ * one for the rest (__mnemo_load): when every chosen module that uses the event declares
+ * `accesses: pointer`, the second gets an empty body.  The program is linked with full LTO, so the
+ * optimizer deletes the empty calls and the computation of the unused arguments at every
+ * instrumented load and store.  The packing (spec.h) is also written out as
+ * `const struct mn_wire __mnemo_wire`, which the runtime copies into the session so that the
  * backend decodes exactly what was encoded.
  *
  *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
@@ -52,11 +55,19 @@ struct abi_param {
 	enum fit fit;
 };
 
+/* Which accesses of its event an entry point reports (abi.h). */
+enum accesses {
+	ANY,            /* not a load or store: the event's body whenever it is sent */
+	NON_POINTER,    /* __mnemo_load, __mnemo_store: a body only for `accesses: all` modules */
+	POINTER,        /* __mnemo_load_ptr, __mnemo_store_ptr: a body whenever it is sent */
+};
+
 struct abi_entry {
 	const char *event;    /* catalogue name; NULL for __mnemo_heap_site, which is no event */
 	const char *fn;
 	const char *params;   /* the parameter list, exactly as in abi.h */
 	struct abi_param p[MN_WIRE_MAX_ARGS];
+	enum accesses accesses;
 };
 
 #define P_SITE { "site", "site", "(uint64_t)site", 32, TRUNCATE }
@@ -69,38 +80,45 @@ struct abi_entry {
 static const struct abi_entry abi[] = {
 	{ "load", "__mnemo_load",
 	  "uint32_t site, const void *addr, uint64_t value, uint32_t size",
-	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 } },
+	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 }, NON_POINTER },
 	{ "store", "__mnemo_store",
 	  "uint32_t site, const void *addr, uint64_t value, uint32_t size",
-	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 } },
+	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 }, NON_POINTER },
+	{ "load", "__mnemo_load_ptr",
+	  "uint32_t site, const void *addr, uint64_t value, uint32_t size",
+	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 }, POINTER },
+	{ "store", "__mnemo_store_ptr",
+	  "uint32_t site, const void *addr, uint64_t value, uint32_t size",
+	  { P_SITE, P_ADDR, P_VALUE, P_SIZE32 }, POINTER },
 	{ "pointer_create", "__mnemo_pointer_create",
 	  "uint32_t site, const void *addr, uint32_t type",
-	  { P_SITE, P_ADDR, { "type", "type", "(uint64_t)type", 32, TRUNCATE } } },
-	{ NULL, "__mnemo_heap_site", "uint32_t site", { P_SITE } },
+	  { P_SITE, P_ADDR, { "type", "type", "(uint64_t)type", 32, TRUNCATE } }, ANY },
+	{ NULL, "__mnemo_heap_site", "uint32_t site", { P_SITE }, ANY },
 	{ "stack_alloc", "__mnemo_stack_alloc", "uint32_t site, const void *addr, uint64_t size",
-	  { P_SITE, P_ADDR, P_SIZE64 } },
+	  { P_SITE, P_ADDR, P_SIZE64 }, ANY },
 	{ "stack_free", "__mnemo_stack_free", "uint32_t site, const void *addr",
-	  { P_SITE, P_ADDR } },
-	{ "func_entry", "__mnemo_func_entry", "uint32_t site", { P_SITE } },
-	{ "func_exit", "__mnemo_func_exit", "uint32_t site", { P_SITE } },
-	{ "loop_invoke", "__mnemo_loop_invoke", "uint32_t site", { P_SITE } },
-	{ "loop_iter", "__mnemo_loop_iter", "uint32_t site", { P_SITE } },
-	{ "loop_exit", "__mnemo_loop_exit", "uint32_t site", { P_SITE } },
+	  { P_SITE, P_ADDR }, ANY },
+	{ "func_entry", "__mnemo_func_entry", "uint32_t site", { P_SITE }, ANY },
+	{ "func_exit", "__mnemo_func_exit", "uint32_t site", { P_SITE }, ANY },
+	{ "loop_invoke", "__mnemo_loop_invoke", "uint32_t site", { P_SITE }, ANY },
+	{ "loop_iter", "__mnemo_loop_iter", "uint32_t site", { P_SITE }, ANY },
+	{ "loop_exit", "__mnemo_loop_exit", "uint32_t site", { P_SITE }, ANY },
 	{ "global", "__mnemo_global", "uint32_t site, const void *addr, uint64_t size",
-	  { P_SITE, P_ADDR, P_SIZE64 } },
+	  { P_SITE, P_ADDR, P_SIZE64 }, ANY },
 	{ "heap_alloc", "__mnemo_heap_alloc", "uint32_t site, const void *addr, uint64_t size",
-	  { P_SITE, P_ADDR, P_SIZE64 } },
+	  { P_SITE, P_ADDR, P_SIZE64 }, ANY },
 	{ "heap_realloc", "__mnemo_heap_realloc",
 	  "uint32_t site, const void *old_addr, const void *addr, uint64_t size",
 	  { P_SITE,
 	    { "old_address", "(uintptr_t)old_addr", "(uint64_t)(uintptr_t)old_addr", 64, TRUNCATE },
-	    P_ADDR, P_SIZE64 } },
-	{ "heap_free", "__mnemo_heap_free", "uint32_t site, const void *addr", { P_SITE, P_ADDR } },
+	    P_ADDR, P_SIZE64 }, ANY },
+	{ "heap_free", "__mnemo_heap_free", "uint32_t site, const void *addr", { P_SITE, P_ADDR },
+	  ANY },
 	{ "program_start", "__mnemo_program_start", "uint32_t pid",
-	  { { "pid", "pid", "(uint64_t)pid", 32, TRUNCATE } } },
+	  { { "pid", "pid", "(uint64_t)pid", 32, TRUNCATE } }, ANY },
 	{ "program_end", "__mnemo_program_end", "uint32_t pid, uint32_t status",
 	  { { "pid", "pid", "(uint64_t)pid", 32, TRUNCATE },
-	    { "status", "status", "(uint64_t)status", 32, TRUNCATE } } },
+	    { "status", "status", "(uint64_t)status", 32, TRUNCATE } }, ANY },
 };
 
 #define NABI (sizeof(abi) / sizeof(abi[0]))
@@ -113,6 +131,7 @@ static const struct abi_param *abi_param(const struct abi_entry *e, const char *
 	return NULL;
 }
 
+/* The first entry point of event: for load and store, the plain one (both take the same params). */
 static const struct abi_entry *abi_entry(const char *event)
 {
 	for (unsigned i = 0; i < NABI; i++)
@@ -230,8 +249,11 @@ static void put_header(const struct gen *g)
 	      " * Every entry point of abi.h that the pass or the runtime calls is defined\n"
 	      " * here.  An event no chosen module uses has an empty body; a used event pushes\n"
 	      " * one record with only the arguments some module uses, plus its site, which\n"
-	      " * the backend shards by.  Full LTO then deletes the empty calls and the unused\n"
-	      " * arguments (PROMPT 4.2).  A record is the event code in bits 0..7 of word 0,\n"
+	      " * the backend shards by.  Loads and stores of a pointer value have entry points\n"
+	      " * of their own (__mnemo_load_ptr, __mnemo_store_ptr) with the same record; the\n"
+	      " * plain ones are empty when every module using the event takes only pointer\n"
+	      " * accesses.  Full LTO then deletes the empty calls and the unused arguments\n"
+	      " * (PROMPT 4.2).  A record is the event code in bits 0..7 of word 0,\n"
 	      " * then the arguments in catalogue order, each in the first word with room for\n"
 	      " * it; __mnemo_wire at the end describes this packing to the backend.\n"
 	      " * Addresses, ids and codes keep their low bits; sizes saturate.\n"
@@ -325,6 +347,16 @@ static void put_layout(const struct gen *g, const struct mn_spec_event *ev)
 	fputs(" */\n", f);
 }
 
+/* True when some chosen module lists ev and needs all its accesses, not only pointer ones. */
+static bool wants_all_accesses(const struct gen *g, const struct mn_spec_event *ev)
+{
+	for (unsigned i = 0; i < g->nm; i++)
+		if ((g->m[i]->events & (UINT32_C(1) << ev->code)) &&
+		    g->m[i]->accesses == MN_ACCESSES_ALL)
+			return true;
+	return false;
+}
+
 static void put_callback(const struct gen *g, const struct abi_entry *e)
 {
 	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
@@ -337,8 +369,20 @@ static void put_callback(const struct gen *g, const struct abi_entry *e)
 		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
 		return;
 	}
+	if (e->accesses == NON_POINTER && !wants_all_accesses(g, ev)) {
+		fprintf(f, "\n/* %s of a non-pointer value: every chosen module that uses %s takes "
+			"only\n * pointer accesses (accesses: pointer); not sent. */\n", ev->name,
+			ev->name);
+		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
+		return;
+	}
 	fputc('\n', f);
-	put_layout(g, ev);
+	/* The layout once, above the first of the event's entry points that has a body. */
+	if (e->accesses == POINTER && wants_all_accesses(g, ev))
+		fprintf(f, "/* %s of a pointer value: the same record as any other %s. */\n",
+			ev->name, ev->name);
+	else
+		put_layout(g, ev);
 	fprintf(f, "MN_ENTRY void %s(%s)\n{\n\tuint64_t w[%u];\n\n", e->fn, e->params, nwords);
 	for (unsigned k = 0; k < nwords; k++) {
 		bool first = true;

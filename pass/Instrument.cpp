@@ -72,9 +72,11 @@ using namespace llvm;
 // bump the ABI version.
 //===----------------------------------------------------------------------===//
 
-constexpr uint32_t MnemoAbiVersion = 1;
+constexpr uint32_t MnemoAbiVersion = 2;
 constexpr char MnemoLoadName[] = "__mnemo_load";
 constexpr char MnemoStoreName[] = "__mnemo_store";
+constexpr char MnemoLoadPtrName[] = "__mnemo_load_ptr";
+constexpr char MnemoStorePtrName[] = "__mnemo_store_ptr";
 constexpr char MnemoPointerCreateName[] = "__mnemo_pointer_create";
 constexpr char MnemoHeapSiteName[] = "__mnemo_heap_site";
 constexpr char MnemoStackAllocName[] = "__mnemo_stack_alloc";
@@ -105,6 +107,10 @@ static_assert(MnemoAbiVersion == MNEMO_ABI_VERSION,
 static_assert(std::is_same_v<decltype(__mnemo_load),
                              void(uint32_t, const void *, uint64_t, uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_store),
+                             void(uint32_t, const void *, uint64_t, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_load_ptr),
+                             void(uint32_t, const void *, uint64_t, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_store_ptr),
                              void(uint32_t, const void *, uint64_t, uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_pointer_create),
                              void(uint32_t, const void *, uint32_t)>);
@@ -170,6 +176,10 @@ static cl::opt<bool> ClLoops("mnemo-instrument-loops",
 
 STATISTIC(NumLoads, "Number of load events (incl. atomics, memcpy sources)");
 STATISTIC(NumStores, "Number of store events (incl. atomics, memcpy/memset)");
+STATISTIC(NumPointerLoads,
+          "Number of load events of a pointer value (__mnemo_load_ptr)");
+STATISTIC(NumPointerStores,
+          "Number of store events of a pointer value (__mnemo_store_ptr)");
 STATISTIC(NumMemIntrinsics, "Number of memcpy/memmove/memset instrumented");
 STATISTIC(NumHeapSites, "Number of heap call sites marked");
 STATISTIC(NumAllocas, "Number of stack objects instrumented");
@@ -393,8 +403,9 @@ void SiteTable::emit(Module &M) const {
 //===----------------------------------------------------------------------===//
 
 struct RuntimeCallbacks {
-  FunctionCallee Load, Store, PointerCreate, HeapSite, StackAlloc, StackFree,
-      FuncEntry, FuncExit, LoopInvoke, LoopIter, LoopExit, Global;
+  FunctionCallee Load, Store, LoadPtr, StorePtr, PointerCreate, HeapSite,
+      StackAlloc, StackFree, FuncEntry, FuncExit, LoopInvoke, LoopIter,
+      LoopExit, Global;
 
   explicit RuntimeCallbacks(Module &M) {
     LLVMContext &Ctx = M.getContext();
@@ -412,6 +423,8 @@ struct RuntimeCallbacks {
     };
     Load = Get(MnemoLoadName, Void, {I32, Ptr, I64, I32});
     Store = Get(MnemoStoreName, Void, {I32, Ptr, I64, I32});
+    LoadPtr = Get(MnemoLoadPtrName, Void, {I32, Ptr, I64, I32});
+    StorePtr = Get(MnemoStorePtrName, Void, {I32, Ptr, I64, I32});
     PointerCreate = Get(MnemoPointerCreateName, Void, {I32, Ptr, I32});
     HeapSite = Get(MnemoHeapSiteName, Void, {I32});
     StackAlloc = Get(MnemoStackAllocName, Void, {I32, Ptr, I64});
@@ -422,6 +435,16 @@ struct RuntimeCallbacks {
     LoopIter = Get(MnemoLoopIterName, Void, {I32});
     LoopExit = Get(MnemoLoopExitName, Void, {I32});
     Global = Get(MnemoGlobalName, Void, {I32, Ptr, I64});
+  }
+
+  /// The load (store) entry point for a value of type Ty: the _ptr one for a
+  /// scalar pointer (abi.h), so that the specializer can empty the other one
+  /// for modules that declare `accesses: pointer`.
+  FunctionCallee loadOf(Type *Ty) const {
+    return Ty->isPointerTy() ? LoadPtr : Load;
+  }
+  FunctionCallee storeOf(Type *Ty) const {
+    return Ty->isPointerTy() ? StorePtr : Store;
   }
 };
 
@@ -506,8 +529,8 @@ private:
   void findEntryPoint();
   void findLifetimeMarkers();
   void collectInstruction(Instruction &I);
-  void collectAccess(Instruction &I, Value *Ptr, bool Reads, bool Writes,
-                     bool MakesPointer);
+  void collectAccess(Instruction &I, Value *Ptr, Type *ValueTy, bool Reads,
+                     bool Writes, bool MakesPointer);
   void collectCall(CallBase &CB);
   void collectAlloca(AllocaInst &AI);
   void planStackFrees();
@@ -642,16 +665,18 @@ void FunctionInstrumenter::collectInstruction(Instruction &I) {
     return Ty->isPointerTy() && Ty->getPointerAddressSpace() == 0;
   };
   if (auto *Load = dyn_cast<LoadInst>(&I)) {
-    collectAccess(I, Load->getPointerOperand(), true, false,
+    collectAccess(I, Load->getPointerOperand(), Load->getType(), true, false,
                   IsGenericPointer(Load->getType()));
   } else if (auto *SI = dyn_cast<StoreInst>(&I)) {
-    collectAccess(I, SI->getPointerOperand(), false, true, false);
+    collectAccess(I, SI->getPointerOperand(),
+                  SI->getValueOperand()->getType(), false, true, false);
   } else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
-    collectAccess(I, RMW->getPointerOperand(), true, true,
+    collectAccess(I, RMW->getPointerOperand(), RMW->getType(), true, true,
                   IsGenericPointer(RMW->getType()));
   } else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
-    collectAccess(I, CX->getPointerOperand(), true, true,
-                  IsGenericPointer(CX->getCompareOperand()->getType()));
+    Type *Ty = CX->getCompareOperand()->getType();
+    collectAccess(I, CX->getPointerOperand(), Ty, true, true,
+                  IsGenericPointer(Ty));
   } else if (auto *MT = dyn_cast<AnyMemTransferInst>(&I)) {
     if (ClMemory && isInstrumentablePointer(MT->getRawSource()) &&
         isInstrumentablePointer(MT->getRawDest())) {
@@ -701,8 +726,9 @@ void FunctionInstrumenter::collectInstruction(Instruction &I) {
   }
 }
 
-void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr, bool Reads,
-                                         bool Writes, bool MakesPointer) {
+void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr,
+                                         Type *ValueTy, bool Reads, bool Writes,
+                                         bool MakesPointer) {
   if (!isInstrumentablePointer(Ptr))
     return;
   Event E{EventKind::Load, &I};
@@ -715,10 +741,14 @@ void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr, bool Reads,
   if (ClMemory && Reads) {
     E.Site = site(SiteKind::Load, I);
     ++NumLoads;
+    if (ValueTy->isPointerTy())
+      ++NumPointerLoads;
   }
   if (ClMemory && Writes) {
     (Reads ? E.Site2 : E.Site) = site(SiteKind::Store, I);
     ++NumStores;
+    if (ValueTy->isPointerTy())
+      ++NumPointerStores;
   }
   if (ClPointers && MakesPointer) {
     E.PtrSite = site(SiteKind::Pointer, I);
@@ -1028,7 +1058,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     auto *L = cast<LoadInst>(I);
     After();
     if (E.Site)
-      emit(IRB, RT.Load,
+      emit(IRB, RT.loadOf(L->getType()),
            {Site(E.Site), L->getPointerOperand(), toI64(IRB, L),
             accessSize(IRB, L->getType())});
     if (E.PtrSite)
@@ -1040,7 +1070,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     auto *S = cast<StoreInst>(I);
     Before();
     Value *V = S->getValueOperand();
-    emit(IRB, RT.Store,
+    emit(IRB, RT.storeOf(V->getType()),
          {Site(E.Site), S->getPointerOperand(), toI64(IRB, V),
           accessSize(IRB, V->getType())});
     return;
@@ -1053,14 +1083,16 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     Value *Ptr = RMW->getPointerOperand();
     Value *Size = accessSize(IRB, RMW->getType());
     if (E.Site)
-      emit(IRB, RT.Load, {Site(E.Site), Ptr, toI64(IRB, RMW), Size});
+      emit(IRB, RT.loadOf(RMW->getType()),
+           {Site(E.Site), Ptr, toI64(IRB, RMW), Size});
     if (E.PtrSite)
       emit(IRB, RT.PointerCreate,
            {Site(E.PtrSite), RMW, IRB.getInt32(MnemoPointerLoaded)});
     if (E.Site2) {
       Value *New = buildAtomicRMWValue(RMW->getOperation(), IRB, RMW,
                                        RMW->getValOperand());
-      emit(IRB, RT.Store, {Site(E.Site2), Ptr, toI64(IRB, New), Size});
+      emit(IRB, RT.storeOf(RMW->getType()),
+           {Site(E.Site2), Ptr, toI64(IRB, New), Size});
     }
     return;
   }
@@ -1072,7 +1104,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     Type *Ty = CX->getNewValOperand()->getType();
     Value *Old = IRB.CreateExtractValue(CX, 0);
     if (E.Site)
-      emit(IRB, RT.Load,
+      emit(IRB, RT.loadOf(Ty),
            {Site(E.Site), Ptr, toI64(IRB, Old), accessSize(IRB, Ty)});
     if (E.PtrSite)
       emit(IRB, RT.PointerCreate,
@@ -1082,7 +1114,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
       Instruction *Then =
           SplitBlockAndInsertIfThen(Success, IRB.GetInsertPoint(), false);
       setInsertPoint(IRB, Then->getIterator(), CX);
-      emit(IRB, RT.Store,
+      emit(IRB, RT.storeOf(Ty),
            {Site(E.Site2), Ptr, toI64(IRB, CX->getNewValOperand()),
             accessSize(IRB, Ty)});
     }

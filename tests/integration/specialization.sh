@@ -2,7 +2,9 @@
 # Proves link-time specialization on the final binary: built for value-pattern, a function with a
 # loop, a call and an allocation but no kept memory access has no queue write (movnti) and no call to
 # any __mnemo_ entry point, and the binary interposes no malloc; built for a module set that uses
-# function, loop and heap events, the same function has queue writes and the binary interposes malloc.
+# function, loop and heap events, the same function has queue writes and the binary interposes malloc;
+# built for rds-shape (`accesses: pointer`), a function with only integer loads and stores has no queue
+# write and no __mnemo_ call, and one that stores a pointer has a queue write.
 # Usage: specialization.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -26,7 +28,20 @@ n=$(body store_only "$work/vp" | grep -c movnti || true)
 if nm "$work/vp" | grep -qw 'T malloc'; then fail "value-pattern build interposes malloc; it uses no heap event"; fi
 echo "value-pattern: loop_only 0 queue writes, store_only writes, no malloc interposition"
 
-# 2. every event (the by-hand flow of README, with a test-only module spec).
+# 2. rds-shape alone: loads and stores of pointer values only (accesses: pointer).
+"$bin/mnemo-cc" -m rds-shape -O2 -g "$src/programs/spec_probe.c" -o "$work/rds"
+ints=$(body ints_only "$work/rds")
+grep -q '<ints_only>:' <<<"$ints" || fail "rds-shape build: no function ints_only"
+n=$(grep -c movnti <<<"$ints" || true)
+[ "$n" -eq 0 ] || fail "rds-shape build: ints_only has $n queue writes, expected 0 (integer accesses only)"
+calls=$(grep -c '__mnemo_' <<<"$ints" || true)
+[ "$calls" -eq 0 ] || fail "rds-shape build: ints_only calls __mnemo_* $calls times, expected 0"
+n=$(body ptr_store "$work/rds" | grep -c movnti || true)
+[ "$n" -gt 0 ] || fail "rds-shape build: ptr_store has no queue write, expected the pointer store event"
+MNEMO_OUTPUT="$work/rds.mnemo.yaml" "$work/rds" >/dev/null 2>"$work/rds.err" || fail "rds-shape build: the probe failed: $(cat "$work/rds.err")"
+echo "rds-shape: ints_only 0 queue writes, ptr_store writes"
+
+# 3. every event (the by-hand flow of README, with a test-only module spec).
 "$bin/mnemo-specialize" --catalogue "$build/share/mnemo/events.yaml" --modules-dir "$src/modules" \
 	--modules all-events --backend "$bin/mnemo-backend" -o "$work/spec" >"$work/heap"
 grep -qx 'heap=1' "$work/heap" || fail "all-events spec: specializer said $(cat "$work/heap"), expected heap=1"

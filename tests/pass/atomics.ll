@@ -32,10 +32,10 @@ define i64 @rmw_xchg(ptr %p, i64 %v) {
 ; CHECK-LABEL: define ptr @rmw_ptr(
 ; CHECK:      %old = atomicrmw xchg ptr %p, ptr %q seq_cst
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %old to i64
-; CHECK-NEXT: call void @__mnemo_load(i32 8, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT: call void @__mnemo_load_ptr(i32 8, ptr %p, i64 [[I]], i32 8)
 ; CHECK-NEXT: call void @__mnemo_pointer_create(i32 10, ptr %old, i32 1)
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %q to i64
-; CHECK-NEXT: call void @__mnemo_store(i32 9, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT: call void @__mnemo_store_ptr(i32 9, ptr %p, i64 [[I]], i32 8)
 define ptr @rmw_ptr(ptr %p, ptr %q) {
   %old = atomicrmw xchg ptr %p, ptr %q seq_cst
   ret ptr %old

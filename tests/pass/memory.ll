@@ -74,14 +74,15 @@ define void @wide(ptr %p, <2 x float> %w) {
   ret void
 }
 
-; A loaded pointer is a load and a pointer creation (type 1), two sites.
+; A loaded pointer is a load and a pointer creation (type 1), two sites.  Loads
+; and stores of a pointer value call the _ptr entry points (pointer.ll).
 ; CHECK-LABEL: define ptr @pointer(
 ; CHECK:      %l = load ptr, ptr %p
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %l to i64
-; CHECK-NEXT: call void @__mnemo_load(i32 16, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT: call void @__mnemo_load_ptr(i32 16, ptr %p, i64 [[I]], i32 8)
 ; CHECK-NEXT: call void @__mnemo_pointer_create(i32 17, ptr %l, i32 1)
 ; CHECK:      [[I:%.*]] = ptrtoint ptr %l to i64
-; CHECK-NEXT: call void @__mnemo_store(i32 18, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT: call void @__mnemo_store_ptr(i32 18, ptr %p, i64 [[I]], i32 8)
 ; CHECK-NEXT: store ptr %l, ptr %p
 define ptr @pointer(ptr %p) {
   %l = load ptr, ptr %p
@@ -116,7 +117,7 @@ define void @other(ptr %p) {
 ; CHECK-NEXT:  store i32 %a, ptr @__mnemo_private
 ; CHECK-NEXT:  %f = load ptr addrspace(257), ptr %p
 ; CHECK-NEXT:  [[I:%.*]] = ptrtoint ptr addrspace(257) %f to i64
-; CHECK-NEXT:  call void @__mnemo_load(i32 {{[0-9]+}}, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT:  call void @__mnemo_load_ptr(i32 {{[0-9]+}}, ptr %p, i64 [[I]], i32 8)
 ; CHECK-NEXT:  ret void
 define void @skipped(ptr addrspace(256) %gs, ptr %p) {
   %a = load i32, ptr addrspace(256) %gs

@@ -6,11 +6,16 @@
  * Checks, for every event: a record of __mnemo_wire.nwords[code] words, or nothing when that is 0;
  * the code in bits 0..7 of word 0; each argument the wire sends decodes to the value passed,
  * truncated (addresses, ids) or saturated (sizes) to its width; arguments not sent decode as 0.
+ * Loads and stores are checked through both their entry points, __mnemo_load_ptr giving the same
+ * record as __mnemo_load; with --pointer-only (the callbacks were made for modules that all take
+ * `accesses: pointer`), __mnemo_load and __mnemo_store must push nothing.
  * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "abi.h"
 #include "queue.h"
@@ -49,34 +54,47 @@ struct call {
 	unsigned nargs;
 	uint64_t in[MN_WIRE_MAX_ARGS];   /* as passed, in catalogue order */
 	enum fit fit[MN_WIRE_MAX_ARGS];
+	bool ptr;                        /* through __mnemo_load_ptr / __mnemo_store_ptr */
 };
 
 #define A(p) ((uint64_t)(uintptr_t)(p))
 
 static const struct call calls[] = {
-	{ "load", 1, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S } },
-	{ "store", 2, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S } },
-	{ "pointer_create", 3, 3, { SITE, A(ADDR), TYPE }, { T, T, T } },
-	{ "heap_alloc", 4, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S } },
-	{ "heap_realloc", 5, 4, { SITE, A(OADDR), A(ADDR), SIZE64 }, { T, T, T, S } },
-	{ "heap_free", 6, 2, { SITE, A(ADDR) }, { T, T } },
-	{ "stack_alloc", 7, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S } },
-	{ "stack_free", 8, 2, { SITE, A(ADDR) }, { T, T } },
-	{ "global", 9, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S } },
-	{ "func_entry", 10, 1, { SITE }, { T } },
-	{ "func_exit", 11, 1, { SITE }, { T } },
-	{ "loop_invoke", 12, 1, { SITE }, { T } },
-	{ "loop_iter", 13, 1, { SITE }, { T } },
-	{ "loop_exit", 14, 1, { SITE }, { T } },
-	{ "program_start", 15, 1, { PID }, { T } },
-	{ "program_end", 16, 2, { PID, STATUS }, { T, T } },
+	{ "load", 1, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S }, false },
+	{ "store", 2, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S }, false },
+	{ "load_ptr", 1, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S }, true },
+	{ "store_ptr", 2, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S }, true },
+	{ "pointer_create", 3, 3, { SITE, A(ADDR), TYPE }, { T, T, T }, false },
+	{ "heap_alloc", 4, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S }, false },
+	{ "heap_realloc", 5, 4, { SITE, A(OADDR), A(ADDR), SIZE64 }, { T, T, T, S }, false },
+	{ "heap_free", 6, 2, { SITE, A(ADDR) }, { T, T }, false },
+	{ "stack_alloc", 7, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S }, false },
+	{ "stack_free", 8, 2, { SITE, A(ADDR) }, { T, T }, false },
+	{ "global", 9, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S }, false },
+	{ "func_entry", 10, 1, { SITE }, { T }, false },
+	{ "func_exit", 11, 1, { SITE }, { T }, false },
+	{ "loop_invoke", 12, 1, { SITE }, { T }, false },
+	{ "loop_iter", 13, 1, { SITE }, { T }, false },
+	{ "loop_exit", 14, 1, { SITE }, { T }, false },
+	{ "program_start", 15, 1, { PID }, { T }, false },
+	{ "program_end", 16, 2, { PID, STATUS }, { T, T }, false },
 };
 
-static void call(unsigned code)
+static void call(const struct call *c)
 {
-	switch (code) {
-	case 1: __mnemo_load(SITE, ADDR, VALUE, SIZE32); break;
-	case 2: __mnemo_store(SITE, ADDR, VALUE, SIZE32); break;
+	switch (c->code) {
+	case 1:
+		if (c->ptr)
+			__mnemo_load_ptr(SITE, ADDR, VALUE, SIZE32);
+		else
+			__mnemo_load(SITE, ADDR, VALUE, SIZE32);
+		break;
+	case 2:
+		if (c->ptr)
+			__mnemo_store_ptr(SITE, ADDR, VALUE, SIZE32);
+		else
+			__mnemo_store(SITE, ADDR, VALUE, SIZE32);
+		break;
 	case 3: __mnemo_pointer_create(SITE, ADDR, TYPE); break;
 	case 4: __mnemo_heap_alloc(SITE, ADDR, SIZE64); break;
 	case 5: __mnemo_heap_realloc(SITE, OADDR, ADDR, SIZE64); break;
@@ -103,17 +121,23 @@ static uint64_t fit(uint64_t v, unsigned bits, enum fit f)
 	return v & max;
 }
 
-/* Checks one event's record; returns the number of failures. */
-static int check(const struct call *c)
+/*
+ * Checks one event's record; returns the number of failures.  pointer_only: the plain load and
+ * store entry points are expected to push nothing.
+ */
+static int check(const struct call *c, bool pointer_only)
 {
 	unsigned nwords = __mnemo_wire.nwords[c->code], pushed;
 	int bad = 0;
+
+	if (pointer_only && !c->ptr && (c->code == 1 || c->code == 2))
+		nwords = 0;
 
 	for (unsigned i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
 		buf[i] = 0;
 	mn_q_cur = mn_q_base = buf;
 	mn_q_end = buf + sizeof(buf) / sizeof(buf[0]);
-	call(c->code);
+	call(c);
 	pushed = (unsigned)(mn_q_cur - buf);
 	if (pushed != nwords) {
 		printf("%s: expected %u words pushed, got %u\n", c->name, nwords, pushed);
@@ -144,17 +168,18 @@ static int check(const struct call *c)
 	return bad;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bool pointer_only = argc > 1 && !strcmp(argv[1], "--pointer-only");
 	int bad = 0;
 
 	printf("sent:");
 	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		if (__mnemo_wire.nwords[calls[i].code])
+		if (__mnemo_wire.nwords[calls[i].code] && !calls[i].ptr)
 			printf(" %s", calls[i].name);
 	printf("\n");
 	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-		bad += check(&calls[i]);
+		bad += check(&calls[i], pointer_only);
 
 	__mnemo_heap_site(77);
 	if (mn_heap_pending_site != (__mnemo_heap_events ? 77u : 0u)) {

@@ -527,6 +527,121 @@ static void test_unpackable(void **state)
 	mn_spec_catalogue_free(c);
 }
 
+/* ---- Pointer-only modules (accesses:) --------------------------------------------------- */
+
+/* accesses: is parsed as pointer or all, all by default; rds-shape takes pointer accesses only. */
+static void test_accesses_parsed(void **state)
+{
+	static const struct {
+		const char *line;
+		enum mn_spec_accesses want;
+	} cases[] = {
+		{ "accesses: pointer\n", MN_ACCESSES_POINTER },
+		{ "accesses: all\n", MN_ACCESSES_ALL },
+		{ "", MN_ACCESSES_ALL },
+	};
+	struct fixture *fx = *state;
+	struct mn_spec_error err;
+	struct mn_catalogue *c;
+	struct mn_module_spec *m;
+	char text[256];
+
+	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
+		fail_msg("catalogue: %s", err.msg);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "module: acc\ndoc: d\n%sevents:\n  load: [address]\n",
+			 cases[i].line);
+		if (mn_spec_module_load(&m, c, write_spec(fx, "acc", text), "acc", &err))
+			fail_msg("'%s': %s", cases[i].line, err.msg);
+		if (m->accesses != cases[i].want)
+			fail_msg("'%s': expected accesses %d, got %d", cases[i].line, cases[i].want,
+				 m->accesses);
+		mn_spec_module_free(m);
+	}
+	if (mn_spec_module_load(&m, c, MNEMO_MODULES_DIR "/rds-shape/events.yaml", "rds-shape",
+				&err))
+		fail_msg("rds-shape: %s", err.msg);
+	assert_int_equal(m->accesses, MN_ACCESSES_POINTER);
+	mn_spec_module_free(m);
+	mn_spec_catalogue_free(c);
+}
+
+/* Expects the generated callbacks.c in text to define fn with an empty body, or a full one. */
+static void expect_body(const char *text, const char *fn, bool full)
+{
+	char head[256];
+	const char *at;
+
+	snprintf(head, sizeof(head), "MN_ENTRY void %s(uint32_t site, const void *addr, "
+		 "uint64_t value, uint32_t size)\n{\n", fn);
+	at = strstr(text, head);
+	if (!at)
+		fail_msg("callbacks.c: expected a definition of %s, got:\n%s", fn, text);
+	at += strlen(head);
+	if (full && !strncmp(at, "}\n", 2))
+		fail_msg("callbacks.c: expected %s to push a record, got an empty body", fn);
+	if (!full && strncmp(at, "}\n", 2))
+		fail_msg("callbacks.c: expected %s to have an empty body, got:\n%.200s", fn, at);
+	if (full && !strstr(at, "\tmn_queue_push(w, "))
+		fail_msg("callbacks.c: expected %s to call mn_queue_push", fn);
+}
+
+/*
+ * A pointer-only module: __mnemo_load and __mnemo_store are empty, the _ptr ones push.  With a
+ * module taking all loads as well: both loads push, and stores, which only the pointer-only
+ * module uses, stay as they were.
+ */
+static void test_pointer_only_callbacks(void **state)
+{
+	struct fixture *fx = *state;
+	char path[256], text[32768];
+	struct run r;
+
+	write_spec(fx, "ptrs", "module: ptrs\ndoc: d\naccesses: pointer\nevents:\n"
+		   "  load: [address, value]\n  store: [address, value]\n");
+	write_spec(fx, "vals", "module: vals\ndoc: d\nevents:\n  load: [value]\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+
+	specialize(fx, &r, fx->modules, "ptrs");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_body(text, "__mnemo_load", false);
+	expect_body(text, "__mnemo_store", false);
+	expect_body(text, "__mnemo_load_ptr", true);
+	expect_body(text, "__mnemo_store_ptr", true);
+	expect_contains("callbacks.c", text, "(accesses: pointer)");
+
+	specialize(fx, &r, fx->modules, "ptrs,vals");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_body(text, "__mnemo_load", true);
+	expect_body(text, "__mnemo_load_ptr", true);
+	expect_body(text, "__mnemo_store", false);
+	expect_body(text, "__mnemo_store_ptr", true);
+
+	/* The module order does not matter; nor does an all module that uses no load. */
+	write_spec(fx, "calls", "module: calls\ndoc: d\nevents:\n  func_entry: []\n");
+	specialize(fx, &r, fx->modules, "calls,ptrs");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_body(text, "__mnemo_load", false);
+	expect_body(text, "__mnemo_load_ptr", true);
+	specialize(fx, &r, fx->modules, "vals,calls,ptrs");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_body(text, "__mnemo_load", true);
+	expect_body(text, "__mnemo_load_ptr", true);
+
+	/* An all module alone: both full, as before accesses: existed. */
+	specialize(fx, &r, fx->modules, "vals");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_body(text, "__mnemo_load", true);
+	expect_body(text, "__mnemo_load_ptr", true);
+	expect_body(text, "__mnemo_store", false);
+	expect_body(text, "__mnemo_store_ptr", false);
+}
+
 /* ---- Bad module specs: one message naming file and line, exit 1 ------------------------- */
 
 /* Writes spec text as module "bad", runs --check and the generator on it, expects want. */
@@ -667,6 +782,25 @@ static void test_bad_shard(void **state)
 			4, 14, "shard_shift is only for 'shard: address'");
 }
 
+static void test_bad_accesses(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"accesses: pointers\n"
+			"events:\n"
+			"  load: [site]\n",
+			3, 11, "accesses must be all or pointer, got 'pointers'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"shard: site\n"
+			"events:\n"
+			"  load: [site]\n"
+			"accesses: [pointer]\n",
+			6, 11, "accesses must be all or pointer, got 'nothing'");
+}
+
 static void test_bad_module_name(void **state)
 {
 	struct fixture *fx = *state;
@@ -787,13 +921,16 @@ static void test_generated_compiles(void **state)
 	}
 }
 
-/* Builds roundtrip.c with the callbacks for modules and runs it; returns its stdout in r. */
-static void roundtrip(struct fixture *fx, struct run *r, const char *modules)
+/*
+ * Builds roundtrip.c with the callbacks for modules and runs it, with flag (NULL for none); returns
+ * its stdout in r.
+ */
+static void roundtrip(struct fixture *fx, struct run *r, const char *modules, const char *flag)
 {
 	char src[256], exe[256];
 	const char *args[] = { "-flto", "-fuse-ld=lld", MNEMO_TEST_SRC_DIR "/roundtrip.c", src,
 			       "-o", exe, NULL };
-	const char *argv[] = { exe, NULL };
+	const char *argv[] = { exe, flag, NULL };
 
 	snprintf(src, sizeof(src), "%s/callbacks.c", fx->out);
 	snprintf(exe, sizeof(exe), "%s/roundtrip", fx->out);
@@ -813,7 +950,7 @@ static void test_roundtrip_everything(void **state)
 	struct run r;
 
 	write_everything(fx);
-	roundtrip(fx, &r, "everything");
+	roundtrip(fx, &r, "everything", NULL);
 	assert_string_equal(r.out, "sent: load store pointer_create heap_alloc heap_realloc "
 			    "heap_free stack_alloc stack_free global func_entry func_exit "
 			    "loop_invoke loop_iter loop_exit program_start program_end\n"
@@ -826,8 +963,20 @@ static void test_roundtrip_value_pattern(void **state)
 	struct run r;
 
 	copy_tree_spec(fx, "value-pattern");
-	roundtrip(fx, &r, "value-pattern");
+	roundtrip(fx, &r, "value-pattern", NULL);
 	assert_string_equal(r.out, "sent: load store\nheap_events: 0\n");
+}
+
+/* Pointer-only modules: the _ptr entry points push the records, the plain ones nothing. */
+static void test_roundtrip_pointer_only(void **state)
+{
+	struct fixture *fx = *state;
+	struct run r;
+
+	copy_tree_spec(fx, "rds-shape");
+	roundtrip(fx, &r, "rds-shape", "--pointer-only");
+	assert_string_equal(r.out, "sent: load store heap_alloc heap_realloc heap_free\n"
+			    "heap_events: 1\n");
 }
 
 /* Disassembles symbol fn of exe into r->out. */
@@ -906,17 +1055,21 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_union_of_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unpackable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_accesses_parsed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pointer_only_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_yaml_syntax, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unknown_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unknown_argument, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_duplicates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_module_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_shard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_accesses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_module_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_catalogue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generated_compiles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_everything, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_value_pattern, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_pointer_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lto_removes_unused_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged_output_kept, setup, teardown),
 	};

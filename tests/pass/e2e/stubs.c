@@ -36,6 +36,17 @@ ENTRY void __mnemo_store(uint32_t site, const void *addr, uint64_t value, uint32
 	seen(E2E_STORE, site);
 }
 
+/* Loads and stores of a pointer value: the same events, counted with the others. */
+ENTRY void __mnemo_load_ptr(uint32_t site, const void *addr, uint64_t value, uint32_t size)
+{
+	seen(E2E_LOAD, site);
+}
+
+ENTRY void __mnemo_store_ptr(uint32_t site, const void *addr, uint64_t value, uint32_t size)
+{
+	seen(E2E_STORE, site);
+}
+
 ENTRY void __mnemo_pointer_create(uint32_t site, const void *addr, uint32_t type)
 {
 	seen(E2E_POINTER, site);
