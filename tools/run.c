@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/personality.h>
@@ -238,6 +239,53 @@ static void __attribute__((noreturn)) exit_like(int status)
 	exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+/*
+ * Whether the executable prog (a path, or a name looked up in PATH as execvp() did) carries a
+ * Mnemo site table, the mark of a program linked by mnemo-cc: the blob of frontend-lib/abi.h.
+ * -1 when it cannot be read.
+ */
+static int has_site_table(const char *prog)
+{
+	static const char mark[] = "mnemo-sites/1\n";
+	char path[4096];
+	const char *p = prog;
+	struct stat st;
+	void *map;
+	int fd, found;
+
+	if (!strchr(prog, '/')) {
+		const char *dirs = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
+
+		p = NULL;
+		while (*dirs) {
+			size_t n = strcspn(dirs, ":");
+
+			snprintf(path, sizeof(path), "%.*s/%s", (int)n, n ? dirs : ".", prog);
+			if (!access(path, X_OK)) {
+				p = path;
+				break;
+			}
+			dirs += n + (dirs[n] == ':');
+		}
+		if (!p)
+			return -1;
+	}
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size) {
+		close(fd);
+		return -1;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	found = memmem(map, (size_t)st.st_size, mark, sizeof(mark) - 1) != NULL;
+	munmap(map, (size_t)st.st_size);
+	return found;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -422,7 +470,12 @@ int cmd_run(int argc, char **argv)
 		if (verbose)
 			warning("MNEMO_DISABLE is set: the program ran unprofiled");
 	} else if (!after.exists || !file_changed(&before, &after)) {
-		warning("no profile was written: was %s built with mnemo-cc?", prog);
+		if (has_site_table(prog) == 0)
+			warning("no profile was written: %s was not built with mnemo-cc (it carries "
+				"no Mnemo site table)", prog);
+		else
+			warning("no profile was written%s", verbose ? "" : " (the lines above say "
+				"why; -v says more)");
 		if (verbose)
 			warning("expected it at '%s'", expected_now);
 	} else if (verbose) {

@@ -543,7 +543,7 @@ static void test_run_status_and_signal(void **state)
 
 	expect_exit(&r, 3);
 	assert_string_equal(r.out, "out\n");
-	assert_string_equal(r.err, "mnemo: no profile was written: was /bin/sh built with mnemo-cc?\n");
+	assert_string_equal(r.err, "mnemo: no profile was written: /bin/sh was not built with mnemo-cc (it carries no Mnemo site table)\n");
 	free_result(&r);
 
 	r = run_mnemo("run", "/bin/sh", "-c", "kill -SEGV $$", NULL);
