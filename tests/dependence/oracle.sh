@@ -3,7 +3,7 @@
 # program (programs/*.c) and every bench program at a small input is built for the dependence
 # module, run with mnemo-record in place of the backend (the whole stream is recorded), and the
 # recording replayed by dep-oracle: plain, with --context, and with a small clock limit so that
-# the clock resets of README happen.  A bench program without a small input here fails the test.
+# the clock resets of README happen.  Bench inputs come from bench/programs/small_inputs.sh.
 # Usage: oracle.sh BUILD_DIR RECORDER ORACLE TEST_PROGRAMS_DIR BENCH_PROGRAMS_DIR
 set -euo pipefail
 build=$1 recorder=$2 oracle=$3 tests=$4 bench=$5
@@ -12,20 +12,8 @@ work=$(mktemp -d /tmp/mnemo-dep-oracle.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# The inputs of tests/workers/identical.sh, a little smaller where the stream is long.
-small_args() {
-	case $1 in
-	aos) echo "3000 20" ;;
-	bintree) echo "12 3" ;;
-	graph) echo "3000 4" ;;
-	hashtable) echo "30000" ;;
-	histogram) echo "30000 4" ;;
-	linkedlist) echo "2000" ;;
-	matmul) echo "48" ;;
-	stencil) echo "64 6" ;;
-	*) return 1 ;;
-	esac
-}
+# Every bench program's small input (a bench program without one fails the test).
+source "$bench/small_inputs.sh"
 
 # record NAME SRC OPT ARGS...: builds and records; the recording is $work/NAME.rec.
 record() {
@@ -50,7 +38,7 @@ for src in "$tests"/*.c; do
 done
 for src in "$bench"/*.c; do
 	p=$(basename "$src" .c)
-	args=$(small_args "$p") || fail "bench program $p has no small input in $0: add one"
+	args=$(small_args "$p") || fail "bench program $p has no small input in bench/programs/small_inputs.sh: add one"
 	# shellcheck disable=SC2086  # ARGS are words on purpose
 	record "$p" "$src" -O2 $args
 	"$oracle" "$work/$p.rec" || fail "$p"

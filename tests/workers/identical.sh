@@ -2,7 +2,7 @@
 # Data parallelism must not change a profile: every bench program, built for every module in the
 # build tree, runs with -j 1, -j 2 and -j 4 and --reproducible (no pid, times or resources in the
 # profile), and the three profiles must be identical byte for byte.  Inputs are small versions of
-# the bench's, so that each run takes well under a second; a bench program without an entry here
+# the bench's (bench/programs/small_inputs.sh); a bench program without an entry there
 # fails the test rather than being skipped.
 # Usage: identical.sh BUILD_DIR BENCH_PROGRAMS_DIR
 set -euo pipefail
@@ -12,19 +12,7 @@ work=$(mktemp -d /tmp/mnemo-workers-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-small_args() {
-	case $1 in
-	aos) echo "3000 20" ;;
-	bintree) echo "12 3" ;;
-	graph) echo "3000 4" ;;
-	hashtable) echo "30000" ;;
-	histogram) echo "30000 4" ;;
-	linkedlist) echo "4000" ;;
-	matmul) echo "48" ;;
-	stencil) echo "64 6" ;;
-	*) return 1 ;;
-	esac
-}
+source "$programs/small_inputs.sh"   # small_args NAME
 
 modules=$(ls "$build/share/mnemo/modules" | paste -sd, -)
 [ -n "$modules" ] || fail "no modules in $build/share/mnemo/modules"
@@ -32,7 +20,7 @@ echo "modules: $modules"
 n=0
 for src in "$programs"/*.c; do
 	p=$(basename "$src" .c)
-	args=$(small_args "$p") || fail "bench program $p has no small input in $0: add one"
+	args=$(small_args "$p") || fail "bench program $p has no small input in bench/programs/small_inputs.sh: add one"
 	"$bin/mnemo-cc" -m "$modules" -O2 -g -I"$programs" "$src" -o "$work/$p"
 	"$work/$p" $args >"$work/$p.native"
 	for j in 1 2 4; do
