@@ -25,32 +25,10 @@
 #include <cmocka.h>
 
 #include "profile.h"
+#include "shell.h"
 
 static char work[] = "/tmp/mnemo-dep.XXXXXX";
 static const char *prog;   /* the program under test: build() sets it */
-
-static int shell(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-}
 
 static int mark_line(const char *program, const char *mark)
 {

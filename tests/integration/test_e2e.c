@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "profile.h"
+#include "shell.h"
 
 static char work[] = "/tmp/mnemo-e2e.XXXXXX";
 
@@ -38,29 +39,6 @@ struct run {
 	char out[8192]; /* stdout */
 	char err[8192]; /* stderr */
 };
-
-static int shell(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-}
 
 /* Runs exe with the NULL-terminated environment additions in env; stdout and stderr captured. */
 static void run(const char *exe, const char *const *env, struct run *r)
