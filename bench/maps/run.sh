@@ -16,6 +16,8 @@
 # Everything but bench-maps' table goes to stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../record.sh
+source "$here/../record.sh"
 root=$(cd "$here/../.." && pwd)
 build=$root/build
 program=graph
@@ -45,22 +47,12 @@ work=$(mktemp -d /tmp/mnemo-bench-maps.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 echo "== building $program for the deps spec" >&2
-"$bin/mnemo-specialize" --catalogue "$build/share/mnemo/events.yaml" --modules-dir "$here/modules" \
-	--modules deps --backend "$bin/mnemo-record" -o "$work/spec" >"$work/heap"
-heaplib=
-if grep -qx 'heap=1' "$work/heap"; then heaplib=$lib/libmnemo-heap.a; fi
-clang-19 -O2 -flto -I"$build/include/mnemo" -c "$work/spec/callbacks.c" -o "$work/callbacks.o"
-clang-19 -O2 -g -flto -fpass-plugin="$lib/mnemo-pass.so" -c "$src" -o "$work/$program.o"
-clang-19 -O2 -flto -fuse-ld=lld -Wl,--load-pass-plugin="$lib/mnemo-pass.so" "$work/$program.o" \
-	"$work/callbacks.o" -Wl,--whole-archive "$lib/libmnemo-rt.a" $heaplib \
-	-Wl,--no-whole-archive -lpthread -ldl -o "$work/$program.deps"
+build_for_spec "$build" "$here/modules" deps "$src" "$work/$program.deps"
 
 echo "== recording $program $args (first $events loads and stores)" >&2
 # shellcheck disable=SC2086  # ARGS are words on purpose
-MNEMO_BACKEND="$bin/mnemo-record" MNEMO_RECORD_FILE="$work/$program.rec" \
-	MNEMO_RECORD_EVENTS=$events MNEMO_OUTPUT="$work/$program.mnemo.yaml" \
-	"$work/$program.deps" $args >/dev/null
-[ -s "$work/$program.rec" ] || { echo "bench/maps/run.sh: no recording made" >&2; exit 1; }
+record_run "$build" "$work/$program.deps" "$work/$program.rec" "$events" $args ||
+	{ echo "bench/maps/run.sh: no recording made" >&2; exit 1; }
 
 echo "== bench-maps (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 "$bin/bench-maps" "$work/$program.rec" "$@"

@@ -15,6 +15,8 @@
 # of the full-size run.  Everything but bench-queue's tables goes to stderr.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../record.sh
+source "$here/../record.sh"
 root=$(cd "$here/../.." && pwd)
 build=$root/build
 program=graph
@@ -44,22 +46,12 @@ work=$(mktemp -d /tmp/mnemo-bench-queue.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 echo "== building $program for the mix spec" >&2
-"$bin/mnemo-specialize" --catalogue "$build/share/mnemo/events.yaml" --modules-dir "$here/modules" \
-	--modules mix --backend "$bin/mnemo-record" -o "$work/spec" >"$work/heap"
-heaplib=
-if grep -qx 'heap=1' "$work/heap"; then heaplib=$lib/libmnemo-heap.a; fi
-clang-19 -O2 -flto -I"$build/include/mnemo" -c "$work/spec/callbacks.c" -o "$work/callbacks.o"
-clang-19 -O2 -g -flto -fpass-plugin="$lib/mnemo-pass.so" -c "$src" -o "$work/$program.o"
-clang-19 -O2 -flto -fuse-ld=lld -Wl,--load-pass-plugin="$lib/mnemo-pass.so" "$work/$program.o" \
-	"$work/callbacks.o" -Wl,--whole-archive "$lib/libmnemo-rt.a" $heaplib \
-	-Wl,--no-whole-archive -lpthread -ldl -o "$work/$program.mix"
+build_for_spec "$build" "$here/modules" mix "$src" "$work/$program.mix"
 
 echo "== recording $program $args (first $events events)" >&2
 # shellcheck disable=SC2086  # ARGS are words on purpose
-MNEMO_BACKEND="$bin/mnemo-record" MNEMO_RECORD_FILE="$work/$program.rec" \
-	MNEMO_RECORD_EVENTS=$events MNEMO_OUTPUT="$work/$program.mnemo.yaml" \
-	"$work/$program.mix" $args >/dev/null
-[ -s "$work/$program.rec" ] || { echo "bench/queue/run.sh: no recording made" >&2; exit 1; }
+record_run "$build" "$work/$program.mix" "$work/$program.rec" "$events" $args ||
+	{ echo "bench/queue/run.sh: no recording made" >&2; exit 1; }
 
 echo "== bench-queue (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 "$bin/bench-queue" "$work/$program.rec" "$@"
