@@ -1,0 +1,213 @@
+/*
+ * The object-relative module end to end on programs with known answers (programs/): built with
+ * mnemo-cc -m object-relative -O1, run with mnemo run --reproducible, the profile checked against
+ * answers written by hand from the paper (Wu et al., Figure 3), never copied from output.
+ * Instructions and groups are found by their source line: the programs mark them MARK:<name>.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "profile.h"
+#include "shell.h"
+
+static char work[] = "/tmp/mnemo-objrel.XXXXXX";
+static const char *prog;
+
+static int mark_line(const char *mark)
+{
+	char path[512], line[512], tag[64];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.c", PROGRAMS_DIR, prog);
+	snprintf(tag, sizeof(tag), "MARK:%s */", mark);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, tag)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	fail_msg("%s.c: no line marked MARK:%s", prog, mark);
+	return 0;
+}
+
+static void build(const char *name, const char *opt)
+{
+	prog = name;
+	assert_int_equal(shell("%s/mnemo-cc -m object-relative %s -g %s/%s.c -o %s/%s", BINDIR,
+			       opt, PROGRAMS_DIR, name, work, name), 0);
+}
+
+static struct mn_profile *run_j(const char *args, unsigned j)
+{
+	char err[4096], path[600], why[512];
+	struct mn_profile *p;
+
+	if (shell("cd %s && %s/mnemo run --reproducible -j %u -o %s.yaml -- ./%s %s >%s.out "
+		  "2>%s.err", work, BINDIR, j, prog, prog, args, prog, prog)) {
+		snprintf(path, sizeof(path), "%s/%s.err", work, prog);
+		slurp(path, err, sizeof(err));
+		fail_msg("%s %s: mnemo run failed: %s", prog, args, err);
+	}
+	snprintf(path, sizeof(path), "%s/%s.yaml", work, prog);
+	if (mn_profile_open(&p, path, why, sizeof(why)))
+		fail_msg("profile: %s", why);
+	if (!mn_profile_module(p, "object-relative"))
+		fail_msg("%s: no object-relative section", prog);
+	return p;
+}
+
+static const struct mn_pnode *sec(const struct mn_profile *p, const char *key)
+{
+	const struct mn_pnode *n = mn_pnode_get(mn_profile_module(p, "object-relative"), key);
+
+	if (!n)
+		fail_msg("%s: no '%s' in the section", prog, key);
+	return n;
+}
+
+static uint64_t u64(const struct mn_pnode *n, const char *key)
+{
+	uint64_t v = 0;
+
+	if (mn_pnode_u64(mn_pnode_get(n, key), &v))
+		fail_msg("%s: line %u: expected an integer '%s'", prog, mn_pnode_line(n), key);
+	return v;
+}
+
+static int64_t i64(const struct mn_pnode *n, const char *key)
+{
+	int64_t v = 0;
+
+	if (mn_pnode_i64(mn_pnode_get(n, key), &v))
+		fail_msg("%s: line %u: expected an integer '%s'", prog, mn_pnode_line(n), key);
+	return v;
+}
+
+/* The one site of kind `kind` on the line marked `mark`. */
+static uint32_t site_at(const struct mn_profile *p, const char *kind, const char *mark)
+{
+	int line = mark_line(mark);
+	uint32_t found = 0;
+
+	for (size_t i = 0; i < mn_profile_site_count(p); i++) {
+		const struct mn_site *s = mn_profile_site_at(p, i);
+
+		if ((int)s->line == line && !strcmp(s->kind, kind)) {
+			if (found)
+				fail_msg("%s: two %s sites on the line marked %s", prog, kind, mark);
+			found = s->id;
+		}
+	}
+	if (!found)
+		fail_msg("%s: no %s site on the line marked %s", prog, kind, mark);
+	return found;
+}
+
+static const struct mn_pnode *row_with(const struct mn_pnode *seq, const char *key, uint64_t v)
+{
+	for (size_t i = 0; i < mn_pnode_len(seq); i++)
+		if (u64(mn_pnode_at(seq, i), key) == v)
+			return mn_pnode_at(seq, i);
+	fail_msg("%s: no row with %s %llu", prog, key, (unsigned long long)v);
+	return NULL;
+}
+
+/*
+ * Figure 3: the load of `data` and the load of `key` each touch the three nodes (one group, the
+ * malloc marked node) in allocation order: one stream each, one LMAD each, starting at object 0
+ * and offset 0 (data) or 4 (key), object stride 1, offset stride 0, 3 points; every access
+ * captured.  The group: 3 heap objects of 16 bytes, all freed.  Identical with -j 1 and -j 4.
+ */
+static void test_figure3(void **state)
+{
+	static const char *const marks[] = { "data", "key" };
+	static const uint64_t offsets[] = { 0, 4 };
+	struct mn_profile *p;
+	uint32_t group;
+	char a[600], b[600];
+
+	build("fig3", "-O1");
+	p = run_j("", 1);
+	group = site_at(p, "alloc", "node");
+	for (int k = 0; k < 2; k++) {
+		const struct mn_pnode *in, *streams, *s, *lmads, *l;
+
+		in = row_with(sec(p, "instructions"), "site", site_at(p, "load", marks[k]));
+		assert_string_equal(mn_pnode_str(mn_pnode_get(in, "access"), NULL), "load");
+		assert_int_equal(u64(in, "accesses"), 3);
+		assert_int_equal(u64(in, "unattributed"), 0);
+		streams = mn_pnode_get(in, "streams");
+		assert_int_equal(mn_pnode_len(streams), 1);
+		s = mn_pnode_at(streams, 0);
+		assert_int_equal(u64(s, "group"), group);
+		assert_int_equal(u64(s, "accesses"), 3);
+		assert_int_equal(u64(s, "captured"), 3);
+		lmads = mn_pnode_get(s, "lmads");
+		assert_int_equal(mn_pnode_len(lmads), 1);
+		l = mn_pnode_at(lmads, 0);
+		assert_int_equal(u64(l, "object"), 0);
+		assert_int_equal(u64(l, "offset"), offsets[k]);
+		assert_int_equal(i64(l, "object_stride"), 1);
+		assert_int_equal(i64(l, "offset_stride"), 0);
+		assert_int_equal(u64(l, "count"), 3);
+		assert_int_equal(u64(s, "object_min"), 0);
+		assert_int_equal(u64(s, "object_max"), 2);
+		assert_int_equal(u64(s, "offset_min"), offsets[k]);
+		assert_int_equal(u64(s, "offset_max"), offsets[k]);
+	}
+	{
+		const struct mn_pnode *g = row_with(sec(p, "groups"), "group", group);
+
+		assert_string_equal(mn_pnode_str(mn_pnode_get(g, "kind"), NULL), "heap");
+		assert_int_equal(u64(g, "objects"), 3);
+		assert_int_equal(u64(g, "bytes"), 48);
+		assert_true(u64(g, "lifetime_min") > 0);
+		assert_true(u64(g, "lifetime_min") <= u64(g, "lifetime_median"));
+		assert_true(u64(g, "lifetime_median") <= u64(g, "lifetime_max"));
+	}
+	assert_int_equal(u64(sec(p, "lost"), "nomem"), 0);
+	assert_int_equal(u64(sec(p, "lost"), "unknown_frees"), 0);
+	mn_profile_close(p);
+
+	snprintf(a, sizeof(a), "%s/fig3.j1.yaml", work);
+	snprintf(b, sizeof(b), "%s/fig3.yaml", work);
+	assert_int_equal(rename(b, a), 0);
+	mn_profile_close(run_j("", 4));
+	assert_int_equal(shell("cmp -s %s %s", a, b), 0);
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(work) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	if (!getenv("MNEMO_KEEP"))
+		shell("rm -rf %s", work);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_figure3),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
