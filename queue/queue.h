@@ -74,15 +74,19 @@ static inline uint64_t mn_wire_get(const struct mn_wire *w, const uint64_t *rec,
  * path, which counts and drops.  Initial-exec TLS: the producer is linked into executables, and this
  * keeps each access one %fs-relative instruction even in code compiled with -fPIC.
  *
- * Signal handlers on the producer thread may push too, and no record or buffer is ever corrupted by
- * it: the slow path sets mn_q_end to NULL while it works, so a handler's event then is dropped and
+ * Signal handlers on the producer thread may push too: the slow path sets mn_q_end to NULL while it
+ * works, so a handler's event then is dropped and
  * counted; a push re-checks the bounds after moving the cursor, so if a handler's pushes filled and
  * published the buffer meanwhile, it does not write into the published buffer but goes to the slow
- * path (which repairs the stale cursor it stored, and pushes the record into the new buffer).  One
- * loss remains, uncounted: a handler that pushes between a push's load and store of mn_q_cur (a
- * window of a few instructions) has its records overwritten.  Closing that needs a reservation in
- * one instruction (xadd), which halves the rate of back-to-back pushes, or the runtime bracketing
- * signal handlers.  The fast path reads and writes these variables only with signal-ordered
+ * path (which repairs the stale cursor it stored, and pushes the record into the new buffer).  Two
+ * losses remain, uncounted.  A handler that pushes between a push's load and store of mn_q_cur (a
+ * window of a few instructions) has its records overwritten.  And a handler whose push fills and
+ * publishes the buffer while the interrupted push has reserved its record but not written all of
+ * it publishes that record incomplete: the last record of its buffer, with its later words zero
+ * (or, if none was written, all zero words, which a decoder skips); the interrupted push's
+ * remaining stores then land in the published buffer.  Closing both needs a reservation in one
+ * instruction (xadd), which halves the rate of back-to-back pushes, and an in-push flag the slow
+ * path honours, or the runtime bracketing signal handlers.  The fast path reads and writes these variables only with signal-ordered
  * accesses (barrier.h), which is what keeps its steps in that order as a handler sees them.
  */
 extern __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
