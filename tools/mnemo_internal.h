@@ -1,7 +1,7 @@
 /*
  * What the parts of the `mnemo` command share; never installed.  mnemo.c holds main, the command
  * dispatch, the main help and the helpers below; run.c holds `mnemo run`; report.c holds
- * `mnemo report` and its table renderer.  Every message goes to stderr as `mnemo: <what>: <why>`;
+ * `mnemo report` and its table renderer; expand.c holds `mnemo expand`.  Every message goes to stderr as `mnemo: <what>: <why>`;
  * the exit codes are listed at the top of mnemo.c.
  */
 #ifndef MNEMO_TOOLS_INTERNAL_H
@@ -91,7 +91,7 @@ ssize_t list_modules(struct modspec **out);
 /* Frees what list_modules() returned: the n modules of m (n may be -1 or 0). */
 void free_modules(struct modspec *m, ssize_t n);
 
-/* ---- The commands (run.c, report.c) ---------------------------------------------------------- */
+/* ---- The commands (run.c, report.c, expand.c) ------------------------------------------------------- */
 
 /* Prints the help of `mnemo run` to out. */
 void print_run_help(FILE *out);
@@ -113,5 +113,15 @@ void print_report_help(FILE *out);
  * stdout cannot be written.
  */
 int cmd_report(int argc, char **argv);
+
+/* Prints the help of `mnemo expand` to out. */
+void print_expand_help(FILE *out);
+
+/*
+ * `mnemo expand`, argv[0] being "expand": prints the lossless object-relative stream of one
+ * profile (expand.c).  Returns 0 (after --help too).  Dies with 2 on bad usage, with 1 when the
+ * profile cannot be read, lacks the section or its lossless streams, or they do not expand.
+ */
+int cmd_expand(int argc, char **argv);
 
 #endif

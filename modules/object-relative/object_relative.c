@@ -11,10 +11,19 @@
  * module's clock: the number of events it handled before this one (loads, stores, allocations,
  * reallocations, frees, globals).  Stack objects are not tracked: their accesses are unattributed.
  *
+ * Lossless mode (MNEMO_OBJREL_LOSSLESS=1; WHOMP, the paper's section 3): beside the LMADs, the
+ * translated stream is decomposed horizontally into four streams (instruction site, group, object,
+ * offset), each appended to a Sequitur grammar (sequitur.h), and the raw addresses of the same
+ * accesses to a fifth one for comparison.  Unattributed accesses are left out of all five and
+ * counted.  `mnemo expand` (tools/expand.c) reads the grammars back.
+ *
  * One worker (shard: none): an object's accesses come from every instruction, so a split by site
  * would need every worker to track every object, and a split by address would cut streams.
  */
+#define _GNU_SOURCE   /* open_memstream */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +31,11 @@
 #include "lmad.h"
 #include "module.h"
 #include "objects.h"
+#include "sequitur.h"
 #include "sitevec.h"
 
 #define LMADS_ENV "MNEMO_OBJREL_LMADS"
+#define LOSSLESS_ENV "MNEMO_OBJREL_LOSSLESS"
 #define LMADS_MAX 1000000u
 
 struct group {
@@ -49,8 +60,21 @@ struct insn {
 	uint32_t last;               /* index of the stream used last: the cheap guess */
 };
 
+/* The horizontal streams of lossless mode, in the order of the profile's `lossless.streams`. */
+enum { LL_INSN, LL_GROUP, LL_OBJECT, LL_OFFSET, LL_STREAMS };
+
+static const char *const ll_names[LL_STREAMS] = { "instruction", "group", "object", "offset" };
+
+struct lossless {
+	struct mn_seq *g[LL_STREAMS];  /* the four streams' grammars */
+	struct mn_seq *raw;            /* the raw addresses of the same accesses */
+	uint64_t unattributed;         /* accesses left out: no object holds their address */
+	bool broken;                   /* an append failed: appending stopped, the streams end early */
+};
+
 struct objrel {
 	struct objrel_objects objs;
+	struct lossless *ll;         /* NULL unless MNEMO_OBJREL_LOSSLESS=1 */
 	struct mn_sitevec groups;    /* struct group by site id */
 	struct mn_sitevec insns;     /* struct insn by site id */
 	uint64_t clock;
@@ -193,6 +217,28 @@ static struct stream *stream_of(struct objrel *r, struct insn *in, uint32_t grou
 	return s;
 }
 
+/*
+ * Lossless mode: one access to every grammar.  All memory an append needs is reserved before it
+ * changes anything, but a failure after the first grammar took the access would leave the streams
+ * of unequal lengths; so the first failure stops every append (`complete: false`).
+ */
+static void lossless_add(struct objrel *r, uint32_t site, uint64_t addr,
+			 const struct objrel_obj *x)
+{
+	struct lossless *ll = r->ll;
+	uint64_t v[LL_STREAMS] = { site, x->group, x->serial, addr - x->addr };
+
+	if (ll->broken)
+		return;
+	for (int i = 0; i < LL_STREAMS; i++)
+		if (mn_seq_append(ll->g[i], v[i])) {
+			ll->broken = true;
+			return;
+		}
+	if (mn_seq_append(ll->raw, addr))
+		ll->broken = true;
+}
+
 /* The one handler behind load and store: translate, decompose, compress. */
 static void on_access(struct objrel *r, uint32_t site, uint64_t addr, bool store)
 {
@@ -213,9 +259,13 @@ static void on_access(struct objrel *r, uint32_t site, uint64_t addr, bool store
 	slot = objrel_objects_find(&r->objs, addr);
 	if (!slot) {
 		in->unattributed++;
+		if (r->ll)
+			r->ll->unattributed++;
 		return;
 	}
 	x = objrel_obj(&r->objs, slot);
+	if (r->ll)
+		lossless_add(r, site, addr, x);
 	s = stream_of(r, in, x->group);
 	if (!s) {
 		r->nomem++;
@@ -249,6 +299,41 @@ static uint32_t lmad_limit(void)
 	return *end || v < 1 || v > LMADS_MAX ? OBJREL_LMAD_LIMIT : (uint32_t)v;
 }
 
+static void lossless_free(struct lossless *ll)
+{
+	if (!ll)
+		return;
+	for (int i = 0; i < LL_STREAMS; i++)
+		mn_seq_destroy(ll->g[i]);
+	mn_seq_destroy(ll->raw);
+	free(ll);
+}
+
+/* MNEMO_OBJREL_LOSSLESS=1: the grammars in *llp; otherwise NULL.  0 or -ENOMEM. */
+static int lossless_init(struct lossless **llp)
+{
+	const char *e = getenv(LOSSLESS_ENV);
+	struct lossless *ll;
+	int err = 0;
+
+	*llp = NULL;
+	if (!e || strcmp(e, "1"))
+		return 0;
+	ll = calloc(1, sizeof(*ll));
+	if (!ll)
+		return -ENOMEM;
+	for (int i = 0; i < LL_STREAMS && !err; i++)
+		err = mn_seq_create(&ll->g[i]);
+	if (!err)
+		err = mn_seq_create(&ll->raw);
+	if (err) {
+		lossless_free(ll);
+		return err;
+	}
+	*llp = ll;
+	return 0;
+}
+
 static int or_init(void *st, const struct mn_run *run)
 {
 	struct objrel *r = st;
@@ -256,13 +341,19 @@ static int or_init(void *st, const struct mn_run *run)
 	int err;
 
 	r->limit = lmad_limit();
-	err = objrel_objects_init(&r->objs);
+	err = lossless_init(&r->ll);
 	if (err)
 		return err;
+	err = objrel_objects_init(&r->objs);
+	if (err) {
+		lossless_free(r->ll);
+		return err;
+	}
 	if (mn_sitevec_init(&r->groups, sizeof(struct group), nsites) ||
 	    mn_sitevec_init(&r->insns, sizeof(struct insn), nsites)) {
 		mn_sitevec_free(&r->groups);
 		objrel_objects_free(&r->objs);
+		lossless_free(r->ll);
 		return -ENOMEM;
 	}
 	return 0;
@@ -284,6 +375,7 @@ static void or_fini(void *st)
 	mn_sitevec_free(&r->groups);
 	mn_sitevec_free(&r->insns);
 	objrel_objects_free(&r->objs);
+	lossless_free(r->ll);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -333,6 +425,67 @@ static void emit_stream(struct mn_prof *p, const struct stream *s)
 	for (uint32_t i = 0; i < l->n; i++)
 		emit_lmad(p, &l->v[i]);
 	mn_prof_seq_end(p);
+	mn_prof_map_end(p);
+}
+
+/* One rule as the text mn_seq_write() writes for it ("R1 -> 18 3 R2"), as a string of the list. */
+static int emit_rule(void *arg, uint64_t id, const struct mn_seq_sym *rhs, size_t n)
+{
+	struct mn_prof *p = arg;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "R%" PRIu64 " ->", id);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, rhs[i].rule ? " R%" PRIu64 : " %" PRIu64, rhs[i].value);
+	if (fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	mn_prof_str(p, text);
+	free(text);
+	return 0;
+}
+
+/* A grammar whose rules could not all be listed (no memory) has a list that does not parse or
+ * does not give `length` symbols: `mnemo expand` refuses it. */
+static void emit_grammar(struct mn_prof *p, const char *name, struct mn_seq *g)
+{
+	mn_prof_key(p, name);
+	mn_prof_map_begin(p);
+	mn_prof_kv_u64(p, "length", mn_seq_length(g));
+	mn_prof_kv_u64(p, "rules", mn_seq_rules_count(g));
+	mn_prof_kv_u64(p, "size", mn_seq_size(g));
+	mn_prof_key(p, "grammar");
+	mn_prof_seq_begin(p);
+	mn_seq_rules(g, emit_rule, p);
+	mn_prof_seq_end(p);
+	mn_prof_map_end(p);
+}
+
+static void emit_lossless(struct mn_prof *p, struct objrel *r)
+{
+	struct lossless *ll = r->ll;
+	uint64_t total = 0, raw = mn_seq_size(ll->raw);
+
+	for (int i = 0; i < LL_STREAMS; i++)
+		total += mn_seq_size(ll->g[i]);
+	mn_prof_key(p, "lossless");
+	mn_prof_map_begin(p);
+	mn_prof_kv_bool(p, "complete", !ll->broken);
+	mn_prof_kv_u64(p, "accesses", mn_seq_length(ll->g[LL_INSN]));
+	mn_prof_kv_u64(p, "unattributed", ll->unattributed);
+	mn_prof_kv_u64(p, "grammar_size", total);
+	mn_prof_kv_u64(p, "raw_address_grammar_size", raw);
+	mn_prof_kv_f64(p, "size_ratio", raw ? (double)total / (double)raw : 0.0);
+	mn_prof_key(p, "streams");
+	mn_prof_map_begin(p);
+	for (int i = 0; i < LL_STREAMS; i++)
+		emit_grammar(p, ll_names[i], ll->g[i]);
+	mn_prof_map_end(p);
 	mn_prof_map_end(p);
 }
 
@@ -421,6 +574,8 @@ static int or_emit(void *st, struct mn_prof *p)
 		mn_prof_map_end(p);
 	}
 	mn_prof_seq_end(p);
+	if (r->ll)
+		emit_lossless(p, r);
 	mn_prof_map_end(p);
 	return 0;
 }
