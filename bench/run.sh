@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mnemo bench harness: every bench program natively and under each module, side by side, in one run.
 #
-#   bench/run.sh [BUILD_DIR] [-m MODULES] [-p PROGRAMS] [-r REPEATS] [-j WORKERS]
+#   bench/run.sh [BUILD_DIR] [-m MODULES] [-p PROGRAMS] [-P PEERS] [-r REPEATS] [-j WORKERS]
 #
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
 # second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
@@ -10,6 +10,14 @@
 # native output (a difference fails the run).  Profiled times are the best of REPEATS runs
 # (default 1); native times, cheap and noisier in relative terms, the best of at least 3.  -j sets
 # the backend's worker threads (MNEMO_WORKERS; default 1).
+#
+# -P PEERS (comma-separated; default dhat,memprof, those available; -P none for none) adds other
+# memory profilers to the same table, each with seconds and slowdown (events and RSS '-'), output
+# checked the same way: dhat, Valgrind's DHAT (valgrind --tool=dhat, profile to /dev/null) on the
+# program built natively with -O2 -gdwarf-4 (Valgrind 3.19 cannot read DWARF 5); memprof, LLVM's
+# MemProf (clang -O2 -fmemory-profile, default options, its profile written into a scratch
+# directory).  With DHAT in the run, each module gets a line "<module> below DHAT's geomean:
+# PASS/FAIL" (issue: every module's geomean below DHAT's on the same run).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -17,14 +25,16 @@ build=$root/build
 modules=
 programs="bintree linkedlist hashtable graph aos stencil matmul histogram"
 repeats=1
+peers=default
 frontend_target=2.5   # geomean slowdown under the null module
 while [ $# -gt 0 ]; do
 	case $1 in
 	-m) modules=$2; shift 2 ;;
 	-p) programs=${2//,/ }; shift 2 ;;
+	-P) peers=$2; shift 2 ;;
 	-r) repeats=$2; shift 2 ;;
 	-j) export MNEMO_WORKERS=$2; shift 2 ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$(cd "$1" && pwd); shift ;;
 	esac
@@ -37,6 +47,26 @@ fi
 modules=${modules//,/ }
 work=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+
+# The peers: other memory profilers, each asked for by name; a default one not installed is
+# skipped with a note on stderr, one asked for explicitly and missing too (its column left out).
+case $peers in default) peers="dhat memprof" ;; none) peers= ;; esac
+peers=${peers//,/ }
+have_peers=
+for q in $peers; do
+	case $q in
+	dhat)
+		if command -v valgrind >/dev/null; then have_peers+=" dhat"
+		else echo "bench/run.sh: valgrind not installed: no DHAT column (apt-get install valgrind)" >&2; fi ;;
+	memprof)
+		echo 'int main(void) { return 0; }' >"$work/memprof-probe.c"
+		if clang-19 -O2 -fmemory-profile -o "$work/memprof-probe" "$work/memprof-probe.c" 2>/dev/null; then
+			have_peers+=" memprof"
+		else echo "bench/run.sh: clang-19 -fmemory-profile does not link (libclang-rt-19-dev): no MemProf column" >&2; fi ;;
+	*) echo "bench/run.sh: unknown peer '$q' (peers: dhat, memprof)" >&2; exit 2 ;;
+	esac
+done
+peers=$have_peers
 
 now() { date +%s.%N; }
 # best_time N CMD...: runs CMD N times with stdout to $work/out, prints the best wall seconds.
@@ -55,7 +85,7 @@ best_time() {
 field() { grep -o "$1: [0-9.]*" "$2" | head -n 1 | awk '{print $2}'; }
 
 printf '%-11s %8s %8s' program native rss_MiB
-for m in $modules; do printf ' | %-14s %7s %8s %11s %10s %8s' "$m" seconds slowdown events events/s rss_MiB; done
+for m in $modules $peers; do printf ' | %-14s %7s %8s %11s %10s %8s' "$m" seconds slowdown events events/s rss_MiB; done
 printf '\n'
 declare -A logsum native_rss backend_rss
 n=0
@@ -85,11 +115,32 @@ for p in $programs; do
 		printf ' | %-14s %7s %7.2fx %11s %10.3g %8.1f' "" "$secs" "$slow" "$events" \
 			"$(echo "$events / $secs" | bc -l)" "$(echo "${rss:-0} / 1024" | bc -l)"
 	done
+	for q in $peers; do
+		case $q in
+		dhat)
+			clang-19 -O2 -gdwarf-4 -o "$work/$p.dhat" "$src"
+			secs=$(best_time "$repeats" valgrind --tool=dhat --dhat-out-file=/dev/null \
+				--log-file="$work/$p.dhat.log" "$work/$p.dhat") ;;
+		memprof)
+			clang-19 -O2 -fmemory-profile -o "$work/$p.memprof" "$src"
+			secs=$(MEMPROF_OPTIONS=log_path=$work/$p.memprofraw best_time "$repeats" \
+				env -C "$work" "$work/$p.memprof")
+			rm -f "$work/$p.memprofraw"* ;;
+		esac
+		if ! cmp -s "$work/out" "$work/$p.expected"; then
+			echo; echo "bench/run.sh: $p under $q printed something else than natively" >&2
+			diff "$work/$p.expected" "$work/out" | head >&2
+			exit 1
+		fi
+		slow=$(echo "$secs / $native" | bc -l)
+		logsum[$q]=$(echo "${logsum[$q]:-0} + l($slow)" | bc -l)
+		printf ' | %-14s %7s %7.2fx %11s %10s %8s' "" "$secs" "$slow" - - -
+	done
 	printf '\n'
 	n=$((n + 1))
 done
 printf '%-11s %8s %8s' geomean "" ""
-for m in $modules; do
+for m in $modules $peers; do
 	printf ' | %-14s %7s %7.2fx %11s %10s %8s' "" "" "$(echo "e(${logsum[$m]} / $n)" | bc -l)" "" "" ""
 done
 printf '\n'
@@ -145,4 +196,13 @@ for m in $modules; do
 			"$m" "${mem_factor[$m]}" "${mem_const_mib[$m]}" "$verdict" "${worst:+ (over:$worst)}"
 	fi
 done
+# Against the peers (issue: every module's geomean below DHAT's on the same run).
+if [ -n "${logsum[dhat]:-}" ]; then
+	dg=$(echo "e(${logsum[dhat]} / $n)" | bc -l)
+	for m in $modules; do
+		g=$(echo "e(${logsum[$m]} / $n)" | bc -l)
+		printf "%s below DHAT's geomean: %s (%.2fx against %.2fx)\n" "$m" \
+			"$([ "$(echo "$g < $dg" | bc -l)" = 1 ] && echo PASS || echo FAIL)" "$g" "$dg"
+	done
+fi
 printf '(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"
