@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 /* Runs the printf-formatted command with sh; returns its exit status, or 128 + its signal. */
@@ -33,6 +34,33 @@ static inline void slurp(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 	if (f)
 		fclose(f);
+}
+
+/*
+ * The 1-based number of the first line of programs_dir/program.c holding the marker "MARK:<mark>"
+ * at the end of a comment (test programs mark the lines whose sites a test expects), or 0 when
+ * the file cannot be read or has no such line.
+ */
+static inline int marked_line(const char *programs_dir, const char *program, const char *mark)
+{
+	char path[512], line[512], tag[64];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.c", programs_dir, program);
+	snprintf(tag, sizeof(tag), "MARK:%s */", mark);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, tag)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	return 0;
 }
 
 #endif /* MNEMO_TEST_SHELL_H */

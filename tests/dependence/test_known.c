@@ -32,24 +32,11 @@ static const char *prog;   /* the program under test: build() sets it */
 
 static int mark_line(const char *program, const char *mark)
 {
-	char path[512], line[512], tag[64];
-	int n = 0;
-	FILE *f;
+	int n = marked_line(PROGRAMS_DIR, program, mark);
 
-	snprintf(path, sizeof(path), "%s/%s.c", PROGRAMS_DIR, program);
-	snprintf(tag, sizeof(tag), "MARK:%s */", mark);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		if (strstr(line, tag)) {
-			fclose(f);
-			return n;
-		}
-	}
-	fclose(f);
-	fail_msg("%s.c: no line marked MARK:%s", program, mark);
-	return 0;
+	if (!n)
+		fail_msg("%s.c: no line marked MARK:%s", program, mark);
+	return n;
 }
 
 /* Builds dir/<name>.c with mnemo-cc -m dependence into the work directory. */

@@ -25,24 +25,11 @@ static const char *prog;
 
 static int mark_line(const char *mark)
 {
-	char path[512], line[512], tag[64];
-	int n = 0;
-	FILE *f;
+	int n = marked_line(PROGRAMS_DIR, prog, mark);
 
-	snprintf(path, sizeof(path), "%s/%s.c", PROGRAMS_DIR, prog);
-	snprintf(tag, sizeof(tag), "MARK:%s */", mark);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		if (strstr(line, tag)) {
-			fclose(f);
-			return n;
-		}
-	}
-	fclose(f);
-	fail_msg("%s.c: no line marked MARK:%s", prog, mark);
-	return 0;
+	if (!n)
+		fail_msg("%s.c: no line marked MARK:%s", prog, mark);
+	return n;
 }
 
 static void build(const char *name, const char *opt)
