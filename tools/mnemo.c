@@ -1,7 +1,8 @@
 /*
  * mnemo: the command-line tool.  `mnemo run` runs a program built with mnemo-cc under explicit
  * profiling options (run.c); `mnemo report` prints profiles as tables with source locations
- * (report.c); `mnemo expand` regenerates a lossless object-relative stream (expand.c).  This
+ * (report.c); `mnemo expand` regenerates a lossless object-relative stream (expand.c), `mnemo derive`
+ * computes LEAP's derived profiles from its LMADs (derive.c).  This
  * file is the rest: main and the command dispatch, `mnemo --help`, `mnemo help COMMAND` and
  * `--version`, and the helpers the commands use (mnemo_internal.h): messages and
  * exits, memory, text layout, the list of installed modules.
@@ -371,6 +372,7 @@ static void print_main_help(FILE *out)
 	      "  run      run a program built with mnemo-cc and write its profile\n"
 	      "  report   print one or more profiles as tables with source locations\n"
 	      "  expand   print the lossless object-relative stream a profile holds\n"
+	      "  derive   dependence frequencies and strides from object-relative LMADs\n"
 	      "  help     print the help of a command\n"
 	      "\n"
 	      "Build the program first with mnemo-cc (C) or mnemo-c++ (C++), which take every\n"
@@ -410,10 +412,12 @@ static int help_for(const char *cmd)
 		print_report_help(stdout);
 	else if (!strcmp(cmd, "expand"))
 		print_expand_help(stdout);
+	else if (!strcmp(cmd, "derive"))
+		print_derive_help(stdout);
 	else if (!strcmp(cmd, "help"))
 		print_main_help(stdout);
 	else
-		usage_error(NULL, "unknown command '%s' (commands: run, report, expand, help)", cmd);
+		usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, help)", cmd);
 	return 0;
 }
 
@@ -423,7 +427,7 @@ int main(int argc, char **argv)
 
 	find_prefix(argv[0]);
 	if (argc < 2) {
-		fputs("Usage: mnemo COMMAND [OPTIONS] [ARGS...]; commands: run, report, expand, help.\n"
+		fputs("Usage: mnemo COMMAND [OPTIONS] [ARGS...]; commands: run, report, expand, derive, help.\n"
 		      "Try 'mnemo --help'.\n", stderr);
 		return 2;
 	}
@@ -448,7 +452,9 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(cmd, "expand"))
 		return cmd_expand(argc - 1, argv + 1);
+	if (!strcmp(cmd, "derive"))
+		return cmd_derive(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		usage_error(NULL, "unknown option '%s'", cmd);
-	usage_error(NULL, "unknown command '%s' (commands: run, report, expand, help)", cmd);
+	usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, help)", cmd);
 }

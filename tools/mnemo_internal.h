@@ -124,4 +124,14 @@ void print_expand_help(FILE *out);
  */
 int cmd_expand(int argc, char **argv);
 
+/* Prints the help of `mnemo derive` to out. */
+void print_derive_help(FILE *out);
+
+/*
+ * `mnemo derive`, argv[0] being "derive": dependence frequencies and strides from the
+ * object-relative LMADs of one profile (derive.c).  Returns 0 (after --help too).  Dies with 2 on
+ * bad usage, with 1 when the profile cannot be read or lacks the section.
+ */
+int cmd_derive(int argc, char **argv);
+
 #endif

@@ -9,7 +9,10 @@
  * Groups: a heap object's group is its allocation site, a global's is its own site (`global`
  * event); objects are numbered within their group from 0 in allocation order.  Time is the
  * module's clock: the number of events it handled before this one (loads, stores, allocations,
- * reallocations, frees, globals).  Stack objects are not tracked: their accesses are unattributed.
+ * reallocations, frees, globals, and with MNEMO_OBJREL_STACK=1 stack objects).  Stack objects are
+ * tracked only on request: most programs' stack traffic is spills and locals whose objects live for
+ * one call, which multiply objects without exposing regularity; without it their accesses are
+ * unattributed.
  *
  * Lossless mode (MNEMO_OBJREL_LOSSLESS=1; WHOMP, the paper's section 3): beside the LMADs, the
  * translated stream is decomposed horizontally into four streams (instruction site, group, object,
@@ -36,11 +39,17 @@
 
 #define LMADS_ENV "MNEMO_OBJREL_LMADS"
 #define LOSSLESS_ENV "MNEMO_OBJREL_LOSSLESS"
+#define STACK_ENV "MNEMO_OBJREL_STACK"
 #define LMADS_MAX 1000000u
+
+enum group_kind { GROUP_HEAP, GROUP_GLOBAL, GROUP_STACK };
+
+static const char *const kind_names[] = { "heap", "global", "stack" };
 
 struct group {
 	uint32_t site;
-	bool seen, global;
+	bool seen;
+	enum group_kind kind;
 	uint64_t objects, bytes;     /* objects made, sum of their sizes when made */
 	uint64_t *life;              /* lifetimes of its objects so far (freed, then live at end) */
 	size_t nlife, alife;
@@ -79,6 +88,7 @@ struct objrel {
 	struct mn_sitevec insns;     /* struct insn by site id */
 	uint64_t clock;
 	uint32_t limit;              /* LMADs per (instruction, group) */
+	bool stack;                  /* MNEMO_OBJREL_STACK=1: stack objects are objects */
 	uint64_t nomem;              /* events dropped for lack of memory */
 	uint64_t unknown_frees;      /* frees and reallocs of addresses no object starts at */
 };
@@ -110,15 +120,17 @@ static void life_add(struct objrel *r, struct group *g, uint64_t life)
 	g->life[g->nlife++] = life;
 }
 
-static void new_object(struct objrel *r, uint32_t site, uint64_t addr, uint64_t size, bool global)
+static void new_object(struct objrel *r, uint32_t site, uint64_t addr, uint64_t size,
+		       enum group_kind kind)
 {
 	struct group *g = group_get(r, site);
 
-	if (!g || !objrel_objects_alloc(&r->objs, addr, size, site, g->objects, r->clock, global)) {
+	if (!g || !objrel_objects_alloc(&r->objs, addr, size, site, g->objects, r->clock,
+					kind == GROUP_GLOBAL)) {
 		r->nomem++;
 		return;
 	}
-	g->global = global;
+	g->kind = kind;
 	g->objects++;
 	g->bytes += size;
 }
@@ -145,7 +157,7 @@ static void or_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
 	struct objrel *r = st;
 
-	new_object(r, site, addr, size, false);
+	new_object(r, site, addr, size, GROUP_HEAP);
 	r->clock++;
 }
 
@@ -153,7 +165,7 @@ static void or_global(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
 	struct objrel *r = st;
 
-	new_object(r, site, addr, size, true);
+	new_object(r, site, addr, size, GROUP_GLOBAL);
 	r->clock++;
 }
 
@@ -168,7 +180,7 @@ static void or_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t
 	else {
 		if (old_addr)
 			r->unknown_frees++;
-		new_object(r, site, addr, size, false);
+		new_object(r, site, addr, size, GROUP_HEAP);
 	}
 	r->clock++;
 }
@@ -186,6 +198,41 @@ static void or_heap_free(void *st, uint32_t site, uint64_t addr)
 		} else {
 			r->unknown_frees++;
 		}
+	}
+	r->clock++;
+}
+
+/*
+ * A stack object whose free never came (longjmp, an exception through frames without cleanups)
+ * is ended when a new one starts at its address, so its slot does not stay live forever.
+ */
+static void or_stack_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
+{
+	struct objrel *r = st;
+	uint32_t s;
+
+	if (!r->stack)
+		return;
+	s = object_at(r, addr);
+	if (s) {
+		end_object(r, s);
+		objrel_objects_release(&r->objs, s);
+	}
+	new_object(r, site, addr, size, GROUP_STACK);
+	r->clock++;
+}
+
+static void or_stack_free(void *st, uint32_t site, uint64_t addr)
+{
+	struct objrel *r = st;
+	uint32_t s;
+
+	if (!r->stack)
+		return;
+	s = object_at(r, addr);
+	if (s) {
+		end_object(r, s);
+		objrel_objects_release(&r->objs, s);
 	}
 	r->clock++;
 }
@@ -341,6 +388,7 @@ static int or_init(void *st, const struct mn_run *run)
 	int err;
 
 	r->limit = lmad_limit();
+	r->stack = getenv(STACK_ENV) && !strcmp(getenv(STACK_ENV), "1");
 	err = lossless_init(&r->ll);
 	if (err)
 		return err;
@@ -521,6 +569,7 @@ static int or_emit(void *st, struct mn_prof *p)
 
 	mn_prof_map_begin(p);
 	mn_prof_kv_u64(p, "lmad_limit", r->limit);
+	mn_prof_kv_bool(p, "stack_objects", r->stack);
 	mn_prof_kv_u64(p, "events", r->clock);
 	mn_prof_key(p, "sample_quality");
 	mn_prof_map_begin(p);
@@ -546,7 +595,7 @@ static int or_emit(void *st, struct mn_prof *p)
 		qsort(g->life, g->nlife, sizeof(*g->life), cmp_u64);
 		mn_prof_map_begin_flow(p);
 		mn_prof_kv_site(p, "group", g->site);
-		mn_prof_kv_str(p, "kind", g->global ? "global" : "heap");
+		mn_prof_kv_str(p, "kind", kind_names[g->kind]);
 		mn_prof_kv_u64(p, "objects", g->objects);
 		mn_prof_kv_u64(p, "bytes", g->bytes);
 		if (g->nlife) {
@@ -592,6 +641,8 @@ const struct mn_module mn_module_object_relative = {
 	.heap_alloc = or_heap_alloc,
 	.heap_realloc = or_heap_realloc,
 	.heap_free = or_heap_free,
+	.stack_alloc = or_stack_alloc,
+	.stack_free = or_stack_free,
 	.global = or_global,
 	.emit = or_emit,
 };

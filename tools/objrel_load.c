@@ -1,0 +1,147 @@
+/* Reading an object-relative section's LMADs back (objrel_load.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "objrel_load.h"
+
+void objrel_loaded_free(struct objrel_loaded *l)
+{
+	free(l->insns);
+	free(l->streams);
+	free(l->lmads);
+	memset(l, 0, sizeof(*l));
+}
+
+static int field_u64(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
+		     uint64_t *v, char *err, size_t errlen)
+{
+	if (!mn_pnode_u64(mn_pnode_get(row, key), v))
+		return 0;
+	mn_pnode_errorf(p, row, err, errlen, "expected an unsigned integer '%s'", key);
+	return -EINVAL;
+}
+
+static int field_i64(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
+		     int64_t *v, char *err, size_t errlen)
+{
+	if (!mn_pnode_i64(mn_pnode_get(row, key), v))
+		return 0;
+	mn_pnode_errorf(p, row, err, errlen, "expected an integer '%s'", key);
+	return -EINVAL;
+}
+
+static int read_lmad(const struct mn_profile *p, const struct mn_pnode *row,
+		     struct objrel_lmad *l, char *err, size_t errlen)
+{
+	int e = field_u64(p, row, "object", &l->start[0], err, errlen);
+
+	if (!e)
+		e = field_u64(p, row, "offset", &l->start[1], err, errlen);
+	if (!e)
+		e = field_i64(p, row, "object_stride", &l->stride[0], err, errlen);
+	if (!e)
+		e = field_i64(p, row, "offset_stride", &l->stride[1], err, errlen);
+	if (!e)
+		e = field_u64(p, row, "count", &l->count, err, errlen);
+	if (!e)
+		e = field_u64(p, row, "first_time", &l->first, err, errlen);
+	if (!e)
+		e = field_u64(p, row, "last_time", &l->last, err, errlen);
+	if (!e && (!l->count || l->last < l->first)) {
+		mn_pnode_errorf(p, row, err, errlen, "an LMAD needs count >= 1 and "
+				"last_time >= first_time");
+		e = -EINVAL;
+	}
+	return e;
+}
+
+static int expect_seq(const struct mn_profile *p, const struct mn_pnode *n, const char *what,
+		      char *err, size_t errlen)
+{
+	if (mn_pnode_kind(n) == MN_PNODE_SEQ)
+		return 0;
+	mn_pnode_errorf(p, n, err, errlen, "expected a list '%s'", what);
+	return -EINVAL;
+}
+
+int objrel_load(const struct mn_profile *p, const char *module, struct objrel_loaded *out,
+		char *err, size_t errlen)
+{
+	const struct mn_pnode *sec = mn_profile_module(p, module), *insns;
+	size_t ns = 0, nl = 0, si = 0, li = 0;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	if (!sec) {
+		snprintf(err, errlen, "%s: no '%s' section", mn_profile_path(p), module);
+		return -EINVAL;
+	}
+	insns = mn_pnode_get(sec, "instructions");
+	e = expect_seq(p, insns ? insns : sec, "instructions", err, errlen);
+	if (e)
+		return e;
+	/* Sizes first, so every array is one allocation. */
+	for (size_t i = 0; i < mn_pnode_len(insns); i++) {
+		const struct mn_pnode *st = mn_pnode_get(mn_pnode_at(insns, i), "streams");
+
+		e = expect_seq(p, st ? st : mn_pnode_at(insns, i), "streams", err, errlen);
+		if (e)
+			return e;
+		ns += mn_pnode_len(st);
+		for (size_t j = 0; j < mn_pnode_len(st); j++) {
+			const struct mn_pnode *lm = mn_pnode_get(mn_pnode_at(st, j), "lmads");
+
+			e = expect_seq(p, lm ? lm : mn_pnode_at(st, j), "lmads", err, errlen);
+			if (e)
+				return e;
+			nl += mn_pnode_len(lm);
+		}
+	}
+	out->n = mn_pnode_len(insns);
+	out->insns = calloc(out->n ? out->n : 1, sizeof(*out->insns));
+	out->streams = calloc(ns ? ns : 1, sizeof(*out->streams));
+	out->lmads = calloc(nl ? nl : 1, sizeof(*out->lmads));
+	if (!out->insns || !out->streams || !out->lmads) {
+		objrel_loaded_free(out);
+		snprintf(err, errlen, "%s: %s", mn_profile_path(p), strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < out->n && !e; i++) {
+		const struct mn_pnode *row = mn_pnode_at(insns, i), *st = mn_pnode_get(row, "streams");
+		struct objrel_dinsn *in = &out->insns[i];
+		const char *access = mn_pnode_str(mn_pnode_get(row, "access"), NULL);
+		uint64_t site;
+
+		e = field_u64(p, row, "site", &site, err, errlen);
+		if (!e)
+			e = field_u64(p, row, "accesses", &in->accesses, err, errlen);
+		if (!e && (!access || (strcmp(access, "load") && strcmp(access, "store")))) {
+			mn_pnode_errorf(p, row, err, errlen, "expected 'access: load' or 'store'");
+			e = -EINVAL;
+		}
+		if (e)
+			break;
+		in->site = (uint32_t)site;
+		in->store = !strcmp(access, "store");
+		in->streams = &out->streams[si];
+		in->n = mn_pnode_len(st);
+		for (size_t j = 0; j < in->n && !e; j++) {
+			const struct mn_pnode *srow = mn_pnode_at(st, j);
+			const struct mn_pnode *lm = mn_pnode_get(srow, "lmads");
+			struct objrel_dstream *s = &out->streams[si++];
+			uint64_t group;
+
+			e = field_u64(p, srow, "group", &group, err, errlen);
+			s->group = (uint32_t)group;
+			s->lmads = &out->lmads[li];
+			s->n = mn_pnode_len(lm);
+			for (size_t k = 0; k < s->n && !e; k++)
+				e = read_lmad(p, mn_pnode_at(lm, k), &out->lmads[li++], err, errlen);
+		}
+	}
+	if (e)
+		objrel_loaded_free(out);
+	return e;
+}
