@@ -30,7 +30,10 @@ void print_derive_help(FILE *out)
 	      "  strides      every instruction's most frequent non-zero stride within an object,\n"
 	      "               and whether it is strongly strided (that stride in >= 70% of its\n"
 	      "               executions)\n"
-	      "The LMADs are a lossy summary: accesses they did not capture count as neither.\n"
+	      "The LMADs are a sample: a stream that reached its LMAD limit captured nothing\n"
+	      "after.  Frequencies are estimated from what was captured (conflicts of the\n"
+	      "observed executions; strided points of the captured ones), scaled by the share\n"
+	      "of executions attributed to an object.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --module M       the section to read (default object-relative)\n"
@@ -141,10 +144,11 @@ int cmd_derive(int argc, char **argv)
 
 		location(p, d->store, a, sizeof(a));
 		location(p, d->load, b, sizeof(b));
-		printf("- {store: %" PRIu32 ", load: %" PRIu32 ", conflicts: %" PRIu64
-		       ", load_accesses: %" PRIu64 ", frequency: %.6g, store_at: ", d->store,
-		       d->load, d->conflicts, d->load_accesses,
-		       d->load_accesses ? (double)d->conflicts / (double)d->load_accesses : 0.0);
+		printf("- {store: %" PRIu32 ", load: %" PRIu32 ", frequency: %.6g, conflicts: %"
+		       PRIu64 ", observed: %" PRIu64 ", load_accesses: %" PRIu64
+		       ", load_unattributed: %" PRIu64 ", store_at: ", d->store, d->load,
+		       objrel_dep_frequency(d), d->conflicts, d->observed, d->load_accesses,
+		       d->load_unattributed);
 		print_quoted(a);
 		fputs(", load_at: ", stdout);
 		print_quoted(b);
@@ -157,11 +161,11 @@ int cmd_derive(int argc, char **argv)
 		if (strong_only && !objrel_strongly_strided(s))
 			continue;
 		location(p, s->site, a, sizeof(a));
-		printf("- {site: %" PRIu32 ", stride: %" PRId64 ", strided: %" PRIu64
-		       ", accesses: %" PRIu64 ", fraction: %.6g, strong: %s, at: ", s->site,
-		       s->stride, s->strided, s->accesses,
-		       s->accesses ? (double)s->strided / (double)s->accesses : 0.0,
-		       objrel_strongly_strided(s) ? "true" : "false");
+		printf("- {site: %" PRIu32 ", stride: %" PRId64 ", fraction: %.6g, strong: %s, "
+		       "strided: %" PRIu64 ", captured: %" PRIu64 ", accesses: %" PRIu64
+		       ", unattributed: %" PRIu64 ", at: ", s->site, s->stride,
+		       objrel_stride_fraction(s), objrel_strongly_strided(s) ? "true" : "false",
+		       s->strided, s->captured, s->accesses, s->unattributed);
 		print_quoted(a);
 		puts("}");
 	}

@@ -117,6 +117,12 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 		e = field_u64(p, row, "site", &site, err, errlen);
 		if (!e)
 			e = field_u64(p, row, "accesses", &in->accesses, err, errlen);
+		if (!e)
+			e = field_u64(p, row, "unattributed", &in->unattributed, err, errlen);
+		if (!e && in->unattributed > in->accesses) {
+			mn_pnode_errorf(p, row, err, errlen, "'unattributed' exceeds 'accesses'");
+			e = -EINVAL;
+		}
 		if (!e && (!access || (strcmp(access, "load") && strcmp(access, "store")))) {
 			mn_pnode_errorf(p, row, err, errlen, "expected 'access: load' or 'store'");
 			e = -EINVAL;
@@ -134,6 +140,23 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 			uint64_t group;
 
 			e = field_u64(p, srow, "group", &group, err, errlen);
+			if (!e && mn_pnode_bool(mn_pnode_get(srow, "full"), &s->full)) {
+				mn_pnode_errorf(p, srow, err, errlen, "expected a boolean 'full'");
+				e = -EINVAL;
+			}
+			for (int d = 0; d < OBJREL_LMAD_DIMS && !e; d++) {
+				static const char *const dim[] = { "object", "offset" };
+				char key[32];
+
+				snprintf(key, sizeof(key), "%s_min", dim[d]);
+				e = field_u64(p, srow, key, &s->min[d], err, errlen);
+				snprintf(key, sizeof(key), "%s_max", dim[d]);
+				if (!e)
+					e = field_u64(p, srow, key, &s->max[d], err, errlen);
+				snprintf(key, sizeof(key), "%s_granularity", dim[d]);
+				if (!e)
+					e = field_u64(p, srow, key, &s->gran[d], err, errlen);
+			}
 			s->group = (uint32_t)group;
 			s->lmads = &out->lmads[li];
 			s->n = mn_pnode_len(lm);

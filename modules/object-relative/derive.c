@@ -189,14 +189,68 @@ static int by_group(const void *a, const void *b)
 	return x->stream < y->stream ? -1 : x->stream > y->stream;
 }
 
-/* Replays the streams refs[0..n) (one group) into pairs. */
-static int replay_group(const struct objrel_dinsn *insns, const struct sref *refs, size_t n,
-			unsigned shift, struct locmap *locs, struct pairmap *pairs)
+/* A full store stream: after `end` it captured nothing, but its points stayed in its bounds. */
+struct cloud {
+	uint64_t end;
+	const struct objrel_dstream *s;
+};
+
+/* Whether the lattice min + k * gran <= max of one dimension meets [lo, hi]. */
+static bool lattice_meets(uint64_t min, uint64_t max, uint64_t gran, uint64_t lo, uint64_t hi)
 {
-	size_t nc = 0, cap = 0;
+	uint64_t p = min;
+
+	if (lo > min) {
+		if (!gran)
+			return false;
+		p = min + (lo - min + gran - 1) / gran * gran;
+	}
+	return p <= hi && p <= max;
+}
+
+/* Whether some later point of a cloud at or before time t could be in (object, word). */
+static bool clouded(const struct cloud *c, size_t n, uint64_t t, uint64_t object, uint64_t word,
+		    unsigned shift)
+{
+	uint64_t lo = word << shift, hi = lo + ((uint64_t)1 << shift) - 1;
+
+	for (size_t i = 0; i < n && c[i].end < t; i++) {
+		const struct objrel_dstream *s = c[i].s;
+
+		if (lattice_meets(s->min[0], s->max[0], s->gran[0], object, object) &&
+		    lattice_meets(s->min[1], s->max[1], s->gran[1], lo, hi))
+			return true;
+	}
+	return false;
+}
+
+static int by_end(const void *a, const void *b)
+{
+	uint64_t x = ((const struct cloud *)a)->end, y = ((const struct cloud *)b)->end;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Replays the streams refs[0..n) (one group) into pairs, counting the observed load executions
+ * in observed[site]. */
+static int replay_group(const struct objrel_dinsn *insns, const struct sref *refs, size_t n,
+			unsigned shift, struct locmap *locs, struct pairmap *pairs,
+			uint64_t *observed)
+{
+	size_t nc = 0, cap = 0, nclouds = 0;
 	struct cursor *h = NULL;
+	struct cloud *clouds = calloc(n ? n : 1, sizeof(*clouds));
 	int err = 0;
 
+	if (!clouds)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct objrel_dstream *s = &insns[refs[i].insn].streams[refs[i].stream];
+
+		if (insns[refs[i].insn].store && s->full)
+			clouds[nclouds++] = (struct cloud){ s->n ? s->lmads[s->n - 1].last : 0, s };
+	}
+	qsort(clouds, nclouds, sizeof(*clouds), by_end);
 	for (size_t i = 0; i < n; i++) {
 		const struct objrel_dinsn *in = &insns[refs[i].insn];
 		const struct objrel_dstream *s = &in->streams[refs[i].stream];
@@ -211,6 +265,7 @@ static int replay_group(const struct objrel_dinsn *insns, const struct sref *ref
 				v = realloc(h, cap * sizeof(*v));
 				if (!v) {
 					free(h);
+					free(clouds);
 					return -ENOMEM;
 				}
 				h = v;
@@ -231,9 +286,10 @@ static int replay_group(const struct objrel_dinsn *insns, const struct sref *ref
 
 		if (c->store) {
 			err = loc_store(locs, refs[0].group, object, word, c->site);
-		} else {
+		} else if (!clouded(clouds, nclouds, c->time, object, word, shift)) {
 			uint32_t st = loc_last_store(locs, refs[0].group, object, word);
 
+			observed[c->site]++;
 			if (st)
 				err = pair_add(pairs, st, c->site);
 		}
@@ -244,6 +300,7 @@ static int replay_group(const struct objrel_dinsn *insns, const struct sref *ref
 		sift_down(h, nc, 0);
 	}
 	free(h);
+	free(clouds);
 	return err;
 }
 
@@ -264,7 +321,8 @@ int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned gran
 	struct sref *refs = NULL;
 	struct objrel_dep *deps = NULL;
 	size_t nrefs = 0, nd = 0;
-	uint64_t *load_accesses = NULL;
+	uint64_t *observed = NULL;
+	const struct objrel_dinsn **by_site = NULL;
 	uint32_t max_site = 0;
 	int err = 0;
 
@@ -274,15 +332,15 @@ int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned gran
 			max_site = insns[i].site;
 	}
 	refs = calloc(nrefs ? nrefs : 1, sizeof(*refs));
-	load_accesses = calloc((size_t)max_site + 1, sizeof(*load_accesses));
-	if (!refs || !load_accesses || loc_grow(&locs)) {
+	observed = calloc((size_t)max_site + 1, sizeof(*observed));
+	by_site = calloc((size_t)max_site + 1, sizeof(*by_site));
+	if (!refs || !observed || !by_site || loc_grow(&locs)) {
 		err = -ENOMEM;
 		goto out;
 	}
 	nrefs = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!insns[i].store)
-			load_accesses[insns[i].site] += insns[i].accesses;
+		by_site[insns[i].site] = &insns[i];
 		for (size_t j = 0; j < insns[i].n; j++)
 			refs[nrefs++] = (struct sref){ insns[i].streams[j].group, (uint32_t)i,
 						       (uint32_t)j };
@@ -291,7 +349,7 @@ int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned gran
 	for (size_t i = 0, j; i < nrefs && !err; i = j) {
 		for (j = i + 1; j < nrefs && refs[j].group == refs[i].group; j++)
 			;
-		err = replay_group(insns, refs + i, j - i, granule_shift, &locs, &pairs);
+		err = replay_group(insns, refs + i, j - i, granule_shift, &locs, &pairs, observed);
 	}
 	if (err)
 		goto out;
@@ -308,12 +366,15 @@ int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned gran
 			continue;
 		deps[nd++] = (struct objrel_dep){ .store = (uint32_t)(key >> 32), .load = load,
 						  .conflicts = pairs.v[i].count,
-						  .load_accesses = load_accesses[load] };
+						  .observed = observed[load],
+						  .load_accesses = by_site[load]->accesses,
+						  .load_unattributed = by_site[load]->unattributed };
 	}
 	qsort(deps, nd, sizeof(*deps), by_load_store);
 out:
 	free(refs);
-	free(load_accesses);
+	free(observed);
+	free(by_site);
 	free(locs.v);
 	free(pairs.v);
 	if (err) {
@@ -375,6 +436,7 @@ int objrel_derive_strides(const struct objrel_dinsn *insns, size_t n,
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct objrel_dinsn *in = &insns[i];
 		size_t nt = 0, best = SIZE_MAX;
+		uint64_t captured = 0;
 
 		for (size_t s = 0; s < in->n && !err; s++) {
 			const struct objrel_dstream *st = &in->streams[s];
@@ -383,6 +445,7 @@ int objrel_derive_strides(const struct objrel_dinsn *insns, size_t n,
 				const struct objrel_lmad *l = &st->lmads[j], *p = j ? l - 1 : NULL;
 				uint64_t p_obj, p_off;
 
+				captured += l->count;
 				if (l->count > 1 && !l->stride[0] && l->stride[1])
 					err = tally_add(&t, &nt, &tcap, l->stride[1], l->count - 1);
 				if (!p || err)
@@ -400,7 +463,8 @@ int objrel_derive_strides(const struct objrel_dinsn *insns, size_t n,
 				best = k;
 		if (best != SIZE_MAX)
 			rows[nrows++] = (struct objrel_stride){ in->site, t[best].stride,
-								t[best].count, in->accesses };
+								t[best].count, captured,
+								in->accesses, in->unattributed };
 	}
 	free(t);
 	if (err) {
