@@ -1,0 +1,248 @@
+/*
+ * StructSlim's size, field and affinity arithmetic (affinity.h), on plain arrays.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "affinity.h"
+
+uint64_t sa_gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+int sa_layout_field(const struct sa_layout *l, uint64_t off)
+{
+	uint32_t lo = 0, hi = l->nfields;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (l->field[mid].offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->nfields && l->field[lo].offset == off ? (int)lo : -1;
+}
+
+static void choose_size(struct sa_layout *l, const struct sa_stream *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		l->inferred = sa_gcd(l->inferred, s[i].stride);
+	if (l->inferred) {
+		l->used = l->inferred;
+		l->source = SA_SIZE_STRIDES;
+	} else if (l->declared) {
+		l->used = l->declared;
+		l->source = SA_SIZE_DECLARED;
+	} else {
+		l->source = SA_SIZE_OBJECT;
+	}
+}
+
+/* Inserts offset off into the sorted fields, unless there or out of room. */
+static void add_field(struct sa_layout *l, uint64_t off)
+{
+	uint32_t i = 0;
+
+	while (i < l->nfields && l->field[i].offset < off)
+		i++;
+	if (i < l->nfields && l->field[i].offset == off)
+		return;
+	if (l->nfields == SA_FIELDS_MAX) {
+		/* Keep the smallest offsets: a larger one pushes out the largest kept. */
+		if (i == SA_FIELDS_MAX)
+			return;
+		l->nfields--;
+	}
+	memmove(&l->field[i + 1], &l->field[i], (l->nfields - i) * sizeof(l->field[0]));
+	l->field[i] = (struct sa_field){ .offset = off };
+	l->nfields++;
+}
+
+static int by_loop(const void *a, const void *b)
+{
+	const struct sa_stream *x = *(const struct sa_stream *const *)a;
+	const struct sa_stream *y = *(const struct sa_stream *const *)b;
+
+	return x->loop < y->loop ? -1 : x->loop > y->loop;
+}
+
+/*
+ * Eq. 7.  common[i][j] sums, over the loops touching both i and j, the cost of i and of j in that
+ * loop; the denominator is the cost of i and of j over the whole program.
+ */
+static void affinities(struct sa_layout *l, const struct sa_stream *s, size_t n)
+{
+	static const double zero[SA_FIELDS_MAX];
+	double (*common)[SA_FIELDS_MAX] = calloc(SA_FIELDS_MAX, sizeof(*common));
+	const struct sa_stream **v = malloc((n ? n : 1) * sizeof(*v));
+	double c[SA_FIELDS_MAX];
+	uint32_t f = l->nfields;
+
+	if (!common || !v) {
+		/* Without memory nothing is known to go together: every field on its own. */
+		for (uint32_t i = 0; i < f; i++)
+			l->affinity[i][i] = 1.0;
+		free(common);
+		free(v);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = &s[i];
+	qsort(v, n, sizeof(*v), by_loop);
+	for (size_t a = 0, b; a < n; a = b) {
+		memcpy(c, zero, sizeof(c));
+		for (b = a; b < n && v[b]->loop == v[a]->loop; b++) {
+			int k = sa_layout_field(l, sa_layout_offset(l, v[b]));
+
+			if (k >= 0)
+				c[k] += (double)v[b]->cost;
+		}
+		for (uint32_t i = 0; i < f; i++)
+			for (uint32_t j = i + 1; j < f && c[i] > 0; j++)
+				if (c[j] > 0)
+					common[i][j] += c[i] + c[j];
+	}
+	for (uint32_t i = 0; i < f; i++) {
+		l->affinity[i][i] = 1.0;
+		for (uint32_t j = i + 1; j < f; j++) {
+			double all = (double)l->field[i].cost + (double)l->field[j].cost;
+			double a = all > 0 ? common[i][j] / all : 0.0;
+
+			l->affinity[i][j] = l->affinity[j][i] = a;
+		}
+	}
+	free(common);
+	free(v);
+}
+
+/*
+ * Complete linkage: clusters join, the closest pair first, while the lowest affinity between
+ * their members is at least threshold, so every two fields of a cluster reach it (single linkage
+ * would chain a-b and b-c into a cluster where a and c are never used together).
+ */
+static void clusters(struct sa_layout *l, double threshold)
+{
+	double link[SA_FIELDS_MAX][SA_FIELDS_MAX];
+	uint32_t owner[SA_FIELDS_MAX], f = l->nfields, num[SA_FIELDS_MAX];
+	bool alive[SA_FIELDS_MAX];
+
+	for (uint32_t i = 0; i < f; i++) {
+		owner[i] = i;
+		alive[i] = true;
+		for (uint32_t j = 0; j < f; j++)
+			link[i][j] = l->affinity[i][j];
+	}
+	for (;;) {
+		uint32_t ba = 0, bb = 0;
+		double best = -1.0;
+
+		for (uint32_t a = 0; a < f; a++)
+			for (uint32_t b = a + 1; b < f && alive[a]; b++)
+				if (alive[b] && link[a][b] > best) {
+					best = link[a][b];
+					ba = a;
+					bb = b;
+				}
+		if (best < threshold)
+			break;
+		alive[bb] = false;
+		for (uint32_t c = 0; c < f; c++) {
+			double m = link[ba][c] < link[bb][c] ? link[ba][c] : link[bb][c];
+
+			link[ba][c] = link[c][ba] = m;
+			if (owner[c] == bb)
+				owner[c] = ba;
+		}
+	}
+	/* Number the clusters by their smallest offset: fields are sorted, so by first member. */
+	for (uint32_t i = 0; i < f; i++)
+		num[i] = UINT32_MAX;
+	l->nclusters = 0;
+	for (uint32_t i = 0; i < f; i++) {
+		if (num[owner[i]] == UINT32_MAX)
+			num[owner[i]] = l->nclusters++;
+		l->cluster[i] = num[owner[i]];
+	}
+}
+
+void sa_layout_build(struct sa_layout *l, const struct sa_stream *s, size_t n, uint64_t declared,
+		     double threshold)
+{
+	memset(l, 0, sizeof(*l));
+	l->declared = declared;
+	choose_size(l, s, n);
+	for (size_t i = 0; i < n; i++)
+		add_field(l, sa_layout_offset(l, &s[i]));
+	for (size_t i = 0; i < n; i++) {
+		int k = sa_layout_field(l, sa_layout_offset(l, &s[i]));
+		struct sa_field *x = k >= 0 ? &l->field[k] : NULL;
+
+		if (!x) {
+			l->dropped_streams++;
+			continue;
+		}
+		x->accesses += s[i].accesses;
+		x->cost += s[i].cost;
+		if (s[i].bytes > x->bytes)
+			x->bytes = s[i].bytes;
+	}
+	affinities(l, s, n);
+	clusters(l, threshold);
+}
+
+/* Appends to buf[*at..len) what fmt says, cutting at the end of buf. */
+static void put(char *buf, size_t len, size_t *at, const char *fmt, unsigned long long v)
+{
+	int k;
+
+	if (*at >= len)
+		return;
+	k = snprintf(buf + *at, len - *at, fmt, v);
+	if (k > 0)
+		*at += (size_t)k;
+}
+
+void sa_layout_advice(const struct sa_layout *l, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!l->nfields) {
+		snprintf(buf, len, "no fields: no access was attributed");
+		return;
+	}
+	if (l->nfields == 1) {
+		snprintf(buf, len, "do not split: one field is accessed");
+		return;
+	}
+	if (l->nclusters == 1) {
+		snprintf(buf, len, "do not split: all fields are used together");
+		return;
+	}
+	put(buf, len, &at, "split into", 0);
+	for (uint32_t c = 0; c < l->nclusters; c++) {
+		bool first = true;
+
+		put(buf, len, &at, c == 0 ? " {" : c + 1 == l->nclusters ? " and {" : ", {", 0);
+		for (uint32_t i = 0; i < l->nfields; i++)
+			if (l->cluster[i] == c) {
+				put(buf, len, &at, first ? "%llu" : ", %llu",
+				    (unsigned long long)l->field[i].offset);
+				first = false;
+			}
+		put(buf, len, &at, "}", 0);
+	}
+}

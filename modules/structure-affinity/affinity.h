@@ -1,0 +1,103 @@
+/*
+ * The arithmetic of StructSlim (Roy and Liu, CGO 2016, section 4) on the streams of one data
+ * object, apart from any event handling so that a unit test can drive it with made-up streams:
+ *
+ *   stride of a stream   gcd of the differences between its successive addresses   (Eq. 2, 3)
+ *   structure size       gcd of the strides of the object's streams                (Eq. 5)
+ *   field of a stream    (its address - the object's base) mod size                (Eq. 6)
+ *   affinity A(i, j)     cost of i and j in the loops touching both / cost of i and j  (Eq. 7)
+ *   clusters             complete linkage: every two fields of a cluster have A >= threshold
+ *
+ * Differences are taken only between two accesses to the same instance of the data object (the
+ * same allocation), never across instances: the distance between two separately allocated nodes
+ * says nothing about their type.  A data object whose streams never touched one instance twice at
+ * two addresses has no stride, and its size is unknown (0).
+ */
+#ifndef SA_AFFINITY_H
+#define SA_AFFINITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SA_FIELDS_MAX 64           /* fields of one layout; the rest are counted, not analysed */
+
+/* One stream: the accesses of one instruction to one data object in one loop. */
+struct sa_stream {
+	uint32_t loop;                 /* innermost loop site, 0: outside every loop */
+	uint32_t site;                 /* the load or store */
+	uint64_t stride;               /* gcd of its in-instance address differences; 0: none */
+	uint64_t offset;               /* its first access's offset from its instance's base */
+	uint32_t bytes;                /* its widest access */
+	uint64_t accesses, cost;
+};
+
+/* Where the size the fields are computed with comes from. */
+enum sa_size_source {
+	SA_SIZE_STRIDES,               /* inferred from the strides (Eq. 5) */
+	SA_SIZE_DECLARED,              /* no stride: the type size the site table gives */
+	SA_SIZE_OBJECT,                /* neither: offsets from each instance's base, unreduced */
+};
+
+struct sa_field {
+	uint64_t offset;               /* from the start of the structure */
+	uint32_t bytes;                /* widest access to it */
+	uint64_t accesses, cost;
+};
+
+/* The inferred layout of one data object, and the affinities of its fields. */
+struct sa_layout {
+	uint64_t inferred;             /* Eq. 5; 0: unknown */
+	uint64_t declared;             /* given by the caller; 0: unknown */
+	uint64_t used;                 /* the modulus of Eq. 6; 0 with SA_SIZE_OBJECT */
+	enum sa_size_source source;
+	uint32_t nfields;
+	uint32_t dropped_streams;      /* streams whose offset is not among the SA_FIELDS_MAX
+					 * smallest: left out of fields and affinities */
+	struct sa_field field[SA_FIELDS_MAX];        /* by increasing offset */
+	double affinity[SA_FIELDS_MAX][SA_FIELDS_MAX];
+	uint32_t cluster[SA_FIELDS_MAX];             /* per field; clusters numbered 0.. in order
+						      * of their first (smallest) offset */
+	uint32_t nclusters;
+};
+
+uint64_t sa_gcd(uint64_t a, uint64_t b);
+
+/*
+ * Eq. 2 and 3, one difference at a time: folds the distance between offsets a and b (of the same
+ * instance) into *stride.  Equal offsets change nothing.
+ */
+static inline void sa_stride_add(uint64_t *stride, uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+
+	if (d)
+		*stride = sa_gcd(*stride, d);
+}
+
+/*
+ * Computes l's size, fields, affinities and clusters from the n streams s[] of one data object
+ * (any order), with declared (0: unknown) the type size the site table gives and threshold the
+ * affinity from which two fields belong together.  Never fails: a layout with more than
+ * SA_FIELDS_MAX fields keeps the smallest offsets and counts the other streams in
+ * dropped_streams; without memory for the affinities, every field is its own cluster.
+ */
+void sa_layout_build(struct sa_layout *l, const struct sa_stream *s, size_t n, uint64_t declared,
+		     double threshold);
+
+/* The field index of offset off in l (offset already reduced modulo l->used), or -1. */
+int sa_layout_field(const struct sa_layout *l, uint64_t off);
+
+/* The offset a stream's accesses fall at within the structure of l (Eq. 6). */
+static inline uint64_t sa_layout_offset(const struct sa_layout *l, const struct sa_stream *s)
+{
+	return l->used ? s->offset % l->used : s->offset;
+}
+
+/*
+ * Writes the advice for l in words into buf (len bytes, cut if too short): "split into {0, 8}
+ * and {4, 12}", "do not split: all fields are used together", "do not split: one field is
+ * accessed", "no fields: no access was attributed".
+ */
+void sa_layout_advice(const struct sa_layout *l, char *buf, size_t len);
+
+#endif /* SA_AFFINITY_H */

@@ -1,0 +1,189 @@
+/*
+ * The live instances of objects.h: a slot table with a free list, the shadow that maps every
+ * granule of an instance to its slot, and the sorted globals.  Copied from
+ * modules/object-relative/objects.c, whose shadow layout and search it keeps.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "objects.h"
+
+#define GRANULE_SHIFT 3                       /* 8-byte granules */
+#define SLICE_BYTES   (UINT64_C(1) << MN_SHADOW_SLICE_SHIFT)
+#define CLEAR_BULK    (UINT64_C(256) << 10)   /* objects this big give their shadow pages back */
+
+int sa_objects_init(struct sa_objects *o)
+{
+	memset(o, 0, sizeof(*o));
+	return mn_shadow_create(&o->sh, 1u << GRANULE_SHIFT, sizeof(uint32_t));
+}
+
+void sa_objects_free(struct sa_objects *o)
+{
+	mn_shadow_destroy(o->sh);
+	free(o->v);
+	free(o->globals);
+	memset(o, 0, sizeof(*o));
+}
+
+static uint64_t extent(uint64_t size)
+{
+	return size ? size : 1;
+}
+
+/*
+ * Sets the shadow of every granule [addr, addr + len) touches to slot, or, with clear, to 0 where
+ * it holds slot.  One shadow lookup per 1 GiB slice; a slice another window owns is skipped and
+ * counted (granules).
+ */
+static void map_range(struct sa_objects *o, uint64_t addr, uint64_t len, uint32_t slot,
+		      bool clear)
+{
+	uint64_t a = addr & ~((UINT64_C(1) << GRANULE_SHIFT) - 1), end = addr + len;
+
+	while (a < end) {
+		uint64_t stop = (a | (SLICE_BYTES - 1)) + 1;
+		uint64_t n = ((end < stop ? end : stop) - a + 7) >> GRANULE_SHIFT;
+		uint32_t *m = clear ? (uint32_t *)mn_shadow_peek(o->sh, a)
+				    : mn_shadow_get(o->sh, a);
+
+		if (!m)
+			o->aliases += clear ? 0 : n;
+		else if (!clear)
+			for (uint64_t i = 0; i < n; i++)
+				m[i] = slot;
+		else
+			for (uint64_t i = 0; i < n; i++)
+				m[i] = m[i] == slot ? 0 : m[i];
+		a = stop;
+	}
+}
+
+static void map(struct sa_objects *o, const struct sa_obj *x, uint32_t slot)
+{
+	uint64_t len = extent(x->size), end = x->addr + len;
+
+	map_range(o, x->addr, len, slot, false);
+	if (!o->span) {
+		o->lo = x->addr;
+		o->span = len;
+	} else {
+		uint64_t hi = o->lo + o->span;
+
+		if (x->addr < o->lo)
+			o->lo = x->addr;
+		if (end > hi)
+			hi = end;
+		o->span = hi - o->lo;
+	}
+}
+
+static void unmap(struct sa_objects *o, const struct sa_obj *x, uint32_t slot)
+{
+	uint64_t len = extent(x->size);
+
+	if (len >= CLEAR_BULK)
+		mn_shadow_clear(o->sh, x->addr, len);
+	else
+		map_range(o, x->addr, len, slot, true);
+}
+
+/* Inserts global slot s into the sorted globals; false without memory. */
+static bool add_global(struct sa_objects *o, uint32_t s)
+{
+	uint64_t a = o->v[s].addr;
+	uint32_t i;
+
+	if (o->nglobals == o->gcap) {
+		uint32_t cap = o->gcap ? 2 * o->gcap : 64;
+		uint32_t *g = realloc(o->globals, (size_t)cap * sizeof(*g));
+
+		if (!g)
+			return false;
+		o->globals = g;
+		o->gcap = cap;
+	}
+	for (i = o->nglobals; i > 0 && o->v[o->globals[i - 1]].addr > a; i--)
+		o->globals[i] = o->globals[i - 1];
+	o->globals[i] = s;
+	o->nglobals++;
+	return true;
+}
+
+uint32_t sa_objects_find_global(const struct sa_objects *o, uint64_t a)
+{
+	uint32_t lo = 0, hi = o->nglobals;   /* the last global starting at or below a */
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (o->v[o->globals[mid]].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct sa_obj *x = &o->v[o->globals[lo - 1]];
+
+		if (a - x->addr < extent(x->size))
+			return o->globals[lo - 1];
+	}
+	return 0;
+}
+
+uint32_t sa_objects_alloc(struct sa_objects *o, uint64_t addr, uint64_t size, uint32_t site,
+			  uint64_t serial, bool global)
+{
+	struct sa_obj *x;
+	uint32_t s = o->free;
+
+	if (s) {
+		o->free = o->v[s].next;
+	} else {
+		if (o->n + 1 >= o->cap) {
+			uint32_t cap = o->cap ? 2 * o->cap : 4096;
+			struct sa_obj *v;
+
+			if (o->cap >= UINT32_MAX / 2)
+				return 0;
+			v = realloc(o->v, (size_t)cap * sizeof(*v));
+			if (!v)
+				return 0;
+			o->v = v;
+			o->cap = cap;
+		}
+		s = ++o->n;
+	}
+	x = &o->v[s];
+	*x = (struct sa_obj){ .addr = addr, .size = size, .serial = serial, .site = site,
+			      .live = true, .global = global };
+	if (global && !add_global(o, s)) {
+		x->live = false;
+		x->next = o->free;
+		o->free = s;
+		return 0;
+	}
+	map(o, x, s);
+	return s;
+}
+
+void sa_objects_move(struct sa_objects *o, uint32_t s, uint64_t addr, uint64_t size)
+{
+	struct sa_obj *x = &o->v[s];
+
+	unmap(o, x, s);
+	x->addr = addr;
+	x->size = size;
+	map(o, x, s);
+}
+
+void sa_objects_release(struct sa_objects *o, uint32_t s)
+{
+	struct sa_obj *x = &o->v[s];
+
+	unmap(o, x, s);
+	x->live = false;
+	x->next = o->free;
+	o->free = s;
+}

@@ -1,0 +1,814 @@
+/*
+ * structure-affinity: StructSlim (Roy and Liu, "StructSlim: A Lightweight Profiler to Guide
+ * Structure Splitting", CGO 2016) on every access instead of address samples.  Each access goes to
+ * its data object (the allocation, alloca or global site of the instance holding it) and to the
+ * innermost loop on the stack (0 outside every loop); the objects' shares of the cost give the
+ * hot ones (Eq. 1); per (loop, instruction, data object) stream the gcd of address differences
+ * gives a stride (Eq. 2-3), whose gcd over an object's streams is its structure size (Eq. 5), and
+ * offsets modulo size its fields (Eq. 6); fields' costs in common loops give their affinities
+ * (Eq. 7) and clusters of them the splitting advice.  The arithmetic is in affinity.c, the cache
+ * model of MNEMO_AFFINITY_COST=cache in cache.c.  Schema and options: README.md.
+ *
+ * One worker (shard: none): a stream crosses instances and loops, and a structure's streams come
+ * from every instruction.  The backend runs a module that does not shard as one worker whatever
+ * -j asks (backend.c) and never calls its merge, so there is none.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "affinity.h"
+#include "backend.h"
+#include "cache.h"
+#include "context.h"
+#include "module.h"
+#include "objects.h"
+#include "sitevec.h"
+
+/*
+ * Integer options, read from the program's environment at init (the backend runs with it):
+ * X(field, variable, default, min, max, doc).  A value that is not a decimal integer in range
+ * fails init with -EINVAL and says so on stderr.
+ */
+#define SA_INT_OPTIONS(X)                                                                        \
+	X(top, "MNEMO_AFFINITY_TOP", 3, 1, 1000000, "hot data objects analysed and reported")    \
+	X(l1_bytes, "MNEMO_AFFINITY_L1_SIZE", 32768, 64, UINT64_C(1) << 32, "L1 capacity")       \
+	X(l1_ways, "MNEMO_AFFINITY_L1_WAYS", 8, 1, 1024, "L1 associativity")                     \
+	X(l2_bytes, "MNEMO_AFFINITY_L2_SIZE", 1048576, 64, UINT64_C(1) << 36, "L2 capacity")     \
+	X(l2_ways, "MNEMO_AFFINITY_L2_WAYS", 16, 1, 1024, "L2 associativity")                    \
+	X(line, "MNEMO_AFFINITY_LINE", 64, 4, 4096, "cache line, bytes, a power of two")         \
+	X(l1_latency, "MNEMO_AFFINITY_L1_LATENCY", 4, 0, 1000000, "cycles of an L1 hit")         \
+	X(l2_latency, "MNEMO_AFFINITY_L2_LATENCY", 12, 0, 1000000, "cycles of an L2 hit")        \
+	X(mem_latency, "MNEMO_AFFINITY_MEMORY_LATENCY", 200, 0, 1000000, "cycles of a miss in both")
+
+#define COST_ENV "MNEMO_AFFINITY_COST"             /* accesses (default) | cache */
+#define THRESHOLD_ENV "MNEMO_AFFINITY_THRESHOLD"   /* 0..1, default 0.8 */
+#define THRESHOLD_DEFAULT 0.8
+
+struct options {
+#define X(f, env, def, lo, hi, doc) uint64_t f;
+	SA_INT_OPTIONS(X)
+#undef X
+	bool cache;                  /* cost is the modeled latency, not 1 per access */
+	double threshold;            /* affinity from which two fields go together */
+};
+
+enum dobj_kind { DOBJ_HEAP, DOBJ_STACK, DOBJ_GLOBAL };
+
+static const char *const kind_names[] = { "heap", "stack", "global" };
+
+/* A data object: every instance made at one site. */
+struct dobj {
+	uint32_t site;
+	enum dobj_kind kind;
+	uint64_t instances, max_bytes;
+	uint64_t accesses, cost;
+};
+
+/* A stream as it is being built: where its last access fell, to difference the next one. */
+struct stream {
+	struct sa_stream s;
+	uint32_t dobj;               /* the data object's site */
+	uint64_t last_serial;        /* the instance of its last access ... */
+	uint64_t last_off;           /* ... and its offset there */
+};
+
+/* The streams of one instruction, one per (loop, data object). */
+struct insn {
+	struct stream *v;
+	uint32_t n, alloc, last;     /* last: the one used last, the cheap guess */
+};
+
+struct affinity {
+	struct options opt;
+	const struct mn_run *run;
+	struct sa_objects objs;
+	struct mn_ctx *ctx;          /* the stack of functions and loops (ids unused) */
+	uint32_t *inner;             /* inner[d]: innermost loop site with d frames on the stack */
+	unsigned ninner;
+	uint32_t loop;               /* inner[] at the current depth */
+	struct mn_sitevec dobjs;     /* struct dobj by site */
+	struct mn_sitevec insns;     /* struct insn by load or store site */
+	struct sa_cache cache;       /* with opt.cache */
+	uint64_t serial;             /* instances made so far */
+	uint64_t accesses, cost, unattributed, unattributed_cost;
+	uint64_t nomem, unknown_frees;
+};
+
+/* ---- Options --------------------------------------------------------------------------------- */
+
+static int int_option(uint64_t *v, const char *env, uint64_t def, uint64_t lo, uint64_t hi)
+{
+	const char *e = getenv(env);
+	char *end;
+
+	*v = def;
+	if (!e || !*e)
+		return 0;
+	errno = 0;
+	*v = strtoull(e, &end, 10);
+	if (errno || *end || *e == '-' || *v < lo || *v > hi) {
+		fprintf(stderr, "mnemo: structure-affinity: %s='%s': expected an integer from "
+			"%" PRIu64 " to %" PRIu64 "\n", env, e, lo, hi);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int read_options(struct options *o)
+{
+	const char *cost = getenv(COST_ENV), *t = getenv(THRESHOLD_ENV);
+	int err = 0;
+
+#define X(f, env, def, lo, hi, doc) err = err ? err : int_option(&o->f, env, def, lo, hi);
+	SA_INT_OPTIONS(X)
+#undef X
+	if (err)
+		return err;
+	if (cost && *cost && strcmp(cost, "accesses") && strcmp(cost, "cache")) {
+		fprintf(stderr, "mnemo: structure-affinity: %s='%s': expected accesses or cache\n",
+			COST_ENV, cost);
+		return -EINVAL;
+	}
+	o->cache = cost && !strcmp(cost, "cache");
+	o->threshold = THRESHOLD_DEFAULT;
+	if (t && *t) {
+		char *end;
+
+		o->threshold = strtod(t, &end);
+		if (*end || !(o->threshold >= 0.0 && o->threshold <= 1.0)) {
+			fprintf(stderr, "mnemo: structure-affinity: %s='%s': expected a number "
+				"from 0 to 1\n", THRESHOLD_ENV, t);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- Data objects and their instances -------------------------------------------------------- */
+
+static void new_instance(struct affinity *a, uint32_t site, uint64_t addr, uint64_t size,
+			 enum dobj_kind kind)
+{
+	struct dobj *d = mn_sitevec_get(&a->dobjs, site);
+
+	if (!d || !sa_objects_alloc(&a->objs, addr, size, site, ++a->serial, kind == DOBJ_GLOBAL)) {
+		a->nomem++;
+		return;
+	}
+	d->site = site;
+	d->kind = kind;
+	d->instances++;
+	if (size > d->max_bytes)
+		d->max_bytes = size;
+}
+
+/* The live heap or stack instance starting at addr, or 0. */
+static uint32_t instance_at(struct affinity *a, uint64_t addr)
+{
+	uint32_t s = sa_objects_find(&a->objs, addr);
+	const struct sa_obj *x = s ? sa_obj(&a->objs, s) : NULL;
+
+	return x && x->addr == addr && !x->global ? s : 0;
+}
+
+static void end_instance(struct affinity *a, uint64_t addr)
+{
+	uint32_t s = addr ? instance_at(a, addr) : 0;
+
+	if (s)
+		sa_objects_release(&a->objs, s);
+	else if (addr)
+		a->unknown_frees++;
+}
+
+static void sa_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
+{
+	new_instance(st, site, addr, size, DOBJ_HEAP);
+}
+
+static void sa_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t addr,
+			    uint64_t size)
+{
+	struct affinity *a = st;
+	uint32_t s = old_addr ? instance_at(a, old_addr) : 0;
+
+	if (!s) {
+		if (old_addr)
+			a->unknown_frees++;
+		new_instance(a, site, addr, size, DOBJ_HEAP);
+		return;
+	}
+	sa_objects_move(&a->objs, s, addr, size);
+	{
+		struct dobj *d = mn_sitevec_find(&a->dobjs, sa_obj(&a->objs, s)->site);
+
+		if (d && size > d->max_bytes)
+			d->max_bytes = size;
+	}
+}
+
+static void sa_heap_free(void *st, uint32_t site, uint64_t addr)
+{
+	end_instance(st, addr);
+}
+
+static void sa_stack_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
+{
+	new_instance(st, site, addr, size, DOBJ_STACK);
+}
+
+static void sa_stack_free(void *st, uint32_t site, uint64_t addr)
+{
+	end_instance(st, addr);
+}
+
+static void sa_global(void *st, uint32_t site, uint64_t addr, uint64_t size)
+{
+	new_instance(st, site, addr, size, DOBJ_GLOBAL);
+}
+
+/* ---- Loops ----------------------------------------------------------------------------------- */
+
+/*
+ * After any context event only the top frame can be new (a push, or a stale loop frame
+ * reopened); the frames below are the ones inner[] was set for.  So one entry is enough.
+ */
+static void context_changed(struct affinity *a)
+{
+	unsigned d = mn_ctx_depth(a->ctx);
+
+	if (d >= a->ninner) {
+		unsigned n = a->ninner * 2 > d + 1 ? a->ninner * 2 : d + 1;
+		uint32_t *v = realloc(a->inner, n * sizeof(*v));
+
+		if (!v) {
+			/* Accuracy only: the access goes to the top loop, or to none. */
+			a->nomem++;
+			a->loop = mn_ctx_frame_kind(a->ctx, d - 1) == MN_CTX_LOOP ?
+				  mn_ctx_frame_site(a->ctx, d - 1) : 0;
+			return;
+		}
+		a->inner = v;
+		a->ninner = n;
+	}
+	if (d)
+		a->inner[d] = mn_ctx_frame_kind(a->ctx, d - 1) == MN_CTX_LOOP ?
+			      mn_ctx_frame_site(a->ctx, d - 1) : a->inner[d - 1];
+	a->loop = a->inner[d];
+}
+
+static void sa_func_entry(void *st, uint32_t site)
+{
+	struct affinity *a = st;
+
+	mn_ctx_push(a->ctx, site, MN_CTX_FUNCTION);
+	context_changed(a);
+}
+
+static void sa_loop_invoke(void *st, uint32_t site)
+{
+	struct affinity *a = st;
+
+	mn_ctx_push(a->ctx, site, MN_CTX_LOOP);
+	context_changed(a);
+}
+
+static void sa_loop_iter(void *st, uint32_t site)
+{
+	struct affinity *a = st;
+
+	mn_ctx_iter(a->ctx, site);
+	context_changed(a);
+}
+
+static void sa_pop(void *st, uint32_t site)
+{
+	struct affinity *a = st;
+
+	mn_ctx_pop(a->ctx, site);
+	context_changed(a);
+}
+
+/* ---- Accesses -------------------------------------------------------------------------------- */
+
+static struct stream *stream_of(struct insn *in, uint32_t loop, uint32_t dobj)
+{
+	struct stream *s;
+
+	if (in->n && in->v[in->last].s.loop == loop && in->v[in->last].dobj == dobj)
+		return &in->v[in->last];
+	for (uint32_t i = 0; i < in->n; i++)
+		if (in->v[i].s.loop == loop && in->v[i].dobj == dobj) {
+			in->last = i;
+			return &in->v[i];
+		}
+	if (in->n == in->alloc) {
+		uint32_t n = in->alloc ? 2 * in->alloc : 2;
+
+		s = realloc(in->v, (size_t)n * sizeof(*s));
+		if (!s)
+			return NULL;
+		in->v = s;
+		in->alloc = n;
+	}
+	s = &in->v[in->n];
+	*s = (struct stream){ .s = { .loop = loop }, .dobj = dobj };
+	in->last = in->n++;
+	return s;
+}
+
+/*
+ * Eq. 2-3 online: an access is differenced with its stream's previous one only when both fell in
+ * the same instance (serials, not addresses, tell instances apart: a freed address comes back as
+ * another instance).  The first access's offset stands for the stream's field: Eq. 6 takes any.
+ */
+static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t size)
+{
+	uint64_t cost = a->opt.cache ? sa_cache_access(&a->cache, addr, size) : 1, off;
+	uint32_t slot = sa_objects_find(&a->objs, addr);
+	const struct sa_obj *x;
+	struct insn *in;
+	struct stream *r;
+	struct dobj *d;
+
+	a->accesses++;
+	a->cost += cost;
+	if (!slot) {
+		a->unattributed++;
+		a->unattributed_cost += cost;
+		return;
+	}
+	x = sa_obj(&a->objs, slot);
+	d = mn_sitevec_find(&a->dobjs, x->site);
+	in = mn_sitevec_get(&a->insns, site);
+	r = in ? stream_of(in, a->loop, x->site) : NULL;
+	if (!d || !r) {
+		a->nomem++;
+		return;
+	}
+	d->accesses++;
+	d->cost += cost;
+	off = addr - x->addr;
+	r->s.site = site;
+	if (!r->s.accesses)
+		r->s.offset = off;
+	else if (r->last_serial == x->serial)
+		sa_stride_add(&r->s.stride, r->last_off, off);
+	r->last_serial = x->serial;
+	r->last_off = off;
+	r->s.accesses++;
+	r->s.cost += cost;
+	if (size > r->s.bytes)
+		r->s.bytes = size;
+}
+
+static void sa_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	on_access(st, site, addr, size);
+}
+
+static void sa_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	on_access(st, site, addr, size);
+}
+
+/* ---- Setup ----------------------------------------------------------------------------------- */
+
+static void sa_fini(void *st)
+{
+	struct affinity *a = st;
+	struct insn *in;
+
+	MN_SITEVEC_FOREACH(&a->insns, id, in)
+		free(in->v);
+	mn_sitevec_free(&a->insns);
+	mn_sitevec_free(&a->dobjs);
+	sa_cache_free(&a->cache);
+	mn_ctx_destroy(a->ctx);
+	free(a->inner);
+	sa_objects_free(&a->objs);
+	memset(a, 0, sizeof(*a));
+}
+
+static int sa_init(void *st, const struct mn_run *run)
+{
+	struct affinity *a = st;
+	uint32_t nsites = mn_run_site_count(run);
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->run = run;
+	err = read_options(&a->opt);
+	if (err)
+		return err;
+	if (a->opt.cache) {
+		struct sa_cache_config c = {
+			.bytes = { a->opt.l1_bytes, a->opt.l2_bytes },
+			.ways = { (uint32_t)a->opt.l1_ways, (uint32_t)a->opt.l2_ways },
+			.line = (uint32_t)a->opt.line,
+			.latency = { (uint32_t)a->opt.l1_latency, (uint32_t)a->opt.l2_latency,
+				     (uint32_t)a->opt.mem_latency },
+		};
+
+		err = sa_cache_init(&a->cache, &c);
+		if (err == -EINVAL)
+			fprintf(stderr, "mnemo: structure-affinity: cache geometry: line %" PRIu64
+				", L1 %" PRIu64 " bytes %" PRIu64 "-way, L2 %" PRIu64 " bytes %"
+				PRIu64 "-way: the line must be a power of two and each size a "
+				"multiple of line * ways\n", a->opt.line, a->opt.l1_bytes,
+				a->opt.l1_ways, a->opt.l2_bytes, a->opt.l2_ways);
+		if (err)
+			return err;
+	}
+	err = sa_objects_init(&a->objs);
+	if (!err)
+		err = mn_ctx_create(&a->ctx, 0);
+	a->ninner = 64;
+	a->inner = err ? NULL : calloc(a->ninner, sizeof(*a->inner));
+	if (!err && (!a->inner || mn_sitevec_init(&a->dobjs, sizeof(struct dobj), nsites) ||
+		     mn_sitevec_init(&a->insns, sizeof(struct insn), nsites)))
+		err = -ENOMEM;
+	if (err)
+		sa_fini(a);
+	return err;
+}
+
+/* ---- Emit ------------------------------------------------------------------------------------ */
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+/*
+ * The type in an allocation site's name "callee:type" (the pass joins them with one colon; either
+ * may hold "::"), or NULL.
+ */
+static const char *type_name(const char *name)
+{
+	for (const char *c = strchr(name, ':'); c; c = strchr(c + 2, ':')) {
+		if (c[1] != ':')
+			return c + 1;
+	}
+	return NULL;
+}
+
+/* The structure size the site table declares for data object site, or 0. */
+static uint64_t declared_size(const struct affinity *a, uint32_t site)
+{
+	const struct mn_run_site *s = mn_run_site(a->run, site);
+
+	/*
+	 * Only an allocation whose type the pass recorded ("malloc:struct S", or operator new's
+	 * "callee:type") names the structure; a global's or a stack object's type_size is the
+	 * whole variable's, an array of structures included, so it is not a structure size.
+	 */
+	if (!s || !s->type_size || !type_name(s->name) ||
+	    (strcmp(s->kind, "alloc") && strcmp(s->kind, "realloc")))
+		return 0;
+	return s->type_size;
+}
+
+static int by_cost(const void *x, const void *y)
+{
+	const struct dobj *a = *(const struct dobj *const *)x, *b = *(const struct dobj *const *)y;
+
+	if (a->cost != b->cost)
+		return a->cost > b->cost ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+static int by_loop_site(const void *x, const void *y)
+{
+	const struct sa_stream *a = x, *b = y;
+
+	if (a->loop != b->loop)
+		return a->loop < b->loop ? -1 : 1;
+	return a->site < b->site ? -1 : a->site > b->site;
+}
+
+/* Site ids go through mn_prof_site(); loop 0 (outside every loop) is no site. */
+static void kv_loop(struct mn_prof *p, uint32_t loop)
+{
+	if (loop)
+		mn_prof_kv_site(p, "loop", loop);
+	else
+		mn_prof_kv_u64(p, "loop", 0);
+}
+
+static void kv_size(struct mn_prof *p, const char *key, uint64_t v)
+{
+	if (v)
+		mn_prof_kv_u64(p, key, v);
+	else {
+		mn_prof_key(p, key);
+		mn_prof_null(p);
+	}
+}
+
+static void emit_size(struct mn_prof *p, const struct sa_layout *l, uint64_t instances)
+{
+	static const char *const sources[] = { "strides", "declared", "object" };
+
+	mn_prof_key(p, "size");
+	mn_prof_map_begin_flow(p);
+	kv_size(p, "inferred", l->inferred);
+	kv_size(p, "declared", l->declared);
+	mn_prof_key(p, "agree");
+	if (l->inferred && l->declared)
+		mn_prof_bool(p, l->inferred == l->declared);
+	else
+		mn_prof_null(p);
+	kv_size(p, "used", l->used);
+	mn_prof_kv_str(p, "source", sources[l->source]);
+	mn_prof_map_end(p);
+	if (l->inferred)
+		return;
+	if (instances > 1)
+		mn_prof_kv_str(p, "unknown_because", "no stream touched one instance at two "
+			       "addresses: each access fell in another instance (as when every "
+			       "node is allocated on its own)");
+	else
+		mn_prof_kv_str(p, "unknown_because", "no stream touched two addresses: one "
+			       "element or a scalar");
+}
+
+static void emit_fields(struct mn_prof *p, const struct sa_layout *l, uint64_t cost)
+{
+	char key[32];
+
+	mn_prof_key(p, "fields");
+	mn_prof_seq_begin(p);
+	for (uint32_t i = 0; i < l->nfields; i++) {
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_u64(p, "offset", l->field[i].offset);
+		mn_prof_kv_u64(p, "bytes", l->field[i].bytes);
+		/* The hook for field names: nothing in the site table gives them yet (README). */
+		mn_prof_kv_u64(p, "accesses", l->field[i].accesses);
+		mn_prof_kv_u64(p, "cost", l->field[i].cost);
+		mn_prof_kv_f64(p, "share", share(l->field[i].cost, cost));
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+
+	/* One row per field, one column per field offset: `mnemo report` prints it as a table. */
+	mn_prof_key(p, "affinity");
+	mn_prof_seq_begin(p);
+	for (uint32_t i = 0; i < l->nfields; i++) {
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_u64(p, "field", l->field[i].offset);
+		for (uint32_t j = 0; j < l->nfields; j++) {
+			snprintf(key, sizeof(key), "%" PRIu64, l->field[j].offset);
+			mn_prof_kv_f64(p, key, l->affinity[i][j]);
+		}
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+
+	mn_prof_key(p, "clusters");
+	mn_prof_seq_begin(p);
+	for (uint32_t c = 0; c < l->nclusters; c++) {
+		mn_prof_seq_begin_flow(p);
+		for (uint32_t i = 0; i < l->nfields; i++)
+			if (l->cluster[i] == c)
+				mn_prof_u64(p, l->field[i].offset);
+		mn_prof_seq_end(p);
+	}
+	mn_prof_seq_end(p);
+}
+
+/* Code-centric: per loop, its cost on this object and the fields it touches. */
+static void emit_loops(struct mn_prof *p, const struct sa_layout *l, const struct sa_stream *s,
+		       size_t n)
+{
+	mn_prof_key(p, "loops");
+	mn_prof_seq_begin(p);
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t cost = 0, accesses = 0;
+		bool seen[SA_FIELDS_MAX] = { false };
+
+		for (j = i; j < n && s[j].loop == s[i].loop; j++) {
+			int k = sa_layout_field(l, sa_layout_offset(l, &s[j]));
+
+			cost += s[j].cost;
+			accesses += s[j].accesses;
+			if (k >= 0)
+				seen[k] = true;
+		}
+		mn_prof_map_begin_flow(p);
+		kv_loop(p, s[i].loop);
+		mn_prof_kv_u64(p, "accesses", accesses);
+		mn_prof_kv_u64(p, "cost", cost);
+		mn_prof_key(p, "fields");
+		mn_prof_seq_begin_flow(p);
+		for (uint32_t k = 0; k < l->nfields; k++)
+			if (seen[k])
+				mn_prof_u64(p, l->field[k].offset);
+		mn_prof_seq_end(p);
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+}
+
+static void emit_streams(struct mn_prof *p, const struct sa_layout *l, const struct sa_stream *s,
+			 size_t n)
+{
+	mn_prof_key(p, "streams");
+	mn_prof_seq_begin(p);
+	for (size_t i = 0; i < n; i++) {
+		mn_prof_map_begin_flow(p);
+		kv_loop(p, s[i].loop);
+		mn_prof_kv_site(p, "site", s[i].site);
+		mn_prof_kv_u64(p, "cost", s[i].cost);
+		mn_prof_kv_u64(p, "accesses", s[i].accesses);
+		mn_prof_kv_u64(p, "field", sa_layout_offset(l, &s[i]));
+		kv_size(p, "stride", s[i].stride);
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+}
+
+/* One hot data object: Eq. 1 share, then its layout.  -ENOMEM when its streams cannot be listed. */
+static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj *d,
+		       struct sa_layout *l)
+{
+	const struct mn_run_site *rs = mn_run_site(a->run, d->site);
+	struct sa_stream *s = NULL;
+	size_t n = 0, cap = 0;
+	struct insn *in;
+	char advice[512], key[32];
+
+	MN_SITEVEC_FOREACH(&a->insns, id, in)
+		for (uint32_t i = 0; i < in->n; i++) {
+			if (in->v[i].dobj != d->site)
+				continue;
+			if (n == cap) {
+				size_t c = cap ? 2 * cap : 16;
+				struct sa_stream *v = realloc(s, c * sizeof(*v));
+
+				if (!v) {
+					free(s);
+					return -ENOMEM;
+				}
+				s = v;
+				cap = c;
+			}
+			s[n++] = in->v[i].s;
+		}
+	qsort(s, n, sizeof(*s), by_loop_site);
+	sa_layout_build(l, s, n, declared_size(a, d->site), a->opt.threshold);
+	sa_layout_advice(l, advice, sizeof(advice));
+
+	/* Keyed, not a list: `mnemo report` prints a mapping of sections each as a section, where
+	 * a list of mappings would become one table of unreadable nested cells. */
+	snprintf(key, sizeof(key), "site_%" PRIu32, d->site);
+	mn_prof_key(p, key);
+	mn_prof_map_begin(p);
+	mn_prof_kv_site(p, "site", d->site);
+	mn_prof_kv_str(p, "kind", kind_names[d->kind]);
+	mn_prof_kv_str(p, "name", rs ? rs->name : "");
+	if (l->declared)
+		mn_prof_kv_str(p, "type", type_name(rs->name));
+	mn_prof_kv_u64(p, "instances", d->instances);
+	mn_prof_kv_u64(p, "bytes", d->max_bytes);
+	mn_prof_kv_u64(p, "accesses", d->accesses);
+	mn_prof_kv_u64(p, "cost", d->cost);
+	mn_prof_kv_f64(p, "share", share(d->cost, a->cost));
+	emit_size(p, l, d->instances);
+	if (l->dropped_streams)
+		mn_prof_kv_u64(p, "streams_beyond_field_limit", l->dropped_streams);
+	mn_prof_kv_str(p, "advice", advice);
+	emit_fields(p, l, d->cost);
+	emit_loops(p, l, s, n);
+	emit_streams(p, l, s, n);
+	mn_prof_map_end(p);
+	free(s);
+	return 0;
+}
+
+static void emit_options(struct mn_prof *p, const struct options *o)
+{
+	mn_prof_kv_str(p, "cost", o->cache ? "cache" : "accesses");
+	mn_prof_kv_u64(p, "top", o->top);
+	mn_prof_kv_f64(p, "threshold", o->threshold);
+	if (!o->cache)
+		return;
+	mn_prof_key(p, "cache");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "l1_bytes", o->l1_bytes);
+	mn_prof_kv_u64(p, "l1_ways", o->l1_ways);
+	mn_prof_kv_u64(p, "l2_bytes", o->l2_bytes);
+	mn_prof_kv_u64(p, "l2_ways", o->l2_ways);
+	mn_prof_kv_u64(p, "line", o->line);
+	mn_prof_kv_u64(p, "l1_latency", o->l1_latency);
+	mn_prof_kv_u64(p, "l2_latency", o->l2_latency);
+	mn_prof_kv_u64(p, "memory_latency", o->mem_latency);
+	mn_prof_map_end(p);
+}
+
+static int sa_emit(void *st, struct mn_prof *p)
+{
+	struct affinity *a = st;
+	struct dobj **hot = NULL, *d;
+	struct sa_layout *l = malloc(sizeof(*l));
+	size_t n = 0, cap = 0, nhot;
+	int err = l ? 0 : -ENOMEM;
+
+	MN_SITEVEC_FOREACH(&a->dobjs, id, d) {
+		if (err || !d->accesses)
+			continue;
+		if (n == cap) {
+			size_t c = cap ? 2 * cap : 64;
+			struct dobj **v = realloc(hot, c * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				continue;
+			}
+			hot = v;
+			cap = c;
+		}
+		hot[n++] = d;
+	}
+	if (err) {
+		free(hot);
+		free(l);
+		return err;
+	}
+	qsort(hot, n, sizeof(*hot), by_cost);
+	nhot = n < a->opt.top ? n : a->opt.top;
+
+	mn_prof_map_begin(p);
+	emit_options(p, &a->opt);
+	mn_prof_key(p, "totals");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "accesses", a->accesses);
+	mn_prof_kv_u64(p, "cost", a->cost);
+	mn_prof_kv_u64(p, "unattributed_accesses", a->unattributed);
+	mn_prof_kv_u64(p, "unattributed_cost", a->unattributed_cost);
+	mn_prof_kv_u64(p, "data_objects", n);
+	mn_prof_map_end(p);
+	if (a->opt.cache) {
+		mn_prof_key(p, "cache_lines");
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_u64(p, "l1", a->cache.found[SA_L1]);
+		mn_prof_kv_u64(p, "l2", a->cache.found[SA_L2]);
+		mn_prof_kv_u64(p, "memory", a->cache.found[SA_MEMORY]);
+		mn_prof_map_end(p);
+	}
+	mn_prof_key(p, "lost");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "aliased_granules", a->objs.aliases);
+	mn_prof_kv_u64(p, "nomem", a->nomem);
+	mn_prof_kv_u64(p, "unknown_frees", a->unknown_frees);
+	mn_prof_map_end(p);
+
+	mn_prof_key(p, "hot");
+	mn_prof_seq_begin(p);
+	for (size_t i = 0; i < nhot; i++) {
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_site(p, "site", hot[i]->site);
+		mn_prof_kv_str(p, "kind", kind_names[hot[i]->kind]);
+		mn_prof_kv_u64(p, "cost", hot[i]->cost);
+		mn_prof_kv_f64(p, "share", share(hot[i]->cost, a->cost));
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+
+	mn_prof_key(p, "structures");
+	mn_prof_map_begin(p);
+	for (size_t i = 0; i < nhot && !err; i++)
+		err = emit_object(p, a, hot[i], l);
+	mn_prof_map_end(p);
+	mn_prof_map_end(p);
+	free(hot);
+	free(l);
+	return err;
+}
+
+const struct mn_module mn_module_structure_affinity = {
+	.name = "structure-affinity",
+	.doc = "hot data objects, structure size and fields from strides, field affinity, "
+	       "splitting advice",
+	.state_size = sizeof(struct affinity),
+	.shard = MN_SHARD_NONE,
+	.init = sa_init,
+	.fini = sa_fini,
+	.load = sa_load,
+	.store = sa_store,
+	.heap_alloc = sa_heap_alloc,
+	.heap_realloc = sa_heap_realloc,
+	.heap_free = sa_heap_free,
+	.stack_alloc = sa_stack_alloc,
+	.stack_free = sa_stack_free,
+	.global = sa_global,
+	.func_entry = sa_func_entry,
+	.func_exit = sa_pop,
+	.loop_invoke = sa_loop_invoke,
+	.loop_iter = sa_loop_iter,
+	.loop_exit = sa_pop,
+	.emit = sa_emit,
+};

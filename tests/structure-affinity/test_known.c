@@ -1,0 +1,476 @@
+/*
+ * The structure-affinity module end to end on programs with known answers (programs/): built with
+ * mnemo-cc -m structure-affinity -O1 (no vectorizer: a vectorized loop reads several fields in one
+ * wide access), run with mnemo run --reproducible, the profile checked against answers worked out
+ * by hand from StructSlim's equations and written in each program's opening comment, never copied
+ * from output.  Data objects are found by the source line of their allocation, global or array:
+ * the programs mark them MARK:<name>.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "profile.h"
+#include "shell.h"
+
+#define MODULE "structure-affinity"
+
+static char work[] = "/tmp/mnemo-affinity.XXXXXX";
+static const char *prog, *prog_ext;
+
+static void build(const char *name, const char *ext)
+{
+	prog = name;
+	prog_ext = ext;
+	assert_int_equal(shell("%s/mnemo-%s -m " MODULE " -O1 -g %s/%s.%s -o %s/%s", BINDIR,
+			       strcmp(ext, "c") ? "c++" : "cc", PROGRAMS_DIR, name, ext, work,
+			       name), 0);
+}
+
+/* Runs the program built last with env (a prefix of `VAR=value ` words, or "") in its
+ * environment; returns the profile, whose section must be there. */
+static struct mn_profile *run_env(const char *env)
+{
+	char err[4096], path[600], why[512];
+	struct mn_profile *p;
+
+	if (shell("cd %s && %s %s/mnemo run --reproducible -o %s.yaml -- ./%s >%s.out 2>%s.err",
+		  work, env, BINDIR, prog, prog, prog, prog)) {
+		snprintf(path, sizeof(path), "%s/%s.err", work, prog);
+		slurp(path, err, sizeof(err));
+		fail_msg("%s: mnemo run failed: %s", prog, err);
+	}
+	snprintf(path, sizeof(path), "%s/%s.yaml", work, prog);
+	if (mn_profile_open(&p, path, why, sizeof(why)))
+		fail_msg("profile: %s", why);
+	if (!mn_profile_module(p, MODULE))
+		fail_msg("%s: no " MODULE " section", prog);
+	return p;
+}
+
+static struct mn_profile *run(void)
+{
+	return run_env("");
+}
+
+static const struct mn_pnode *get(const struct mn_pnode *n, const char *key)
+{
+	const struct mn_pnode *v = mn_pnode_get(n, key);
+
+	if (!v)
+		fail_msg("%s: line %u: expected '%s'", prog, mn_pnode_line(n), key);
+	return v;
+}
+
+static uint64_t u64(const struct mn_pnode *n, const char *key)
+{
+	uint64_t v = 0;
+
+	if (mn_pnode_u64(get(n, key), &v))
+		fail_msg("%s: line %u: expected an integer '%s'", prog, mn_pnode_line(n), key);
+	return v;
+}
+
+static double f64(const struct mn_pnode *n, const char *key)
+{
+	double v = 0;
+
+	if (mn_pnode_f64(get(n, key), &v))
+		fail_msg("%s: line %u: expected a number '%s'", prog, mn_pnode_line(n), key);
+	return v;
+}
+
+static const char *str(const struct mn_pnode *n, const char *key)
+{
+	const char *s = mn_pnode_str(get(n, key), NULL);
+
+	if (!s)
+		fail_msg("%s: line %u: expected a string '%s'", prog, mn_pnode_line(n), key);
+	return s;
+}
+
+static void expect_near(double got, double want, const char *what)
+{
+	if (got < want - 1e-9 || got > want + 1e-9)
+		fail_msg("%s: %s: expected %.12g, got %.12g", prog, what, want, got);
+}
+
+/*
+ * The 1-based line of the program built last that ends a comment with MARK:<mark> (as
+ * marked_line() of shell.h, which knows only .c files).
+ */
+static int mark_line(const char *mark)
+{
+	char path[512], line[512], tag[64];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.%s", PROGRAMS_DIR, prog, prog_ext);
+	snprintf(tag, sizeof(tag), "MARK:%s */", mark);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot read %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, tag)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	fail_msg("%s: no line marked MARK:%s", path, mark);
+	return 0;
+}
+
+/* The one site of kind `kind` on the line marked `mark`. */
+static uint32_t site_at(const struct mn_profile *p, const char *kind, const char *mark)
+{
+	int line = mark_line(mark);
+	uint32_t found = 0;
+
+	for (size_t i = 0; i < mn_profile_site_count(p); i++) {
+		const struct mn_site *s = mn_profile_site_at(p, i);
+
+		if ((int)s->line == line && !strcmp(s->kind, kind)) {
+			if (found)
+				fail_msg("%s: two %s sites on the line marked %s", prog, kind,
+					 mark);
+			found = s->id;
+		}
+	}
+	if (!found)
+		fail_msg("%s: no %s site on the line marked %s (line %d)", prog, kind, mark, line);
+	return found;
+}
+
+/* The analysis of the data object of kind `kind` marked `mark`: it must be among the hot ones. */
+static const struct mn_pnode *structure(const struct mn_profile *p, const char *kind,
+					const char *mark)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), "site_%u", site_at(p, kind, mark));
+	return get(get(mn_profile_module(p, MODULE), "structures"), key);
+}
+
+/* Size: inferred (0: must be null, unknown), declared (0: null), the source used. */
+static void expect_size(const struct mn_pnode *s, uint64_t inferred, uint64_t declared,
+			const char *source)
+{
+	const struct mn_pnode *z = get(s, "size");
+
+	if (inferred)
+		assert_int_equal(u64(z, "inferred"), inferred);
+	else if (!mn_pnode_is_null(get(z, "inferred")))
+		fail_msg("%s: size.inferred: expected null (unknown), got %s", prog,
+			 mn_pnode_str(get(z, "inferred"), NULL));
+	if (declared)
+		assert_int_equal(u64(z, "declared"), declared);
+	else
+		assert_true(mn_pnode_is_null(get(z, "declared")));
+	assert_string_equal(str(z, "source"), source);
+}
+
+/* The fields' offsets are exactly off[0..n). */
+static void expect_fields(const struct mn_pnode *s, const uint64_t *off, size_t n)
+{
+	const struct mn_pnode *f = get(s, "fields");
+
+	if (mn_pnode_len(f) != n)
+		fail_msg("%s: expected %zu fields, got %zu", prog, n, mn_pnode_len(f));
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(u64(mn_pnode_at(f, i), "offset"), off[i]);
+}
+
+static const struct mn_pnode *field(const struct mn_pnode *s, uint64_t off)
+{
+	const struct mn_pnode *f = get(s, "fields");
+
+	for (size_t i = 0; i < mn_pnode_len(f); i++)
+		if (u64(mn_pnode_at(f, i), "offset") == off)
+			return mn_pnode_at(f, i);
+	fail_msg("%s: no field at offset %llu", prog, (unsigned long long)off);
+	return NULL;
+}
+
+/* A(i, j) from the matrix: the row of field i, the column named j. */
+static double affinity(const struct mn_pnode *s, uint64_t i, uint64_t j)
+{
+	const struct mn_pnode *m = get(s, "affinity");
+	char col[32];
+
+	snprintf(col, sizeof(col), "%llu", (unsigned long long)j);
+	for (size_t r = 0; r < mn_pnode_len(m); r++)
+		if (u64(mn_pnode_at(m, r), "field") == i)
+			return f64(mn_pnode_at(m, r), col);
+	fail_msg("%s: no affinity row for field %llu", prog, (unsigned long long)i);
+	return 0;
+}
+
+static void expect_advice(const struct mn_pnode *s, const char *want)
+{
+	assert_string_equal(str(s, "advice"), want);
+}
+
+/*
+ * Figure 1: size 16, fields 0, 4, 8, 12 of 4 bytes, 8000 accesses each (4 rounds of a write and a
+ * read loop over 1000 elements); A = 1 within {0, 8} and {4, 12}, 0 across.  The loop marked
+ * loop_ac touches exactly 0 and 8.
+ */
+static void test_figure1(void **state)
+{
+	static const uint64_t off[] = { 0, 4, 8, 12 };
+	const struct mn_pnode *s, *loops, *c;
+	struct mn_profile *p;
+	uint32_t loop_ac;
+	bool seen = false;
+
+	build("fig1", "c");
+	p = run();
+	s = structure(p, "alloc", "arr");
+	assert_string_equal(str(s, "kind"), "heap");
+	assert_int_equal(u64(s, "instances"), 1);
+	assert_int_equal(u64(s, "bytes"), 16000);
+	expect_near(f64(s, "share"), 1.0, "share");
+	expect_size(s, 16, 0, "strides");
+	expect_fields(s, off, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(u64(field(s, off[i]), "bytes"), 4);
+		assert_int_equal(u64(field(s, off[i]), "cost"), 8000);
+		for (int j = 0; j < 4; j++)
+			expect_near(affinity(s, off[i], off[j]), (i & 1) == (j & 1) ? 1.0 : 0.0,
+				    "affinity");
+	}
+	c = get(s, "clusters");
+	assert_int_equal(mn_pnode_len(c), 2);
+	expect_advice(s, "split into {0, 8} and {4, 12}");
+
+	loop_ac = site_at(p, "loop", "loop_ac");
+	loops = get(s, "loops");
+	for (size_t i = 0; i < mn_pnode_len(loops); i++) {
+		const struct mn_pnode *l = mn_pnode_at(loops, i), *f = get(l, "fields");
+		uint64_t a, b;
+
+		if (u64(l, "loop") != loop_ac)
+			continue;
+		seen = true;
+		assert_int_equal(mn_pnode_len(f), 2);
+		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, 0), &a), 0);
+		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, 1), &b), 0);
+		assert_int_equal(a, 0);
+		assert_int_equal(b, 8);
+	}
+	assert_true(seen);
+	mn_profile_close(p);
+}
+
+/*
+ * The cache model: the same advice; every access costs at least the L1 latency; the total is
+ * the modeled levels' latencies times the lines found there (16000 bytes fit the 32 KiB L1, so
+ * after the first round everything hits: at least 250 cold lines, the rest L1).
+ */
+static void test_figure1_cache(void **state)
+{
+	const struct mn_pnode *sec, *lines, *s;
+	struct mn_profile *p;
+	uint64_t l1, l2, mem;
+
+	build("fig1", "c");
+	p = run_env("MNEMO_AFFINITY_COST=cache");
+	sec = mn_profile_module(p, MODULE);
+	assert_string_equal(str(sec, "cost"), "cache");
+	lines = get(sec, "cache_lines");
+	l1 = u64(lines, "l1");
+	l2 = u64(lines, "l2");
+	mem = u64(lines, "memory");
+	assert_int_equal(u64(get(sec, "totals"), "cost"), 4 * l1 + 12 * l2 + 200 * mem);
+	assert_true(mem >= 250);
+	assert_int_equal(l1 + l2 + mem, u64(get(sec, "totals"), "accesses"));
+	s = structure(p, "alloc", "arr");
+	expect_size(s, 16, 0, "strides");
+	expect_advice(s, "split into {0, 8} and {4, 12}");
+	mn_profile_close(p);
+
+	/* Other latencies and threshold, read from the environment. */
+	p = run_env("MNEMO_AFFINITY_COST=cache MNEMO_AFFINITY_L1_LATENCY=1 "
+		    "MNEMO_AFFINITY_L2_LATENCY=0 MNEMO_AFFINITY_MEMORY_LATENCY=0 "
+		    "MNEMO_AFFINITY_THRESHOLD=0");
+	sec = mn_profile_module(p, MODULE);
+	assert_int_equal(u64(get(sec, "totals"), "cost"), u64(get(sec, "cache_lines"), "l1"));
+	expect_advice(structure(p, "alloc", "arr"), "do not split: all fields are used together");
+	mn_profile_close(p);
+}
+
+/* A bad option is a clear error, and no profile. */
+static void test_bad_option(void **state)
+{
+	char path[600], err[4096];
+
+	build("fig1", "c");
+	shell("cd %s && MNEMO_AFFINITY_TOP=0 %s/mnemo run --reproducible -o bad.yaml -- ./fig1 "
+	      ">bad.out 2>bad.err", work, BINDIR);
+	snprintf(path, sizeof(path), "%s/bad.err", work);
+	slurp(path, err, sizeof(err));
+	if (!strstr(err, "MNEMO_AFFINITY_TOP='0': expected an integer from 1 to"))
+		fail_msg("expected the bad MNEMO_AFFINITY_TOP named on stderr, got: %s", err);
+	snprintf(path, sizeof(path), "%s/bad.yaml", work);
+	assert_int_not_equal(access(path, F_OK), 0);
+}
+
+/* Always used together (a stack array): size 24, fields 0, 8, 16, every affinity 1. */
+static void test_together(void **state)
+{
+	static const uint64_t off[] = { 0, 8, 16 };
+	const struct mn_pnode *s;
+	struct mn_profile *p;
+
+	build("together", "c");
+	p = run();
+	s = structure(p, "stack", "pts");
+	assert_string_equal(str(s, "kind"), "stack");
+	expect_size(s, 24, 0, "strides");
+	expect_fields(s, off, 3);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			expect_near(affinity(s, off[i], off[j]), 1.0, "affinity");
+	assert_int_equal(mn_pnode_len(get(s, "clusters")), 1);
+	expect_advice(s, "do not split: all fields are used together");
+	mn_profile_close(p);
+}
+
+/* Hot and cold pairs (a global): costs 10N, 10N, N, N; A(hot, cold) = 2/11. */
+static void test_hot_cold(void **state)
+{
+	static const uint64_t off[] = { 0, 4, 8, 12 }, cost[] = { 10000, 10000, 1000, 1000 };
+	const struct mn_pnode *s;
+	struct mn_profile *p;
+
+	build("hotcold", "c");
+	p = run();
+	s = structure(p, "global", "table");
+	assert_string_equal(str(s, "kind"), "global");
+	expect_size(s, 16, 0, "strides");
+	expect_fields(s, off, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(u64(field(s, off[i]), "cost"), cost[i]);
+		expect_near(f64(field(s, off[i]), "share"), cost[i] / 22000.0, "field share");
+	}
+	expect_near(affinity(s, 0, 4), 1.0, "A(hot1, hot2)");
+	expect_near(affinity(s, 8, 12), 1.0, "A(cold1, cold2)");
+	expect_near(affinity(s, 0, 8), 2.0 / 11, "A(hot1, cold1)");
+	expect_near(affinity(s, 12, 4), 2.0 / 11, "A(cold2, hot2)");
+	expect_advice(s, "split into {0, 4} and {8, 12}");
+	mn_profile_close(p);
+}
+
+/*
+ * A linked list: nodes from one malloc give size 24 from strides; separately allocated nodes
+ * give no stride, an explicit unknown size, and fields by offset from each node.  Both: key and
+ * next together, val apart (A = 0.5).
+ */
+static void test_list(void **state)
+{
+	static const uint64_t off[] = { 0, 8, 16 };
+	const struct mn_pnode *s;
+	struct mn_profile *p;
+
+	build("list", "c");
+	p = run();
+	s = structure(p, "alloc", "contig");
+	assert_int_equal(u64(s, "instances"), 1);
+	expect_size(s, 24, 0, "strides");
+	expect_fields(s, off, 3);
+	expect_near(affinity(s, 0, 16), 1.0, "contig A(key, next)");
+	expect_near(affinity(s, 0, 8), 0.5, "contig A(key, val)");
+	expect_advice(s, "split into {0, 16} and {8}");
+
+	s = structure(p, "alloc", "separate");
+	assert_int_equal(u64(s, "instances"), 1000);
+	expect_size(s, 0, 0, "object");
+	assert_true(mn_pnode_is_null(get(get(s, "size"), "used")));
+	assert_non_null(strstr(str(s, "unknown_because"), "no stream touched one instance"));
+	expect_fields(s, off, 3);
+	expect_near(affinity(s, 0, 16), 1.0, "separate A(key, next)");
+	expect_near(affinity(s, 8, 16), 0.5, "separate A(val, next)");
+	expect_advice(s, "split into {0, 16} and {8}");
+	mn_profile_close(p);
+}
+
+/* Two structures in the same loops, each analysed on its own. */
+static void test_two_structs(void **state)
+{
+	static const uint64_t off_a[] = { 0, 4, 8 }, off_b[] = { 0, 8, 16 };
+	const struct mn_pnode *s;
+	struct mn_profile *p;
+
+	build("two_structs", "c");
+	p = run();
+	s = structure(p, "alloc", "pa");
+	expect_size(s, 12, 0, "strides");
+	expect_fields(s, off_a, 3);
+	expect_near(affinity(s, 0, 8), 1.0, "a3 A(a, c)");
+	expect_near(affinity(s, 0, 4), 0.0, "a3 A(a, b)");
+	expect_advice(s, "split into {0, 8} and {4}");
+	s = structure(p, "alloc", "pb");
+	expect_size(s, 24, 0, "strides");
+	expect_fields(s, off_b, 3);
+	expect_near(affinity(s, 0, 16), 1.0, "b3 A(x, z)");
+	expect_near(affinity(s, 8, 16), 0.0, "b3 A(y, z)");
+	expect_advice(s, "split into {0, 16} and {8}");
+	mn_profile_close(p);
+}
+
+/* C++ new[]: the site table declares the type (16 bytes), reported beside the inferred 16. */
+static void test_declared(void **state)
+{
+	const struct mn_pnode *s;
+	struct mn_profile *p;
+	bool agree = false;
+
+	build("declared", "cpp");
+	p = run();
+	s = structure(p, "alloc", "arr");
+	expect_size(s, 16, 16, "strides");
+	assert_int_equal(mn_pnode_bool(get(get(s, "size"), "agree"), &agree), 0);
+	assert_true(agree);
+	assert_string_equal(str(s, "type"), "type");
+	expect_advice(s, "split into {0, 8} and {4, 12}");
+	mn_profile_close(p);
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(work) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	if (!getenv("MNEMO_KEEP"))
+		shell("rm -rf %s", work);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_figure1),
+		cmocka_unit_test(test_figure1_cache),
+		cmocka_unit_test(test_bad_option),
+		cmocka_unit_test(test_together),
+		cmocka_unit_test(test_hot_cold),
+		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_two_structs),
+		cmocka_unit_test(test_declared),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
