@@ -19,6 +19,10 @@
 # directory).  With DHAT in the run, each module gets a line "<module> below DHAT's geomean:
 # PASS/FAIL" (issue: every module's geomean below DHAT's on the same run).
 #
+# structure-affinity gets a second column, affinity/1000: the same binary run with
+# MNEMO_AFFINITY_SAMPLE=1000 (its sampling mode).  Modules with a speed target in their issue get
+# a line "<column> speed: ... (target <= N): PASS/FAIL".
+#
 # With object-relative among the modules, a section at the small inputs follows: its derived
 # profiles against exact ones, and its lossless mode (time and grammar sizes); see below.
 set -euo pipefail
@@ -37,7 +41,7 @@ while [ $# -gt 0 ]; do
 	-P) peers=$2; shift 2 ;;
 	-r) repeats=$2; shift 2 ;;
 	-j) export MNEMO_WORKERS=$2; shift 2 ;;
-	-h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$(cd "$1" && pwd); shift ;;
 	esac
@@ -48,6 +52,17 @@ if [ -z "$modules" ]; then
 	modules=$(ls "$build/share/mnemo/modules" | tr '\n' ' ')
 fi
 modules=${modules//,/ }
+# The table's columns: one per module, and for a module with a sampling mode one more, the same
+# binary run with its sampling variable (structure-affinity: one access in 1000).
+cols=
+declare -A col_mod col_env
+for m in $modules; do
+	cols+=" $m" col_mod[$m]=$m col_env[$m]=
+	if [ "$m" = structure-affinity ]; then
+		c=affinity/1000
+		cols+=" $c" col_mod[$c]=$m col_env[$c]=MNEMO_AFFINITY_SAMPLE=1000
+	fi
+done
 work=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -88,7 +103,7 @@ best_time() {
 field() { grep -o "$1: [0-9.]*" "$2" | head -n 1 | awk '{print $2}'; }
 
 printf '%-11s %8s %8s' program native rss_MiB
-for m in $modules $peers; do printf ' | %-14s %7s %8s %11s %10s %8s' "$m" seconds slowdown events events/s rss_MiB; done
+for m in $cols $peers; do printf ' | %-14s %7s %8s %11s %10s %8s' "$m" seconds slowdown events events/s rss_MiB; done
 printf '\n'
 declare -A logsum native_rss backend_rss
 n=0
@@ -101,10 +116,12 @@ for p in $programs; do
 	/usr/bin/time -f %M -o "$work/$p.rss" "$work/$p.native" >/dev/null
 	native_rss[$p]=$(tail -n 1 "$work/$p.rss")
 	printf '%-11s %8s %8.1f' "$p" "$native" "$(echo "${native_rss[$p]} / 1024" | bc -l)"
-	for m in $modules; do
-		"$bin/mnemo-cc" -m "$m" -O2 -o "$work/$p.$m" "$src"
-		prof=$work/$p.$m.mnemo.yaml
-		secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" "$work/$p.$m")
+	for m in $cols; do
+		exe=$work/$p.${col_mod[$m]}
+		[ -x "$exe" ] || "$bin/mnemo-cc" -m "${col_mod[$m]}" -O2 -o "$exe" "$src"
+		prof=$work/$p.${m//\//-}.mnemo.yaml
+		# shellcheck disable=SC2086  # the column's environment: none, or one VAR=value
+		secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${col_env[$m]} "$exe")
 		if ! cmp -s "$work/out" "$work/$p.expected"; then
 			echo; echo "bench/run.sh: $p under $m printed something else than natively" >&2
 			diff "$work/$p.expected" "$work/out" | head >&2
@@ -143,7 +160,7 @@ for p in $programs; do
 	n=$((n + 1))
 done
 printf '%-11s %8s %8s' geomean "" ""
-for m in $modules $peers; do
+for m in $cols $peers; do
 	printf ' | %-14s %7s %7.2fx %11s %10s %8s' "" "" "$(echo "e(${logsum[$m]} / $n)" | bc -l)" "" "" ""
 done
 printf '\n'
@@ -179,9 +196,10 @@ if [ -n "${logsum[shadow-cost]:-}" ] && [ -n "${logsum[null]:-}" ]; then
 fi
 # The modules' own targets (their issues): geomean slowdown, and backend peak RSS against the
 # program's (a budget of factor x program RSS + constant MiB).
-declare -A slow_target=([dependence]=10 [rds-shape]=6 [object-relative]=10)
+declare -A slow_target=([dependence]=10 [rds-shape]=6 [object-relative]=10 [value-pattern]=5
+	[structure-affinity]=5 [affinity/1000]=1.5)
 declare -A mem_factor=([dependence]=2) mem_const_mib=([dependence]=256)
-for m in $modules; do
+for m in $cols; do
 	if [ -n "${slow_target[$m]:-}" ]; then
 		g=$(echo "e(${logsum[$m]} / $n)" | bc -l)
 		printf '%s speed: %.2fx geomean slowdown (target <= %sx): %s\n' "$m" "$g" "${slow_target[$m]}" \
@@ -202,7 +220,7 @@ done
 # Against the peers (issue: every module's geomean below DHAT's on the same run).
 if [ -n "${logsum[dhat]:-}" ]; then
 	dg=$(echo "e(${logsum[dhat]} / $n)" | bc -l)
-	for m in $modules; do
+	for m in $cols; do
 		g=$(echo "e(${logsum[$m]} / $n)" | bc -l)
 		printf "%s below DHAT's geomean: %s (%.2fx against %.2fx)\n" "$m" \
 			"$([ "$(echo "$g < $dg" | bc -l)" = 1 ] && echo PASS || echo FAIL)" "$g" "$dg"
