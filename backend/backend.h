@@ -33,13 +33,18 @@ struct mn_run_site {
 	uint32_t line, column;  /* 0 without debug info */
 	const char *name;       /* callee, variable or type name; "" when none */
 	uint64_t type_size;     /* bytes of the allocated or declared type; 0 when unknown */
+	uint32_t loop;          /* load, store: site of the innermost loop holding it in its
+				 * function; 0 outside every loop, and in mnemo-sites/1 tables */
+	const char *fields;     /* alloc, realloc, stack, global: the structure's layout,
+				 * "Name/size:field@offset,..." (pass/README.md); "" when none */
 };
 
 /*
- * Parses a site table blob (len bytes, "mnemo-sites/1\n" then one line per id) into a new run.
- * An empty blob (len 0) gives a run with no sites.  Returns 0, -ENOMEM, or -EINVAL for a malformed
- * blob, and then, when why is not NULL, writes the reason into why[0..whylen), e.g.
- * "site table line 7: 6 fields, expected 7".
+ * Parses a site table blob (len bytes, "mnemo-sites/2\n" then one line of 9 fields per id, or
+ * "mnemo-sites/1\n" and lines of 7, from older passes) into a new run.  An empty blob (len 0)
+ * gives a run with no sites.  Returns 0, -ENOMEM, or -EINVAL for a malformed blob, and then, when
+ * why is not NULL, writes the reason into why[0..whylen), e.g.
+ * "site table line 7: 6 fields, expected 9".
  */
 int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen);
 void mn_run_destroy(struct mn_run *run);

@@ -9,7 +9,7 @@
  *   complete: true
  *   incomplete_reason: ...          (only when complete is false; reasons joined by "; ")
  *   sites:
- *     12: {kind: load, function: main, file: prog.c, line: 12, column: 9}
+ *     12: {kind: load, function: main, file: prog.c, line: 12, column: 9, loop: 10}
  *   modules:
  *     value-pattern: {...}          (each section copied verbatim, in session module order)
  *
@@ -442,6 +442,12 @@ static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint6
 				mn_prof_kv_str(p, "name", site->name);
 			if (site->type_size)
 				mn_prof_kv_u64(p, "type_size", site->type_size);
+			/* Only when set, as name and type_size: a row without them reads as
+			 * it did before the site table had them. */
+			if (site->loop)
+				mn_prof_kv_u64(p, "loop", site->loop);
+			if (site->fields[0])
+				mn_prof_kv_str(p, "fields", site->fields);
 			mn_prof_map_end(p);
 		}
 	}

@@ -105,7 +105,11 @@ struct mn_program {
 	int64_t events;              /* events profiled; -1: unknown */
 };
 
-/* One row of the `sites:` table.  Strings are "" and numbers 0 where the profile gives none. */
+/*
+ * One row of the `sites:` table.  Strings are "" and numbers 0 where the profile gives none: loop
+ * and fields are written only when set (pass/README.md "The site table"), so profiles of binaries
+ * built before they existed read the same.  New members go at the end.
+ */
 struct mn_site {
 	uint32_t id;
 	const char *kind;            /* load, store, pointer, alloc, ... (frontend-lib/abi.h) */
@@ -114,6 +118,10 @@ struct mn_site {
 	uint32_t line, column;
 	const char *name;            /* callee, variable or type name */
 	uint64_t type_size;
+	uint32_t loop;               /* load, store: the innermost loop's site in its function;
+				      * 0 outside every loop */
+	const char *fields;          /* alloc, realloc, stack, global: the structure's layout,
+				      * "Name/size:field@offset,..."; "" when unknown */
 };
 
 /*

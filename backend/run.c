@@ -13,7 +13,13 @@
 
 #include "backend_internal.h"
 
-#define SITES_HEADER "mnemo-sites/1"
+/*
+ * The blob's first line says how many tab-separated fields each line has: version 2 added loop and
+ * fields at the end of version 1's seven.  Tables of binaries built before keep working.
+ */
+#define SITES_HEADER_V1 "mnemo-sites/1"
+#define SITES_HEADER_V2 "mnemo-sites/2"
+#define SITES_FIELDS_MAX 9
 
 static int bad(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -43,29 +49,35 @@ static bool field_u64(const char *s, uint64_t max, uint64_t *v)
 	return !errno && !*end && *v <= max;
 }
 
-/* Splits one line (NUL-terminated) into the row's 7 fields.  Returns 0 or -EINVAL with a reason. */
-static int parse_line(char *line, uint32_t lineno, struct mn_run_site *row, char *why,
-		      size_t whylen)
+/*
+ * Splits one line (NUL-terminated) into the row's nfields fields (7 or 9).  Returns 0 or -EINVAL
+ * with a reason.
+ */
+static int parse_line(char *line, uint32_t lineno, unsigned nfields, struct mn_run_site *row,
+		      char *why, size_t whylen)
 {
-	char *f[7];
+	char *f[SITES_FIELDS_MAX];
 	unsigned n = 0;
-	uint64_t line_no, col, tsize;
+	uint64_t line_no, col, tsize, loop = 0;
 
 	f[n++] = line;
 	for (char *c = line; *c; c++) {
 		if (*c != '\t')
 			continue;
 		*c = '\0';
-		if (n == 7)
-			return bad(why, whylen, "site table line %u: more than 7 fields", lineno);
+		if (n == nfields)
+			return bad(why, whylen, "site table line %u: more than %u fields", lineno,
+				   nfields);
 		f[n++] = c + 1;
 	}
-	if (n != 7)
-		return bad(why, whylen, "site table line %u: %u fields, expected 7", lineno, n);
+	if (n != nfields)
+		return bad(why, whylen, "site table line %u: %u fields, expected %u", lineno, n,
+			   nfields);
 	if (!field_u64(f[3], UINT32_MAX, &line_no) || !field_u64(f[4], UINT32_MAX, &col) ||
-	    !field_u64(f[6], UINT64_MAX, &tsize))
-		return bad(why, whylen, "site table line %u: line, column and type_size must be "
-			   "numbers", lineno);
+	    !field_u64(f[6], UINT64_MAX, &tsize) ||
+	    (nfields > 7 && !field_u64(f[7], UINT32_MAX, &loop)))
+		return bad(why, whylen, "site table line %u: line, column, type_size and loop must "
+			   "be numbers", lineno);
 	row->kind = f[0];
 	row->function = f[1];
 	row->file = f[2];
@@ -73,13 +85,16 @@ static int parse_line(char *line, uint32_t lineno, struct mn_run_site *row, char
 	row->column = (uint32_t)col;
 	row->name = f[5];
 	row->type_size = tsize;
+	row->loop = (uint32_t)loop;
+	row->fields = nfields > 8 ? f[8] : "";
 	return 0;
 }
 
 int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen)
 {
 	struct mn_run *run;
-	size_t hlen = strlen(SITES_HEADER);
+	size_t hlen = strlen(SITES_HEADER_V2);
+	unsigned nfields;
 	uint32_t count = 0;
 	char *p, *end;
 	int err;
@@ -92,8 +107,14 @@ int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, s
 	*rp = run;
 	if (!len)
 		return 0;
-	if (len < hlen + 1 || memcmp(blob, SITES_HEADER "\n", hlen + 1)) {
-		err = bad(why, whylen, "site table does not start with '" SITES_HEADER "'");
+	_Static_assert(sizeof(SITES_HEADER_V1) == sizeof(SITES_HEADER_V2), "one header length");
+	if (len >= hlen + 1 && !memcmp(blob, SITES_HEADER_V2 "\n", hlen + 1)) {
+		nfields = 9;
+	} else if (len >= hlen + 1 && !memcmp(blob, SITES_HEADER_V1 "\n", hlen + 1)) {
+		nfields = 7;
+	} else {
+		err = bad(why, whylen, "site table does not start with '" SITES_HEADER_V2 "' or '"
+			  SITES_HEADER_V1 "'");
 		goto fail;
 	}
 	run->blob = malloc(len + 1);
@@ -123,7 +144,7 @@ int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, s
 
 		if (nl)
 			*nl = '\0';
-		err = parse_line(p, id + 1, &run->sites[id], why, whylen);
+		err = parse_line(p, id + 1, nfields, &run->sites[id], why, whylen);
 		if (err)
 			goto fail;
 		p = nl ? nl + 1 : end;

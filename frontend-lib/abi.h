@@ -65,7 +65,7 @@ void __mnemo_loop_exit(uint32_t site);
  * The site table: a text blob, one line per site id starting at id 1 (line k is id k), fields
  * separated by tabs, no tab or newline inside a field:
  *
- *   kind \t function \t file \t line \t column \t name \t type_size \n
+ *   kind \t function \t file \t line \t column \t name \t type_size \t loop \t fields \n
  *
  * kind: load, store, pointer, alloc, realloc, free, stack, global, function, loop.
  * function: the demangled name of the enclosing function (for a function site, itself).
@@ -73,7 +73,11 @@ void __mnemo_loop_exit(uint32_t site);
  * name: callee for heap sites, variable name for globals and stack objects, type name from
  *       !heapallocsite where known; "" otherwise.
  * type_size: bytes of the allocated or declared type where known, else 0.
- * The blob begins with the line "mnemo-sites/1\n" (not a site).
+ * loop: loads and stores: the site of the innermost loop holding them in their function, else 0.
+ * fields: allocation, stack and global sites whose (element) type is a struct: its layout,
+ *         "Name/size:member@offset,...", else "" (pass/README.md says exactly).
+ * The blob begins with the line "mnemo-sites/2\n" (not a site); the backend also reads version 1,
+ * without the last two fields.
  */
 extern const char __mnemo_site_table[];
 extern const uint64_t __mnemo_site_table_size;  /* bytes in the blob, without a terminating NUL */
@@ -100,12 +104,29 @@ extern const char __mnemo_backend_path[];
 struct mn_wire;                                 /* queue/queue.h */
 extern const struct mn_wire __mnemo_wire;
 extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must be linked */
+/*
+ * Sampling of loads and stores (spec.h, `sample:`): __mnemo_sample_var is the environment variable
+ * that sets N ("" when no chosen module samples); __mnemo_sample_blocker is "" when the callbacks
+ * count down, else the chosen module that needs every access (sampling is then off, and the
+ * runtime says so when the variable asks for N > 1).
+ */
+extern const char __mnemo_sample_var[];
+extern const char __mnemo_sample_blocker[];
 
 /*
  * Defined by the heap interposer (libmnemo-heap.a): the site of this thread's next heap call, set
  * by __mnemo_heap_site() in the generated callbacks and taken (reset to 0) by the interposer.
  */
 extern __thread uint32_t mn_heap_pending_site __attribute__((tls_model("initial-exec")));
+
+/*
+ * Defined by the runtime (libmnemo-rt.a), read by callbacks generated with a sampling countdown
+ * (spec.h `sample:`) each time they send an access: the next period is mn_sample_lo plus a uniform
+ * draw in [0, mn_sample_span).  The runtime sets them from N at start, N - N/2 and 2 (N/2) + 1
+ * (periods uniform in [N - N/2, N + N/2], mean N); until then, and for N = 1, both are 1: every
+ * access.  The countdown itself is private to the generated callbacks.
+ */
+extern uint32_t mn_sample_lo, mn_sample_span;
 
 #ifdef __cplusplus
 }

@@ -125,6 +125,34 @@ int mn_options_read(struct mn_options *o, mn_getenv_fn *get, void *ctx, char *er
 	return ret;
 }
 
+int mn_options_sample(const char *env, const char *val, unsigned *n, char *err, size_t errlen)
+{
+	unsigned long long v = 0;
+	char what[80];
+
+	if (!val || !*val) {
+		*n = 1;
+		return 0;
+	}
+	for (const char *c = val; *c; c++) {
+		if (*c < '0' || *c > '9') {
+			v = 0;
+			break;
+		}
+		/* Saturates: any longer number is out of range, none wraps into it. */
+		if (v <= MN_SAMPLE_MAX)
+			v = v * 10 + (unsigned)(*c - '0');
+	}
+	if (v < 1 || v > MN_SAMPLE_MAX) {
+		snprintf(what, sizeof(what), "is not a sampling period (an integer in 1..%u)",
+			 MN_SAMPLE_MAX);
+		set_err(err, errlen, env, val, what);
+		return -EINVAL;
+	}
+	*n = (unsigned)v;
+	return 0;
+}
+
 int mn_options_numa(const char *val, int *mode)
 {
 	unsigned node = 0;

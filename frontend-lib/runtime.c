@@ -78,8 +78,13 @@
 #pragma weak __mnemo_program_start
 #pragma weak __mnemo_program_end
 #pragma weak __mnemo_wire
+#pragma weak __mnemo_sample_var
+#pragma weak __mnemo_sample_blocker
 
 __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
+
+/* The sampling periods of callbacks built with a countdown (abi.h): every access until set-up. */
+uint32_t mn_sample_lo = 1, mn_sample_span = 1;
 
 extern char **environ;
 
@@ -115,6 +120,9 @@ static struct {
 	/* end_of_run(): the thread running it, and a futex word set once it has finished. */
 	int32_t end_owner;
 	uint32_t end_done;
+
+	/* The backends' environment: ours with the `sample:` variable set to the N in effect. */
+	char **backend_env;                 /* NULL: environ */
 } rt;
 
 /* ---- Async-signal-safe output ---------------------------------------------------------------- */
@@ -596,7 +604,7 @@ static __attribute__((noreturn)) void exec_backend(const struct spawn *sp)
 	fcntl(sp->qfd, F_SETFD, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	execve(sp->path, sp->argv, environ);
+	execve(sp->path, sp->argv, rt.backend_env ? rt.backend_env : environ);
 	r.value = errno;
 	while (write(sp->report, &r, sizeof(r)) < 0 && errno == EINTR)
 		;
@@ -1058,6 +1066,58 @@ static int high_fd_base(void)
 }
 
 /*
+ * Sampling of loads and stores (spec.h `sample:`, abi.h).  When the callbacks name a variable,
+ * reads N from it; a bad value, or N > 1 in a build whose callbacks do not count down because a
+ * module needs every access, gets one line on stderr and every access is profiled.  Sets the
+ * callbacks' periods for the N in effect, and makes the backends' environment say that N (VAR=1
+ * when every access is sent), so that a module reads it there.  Costs only accuracy, never stops
+ * profiling: if the environment cannot be copied, the backends see the program's own value
+ * (verbose mode says so).
+ */
+static void setup_sampling(void)
+{
+	static char assign[64 + 16];
+	const char *var = &__mnemo_sample_var ? __mnemo_sample_var : "";
+	const char *blocker = &__mnemo_sample_blocker ? __mnemo_sample_blocker : "";
+	size_t len = strlen(var), count = 0, k = 0;
+	unsigned n = 1;
+	char err[256];
+
+	if (!*var || len + 12 > sizeof(assign))
+		return;
+	if (mn_options_sample(var, getenv(var), &n, err, sizeof(err))) {
+		dprintf(STDERR_FILENO, "mnemo: %s; profiling every access\n", err);
+		n = 1;
+	} else if (n > 1 && *blocker) {
+		dprintf(STDERR_FILENO, "mnemo: %s=%u ignored: this program was also built for "
+			"module %s, which needs every load and store; profiling every access\n",
+			var, n, blocker);
+		n = 1;
+	} else if (n > 1 && rt.verbose) {
+		dprintf(STDERR_FILENO, "mnemo: sampling one load or store in %u (%s)\n", n, var);
+	}
+	/* Periods uniform in [n - n/2, n + n/2]: mean n, at most 1.5e9, fit the int32_t count. */
+	mn_sample_lo = n - n / 2;
+	mn_sample_span = 2 * (n / 2) + 1;
+
+	snprintf(assign, sizeof(assign), "%s=%u", var, n);
+	for (char **e = environ; e && *e; e++)
+		count++;
+	rt.backend_env = malloc((count + 2) * sizeof(char *));
+	if (!rt.backend_env) {
+		if (rt.verbose)
+			dprintf(STDERR_FILENO, "mnemo: out of memory: the backends see the "
+				"program's %s\n", var);
+		return;
+	}
+	for (char **e = environ; e && *e; e++)
+		if (strncmp(*e, var, len) || (*e)[len] != '=')
+			rt.backend_env[k++] = *e;
+	rt.backend_env[k++] = assign;
+	rt.backend_env[k] = NULL;
+}
+
+/*
  * Everything between reading the options and producing.  Returns 0 when profiling runs; otherwise
  * the reason has been printed (or, for MNEMO_DISABLE, deliberately not) and nothing is left behind
  * but the on_exit() registration, which then does nothing.
@@ -1103,6 +1163,7 @@ static int setup(int argc, char **argv)
 		dprintf(STDERR_FILENO, "mnemo: %s; running unprofiled\n", err);
 		return -1;
 	}
+	setup_sampling();
 
 	program_name(prog, sizeof(prog), argv);
 	cwdp = getcwd(cwd, sizeof(cwd));
@@ -1233,6 +1294,8 @@ fail_backends:
 	rt.nbackends = 0;
 	close(hi);
 fail_queue:
+	free(rt.backend_env);
+	rt.backend_env = NULL;
 	mn_queue_destroy(rt.q);
 	rt.q = NULL;
 	rt.s = NULL;

@@ -73,6 +73,20 @@ enum {
  */
 int mn_options_numa(const char *val, int *mode);
 
+/*
+ * The largest sampling period N (spec.h `sample:`): the randomized periods, up to N + N/2, must fit
+ * the callbacks' int32_t countdown.
+ */
+#define MN_SAMPLE_MAX 1000000000u
+
+/*
+ * Decodes the value val of the `sample:` variable env: unset (NULL) or empty gives 1, decimal
+ * digits 1..MN_SAMPLE_MAX give that N.  Returns 0 with *n set, or -EINVAL (*n untouched) with
+ * "<env>: '<val>' is not a sampling period (an integer in 1..1000000000)" in err (no prefix, no
+ * newline) for 0, a sign, anything not a digit, or a larger number.
+ */
+int mn_options_sample(const char *env, const char *val, unsigned *n, char *err, size_t errlen);
+
 /* ---- Shared by runtime.c and heap.c ---------------------------------------------------------- */
 
 /*

@@ -524,7 +524,7 @@ int mn_spec_arg_find(const struct mn_spec_event *ev, const char *name)
 /* ---- Module specs --------------------------------------------------------------------------- */
 
 static const char *const module_keys[] = { "module", "doc", "shard", "shard_shift", "accesses",
-					   "events", NULL };
+					   "sample", "events", NULL };
 
 /* "load, store, ..." or "site, address, ..." into buf. */
 static void event_names(char *buf, size_t size, const struct mn_catalogue *c)
@@ -639,6 +639,40 @@ static int parse_accesses(struct mn_module_spec *m, yaml_document_t *doc, const 
 	return 0;
 }
 
+/*
+ * Parses `sample:` of the root mapping into m: the name of the environment variable giving N.  Run
+ * after the events: it needs load or store among them.
+ */
+static int parse_sample(struct mn_module_spec *m, const struct mn_catalogue *c,
+			yaml_document_t *doc, const yaml_node_t *root, struct mn_spec_error *err)
+{
+	const yaml_node_t *v = map_get(doc, root, "sample");
+	const struct mn_spec_event *load = mn_spec_event_find(c, "load");
+	const struct mn_spec_event *store = mn_spec_event_find(c, "store");
+	uint32_t accesses = 0;
+	const char *s;
+
+	if (!v)
+		return 0;
+	s = scalar(v);
+	if (!s || !mn_spec_sample_var_valid(s))
+		return errf(err, m->path, &v->start_mark,
+			    "sample must name the environment variable that sets N, "
+			    "MNEMO_[A-Z0-9_]+ of at most %d characters, got '%s'",
+			    MN_SPEC_SAMPLE_MAX - 1, s ? s : node_kind(v));
+	if (load)
+		accesses |= UINT32_C(1) << load->code;
+	if (store)
+		accesses |= UINT32_C(1) << store->code;
+	if (!(m->events & accesses))
+		return errf(err, m->path, &v->start_mark,
+			    "sample (%s) samples loads and stores, but the module lists neither",
+			    s);
+	m->sample = strdup(s);
+	m->sample_line = (unsigned)v->start_mark.line + 1;
+	return m->sample ? 0 : -ENOMEM;
+}
+
 /* Parses the document root into m (m->path set). */
 static int parse_module(struct mn_module_spec *m, const struct mn_catalogue *c,
 			yaml_document_t *doc, const char *folder, struct mn_spec_error *err)
@@ -679,6 +713,8 @@ static int parse_module(struct mn_module_spec *m, const struct mn_catalogue *c,
 		return errf(err, m->path, &root->start_mark,
 			    "missing 'events:' (the events the module uses)");
 	ret = parse_module_events(m, c, doc, events, err);
+	if (!ret)
+		ret = parse_sample(m, c, doc, root, err);
 	if (ret)
 		return ret;
 	m->name = strdup(name);
@@ -728,6 +764,7 @@ void mn_spec_module_free(struct mn_module_spec *m)
 	free(m->path);
 	free(m->name);
 	free(m->doc);
+	free(m->sample);
 	free(m);
 }
 
@@ -744,6 +781,21 @@ bool mn_spec_module_name_valid(const char *name)
 	for (const char *s = name; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' ||
 		      *s == '-'))
+			return false;
+	return true;
+}
+
+/**
+ * mn_spec_sample_var_valid - whether name can be a `sample:` variable; see spec.h.
+ */
+bool mn_spec_sample_var_valid(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len <= 6 || len >= MN_SPEC_SAMPLE_MAX || strncmp(name, "MNEMO_", 6))
+		return false;
+	for (const char *s = name + 6; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
 			return false;
 	return true;
 }

@@ -10,6 +10,7 @@
  *   shard: site                        # none (default) | site | address
  *   shard_shift: 6                     # only with `shard: address`, 0..47
  *   accesses: all                      # all (default) | pointer
+ *   sample: MNEMO_VP_SAMPLE            # optional: loads and stores may be sampled, one in N
  *   events:
  *     load: [site, address, value]     # event name from the catalogue: arguments used
  *     func_entry: []                   # the event is used, with no argument beyond its site
@@ -19,6 +20,16 @@
  * events and their records are the same; the specializer gives __mnemo_load (__mnemo_store) a
  * body only when some chosen module that lists `load` (`store`) has `accesses: all`, so that in
  * a build whose modules all say `pointer`, LTO deletes every other access's call.
+ *
+ * `sample: VAR` says that the module is content with one load or store in N, N being read from the
+ * environment variable VAR (MNEMO_[A-Z0-9_]+) at program start; 1 or unset means every access.  It
+ * needs the module to list load or store.  The specializer gives the four access entry points a
+ * countdown (one thread-local decrement and branch per access; the period is randomized around N)
+ * only when every chosen module that lists load or store declares the same VAR: one module that
+ * needs every access turns sampling off for the build, and the runtime says so at start when VAR
+ * asks for N > 1.  No other event is ever sampled.  The runtime passes the N in effect to the
+ * backends as VAR in their environment (1 when sampling is off, VAR unset or invalid), so a module
+ * that scales its counts reads VAR there.
  *
  * Packing rules (mn_spec_pack()): an event is sent iff some chosen module lists it.  A sent event
  * carries the union over the chosen modules of the arguments they list, plus its `site` argument
@@ -45,6 +56,7 @@
 
 #define MN_SPEC_FORMAT   "mnemo-events/1"  /* the catalogue's `format:` */
 #define MN_SPEC_NAME_MAX 32                /* module names, NUL included (MN_MODULE_NAME_MAX) */
+#define MN_SPEC_SAMPLE_MAX 64              /* `sample:` variable names, NUL included */
 
 struct mn_spec_error {
 	char msg[1024];
@@ -86,6 +98,8 @@ struct mn_module_spec {
 	enum mn_shard shard;
 	unsigned shard_shift;       /* with MN_SHARD_ADDRESS */
 	enum mn_spec_accesses accesses;
+	char *sample;               /* `sample:` variable, "MNEMO_..."; NULL when every access */
+	unsigned sample_line;       /* where `sample:` is, 1-based */
 	uint32_t events;            /* bit `code` set: the module lists that event */
 	uint8_t args[MN_WIRE_MAX_EVENTS];  /* per event code: bit i set: it lists argument i */
 	unsigned event_line[MN_WIRE_MAX_EVENTS];  /* where it lists the event, 1-based */
@@ -114,6 +128,9 @@ void mn_spec_module_free(struct mn_module_spec *m);
 
 /* True when name can name a module: [a-z0-9][a-z0-9_-]*, shorter than MN_SPEC_NAME_MAX. */
 bool mn_spec_module_name_valid(const char *name);
+
+/* True when name can be a `sample:` variable: MNEMO_[A-Z0-9_]+, shorter than MN_SPEC_SAMPLE_MAX */
+bool mn_spec_sample_var_valid(const char *name);
 
 /*
  * Lists the modules in dir: the sub-folders that hold an events.yaml and have a valid module

@@ -34,6 +34,7 @@
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/Demangle/Demangle.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DebugInfo.h"
@@ -93,7 +94,7 @@ constexpr char MnemoSiteTableSizeName[] = "__mnemo_site_table_size";
 constexpr char MnemoSiteCountName[] = "__mnemo_site_count";
 constexpr char MnemoPassAbiName[] = "__mnemo_pass_abi";
 
-constexpr char MnemoSiteTableHeader[] = "mnemo-sites/1\n";
+constexpr char MnemoSiteTableHeader[] = "mnemo-sites/2\n";
 constexpr char MnemoInstrumentAttr[] = "mnemo-instrument";
 constexpr uint64_t MnemoMaxAccessSize = (uint64_t(1) << 24) - 1; // 24 bits
 constexpr uint32_t MnemoPointerLoaded = 1;   // __mnemo_pointer_create type
@@ -319,6 +320,8 @@ struct SourcePos {
 };
 
 /// Hands out site ids, densely from 1, and records one table line per id.
+/// The two last columns (loop, fields) can be set after the line is added:
+/// a load may come before its loop's header in layout order.
 class SiteTable {
 public:
   /// Returns the id of a new site.  Fields are copied; a tab or newline in
@@ -327,21 +330,30 @@ public:
                StringRef Name = "", uint64_t TypeSize = 0) {
     if (NextId == UINT32_MAX)
       report_fatal_error("mnemo: more than 2^32-2 sites in one program");
-    appendField(siteKindName(Kind));
-    Text += '\t';
-    appendField(Function);
-    Text += '\t';
-    appendField(Pos.File);
-    Text += '\t';
-    Text += std::to_string(Pos.Line);
-    Text += '\t';
-    Text += std::to_string(Pos.Column);
-    Text += '\t';
-    appendField(Name);
-    Text += '\t';
-    Text += std::to_string(TypeSize);
-    Text += '\n';
+    Row R;
+    appendField(R.Line, siteKindName(Kind));
+    R.Line += '\t';
+    appendField(R.Line, Function);
+    R.Line += '\t';
+    appendField(R.Line, Pos.File);
+    R.Line += '\t';
+    R.Line += std::to_string(Pos.Line);
+    R.Line += '\t';
+    R.Line += std::to_string(Pos.Column);
+    R.Line += '\t';
+    appendField(R.Line, Name);
+    R.Line += '\t';
+    R.Line += std::to_string(TypeSize);
+    Rows.push_back(std::move(R));
     return NextId++;
+  }
+
+  /// The innermost loop (its site id) of load or store site Id.
+  void setLoop(uint32_t Id, uint32_t Loop) { Rows[Id - 1].Loop = Loop; }
+  /// The layout of the structure allocated or declared at site Id.
+  void setFields(uint32_t Id, StringRef Fields) {
+    Rows[Id - 1].Fields.clear();
+    appendField(Rows[Id - 1].Fields, Fields);
   }
 
   /// The highest id handed out (0 if none).
@@ -353,12 +365,18 @@ public:
   void emit(Module &M) const;
 
 private:
-  void appendField(StringRef S) {
+  struct Row {
+    std::string Line; // the seven columns of mnemo-sites/1
+    uint32_t Loop = 0;
+    std::string Fields;
+  };
+
+  static void appendField(std::string &Out, StringRef S) {
     for (char C : S)
-      Text += (C == '\t' || C == '\n' || C == '\r') ? ' ' : C;
+      Out += (C == '\t' || C == '\n' || C == '\r') ? ' ' : C;
   }
 
-  std::string Text = MnemoSiteTableHeader;
+  std::vector<Row> Rows; // Rows[k - 1] is id k
   uint32_t NextId = 1;
 };
 
@@ -382,6 +400,15 @@ GlobalVariable *defineConstant(Module &M, StringRef Name, Constant *Init,
 
 void SiteTable::emit(Module &M) const {
   LLVMContext &Ctx = M.getContext();
+  std::string Text = MnemoSiteTableHeader;
+  for (const Row &R : Rows) {
+    Text += R.Line;
+    Text += '\t';
+    Text += std::to_string(R.Loop);
+    Text += '\t';
+    Text += R.Fields;
+    Text += '\n';
+  }
   Constant *Blob = ConstantDataArray::getString(Ctx, Text, /*AddNull=*/true);
   GlobalValue *Used[] = {
       defineConstant(M, MnemoSiteTableName, Blob, Align(1)),
@@ -396,6 +423,147 @@ void SiteTable::emit(Module &M) const {
                      Align(4)),
   };
   appendToUsed(M, Used);
+}
+
+//===----------------------------------------------------------------------===//
+// Structure layouts: the `fields` column, from debug information.
+//===----------------------------------------------------------------------===//
+
+/// T without typedefs and qualifiers.  *Typedef gets the outermost typedef's
+/// name, which names an anonymous structure (typedef struct {...} T).
+const DIType *stripQualifiers(const DIType *T, StringRef *Typedef = nullptr) {
+  while (auto *D = dyn_cast_or_null<DIDerivedType>(T)) {
+    switch (D->getTag()) {
+    case dwarf::DW_TAG_typedef:
+      if (Typedef && Typedef->empty())
+        *Typedef = D->getName();
+      [[fallthrough]];
+    case dwarf::DW_TAG_const_type:
+    case dwarf::DW_TAG_volatile_type:
+    case dwarf::DW_TAG_restrict_type:
+    case dwarf::DW_TAG_atomic_type:
+      T = D->getBaseType();
+      continue;
+    default:
+      return T;
+    }
+  }
+  return T;
+}
+
+/// A member or base name in the `fields` column: the characters that
+/// separate the column's parts become '_' (a base may be "pair<int, long>").
+std::string fieldName(StringRef Name) {
+  std::string Out;
+  for (char C : Name)
+    Out += (C == ',' || C == '@' || C == ':' || C == '/') ? '_' : C;
+  return Out;
+}
+
+/// The `fields` column for an object of type T: "Name/size:m@off,..." when
+/// T, through typedefs, qualifiers and arrays, is a defined struct or class,
+/// else "".  Offsets and size in bytes; a bitfield gives the offset of its
+/// storage unit; a base class is a field named after its type; static
+/// members and virtual bases (no fixed offset) are left out.
+std::string structFields(const DIType *T) {
+  StringRef Typedef;
+  T = stripQualifiers(T, &Typedef);
+  while (auto *A = dyn_cast_or_null<DICompositeType>(T)) {
+    if (A->getTag() != dwarf::DW_TAG_array_type)
+      break;
+    T = stripQualifiers(A->getBaseType(), &Typedef);
+  }
+  auto *S = dyn_cast_or_null<DICompositeType>(T);
+  if (!S || S->isForwardDecl() ||
+      (S->getTag() != dwarf::DW_TAG_structure_type &&
+       S->getTag() != dwarf::DW_TAG_class_type))
+    return "";
+  // By offset, as a reader matches them (a vtable pointer comes before the
+  // bases in offset, after them in the elements).
+  SmallVector<std::pair<uint64_t, std::string>, 16> Fields;
+  for (const DINode *N : S->getElements()) {
+    auto *M = dyn_cast<DIDerivedType>(N);
+    if (!M || M->isStaticMember() ||
+        (M->getTag() != dwarf::DW_TAG_member &&
+         M->getTag() != dwarf::DW_TAG_inheritance) ||
+        (M->getTag() == dwarf::DW_TAG_inheritance && M->isVirtual()))
+      continue;
+    uint64_t Bits = M->getOffsetInBits();
+    if (M->isBitField())
+      if (auto *C = dyn_cast_or_null<ConstantInt>(M->getStorageOffsetInBits()))
+        Bits = C->getZExtValue();
+    StringRef Name = M->getName();
+    if (M->getTag() == dwarf::DW_TAG_inheritance && M->getBaseType())
+      Name = M->getBaseType()->getName();
+    Fields.push_back({Bits / 8, fieldName(Name)});
+  }
+  // Stable: members sharing an offset (bitfields) stay in declaration order.
+  SmallVector<unsigned, 16> Order(Fields.size());
+  for (unsigned I = 0; I < Order.size(); ++I)
+    Order[I] = I;
+  std::sort(Order.begin(), Order.end(), [&](unsigned A, unsigned B) {
+    return std::make_pair(Fields[A].first, A) <
+           std::make_pair(Fields[B].first, B);
+  });
+  std::string Out = S->getName().empty() ? Typedef.str() : S->getName().str();
+  Out += '/';
+  Out += std::to_string(S->getSizeInBits() / 8);
+  Out += ':';
+  for (unsigned I : Order) {
+    const auto &[Offset, Name] = Fields[I];
+    if (Out.back() != ':')
+      Out += ',';
+    Out += Name;
+    Out += '@';
+    Out += std::to_string(Offset);
+  }
+  return Out;
+}
+
+/// The type a C allocation (malloc, calloc, realloc ...: no !heapallocsite)
+/// is made for, from the variables its result is assigned to: the dbg.value
+/// of the value itself (the variable was promoted), or a store of the value
+/// into an alloca a variable lives in (-O0).  Each must be a pointer, and all
+/// must point to the same structure, or to void; a char * or a second
+/// structure (a buffer carved up by casts) gives "".  An assignment anywhere
+/// else (into a structure member, through a pointer) is not seen.
+std::string assignedFields(CallBase &CB) {
+  SmallVector<const DILocalVariable *, 4> Vars;
+  SmallVector<DbgValueInst *, 2> Values;
+  SmallVector<DbgVariableRecord *, 2> Records;
+  findDbgValues(Values, &CB, &Records);
+  // Only a variable that *is* the pointer: no expression, no argument list.
+  for (DbgValueInst *DVI : Values)
+    if (!DVI->hasArgList() && DVI->getExpression()->getNumElements() == 0)
+      Vars.push_back(DVI->getVariable());
+  for (DbgVariableRecord *DVR : Records)
+    if (!DVR->hasArgList() && DVR->getExpression()->getNumElements() == 0)
+      Vars.push_back(DVR->getVariable());
+  for (User *U : CB.users())
+    if (auto *SI = dyn_cast<StoreInst>(U))
+      if (SI->getValueOperand() == &CB)
+        if (auto *AI = dyn_cast<AllocaInst>(SI->getPointerOperand())) {
+          for (DbgVariableRecord *DVR : findDVRDeclares(AI))
+            if (DVR->getExpression()->getNumElements() == 0)
+              Vars.push_back(DVR->getVariable());
+          for (DbgDeclareInst *DDI : findDbgDeclares(AI))
+            if (DDI->getExpression()->getNumElements() == 0)
+              Vars.push_back(DDI->getVariable());
+        }
+  std::string Fields;
+  for (const DILocalVariable *V : Vars) {
+    auto *P = dyn_cast_or_null<DIDerivedType>(stripQualifiers(V->getType()));
+    if (!P || P->getTag() != dwarf::DW_TAG_pointer_type)
+      return "";
+    const DIType *Pointee = stripQualifiers(P->getBaseType());
+    if (!Pointee) // void *
+      continue;
+    std::string F = structFields(Pointee);
+    if (F.empty() || (!Fields.empty() && F != Fields))
+      return "";
+    Fields = std::move(F);
+  }
+  return Fields;
 }
 
 //===----------------------------------------------------------------------===//
@@ -537,9 +705,13 @@ private:
   bool isInstrumentablePointer(Value *Ptr) const;
   uint32_t site(SiteKind Kind, const Instruction &I, StringRef Name = "",
                 uint64_t TypeSize = 0) {
-    return Sites.add(Kind, FuncName, SourcePos::of(I.getDebugLoc()), Name,
-                     TypeSize);
+    uint32_t Id = Sites.add(Kind, FuncName, SourcePos::of(I.getDebugLoc()),
+                            Name, TypeSize);
+    if (Kind == SiteKind::Load || Kind == SiteKind::Store)
+      Accesses.push_back({&I, Id});
+    return Id;
   }
+  void setAccessLoops();
 
   // ---- rewriting ----
   void instrumentEntry();
@@ -580,6 +752,8 @@ private:
   /// The stack objects each llvm.stackrestore releases.
   DenseMap<const Instruction *, SmallVector<unsigned, 2>> RestoreFrees;
   std::vector<Event> Events; // in instruction order
+  /// Load and store sites, for their `loop` column.
+  SmallVector<std::pair<const Instruction *, uint32_t>, 32> Accesses;
 };
 
 bool FunctionInstrumenter::isInstrumentablePointer(Value *Ptr) const {
@@ -656,7 +830,20 @@ void FunctionInstrumenter::collect() {
     for (Instruction &I : BB)
       collectInstruction(I);
   }
+  setAccessLoops();
   planStackFrees();
+}
+
+/// Every load and store site gets the site of the innermost loop holding it,
+/// so that a module can attribute accesses to loops without loop events.
+/// After the walk: a block of a loop may come before its header.
+void FunctionInstrumenter::setAccessLoops() {
+  DenseMap<const Loop *, uint32_t> SiteOf;
+  for (const LoopSite &LS : Loops)
+    SiteOf[LS.L] = LS.Site;
+  for (const auto &[I, Id] : Accesses)
+    if (const Loop *L = LI->getLoopFor(I->getParent()))
+      Sites.setLoop(Id, SiteOf.lookup(L));
 }
 
 void FunctionInstrumenter::collectInstruction(Instruction &I) {
@@ -788,6 +975,10 @@ void FunctionInstrumenter::collectCall(CallBase &CB) {
                                                 : SiteKind::Free;
     Event E{EventKind::HeapCall, &CB};
     E.Site = site(Kind, CB, Name, Bytes);
+    if (Kind != SiteKind::Free) {
+      auto *Ty = dyn_cast_or_null<DIType>(CB.getMetadata("heapallocsite"));
+      Sites.setFields(E.Site, Ty ? structFields(Ty) : assignedFields(CB));
+    }
     Events.push_back(E);
     ++NumHeapSites;
     return;
@@ -813,7 +1004,8 @@ void FunctionInstrumenter::collectAlloca(AllocaInst &AI) {
   // name.  Position: the alloca's, else the variable's declaration.
   StringRef Name = AI.getName();
   SourcePos Pos = SourcePos::of(AI.getDebugLoc());
-  if (const DILocalVariable *Var = stackVariable(AI)) {
+  const DILocalVariable *Var = stackVariable(AI);
+  if (Var) {
     Name = Var->getName();
     if (!AI.getDebugLoc()) {
       Pos.File = Var->getFilename();
@@ -826,6 +1018,11 @@ void FunctionInstrumenter::collectAlloca(AllocaInst &AI) {
       Bytes = Size->getFixedValue();
 
   StackObject Obj{&AI, Sites.add(SiteKind::Stack, FuncName, Pos, Name, Bytes)};
+  // The variable's layout, unless the alloca holds only part of it (SROA
+  // splits a structure into several allocas, each described by a fragment).
+  std::optional<uint64_t> VarBits = Var ? Var->getSizeInBits() : std::nullopt;
+  if (Var && (!Bytes || !VarBits || *VarBits == Bytes * 8))
+    Sites.setFields(Obj.Site, structFields(Var->getType()));
   Obj.Markers = WithMarkers.contains(&AI);
   if (!Obj.Markers && AI.getParent() == &F.getEntryBlock() &&
       AI.comesBefore(EntryPoint))
@@ -1276,6 +1473,12 @@ void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
     uint64_t Size = DL.getTypeAllocSize(G.getValueType()).getKnownMinValue();
     uint32_t Site =
         Sites.add(SiteKind::Global, "", Pos, demangle(G.getName()), Size);
+    // Only a global that is the whole variable: GlobalOpt's pieces of one
+    // (fragments) and merged globals (an offset) carry an expression.
+    if (GVEs.size() == 1 &&
+        GVEs.front()->getExpression()->getNumElements() == 0)
+      Sites.setFields(Site,
+                      structFields(GVEs.front()->getVariable()->getType()));
     Globals.push_back({&G, Site, Size});
     ++NumGlobals;
   }

@@ -246,7 +246,7 @@ static void __attribute__((noreturn)) exit_like(int status)
  */
 static int has_site_table(const char *prog)
 {
-	static const char mark[] = "mnemo-sites/1\n";
+	static const char mark[] = "mnemo-sites/";   /* any version */
 	char path[4096];
 	const char *p = prog;
 	struct stat st;

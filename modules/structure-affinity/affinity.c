@@ -137,9 +137,15 @@ static void clusters(struct sa_layout *l, double threshold)
 	uint32_t owner[SA_FIELDS_MAX], f = l->nfields, num[SA_FIELDS_MAX];
 	bool alive[SA_FIELDS_MAX];
 
+	double total = 0;
+
+	for (uint32_t i = 0; i < f; i++)
+		total += (double)l->field[i].cost;
+	l->nrare = 0;
 	for (uint32_t i = 0; i < f; i++) {
 		owner[i] = i;
-		alive[i] = true;
+		alive[i] = (double)l->field[i].cost >= SA_RARE_SHARE * total;
+		l->nrare += !alive[i];
 		for (uint32_t j = 0; j < f; j++)
 			link[i][j] = l->affinity[i][j];
 	}
@@ -170,6 +176,10 @@ static void clusters(struct sa_layout *l, double threshold)
 		num[i] = UINT32_MAX;
 	l->nclusters = 0;
 	for (uint32_t i = 0; i < f; i++) {
+		if ((double)l->field[i].cost < SA_RARE_SHARE * total) {
+			l->cluster[i] = SA_NO_CLUSTER;
+			continue;
+		}
 		if (num[owner[i]] == UINT32_MAX)
 			num[owner[i]] = l->nclusters++;
 		l->cluster[i] = num[owner[i]];
@@ -201,6 +211,90 @@ void sa_layout_build(struct sa_layout *l, const struct sa_stream *s, size_t n, u
 	clusters(l, threshold);
 }
 
+/* Copies s[0..n) into dst (SA_NAME_MAX bytes), cut to fit, NUL-terminated. */
+static void copy_name(char *dst, const char *s, size_t n)
+{
+	if (n >= SA_NAME_MAX)
+		n = SA_NAME_MAX - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+/* A decimal number filling [s, end) exactly into *v; false otherwise. */
+static bool parse_u64(const char *s, const char *end, uint64_t *v)
+{
+	*v = 0;
+	if (s == end)
+		return false;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9' || *v > (UINT64_MAX - 9) / 10)
+			return false;
+		*v = *v * 10 + (uint64_t)(*s - '0');
+	}
+	return true;
+}
+
+/* The last c in [s, end), or NULL. */
+static const char *last_of(const char *s, const char *end, char c)
+{
+	while (end > s)
+		if (*--end == c)
+			return end;
+	return NULL;
+}
+
+bool sa_layout_name(struct sa_layout *l, const char *fields)
+{
+	const char *colon = strrchr(fields, ':'), *slash, *end;
+	uint64_t size;
+
+	if (!colon || !(slash = last_of(fields, colon, '/')) ||
+	    !parse_u64(slash + 1, colon, &size))
+		return false;
+	end = colon + strlen(colon);
+	/* The members do not parse: name nothing rather than some. */
+	for (const char *m = colon + 1; m < end;) {
+		const char *comma = memchr(m, ',', (size_t)(end - m)), *stop = comma ? comma : end;
+		const char *at = last_of(m, stop, '@');
+		uint64_t off;
+
+		if (!at || !parse_u64(at + 1, stop, &off))
+			return false;
+		m = comma ? comma + 1 : end;
+	}
+	copy_name(l->type, fields, (size_t)(slash - fields));
+	for (uint32_t i = 0; i < l->nfields; i++) {
+		uint64_t want = size ? l->field[i].offset % size : l->field[i].offset, best = 0;
+		const char *name = NULL;
+		size_t len = 0;
+
+		/* The first member with the greatest offset not above want. */
+		for (const char *m = colon + 1; m < end;) {
+			const char *comma = memchr(m, ',', (size_t)(end - m));
+			const char *stop = comma ? comma : end, *at = last_of(m, stop, '@');
+			uint64_t off;
+
+			parse_u64(at + 1, stop, &off);
+			if (off <= want && (!name || off > best)) {
+				name = m;
+				len = (size_t)(at - m);
+				best = off;
+			}
+			m = comma ? comma + 1 : end;
+		}
+		if (!name || !len)
+			continue;   /* before every member, or an anonymous one */
+		copy_name(l->field[i].name, name, len);
+		if (best != want) {
+			size_t n = strlen(l->field[i].name);
+
+			snprintf(l->field[i].name + n, SA_NAME_MAX - n, "+%llu",
+				 (unsigned long long)(want - best));
+		}
+	}
+	return true;
+}
+
 /* Appends to buf[*at..len) what fmt says, cutting at the end of buf. */
 static void put(char *buf, size_t len, size_t *at, const char *fmt, unsigned long long v)
 {
@@ -209,6 +303,17 @@ static void put(char *buf, size_t len, size_t *at, const char *fmt, unsigned lon
 	if (*at >= len)
 		return;
 	k = snprintf(buf + *at, len - *at, fmt, v);
+	if (k > 0)
+		*at += (size_t)k;
+}
+
+static void put_str(char *buf, size_t len, size_t *at, const char *s)
+{
+	int k;
+
+	if (*at >= len)
+		return;
+	k = snprintf(buf + *at, len - *at, "%s", s);
 	if (k > 0)
 		*at += (size_t)k;
 }
@@ -224,7 +329,7 @@ void sa_layout_advice(const struct sa_layout *l, char *buf, size_t len)
 		snprintf(buf, len, "no fields: no access was attributed");
 		return;
 	}
-	if (l->nfields == 1) {
+	if (l->nfields - l->nrare == 1) {   /* the others rare (rare_fields) */
 		snprintf(buf, len, "do not split: one field is accessed");
 		return;
 	}
@@ -237,12 +342,17 @@ void sa_layout_advice(const struct sa_layout *l, char *buf, size_t len)
 		bool first = true;
 
 		put(buf, len, &at, c == 0 ? " {" : c + 1 == l->nclusters ? " and {" : ", {", 0);
-		for (uint32_t i = 0; i < l->nfields; i++)
-			if (l->cluster[i] == c) {
-				put(buf, len, &at, first ? "%llu" : ", %llu",
-				    (unsigned long long)l->field[i].offset);
-				first = false;
-			}
+		for (uint32_t i = 0; i < l->nfields; i++) {
+			if (l->cluster[i] != c)
+				continue;
+			if (!first)
+				put(buf, len, &at, ", ", 0);
+			if (l->field[i].name[0])
+				put_str(buf, len, &at, l->field[i].name);
+			else
+				put(buf, len, &at, "%llu", (unsigned long long)l->field[i].offset);
+			first = false;
+		}
 		put(buf, len, &at, "}", 0);
 	}
 }

@@ -8,6 +8,11 @@
  *   affinity A(i, j)     cost of i and j in the loops touching both / cost of i and j  (Eq. 7)
  *   clusters             complete linkage: every two fields of a cluster have A >= threshold
  *
+ * A rare field, one with less than SA_RARE_SHARE of the object's cost, joins no cluster and is
+ * left out of the advice: splitting it off or not changes nothing, and whether an access sample
+ * meets it at all is chance (a field used once per run next to a million accesses would make the
+ * full and the sampled mode advise differently).
+ *
  * Differences are taken only between two accesses to the same instance of the data object (the
  * same allocation), never across instances: the distance between two separately allocated nodes
  * says nothing about their type.  A data object whose streams never touched one instance twice at
@@ -16,10 +21,14 @@
 #ifndef SA_AFFINITY_H
 #define SA_AFFINITY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define SA_FIELDS_MAX 64           /* fields of one layout; the rest are counted, not analysed */
+#define SA_NAME_MAX 64             /* a field's or a type's name, NUL included; longer ones cut */
+#define SA_RARE_SHARE 0.01         /* a field with less of the object's cost is rare */
+#define SA_NO_CLUSTER UINT32_MAX
 
 /* One stream: the accesses of one instruction to one data object in one loop. */
 struct sa_stream {
@@ -42,6 +51,7 @@ struct sa_field {
 	uint64_t offset;               /* from the start of the structure */
 	uint32_t bytes;                /* widest access to it */
 	uint64_t accesses, cost;
+	char name[SA_NAME_MAX];        /* the member at offset (sa_layout_name()), or "" */
 };
 
 /* The inferred layout of one data object, and the affinities of its fields. */
@@ -56,8 +66,11 @@ struct sa_layout {
 	struct sa_field field[SA_FIELDS_MAX];        /* by increasing offset */
 	double affinity[SA_FIELDS_MAX][SA_FIELDS_MAX];
 	uint32_t cluster[SA_FIELDS_MAX];             /* per field; clusters numbered 0.. in order
-						      * of their first (smallest) offset */
+						      * of their first (smallest) offset;
+						      * SA_NO_CLUSTER for a rare field */
 	uint32_t nclusters;
+	uint32_t nrare;                              /* rare fields */
+	char type[SA_NAME_MAX];        /* the declared structure's name (sa_layout_name()); "" */
 };
 
 uint64_t sa_gcd(uint64_t a, uint64_t b);
@@ -94,9 +107,20 @@ static inline uint64_t sa_layout_offset(const struct sa_layout *l, const struct 
 }
 
 /*
+ * Names l's fields (after sa_layout_build()) from fields, a structure's layout as the site table
+ * gives it: "Name/size:member@offset,..." (pass/README.md; split at the last ':', then at the last
+ * '/').  A field at a member's offset takes the member's name (the first of several, as bitfields
+ * sharing their storage); a field inside a member (a nested structure, an array) "member+delta";
+ * an offset beyond the structure's size is taken modulo the size (an array of structures).  Sets
+ * l->type.  Returns false, naming nothing, for "" and for a string that does not parse.
+ */
+bool sa_layout_name(struct sa_layout *l, const char *fields);
+
+/*
  * Writes the advice for l in words into buf (len bytes, cut if too short): "split into {0, 8}
- * and {4, 12}", "do not split: all fields are used together", "do not split: one field is
- * accessed", "no fields: no access was attributed".
+ * and {4, 12}" (with names where sa_layout_name() gave them: "split into {a, c} and {b, d}"),
+ * "do not split: all fields are used together", "do not split: one field is accessed",
+ * "no fields: no access was attributed".
  */
 void sa_layout_advice(const struct sa_layout *l, char *buf, size_t len);
 

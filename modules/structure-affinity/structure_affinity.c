@@ -2,12 +2,15 @@
  * structure-affinity: StructSlim (Roy and Liu, "StructSlim: A Lightweight Profiler to Guide
  * Structure Splitting", CGO 2016) on every access instead of address samples.  Each access goes to
  * its data object (the allocation, alloca or global site of the instance holding it) and to the
- * innermost loop on the stack (0 outside every loop); the objects' shares of the cost give the
- * hot ones (Eq. 1); per (loop, instruction, data object) stream the gcd of address differences
- * gives a stride (Eq. 2-3), whose gcd over an object's streams is its structure size (Eq. 5), and
- * offsets modulo size its fields (Eq. 6); fields' costs in common loops give their affinities
- * (Eq. 7) and clusters of them the splitting advice.  The arithmetic is in affinity.c, the cache
- * model of MNEMO_AFFINITY_COST=cache in cache.c.  Schema and options: README.md.
+ * innermost loop around its instruction in its own function (0 outside every loop): the site
+ * table's `loop`, the pass's static loop nest, as the paper takes it from the binary, so that no
+ * function or loop event is needed.  The objects' shares of the cost give the hot ones (Eq. 1); per
+ * (loop, instruction, data object) stream the gcd of address differences gives a stride
+ * (Eq. 2-3), whose gcd over an object's streams is its structure size (Eq. 5), and offsets modulo
+ * size its fields (Eq. 6), named where the site table gives the structure's members (`fields`);
+ * fields' costs in common loops give their affinities (Eq. 7) and clusters of them the splitting
+ * advice.  The arithmetic is in affinity.c, the cache model of MNEMO_AFFINITY_COST=cache in
+ * cache.c.  Schema and options: README.md.
  *
  * One worker (shard: none): a stream crosses instances and loops, and a structure's streams come
  * from every instruction.  The backend runs a module that does not shard as one worker whatever
@@ -22,7 +25,6 @@
 #include "affinity.h"
 #include "backend.h"
 #include "cache.h"
-#include "context.h"
 #include "module.h"
 #include "objects.h"
 #include "sitevec.h"
@@ -41,7 +43,8 @@
 	X(line, "MNEMO_AFFINITY_LINE", 64, 4, 4096, "cache line, bytes, a power of two")         \
 	X(l1_latency, "MNEMO_AFFINITY_L1_LATENCY", 4, 0, 1000000, "cycles of an L1 hit")         \
 	X(l2_latency, "MNEMO_AFFINITY_L2_LATENCY", 12, 0, 1000000, "cycles of an L2 hit")        \
-	X(mem_latency, "MNEMO_AFFINITY_MEMORY_LATENCY", 200, 0, 1000000, "cycles of a miss in both")
+	X(mem_latency, "MNEMO_AFFINITY_MEMORY_LATENCY", 200, 0, 1000000, "cycles of a miss in both") \
+	X(sample, "MNEMO_AFFINITY_SAMPLE", 1, 1, 1000000000, "one access in this many is sent")
 
 #define COST_ENV "MNEMO_AFFINITY_COST"             /* accesses (default) | cache */
 #define THRESHOLD_ENV "MNEMO_AFFINITY_THRESHOLD"   /* 0..1, default 0.8 */
@@ -85,10 +88,6 @@ struct affinity {
 	struct options opt;
 	const struct mn_run *run;
 	struct sa_objects objs;
-	struct mn_ctx *ctx;          /* the stack of functions and loops (ids unused) */
-	uint32_t *inner;             /* inner[d]: innermost loop site with d frames on the stack */
-	unsigned ninner;
-	uint32_t loop;               /* inner[] at the current depth */
 	struct mn_sitevec dobjs;     /* struct dobj by site */
 	struct mn_sitevec insns;     /* struct insn by load or store site */
 	struct sa_cache cache;       /* with opt.cache */
@@ -230,68 +229,6 @@ static void sa_global(void *st, uint32_t site, uint64_t addr, uint64_t size)
 	new_instance(st, site, addr, size, DOBJ_GLOBAL);
 }
 
-/* ---- Loops ----------------------------------------------------------------------------------- */
-
-/*
- * After any context event only the top frame can be new (a push, or a stale loop frame
- * reopened); the frames below are the ones inner[] was set for.  So one entry is enough.
- */
-static void context_changed(struct affinity *a)
-{
-	unsigned d = mn_ctx_depth(a->ctx);
-
-	if (d >= a->ninner) {
-		unsigned n = a->ninner * 2 > d + 1 ? a->ninner * 2 : d + 1;
-		uint32_t *v = realloc(a->inner, n * sizeof(*v));
-
-		if (!v) {
-			/* Accuracy only: the access goes to the top loop, or to none. */
-			a->nomem++;
-			a->loop = mn_ctx_frame_kind(a->ctx, d - 1) == MN_CTX_LOOP ?
-				  mn_ctx_frame_site(a->ctx, d - 1) : 0;
-			return;
-		}
-		a->inner = v;
-		a->ninner = n;
-	}
-	if (d)
-		a->inner[d] = mn_ctx_frame_kind(a->ctx, d - 1) == MN_CTX_LOOP ?
-			      mn_ctx_frame_site(a->ctx, d - 1) : a->inner[d - 1];
-	a->loop = a->inner[d];
-}
-
-static void sa_func_entry(void *st, uint32_t site)
-{
-	struct affinity *a = st;
-
-	mn_ctx_push(a->ctx, site, MN_CTX_FUNCTION);
-	context_changed(a);
-}
-
-static void sa_loop_invoke(void *st, uint32_t site)
-{
-	struct affinity *a = st;
-
-	mn_ctx_push(a->ctx, site, MN_CTX_LOOP);
-	context_changed(a);
-}
-
-static void sa_loop_iter(void *st, uint32_t site)
-{
-	struct affinity *a = st;
-
-	mn_ctx_iter(a->ctx, site);
-	context_changed(a);
-}
-
-static void sa_pop(void *st, uint32_t site)
-{
-	struct affinity *a = st;
-
-	mn_ctx_pop(a->ctx, site);
-	context_changed(a);
-}
-
 /* ---- Accesses -------------------------------------------------------------------------------- */
 
 static struct stream *stream_of(struct insn *in, uint32_t loop, uint32_t dobj)
@@ -321,6 +258,18 @@ static struct stream *stream_of(struct insn *in, uint32_t loop, uint32_t dobj)
 }
 
 /*
+ * The loop an access of instruction site belongs to: the innermost loop around it in its own
+ * function, from the site table; an access in a function called from a loop goes to the callee's
+ * loop, or to 0, as in the paper.  0 without a table (a test driving the module by hand).
+ */
+static uint32_t loop_of(const struct affinity *a, uint32_t site)
+{
+	const struct mn_run_site *s = mn_run_site(a->run, site);
+
+	return s ? s->loop : 0;
+}
+
+/*
  * Eq. 2-3 online: an access is differenced with its stream's previous one only when both fell in
  * the same instance (serials, not addresses, tell instances apart: a freed address comes back as
  * another instance).  The first access's offset stands for the stream's field: Eq. 6 takes any.
@@ -344,7 +293,7 @@ static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t
 	x = sa_obj(&a->objs, slot);
 	d = mn_sitevec_find(&a->dobjs, x->site);
 	in = mn_sitevec_get(&a->insns, site);
-	r = in ? stream_of(in, a->loop, x->site) : NULL;
+	r = in ? stream_of(in, loop_of(a, site), x->site) : NULL;
 	if (!d || !r) {
 		a->nomem++;
 		return;
@@ -387,8 +336,6 @@ static void sa_fini(void *st)
 	mn_sitevec_free(&a->insns);
 	mn_sitevec_free(&a->dobjs);
 	sa_cache_free(&a->cache);
-	mn_ctx_destroy(a->ctx);
-	free(a->inner);
 	sa_objects_free(&a->objs);
 	memset(a, 0, sizeof(*a));
 }
@@ -424,11 +371,7 @@ static int sa_init(void *st, const struct mn_run *run)
 			return err;
 	}
 	err = sa_objects_init(&a->objs);
-	if (!err)
-		err = mn_ctx_create(&a->ctx, 0);
-	a->ninner = 64;
-	a->inner = err ? NULL : calloc(a->ninner, sizeof(*a->inner));
-	if (!err && (!a->inner || mn_sitevec_init(&a->dobjs, sizeof(struct dobj), nsites) ||
+	if (!err && (mn_sitevec_init(&a->dobjs, sizeof(struct dobj), nsites) ||
 		     mn_sitevec_init(&a->insns, sizeof(struct insn), nsites)))
 		err = -ENOMEM;
 	if (err)
@@ -545,8 +488,11 @@ static void emit_fields(struct mn_prof *p, const struct sa_layout *l, uint64_t c
 	for (uint32_t i = 0; i < l->nfields; i++) {
 		mn_prof_map_begin_flow(p);
 		mn_prof_kv_u64(p, "offset", l->field[i].offset);
+		/* Only where the site table declares the structure: offsets are the analysis,
+		 * names a reading aid. */
+		if (l->field[i].name[0])
+			mn_prof_kv_str(p, "name", l->field[i].name);
 		mn_prof_kv_u64(p, "bytes", l->field[i].bytes);
-		/* The hook for field names: nothing in the site table gives them yet (README). */
 		mn_prof_kv_u64(p, "accesses", l->field[i].accesses);
 		mn_prof_kv_u64(p, "cost", l->field[i].cost);
 		mn_prof_kv_f64(p, "share", share(l->field[i].cost, cost));
@@ -578,6 +524,14 @@ static void emit_fields(struct mn_prof *p, const struct sa_layout *l, uint64_t c
 		mn_prof_seq_end(p);
 	}
 	mn_prof_seq_end(p);
+	if (l->nrare) {   /* below SA_RARE_SHARE of the cost: in no cluster, not in the advice */
+		mn_prof_key(p, "rare_fields");
+		mn_prof_seq_begin_flow(p);
+		for (uint32_t i = 0; i < l->nfields; i++)
+			if (l->cluster[i] == SA_NO_CLUSTER)
+				mn_prof_u64(p, l->field[i].offset);
+		mn_prof_seq_end(p);
+	}
 }
 
 /* Code-centric: per loop, its cost on this object and the fields it touches. */
@@ -660,6 +614,8 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 		}
 	qsort(s, n, sizeof(*s), by_loop_site);
 	sa_layout_build(l, s, n, declared_size(a, d->site), a->opt.threshold);
+	if (rs)
+		sa_layout_name(l, rs->fields);
 	sa_layout_advice(l, advice, sizeof(advice));
 
 	/* Keyed, not a list: `mnemo report` prints a mapping of sections each as a section, where
@@ -672,6 +628,8 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 	mn_prof_kv_str(p, "name", rs ? rs->name : "");
 	if (l->declared)
 		mn_prof_kv_str(p, "type", type_name(rs->name));
+	else if (l->type[0])
+		mn_prof_kv_str(p, "type", l->type);
 	mn_prof_kv_u64(p, "instances", d->instances);
 	mn_prof_kv_u64(p, "bytes", d->max_bytes);
 	mn_prof_kv_u64(p, "accesses", d->accesses);
@@ -692,6 +650,7 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 static void emit_options(struct mn_prof *p, const struct options *o)
 {
 	mn_prof_kv_str(p, "cost", o->cache ? "cache" : "accesses");
+	mn_prof_kv_u64(p, "sample_period", o->sample);
 	mn_prof_kv_u64(p, "top", o->top);
 	mn_prof_kv_f64(p, "threshold", o->threshold);
 	if (!o->cache)
@@ -805,10 +764,5 @@ const struct mn_module mn_module_structure_affinity = {
 	.stack_alloc = sa_stack_alloc,
 	.stack_free = sa_stack_free,
 	.global = sa_global,
-	.func_entry = sa_func_entry,
-	.func_exit = sa_pop,
-	.loop_invoke = sa_loop_invoke,
-	.loop_iter = sa_loop_iter,
-	.loop_exit = sa_pop,
 	.emit = sa_emit,
 };

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Prints the site table of an instrumented IR module (stdin) one site per
-# line, "id|kind|function|file|line|column|name|type_size", then the line
-# "count=N abi=V".  Undoes only the string escapes the tests need.
+# line, "id|kind|function|file|line|column|name|type_size|loop|fields"
+# (mnemo-sites/2), then the line "count=N abi=V".  Undoes only the string
+# escapes the tests need.
 set -eu
 ir=$(cat)
 blob=$(printf '%s\n' "$ir" | sed -n 's/^@__mnemo_site_table = .*c"\(.*\)\\00".*$/\1/p')

@@ -304,6 +304,41 @@ static void test_modules(void **state)
 			  "bytes");
 }
 
+/* The `sample:` variable's value (spec.h): N, or one message naming variable and value. */
+static void test_sample(void **state)
+{
+	static const struct {
+		const char *val;
+		unsigned n;     /* 0: rejected */
+	} cases[] = {
+		{ NULL, 1 }, { "", 1 }, { "1", 1 }, { "2", 2 }, { "1000", 1000 },
+		{ "0001000", 1000 }, { "1000000000", 1000000000 },
+		{ "0", 0 }, { "-5", 0 }, { "+5", 0 }, { "abc", 0 }, { "10x", 0 }, { " 10", 0 },
+		{ "1000000001", 0 }, { "99999999999999999999999", 0 }, { "0x10", 0 },
+	};
+	char err[256], want[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned n = 12345;
+		int ret;
+
+		err[0] = '\0';
+		ret = mn_options_sample("MNEMO_T_SAMPLE", cases[i].val, &n, err, sizeof(err));
+		if (cases[i].n) {
+			if (ret || n != cases[i].n)
+				fail_msg("'%s': expected N %u, got %d (N %u, \"%s\")",
+					 cases[i].val ? cases[i].val : "(unset)", cases[i].n, ret,
+					 n, err);
+			continue;
+		}
+		snprintf(want, sizeof(want), "MNEMO_T_SAMPLE: '%s' is not a sampling period (an "
+			 "integer in 1..1000000000)", cases[i].val);
+		if (ret != -EINVAL || n != 12345 || strcmp(err, want))
+			fail_msg("'%s': expected -EINVAL, N untouched and \"%s\", got %d, N %u, "
+				 "\"%s\"", cases[i].val, want, ret, n, err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -317,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_output_path),
 		cmocka_unit_test(test_output_path_errors),
 		cmocka_unit_test(test_modules),
+		cmocka_unit_test(test_sample),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

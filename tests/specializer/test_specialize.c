@@ -642,6 +642,139 @@ static void test_pointer_only_callbacks(void **state)
 	expect_body(text, "__mnemo_store_ptr", false);
 }
 
+/* ---- Sampling (`sample:`) --------------------------------------------------------------- */
+
+static void test_sample_parsed(void **state)
+{
+	struct fixture *fx = *state;
+	struct mn_spec_error err;
+	struct mn_catalogue *c;
+	struct mn_module_spec *m;
+
+	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
+		fail_msg("catalogue: %s", err.msg);
+	if (mn_spec_module_load(&m, c, write_spec(fx, "smp", "module: smp\ndoc: d\n"
+						  "sample: MNEMO_SMP_2\nevents:\n"
+						  "  store: [address]\n"), "smp", &err))
+		fail_msg("smp: %s", err.msg);
+	if (!m->sample || strcmp(m->sample, "MNEMO_SMP_2") || m->sample_line != 3)
+		fail_msg("expected sample MNEMO_SMP_2 at line 3, got %s at line %u",
+			 m->sample ? m->sample : "none", m->sample_line);
+	mn_spec_module_free(m);
+	if (mn_spec_module_load(&m, c, write_spec(fx, "all", "module: all\ndoc: d\nevents:\n"
+						  "  load: [address]\n"), "all", &err))
+		fail_msg("all: %s", err.msg);
+	if (m->sample)
+		fail_msg("expected no sample without the key, got %s", m->sample);
+	mn_spec_module_free(m);
+	/* The tree's structure-affinity samples by MNEMO_AFFINITY_SAMPLE. */
+	if (mn_spec_module_load(&m, c, MNEMO_MODULES_DIR "/structure-affinity/events.yaml",
+				"structure-affinity", &err))
+		fail_msg("structure-affinity: %s", err.msg);
+	if (!m->sample || strcmp(m->sample, "MNEMO_AFFINITY_SAMPLE"))
+		fail_msg("structure-affinity: expected sample MNEMO_AFFINITY_SAMPLE, got %s",
+			 m->sample ? m->sample : "none");
+	mn_spec_module_free(m);
+	assert_true(mn_spec_sample_var_valid("MNEMO_X"));
+	assert_false(mn_spec_sample_var_valid("MNEMO_"));
+	assert_false(mn_spec_sample_var_valid("MNEMO_x"));
+	assert_false(mn_spec_sample_var_valid("PATH"));
+	assert_false(mn_spec_sample_var_valid("MNEMO_A=1"));
+	mn_spec_catalogue_free(c);
+}
+
+/*
+ * Expects entry point fn (a load or store one) in callbacks.c text to start with the countdown
+ * and call send_<event>(), or, when !sampled, not to count down.
+ */
+static void expect_countdown(const char *text, const char *fn, bool sampled)
+{
+	char head[256];
+	const char *at;
+
+	snprintf(head, sizeof(head), "MN_ENTRY void %s(uint32_t site, const void *addr, "
+		 "uint64_t value, uint32_t size)\n{\n", fn);
+	at = strstr(text, head);
+	if (!at)
+		fail_msg("callbacks.c: expected a definition of %s, got:\n%s", fn, text);
+	at += strlen(head);
+	if (sampled && strncmp(at, "\tint32_t left = sample_countdown - 1;\n", 38))
+		fail_msg("callbacks.c: expected %s to count down, got:\n%.300s", fn, at);
+	if (!sampled && strstr(text, "sample_countdown"))
+		fail_msg("callbacks.c: expected no countdown (%s), got:\n%.300s", fn, at);
+}
+
+/*
+ * The countdown only when every chosen module that lists load or store declares the same
+ * variable; no other event ever counts down; the variable and the module needing every access
+ * are recorded for the runtime.
+ */
+static void test_sample_callbacks(void **state)
+{
+	struct fixture *fx = *state;
+	char path[256], text[32768];
+	struct run r;
+
+	write_spec(fx, "sa", "module: sa\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [address]\n  store: [address]\n  heap_alloc: [address]\n");
+	write_spec(fx, "sa2", "module: sa2\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [value]\n");
+	write_spec(fx, "sb", "module: sb\ndoc: d\nsample: MNEMO_OTHER\nevents:\n"
+		   "  store: [value]\n");
+	write_spec(fx, "vals", "module: vals\ndoc: d\nevents:\n  load: [value]\n");
+	write_spec(fx, "calls", "module: calls\ndoc: d\nevents:\n  func_entry: []\n");
+	write_spec(fx, "ps", "module: ps\ndoc: d\naccesses: pointer\nsample: MNEMO_T_SAMPLE\n"
+		   "events:\n  load: [address]\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+
+	static const struct {
+		const char *modules;
+		bool sampled;
+		const char *var, *blocker;
+	} cases[] = {
+		{ "sa", true, "MNEMO_T_SAMPLE", "" },
+		{ "calls,sa", true, "MNEMO_T_SAMPLE", "" },    /* calls takes no access */
+		{ "sa,sa2", true, "MNEMO_T_SAMPLE", "" },      /* the same variable */
+		{ "sa,vals", false, "MNEMO_T_SAMPLE", "vals" },  /* vals needs every access */
+		{ "vals,sa", false, "MNEMO_T_SAMPLE", "vals" },
+		{ "sa,sb", false, "MNEMO_T_SAMPLE", "sb" },    /* two variables: no agreement */
+		{ "vals", false, "", "" },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[128];
+
+		specialize(fx, &r, fx->modules, cases[i].modules);
+		expect_ok(&r);
+		read_file(path, text, sizeof(text));
+		expect_countdown(text, "__mnemo_load", cases[i].sampled);
+		expect_countdown(text, "__mnemo_load_ptr", cases[i].sampled);
+		expect_countdown(text, "__mnemo_store", cases[i].sampled);
+		expect_countdown(text, "__mnemo_store_ptr", cases[i].sampled);
+		snprintf(want, sizeof(want), "const char __mnemo_sample_var[] = \"%s\";\n",
+			 cases[i].var);
+		expect_contains(cases[i].modules, text, want);
+		snprintf(want, sizeof(want), "const char __mnemo_sample_blocker[] = \"%s\";\n",
+			 cases[i].blocker);
+		expect_contains(cases[i].modules, text, want);
+		if (cases[i].sampled) {
+			/* Other events never count down: heap_alloc pushes at once. */
+			expect_contains(cases[i].modules, text,
+					"MN_ENTRY void __mnemo_heap_alloc(uint32_t site, "
+					"const void *addr, uint64_t size)\n{\n\tuint64_t w[");
+		} else {
+			expect_body(text, "__mnemo_load", true);
+		}
+	}
+
+	/* Pointer-only and sampled: the plain entry points stay empty, the _ptr ones count. */
+	specialize(fx, &r, fx->modules, "ps");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_body(text, "__mnemo_load", false);
+	expect_countdown(text, "__mnemo_load_ptr", true);
+	expect_body(text, "__mnemo_store_ptr", false);
+}
+
 /* ---- Bad module specs: one message naming file and line, exit 1 ------------------------- */
 
 /* Writes spec text as module "bad", runs --check and the generator on it, expects want. */
@@ -801,6 +934,49 @@ static void test_bad_accesses(void **state)
 			6, 11, "accesses must be all or pointer, got 'nothing'");
 }
 
+static void test_bad_sample(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"sample: affinity_sample\n"
+			"events:\n"
+			"  load: [site]\n",
+			3, 9, "sample must name the environment variable that sets N, "
+			"MNEMO_[A-Z0-9_]+ of at most 63 characters, got 'affinity_sample'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [site]\n"
+			"sample: MNEMO_\n",
+			5, 9, "sample must name the environment variable");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"sample: [MNEMO_X]\n"
+			"events:\n"
+			"  load: [site]\n",
+			3, 9, "sample must name the environment variable that sets N, "
+			"MNEMO_[A-Z0-9_]+ of at most 63 characters, got 'a list'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"sample: MNEMO_Bad\n"
+			"events:\n"
+			"  load: [site]\n",
+			3, 9, "sample must name the environment variable that sets N, "
+			"MNEMO_[A-Z0-9_]+ of at most 63 characters, got 'MNEMO_Bad'");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"sample: MNEMO_BAD_SAMPLE\n"
+			"events:\n"
+			"  heap_alloc: [site]\n",
+			3, 9, "sample (MNEMO_BAD_SAMPLE) samples loads and stores, but the module "
+			"lists neither");
+}
+
 static void test_bad_module_name(void **state)
 {
 	struct fixture *fx = *state;
@@ -907,17 +1083,20 @@ static void test_generated_compiles(void **state)
 
 	write_everything(fx);
 	copy_tree_spec(fx, "value-pattern");
+	copy_tree_spec(fx, "structure-affinity");  /* sampled */
 	snprintf(src, sizeof(src), "%s/callbacks.c", fx->out);
 	snprintf(obj, sizeof(obj), "%s/callbacks.o", fx->out);
-	for (unsigned i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < 3; i++) {
+		static const char *const names[] = { "value-pattern", "everything",
+						     "structure-affinity" };
 		const char *args[] = { "-flto", "-c", src, "-o", obj, NULL };
 
-		specialize(fx, &r, fx->modules, i ? "everything" : "value-pattern");
+		specialize(fx, &r, fx->modules, names[i]);
 		expect_ok(&r);
 		clang(fx, &r, args);
 		if (r.status)
-			fail_msg("clang on callbacks.c for %s: exit %d: %s",
-				 i ? "everything" : "value-pattern", r.status, r.err);
+			fail_msg("clang on callbacks.c for %s: exit %d: %s", names[i], r.status,
+				 r.err);
 	}
 }
 
@@ -968,6 +1147,22 @@ static void test_roundtrip_value_pattern(void **state)
 }
 
 /* Pointer-only modules: the _ptr entry points push the records, the plain ones nothing. */
+/*
+ * A sampled build: with the periods at their defaults (1) every access is sent, as without
+ * sampling; with --sample 1000, about one access in 1000, every gap within [500, 1500].
+ */
+static void test_roundtrip_sampled(void **state)
+{
+	struct fixture *fx = *state;
+	struct run r;
+
+	copy_tree_spec(fx, "structure-affinity");
+	roundtrip(fx, &r, "structure-affinity", NULL);
+	expect_contains("roundtrip", r.out, "sent: load store heap_alloc heap_realloc heap_free ");
+	roundtrip(fx, &r, "structure-affinity", "--sample");
+	expect_contains("roundtrip", r.out, "sampled: ");
+}
+
 static void test_roundtrip_pointer_only(void **state)
 {
 	struct fixture *fx = *state;
@@ -1057,6 +1252,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unpackable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accesses_parsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pointer_only_callbacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sample_parsed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sample_callbacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_yaml_syntax, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unknown_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unknown_argument, setup, teardown),
@@ -1070,6 +1268,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_everything, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_value_pattern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_pointer_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lto_removes_unused_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged_output_kept, setup, teardown),
 	};

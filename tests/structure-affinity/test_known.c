@@ -191,6 +191,31 @@ static void expect_fields(const struct mn_pnode *s, const uint64_t *off, size_t 
 		assert_int_equal(u64(mn_pnode_at(f, i), "offset"), off[i]);
 }
 
+/*
+ * The fields' names are exactly name[0..n) (NULL: no name), and the structure is declared as
+ * type: the site table's `fields` of the data object's site (pass/README.md).
+ */
+static void expect_names(const struct mn_pnode *s, const char *type, const char *const *name,
+			 size_t n)
+{
+	const struct mn_pnode *f = get(s, "fields");
+
+	assert_string_equal(str(s, "type"), type);
+	if (mn_pnode_len(f) != n)
+		fail_msg("%s: expected %zu fields, got %zu", prog, n, mn_pnode_len(f));
+	for (size_t i = 0; i < n; i++) {
+		const struct mn_pnode *got = mn_pnode_get(mn_pnode_at(f, i), "name");
+
+		if (!name[i] && got)
+			fail_msg("%s: field %zu: expected no name, got '%s'", prog, i,
+				 mn_pnode_str(got, NULL));
+		if (name[i] && !got)
+			fail_msg("%s: field %zu: expected name '%s', got none", prog, i, name[i]);
+		if (name[i])
+			assert_string_equal(mn_pnode_str(got, NULL), name[i]);
+	}
+}
+
 static const struct mn_pnode *field(const struct mn_pnode *s, uint64_t off)
 {
 	const struct mn_pnode *f = get(s, "fields");
@@ -224,11 +249,13 @@ static void expect_advice(const struct mn_pnode *s, const char *want)
 /*
  * Figure 1: size 16, fields 0, 4, 8, 12 of 4 bytes, 8000 accesses each (4 rounds of a write and a
  * read loop over 1000 elements); A = 1 within {0, 8} and {4, 12}, 0 across.  The loop marked
- * loop_ac touches exactly 0 and 8.
+ * loop_ac touches exactly 0 and 8.  The fields are named a, b, c, d: the pass finds C malloc's
+ * type from the pointer variable `struct type *arr` its result is assigned to.
  */
 static void test_figure1(void **state)
 {
 	static const uint64_t off[] = { 0, 4, 8, 12 };
+	static const char *const names[] = { "a", "b", "c", "d" };
 	const struct mn_pnode *s, *loops, *c;
 	struct mn_profile *p;
 	uint32_t loop_ac;
@@ -252,9 +279,19 @@ static void test_figure1(void **state)
 	}
 	c = get(s, "clusters");
 	assert_int_equal(mn_pnode_len(c), 2);
-	expect_advice(s, "split into {0, 8} and {4, 12}");
+	expect_names(s, "type", names, 4);
+	expect_advice(s, "split into {a, c} and {b, d}");
 
+	/* The profile's sites carry the static loops and the layout the module used. */
+	assert_string_equal(mn_profile_site(p, site_at(p, "alloc", "arr"))->fields,
+			    "type/16:a@0,b@4,c@8,d@12");
 	loop_ac = site_at(p, "loop", "loop_ac");
+	for (size_t i = 0; i < mn_pnode_len(get(s, "streams")); i++) {
+		const struct mn_pnode *r = mn_pnode_at(get(s, "streams"), i);
+
+		assert_int_equal(mn_profile_site(p, (uint32_t)u64(r, "site"))->loop,
+				 u64(r, "loop"));
+	}
 	loops = get(s, "loops");
 	for (size_t i = 0; i < mn_pnode_len(loops); i++) {
 		const struct mn_pnode *l = mn_pnode_at(loops, i), *f = get(l, "fields");
@@ -297,7 +334,7 @@ static void test_figure1_cache(void **state)
 	assert_int_equal(l1 + l2 + mem, u64(get(sec, "totals"), "accesses"));
 	s = structure(p, "alloc", "arr");
 	expect_size(s, 16, 0, "strides");
-	expect_advice(s, "split into {0, 8} and {4, 12}");
+	expect_advice(s, "split into {a, c} and {b, d}");
 	mn_profile_close(p);
 
 	/* Other latencies and threshold, read from the environment. */
@@ -326,10 +363,11 @@ static void test_bad_option(void **state)
 	assert_int_not_equal(access(path, F_OK), 0);
 }
 
-/* Always used together (a stack array): size 24, fields 0, 8, 16, every affinity 1. */
+/* Always used together (a stack array): size 24, fields 0, 8, 16 (x, y, z), every affinity 1. */
 static void test_together(void **state)
 {
 	static const uint64_t off[] = { 0, 8, 16 };
+	static const char *const names[] = { "x", "y", "z" };
 	const struct mn_pnode *s;
 	struct mn_profile *p;
 
@@ -339,6 +377,7 @@ static void test_together(void **state)
 	assert_string_equal(str(s, "kind"), "stack");
 	expect_size(s, 24, 0, "strides");
 	expect_fields(s, off, 3);
+	expect_names(s, "point", names, 3);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 3; j++)
 			expect_near(affinity(s, off[i], off[j]), 1.0, "affinity");
@@ -351,6 +390,7 @@ static void test_together(void **state)
 static void test_hot_cold(void **state)
 {
 	static const uint64_t off[] = { 0, 4, 8, 12 }, cost[] = { 10000, 10000, 1000, 1000 };
+	static const char *const names[] = { "hot1", "hot2", "cold1", "cold2" };
 	const struct mn_pnode *s;
 	struct mn_profile *p;
 
@@ -368,7 +408,8 @@ static void test_hot_cold(void **state)
 	expect_near(affinity(s, 8, 12), 1.0, "A(cold1, cold2)");
 	expect_near(affinity(s, 0, 8), 2.0 / 11, "A(hot1, cold1)");
 	expect_near(affinity(s, 12, 4), 2.0 / 11, "A(cold2, hot2)");
-	expect_advice(s, "split into {0, 4} and {8, 12}");
+	expect_names(s, "rec", names, 4);
+	expect_advice(s, "split into {hot1, hot2} and {cold1, cold2}");
 	mn_profile_close(p);
 }
 
@@ -391,7 +432,7 @@ static void test_list(void **state)
 	expect_fields(s, off, 3);
 	expect_near(affinity(s, 0, 16), 1.0, "contig A(key, next)");
 	expect_near(affinity(s, 0, 8), 0.5, "contig A(key, val)");
-	expect_advice(s, "split into {0, 16} and {8}");
+	expect_advice(s, "split into {key, next} and {val}");
 
 	s = structure(p, "alloc", "separate");
 	assert_int_equal(u64(s, "instances"), 1000);
@@ -401,6 +442,9 @@ static void test_list(void **state)
 	expect_fields(s, off, 3);
 	expect_near(affinity(s, 0, 16), 1.0, "separate A(key, next)");
 	expect_near(affinity(s, 8, 16), 0.5, "separate A(val, next)");
+	/* nodes[j] = malloc(...): a store into an array element tells the pass no type, so the
+	 * fields have no names (pass/README.md, "The site table"). */
+	assert_null(mn_pnode_get(s, "type"));
 	expect_advice(s, "split into {0, 16} and {8}");
 	mn_profile_close(p);
 }
@@ -419,13 +463,13 @@ static void test_two_structs(void **state)
 	expect_fields(s, off_a, 3);
 	expect_near(affinity(s, 0, 8), 1.0, "a3 A(a, c)");
 	expect_near(affinity(s, 0, 4), 0.0, "a3 A(a, b)");
-	expect_advice(s, "split into {0, 8} and {4}");
+	expect_advice(s, "split into {a, c} and {b}");
 	s = structure(p, "alloc", "pb");
 	expect_size(s, 24, 0, "strides");
 	expect_fields(s, off_b, 3);
 	expect_near(affinity(s, 0, 16), 1.0, "b3 A(x, z)");
 	expect_near(affinity(s, 8, 16), 0.0, "b3 A(y, z)");
-	expect_advice(s, "split into {0, 16} and {8}");
+	expect_advice(s, "split into {x, z} and {y}");
 	mn_profile_close(p);
 }
 
@@ -443,7 +487,7 @@ static void test_declared(void **state)
 	assert_int_equal(mn_pnode_bool(get(get(s, "size"), "agree"), &agree), 0);
 	assert_true(agree);
 	assert_string_equal(str(s, "type"), "type");
-	expect_advice(s, "split into {0, 8} and {4, 12}");
+	expect_advice(s, "split into {a, c} and {b, d}");
 	mn_profile_close(p);
 }
 

@@ -94,6 +94,44 @@ static void test_figure1(void **state)
 }
 
 /*
+ * Field names from the site table's `fields`: exact offsets, a field inside a member
+ * ("member+delta"), offsets beyond the size taken modulo it, the first of members sharing an
+ * offset, an anonymous member (no name), and strings that do not parse (nothing named).
+ */
+static void test_names(void **state)
+{
+	struct sa_stream s[] = {
+		st(1, 10, 32, 0, 10), st(1, 11, 32, 4, 10), st(2, 12, 32, 12, 10),
+		st(2, 13, 32, 20, 10), st(2, 14, 32, 24, 10),
+	};
+	static const char *const bad[] = { "", "S", "S:a@0", "S/x:a@0", "S/16:a", "S/16:a@0,b@",
+					   "S/16:a@0,,b@4" };
+
+	/* Size 32 from the strides, a 16-byte structure: 20 and 24 are 4 and 8 of the next one. */
+	sa_layout_build(&lay, s, 5, 0, 0.8);
+	assert_int_equal(lay.nfields, 5);
+	assert_true(sa_layout_name(&lay, "ns::pair<int, long>/16:a@0,f1@4,f2@4,in@8,@12"));
+	assert_string_equal(lay.type, "ns::pair<int, long>");
+	assert_string_equal(lay.field[0].name, "a");
+	assert_string_equal(lay.field[1].name, "f1");
+	assert_string_equal(lay.field[2].name, "");     /* 12: the anonymous member */
+	assert_string_equal(lay.field[3].name, "f1");   /* 20 mod 16 */
+	assert_string_equal(lay.field[4].name, "in");   /* 24 mod 16 */
+	expect_advice(&lay, "split into {a, f1} and {12, f1, in}");
+
+	sa_layout_build(&lay, s, 5, 0, 0.8);
+	assert_true(sa_layout_name(&lay, "T/16:x@0,in@4"));
+	assert_string_equal(lay.field[2].name, "in+8");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sa_layout_build(&lay, s, 5, 0, 0.8);
+		if (sa_layout_name(&lay, bad[i]))
+			fail_msg("'%s': expected no names", bad[i]);
+		assert_string_equal(lay.type, "");
+		assert_string_equal(lay.field[0].name, "");
+	}
+}
+
+/*
  * Eq. 7 with unequal costs: loop 1 touches all four once (N each), loop 2 the first two 9 more
  * times.  A(hot, cold) = (N + N) / (10N + N) = 2/11; A(hot1, hot2) = A(cold1, cold2) = 1.
  */
@@ -233,6 +271,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gcd_stride),
 		cmocka_unit_test(test_figure1),
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hot_cold),
 		cmocka_unit_test(test_complete_linkage),
 		cmocka_unit_test(test_unknown_size),

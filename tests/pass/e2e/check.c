@@ -7,6 +7,7 @@
  * exit status to 1 if anything failed.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,11 +50,55 @@ static int known_kind(const char *line, size_t len)
 	return 0;
 }
 
+/* Line id of the table (body, the lines after the header), or NULL. */
+static const char *table_line(const char *body, unsigned long id)
+{
+	for (unsigned long k = 1; body && *body && k < id; k++) {
+		body = strchr(body, '\n');
+		body = body ? body + 1 : NULL;
+	}
+	return body && *body ? body : NULL;
+}
+
+/*
+ * The loop column: every load and store in a loop names a loop site, and where the program has
+ * loops some access is in one.
+ */
+static void check_loops(const char *body, unsigned long lines)
+{
+	unsigned long in_loop = 0, loops = 0;
+	const char *p = body;
+
+	for (unsigned long id = 1; id <= lines && p; id++) {
+		const char *col = p;
+		unsigned long loop;
+
+		for (int f = 0; f < 7 && col; f++) {
+			col = strchr(col, '\t');
+			col = col ? col + 1 : NULL;
+		}
+		loop = col ? strtoul(col, NULL, 10) : 0;
+		loops += strncmp(p, "loop\t", 5) == 0;
+		if (loop) {
+			const char *l = table_line(body, loop);
+
+			expect(strncmp(p, "load\t", 5) == 0 || strncmp(p, "store\t", 6) == 0,
+			       "a loop column only on loads and stores (site)", 0, id);
+			expect(l && strncmp(l, "loop\t", 5) == 0, "the loop column names a loop "
+			       "(site)", 0, id);
+			in_loop++;
+		}
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	expect(!loops || in_loop, "accesses in loops", 1, in_loop);
+}
+
 /* Checks every line of the table; counts the global and stack sites. */
 static void check_table(unsigned long *globals, unsigned long *stacks)
 {
 	const char *t = __mnemo_site_table;
-	const char *header = "mnemo-sites/1\n";
+	const char *header = "mnemo-sites/2\n";
 	unsigned long lines = 0;
 
 	expect(strlen(t) == __mnemo_site_table_size, "table size (strlen)",
@@ -68,7 +113,7 @@ static void check_table(unsigned long *globals, unsigned long *stacks)
 		unsigned long tabs = 0;
 		for (const char *q = p; q < end; q++)
 			tabs += *q == '\t';
-		expect(tabs == 6, "tabs per line", 6, tabs);
+		expect(tabs == 8, "tabs per line", 8, tabs);
 		expect(known_kind(p, strcspn(p, "\t")), "known kind", 1, 0);
 		if (strncmp(p, "global\t", 7) == 0)
 			++*globals;
@@ -82,7 +127,8 @@ static void check_table(unsigned long *globals, unsigned long *stacks)
 	}
 	expect(lines == __mnemo_site_count, "lines in the table", __mnemo_site_count, lines);
 	expect(strstr(t, "function\tmain\t") != NULL, "a site for main", 1, 0);
-	expect(strstr(t, "\ttable\t256\n") != NULL, "the global 'table' (256 bytes)", 1, 0);
+	expect(strstr(t, "\ttable\t256\t") != NULL, "the global 'table' (256 bytes)", 1, 0);
+	check_loops(t + strlen(header), lines);
 }
 
 __attribute__((destructor)) static void e2e_finish(void)

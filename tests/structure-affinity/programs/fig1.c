@@ -11,7 +11,7 @@ struct type {
 	int a, b, c, d;
 };
 
-int main(int argc, char **argv)
+static __attribute__((noinline)) int run(int argc, char **argv)
 {
 	struct type *arr = malloc(N * sizeof(*arr));   /* MARK:arr */
 	long s1 = 0, s2 = 0;
@@ -35,4 +35,15 @@ int main(int argc, char **argv)
 	printf("%ld %ld\n", s1, s2);
 	free(arr);
 	return 0;
+}
+
+/* REPEAT (argument 1, default 1): the whole workload that many times, so that the sampling test
+ * (sampling.sh) has enough accesses to sample; the profile's shape does not change with it. */
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 1, rc = 0;
+
+	for (int k = 0; k < reps && !rc; k++)
+		rc = run(1, argv);
+	return rc;
 }

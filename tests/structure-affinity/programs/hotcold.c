@@ -3,6 +3,7 @@
  * hot2 10N each, cold1 and cold2 N each.  Affinities (Eq. 7): hot1-hot2 (20N)/(20N) = 1,
  * cold1-cold2 (2N)/(2N) = 1, hot-cold (N + N)/(10N + N) = 2/11: split into {0, 4} and {8, 12}. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #define N 1000
 
@@ -12,7 +13,7 @@ struct rec {
 
 struct rec table[N];   /* MARK:table */
 
-int main(int argc, char **argv)
+static __attribute__((noinline)) int run(int argc, char **argv)
 {
 	long s = 0;
 
@@ -27,4 +28,15 @@ int main(int argc, char **argv)
 			s += (table[i].hot1 + table[i].hot2) ^ r;
 	printf("%ld\n", s);
 	return 0;
+}
+
+/* REPEAT (argument 1, default 1): the whole workload that many times, so that the sampling test
+ * (sampling.sh) has enough accesses to sample; the profile's shape does not change with it. */
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 1, rc = 0;
+
+	for (int k = 0; k < reps && !rc; k++)
+		rc = run(1, argv);
+	return rc;
 }

@@ -33,7 +33,7 @@ static long walk(struct node *head, long *found)
 	return s;
 }
 
-int main(int argc, char **argv)
+static __attribute__((noinline)) int run(int argc, char **argv)
 {
 	struct node *pool = malloc(N * sizeof(*pool));   /* MARK:contig */
 	struct node *nodes[N], *head = NULL;
@@ -67,4 +67,15 @@ int main(int argc, char **argv)
 		free(nodes[j]);
 	free(pool);
 	return 0;
+}
+
+/* REPEAT (argument 1, default 1): the whole workload that many times, so that the sampling test
+ * (sampling.sh) has enough accesses to sample; the profile's shape does not change with it. */
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 1, rc = 0;
+
+	for (int k = 0; k < reps && !rc; k++)
+		rc = run(1, argv);
+	return rc;
 }

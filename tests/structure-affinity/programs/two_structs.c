@@ -15,7 +15,7 @@ struct b3 {
 	double x, y, z;
 };
 
-int main(int argc, char **argv)
+static __attribute__((noinline)) int run(int argc, char **argv)
 {
 	struct a3 *pa = malloc(N * sizeof(*pa));   /* MARK:pa */
 	struct b3 *pb = malloc(N * sizeof(*pb));   /* MARK:pb */
@@ -41,4 +41,15 @@ int main(int argc, char **argv)
 	free(pa);
 	free(pb);
 	return 0;
+}
+
+/* REPEAT (argument 1, default 1): the whole workload that many times, so that the sampling test
+ * (sampling.sh) has enough accesses to sample; the profile's shape does not change with it. */
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 1, rc = 0;
+
+	for (int k = 0; k < reps && !rc; k++)
+		rc = run(1, argv);
+	return rc;
 }
