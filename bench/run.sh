@@ -19,6 +19,10 @@
 # directory).  With DHAT in the run, each module gets a line "<module> below DHAT's geomean:
 # PASS/FAIL" (issue: every module's geomean below DHAT's on the same run).
 #
+# The programs: bench/programs/*.c, and sqlite, SQLite 3.53.2 from the npm registry's
+# better-sqlite3 (bench/sqlite/fetch.sh: `npm pack`, cached in BUILD_DIR/bench-cache, never
+# committed) driven by bench/sqlite/driver.c (200,000 orders through the C API, about 1 s).
+#
 # structure-affinity gets a second column, affinity/1000: the same binary run with
 # MNEMO_AFFINITY_SAMPLE=1000 (its sampling mode).  Modules with a speed target in their issue get
 # a line "<column> speed: ... (target <= N): PASS/FAIL".
@@ -30,7 +34,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=$root/build
 modules=
-programs="bintree linkedlist hashtable graph aos stencil matmul histogram"
+programs="bintree linkedlist hashtable graph aos stencil matmul histogram sqlite"
+default_programs=$programs
 repeats=1
 peers=default
 frontend_target=2.5   # geomean slowdown under the null module
@@ -41,7 +46,7 @@ while [ $# -gt 0 ]; do
 	-P) peers=$2; shift 2 ;;
 	-r) repeats=$2; shift 2 ;;
 	-j) export MNEMO_WORKERS=$2; shift 2 ;;
-	-h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$(cd "$1" && pwd); shift ;;
 	esac
@@ -65,6 +70,25 @@ for m in $modules; do
 done
 work=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+
+# sqlite: SQLite's amalgamation, fetched once into the build tree (bench/sqlite/fetch.sh), with
+# the driver bench/sqlite/driver.c.  Left out with a note when it cannot be fetched and was not
+# asked for by name.
+if [[ " $programs " == *" sqlite "* ]]; then
+	sqlite_dir=$build/bench-cache/sqlite
+	if ! "$here/sqlite/fetch.sh" "$sqlite_dir" >/dev/null; then
+		[ "$programs" = "$default_programs" ] || exit 1
+		echo "bench/run.sh: SQLite not available: the suite runs without it" >&2
+		programs=${programs/ sqlite/}
+	fi
+fi
+# prog_src P, prog_flags P: the bench program's source and the compiler flags it needs.
+prog_src() { if [ "$1" = sqlite ]; then echo "$here/sqlite/driver.c"; else echo "$here/programs/$1.c"; fi; }
+prog_flags() {
+	if [ "$1" = sqlite ]; then
+		echo "-I$sqlite_dir -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -lm"
+	fi
+}
 
 # The peers: other memory profilers, each asked for by name; a default one not installed is
 # skipped with a note on stderr, one asked for explicitly and missing too (its column left out).
@@ -108,8 +132,9 @@ printf '\n'
 declare -A logsum native_rss backend_rss
 n=0
 for p in $programs; do
-	src=$here/programs/$p.c
-	clang-19 -O2 -o "$work/$p.native" "$src"
+	src=$(prog_src "$p") flags=$(prog_flags "$p")
+	# shellcheck disable=SC2086  # FLAGS are words on purpose
+	clang-19 -O2 -o "$work/$p.native" "$src" $flags
 	native=$(best_time $((repeats > 3 ? repeats : 3)) "$work/$p.native")
 	cp "$work/out" "$work/$p.expected"
 	# The program's peak resident memory: what shadow memory is measured against.
@@ -118,7 +143,8 @@ for p in $programs; do
 	printf '%-11s %8s %8.1f' "$p" "$native" "$(echo "${native_rss[$p]} / 1024" | bc -l)"
 	for m in $cols; do
 		exe=$work/$p.${col_mod[$m]}
-		[ -x "$exe" ] || "$bin/mnemo-cc" -m "${col_mod[$m]}" -O2 -o "$exe" "$src"
+		# shellcheck disable=SC2086
+		[ -x "$exe" ] || "$bin/mnemo-cc" -m "${col_mod[$m]}" -O2 -o "$exe" "$src" $flags
 		prof=$work/$p.${m//\//-}.mnemo.yaml
 		# shellcheck disable=SC2086  # the column's environment: none, or one VAR=value
 		secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${col_env[$m]} "$exe")
@@ -138,11 +164,13 @@ for p in $programs; do
 	for q in $peers; do
 		case $q in
 		dhat)
-			clang-19 -O2 -gdwarf-4 -o "$work/$p.dhat" "$src"
+			# shellcheck disable=SC2086
+			clang-19 -O2 -gdwarf-4 -o "$work/$p.dhat" "$src" $flags
 			secs=$(best_time "$repeats" valgrind --tool=dhat --dhat-out-file=/dev/null \
 				--log-file="$work/$p.dhat.log" "$work/$p.dhat") ;;
 		memprof)
-			clang-19 -O2 -fmemory-profile -o "$work/$p.memprof" "$src"
+			# shellcheck disable=SC2086
+			clang-19 -O2 -fmemory-profile -o "$work/$p.memprof" "$src" $flags
 			secs=$(MEMPROF_OPTIONS=log_path=$work/$p.memprofraw best_time "$repeats" \
 				env -C "$work" "$work/$p.memprof")
 			rm -f "$work/$p.memprofraw"* ;;
@@ -247,9 +275,9 @@ if [[ " $modules " == *" object-relative "* ]]; then
 	tp=0 te=0 tw=0 ts=0 ti=0 tx=0 lsum=0 rsum=0 nsum=0 msum=0 ln=0
 	pct() { if [ "$2" -gt 0 ]; then echo "scale=1; 100 * $1 / $2" | bc; else echo -; fi; }
 	for p in $programs; do
-		src=$here/programs/$p.c
 		args=$(small_args "$p") || { echo "bench/run.sh: $p has no small input" >&2; exit 1; }
-		build_for_spec "$build" "$specs" objrel-sized "$src" "$work/$p.objrel-sized"
+		build_for_spec "$build" "$specs" objrel-sized "$(prog_src "$p")" "$work/$p.objrel-sized" \
+			"$(prog_flags "$p")"
 		# shellcheck disable=SC2086  # ARGS are words on purpose
 		record_run "$build" "$work/$p.objrel-sized" "$work/$p.rec" 1000000000 $args 2>/dev/null
 		line=$("$checker" --stack "$work/$p.rec")
