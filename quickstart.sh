@@ -48,6 +48,10 @@ tests() {
 	build
 	say "test suite"
 	ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+	# The bench harness end to end at small inputs: every program's output under every module (and
+	# the peers) identical to native; its timings judge nothing there.
+	say "bench harness, --quick"
+	bench/run.sh "$BUILD_DIR" --quick
 	# Every C unit test once more under AddressSanitizer and UndefinedBehaviorSanitizer.
 	say "unit tests under ASan + UBSan"
 	cmake -S . -B "$BUILD_DIR-asan" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Mnemo bench harness: every bench program natively and under each module, side by side, in one run.
 #
-#   bench/run.sh [BUILD_DIR] [-m MODULES] [-p PROGRAMS] [-P PEERS] [-r REPEATS] [-j WORKERS]
+#   bench/run.sh [BUILD_DIR] [--quick] [-m MODULES] [-p PROGRAMS] [-P PEERS] [-r REPEATS] [-j WORKERS]
+#
+# --quick: small inputs, one repetition, no sqlite: the whole harness as a smoke run (CI-sized).
 #
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
 # second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
@@ -24,11 +26,13 @@
 # committed) driven by bench/sqlite/driver.c (200,000 orders through the C API, about 1 s).
 #
 # structure-affinity gets a second column, affinity/1000: the same binary run with
-# MNEMO_AFFINITY_SAMPLE=1000 (its sampling mode).  Modules with a speed target in their issue get
-# a line "<column> speed: ... (target <= N): PASS/FAIL".
+# MNEMO_AFFINITY_SAMPLE=1000 (its sampling mode).  With the five profiling modules all chosen (the
+# default), a column all-five: one binary built for the five, one backend each, in one run.
+# Columns with a speed target in their issue get a line "<column> speed: ... (target <= N)".
 #
 # With object-relative among the modules, a section at the small inputs follows: its derived
-# profiles against exact ones, and its lossless mode (time and grammar sizes); see below.
+# profiles against exact ones, and its lossless mode (time and grammar sizes); see below.  Last,
+# without --quick, the scaling of every column on hashtable at 1x, 4x and 16x the events.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -38,15 +42,17 @@ programs="bintree linkedlist hashtable graph aos stencil matmul histogram sqlite
 default_programs=$programs
 repeats=1
 peers=default
+quick=0
 frontend_target=2.5   # geomean slowdown under the null module
 while [ $# -gt 0 ]; do
 	case $1 in
+	--quick) quick=1; shift ;;
 	-m) modules=$2; shift 2 ;;
 	-p) programs=${2//,/ }; shift 2 ;;
 	-P) peers=$2; shift 2 ;;
 	-r) repeats=$2; shift 2 ;;
 	-j) export MNEMO_WORKERS=$2; shift 2 ;;
-	-h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$(cd "$1" && pwd); shift ;;
 	esac
@@ -57,6 +63,14 @@ if [ -z "$modules" ]; then
 	modules=$(ls "$build/share/mnemo/modules" | tr '\n' ' ')
 fi
 modules=${modules//,/ }
+# --quick: every program at its small input (bench/programs/small_inputs.sh), natively once, and
+# without sqlite, whose build alone takes minutes: a smoke run of the whole harness in about two
+# minutes, for CI.  Its slowdowns are of runs of milliseconds: startup, not throughput.
+source "$here/programs/small_inputs.sh"
+if [ $quick = 1 ]; then
+	[ "$programs" != "$default_programs" ] || programs=${programs/ sqlite/}
+	repeats=1
+fi
 # The table's columns: one per module, and for a module with a sampling mode one more, the same
 # binary run with its sampling variable (structure-affinity: one access in 1000).
 cols=
@@ -68,6 +82,16 @@ for m in $modules; do
 		cols+=" $c" col_mod[$c]=$m col_env[$c]=MNEMO_AFFINITY_SAMPLE=1000
 	fi
 done
+# all-five: one binary built for the five profiling modules, one backend each, all reading the
+# same stream; its RSS column is the sum of the five backends' peaks.
+five="dependence value-pattern object-relative rds-shape structure-affinity"
+all_there=1
+for m in $five; do [[ " $modules " == *" $m "* ]] || all_there=0; done
+if [ $all_there = 1 ]; then
+	c=all-five
+	f=${five// /,}
+	cols+=" $c" col_mod[$c]=$f col_env[$c]=
+fi
 work=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -111,6 +135,13 @@ done
 peers=$have_peers
 
 now() { date +%s.%N; }
+# judge CONDITION: PASS or FAIL as bc finds CONDITION; with --quick, whose runs last milliseconds
+# and measure startup, no verdict.
+judge() {
+	if [ $quick = 1 ]; then echo "not judged (--quick)"
+	elif [ "$(echo "$1" | bc -l)" = 1 ]; then echo PASS
+	else echo FAIL; fi
+}
 # best_time N CMD...: runs CMD N times with stdout to $work/out, prints the best wall seconds.
 best_time() {
 	local best= t0 t1 t n=$1
@@ -135,26 +166,32 @@ for p in $programs; do
 	src=$(prog_src "$p") flags=$(prog_flags "$p")
 	# shellcheck disable=SC2086  # FLAGS are words on purpose
 	clang-19 -O2 -o "$work/$p.native" "$src" $flags
-	native=$(best_time $((repeats > 3 ? repeats : 3)) "$work/$p.native")
+	args=
+	if [ $quick = 1 ]; then
+		args=$(small_args "$p") || { echo "bench/run.sh: $p has no small input" >&2; exit 1; }
+	fi
+	# shellcheck disable=SC2086  # ARGS are words on purpose
+	native=$(best_time $((quick ? 1 : repeats > 3 ? repeats : 3)) "$work/$p.native" $args)
 	cp "$work/out" "$work/$p.expected"
 	# The program's peak resident memory: what shadow memory is measured against.
-	/usr/bin/time -f %M -o "$work/$p.rss" "$work/$p.native" >/dev/null
+	# shellcheck disable=SC2086
+	/usr/bin/time -f %M -o "$work/$p.rss" "$work/$p.native" $args >/dev/null
 	native_rss[$p]=$(tail -n 1 "$work/$p.rss")
 	printf '%-11s %8s %8.1f' "$p" "$native" "$(echo "${native_rss[$p]} / 1024" | bc -l)"
 	for m in $cols; do
-		exe=$work/$p.${col_mod[$m]}
+		exe=$work/$p.${col_mod[$m]//,/+}
 		# shellcheck disable=SC2086
 		[ -x "$exe" ] || "$bin/mnemo-cc" -m "${col_mod[$m]}" -O2 -o "$exe" "$src" $flags
 		prof=$work/$p.${m//\//-}.mnemo.yaml
 		# shellcheck disable=SC2086  # the column's environment: none, or one VAR=value
-		secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${col_env[$m]} "$exe")
+		secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${col_env[$m]} "$exe" $args)
 		if ! cmp -s "$work/out" "$work/$p.expected"; then
 			echo; echo "bench/run.sh: $p under $m printed something else than natively" >&2
 			diff "$work/$p.expected" "$work/out" | head >&2
 			exit 1
 		fi
 		events=$(field events "$prof")
-		rss=$(field peak_rss_kib "$prof")
+		rss=$(grep -o "peak_rss_kib: [0-9]*" "$prof" | awk '{ t += $2 } END { print t + 0 }')
 		backend_rss[$p.$m]=${rss:-0}
 		slow=$(echo "$secs / $native" | bc -l)
 		logsum[$m]=$(echo "${logsum[$m]:-0} + l($slow)" | bc -l)
@@ -166,13 +203,15 @@ for p in $programs; do
 		dhat)
 			# shellcheck disable=SC2086
 			clang-19 -O2 -gdwarf-4 -o "$work/$p.dhat" "$src" $flags
+			# shellcheck disable=SC2086
 			secs=$(best_time "$repeats" valgrind --tool=dhat --dhat-out-file=/dev/null \
-				--log-file="$work/$p.dhat.log" "$work/$p.dhat") ;;
+				--log-file="$work/$p.dhat.log" "$work/$p.dhat" $args) ;;
 		memprof)
 			# shellcheck disable=SC2086
 			clang-19 -O2 -fmemory-profile -o "$work/$p.memprof" "$src" $flags
+			# shellcheck disable=SC2086
 			secs=$(MEMPROF_OPTIONS=log_path=$work/$p.memprofraw best_time "$repeats" \
-				env -C "$work" "$work/$p.memprof")
+				env -C "$work" "$work/$p.memprof" $args)
 			rm -f "$work/$p.memprofraw"* ;;
 		esac
 		if ! cmp -s "$work/out" "$work/$p.expected"; then
@@ -198,7 +237,7 @@ printf '\n'
 if [ -n "${logsum[null]:-}" ]; then
 	fc=$(echo "e(${logsum[null]} / $n)" | bc -l)
 	printf 'frontend cost: %.2fx geomean slowdown under null (target <= %.1fx): %s\n' "$fc" \
-		"$frontend_target" "$([ "$(echo "$fc <= $frontend_target" | bc -l)" = 1 ] && echo PASS || echo FAIL)"
+		"$frontend_target" "$(judge "$fc <= $frontend_target")"
 fi
 # Shadow memory alone (issue "Backend components"): the shadow-cost module writes ratio bytes of
 # shadow per program byte it sees accessed; its backend's peak RSS above null's (the same backend,
@@ -208,14 +247,14 @@ if [ -n "${logsum[shadow-cost]:-}" ] && [ -n "${logsum[null]:-}" ]; then
 	shadow_const_kib=4096
 	printf 'shadow memory (shadow-cost backend RSS - null backend RSS, budget ratio x program RSS + %d MiB):\n' \
 		$((shadow_const_kib / 1024))
-	verdict=PASS
+	verdict=$(judge 1)
 	for p in $programs; do
 		prof=$work/$p.shadow-cost.mnemo.yaml
 		ratio=$(echo "$(field meta_bytes "$prof") / $(field granule_bytes "$prof")" | bc -l)
 		cost=$((backend_rss[$p.shadow-cost] - backend_rss[$p.null]))
 		budget=$(echo "$ratio * ${native_rss[$p]} + $shadow_const_kib" | bc -l)
-		ok=$([ "$(echo "$cost <= $budget" | bc -l)" = 1 ] && echo PASS || echo FAIL)
-		[ "$ok" = PASS ] || verdict=FAIL
+		ok=$(judge "$cost <= $budget")
+		[ "$ok" != FAIL ] || verdict=FAIL
 		printf '  %-11s program %8.1f MiB  shadow %8.1f MiB  ratio %s  budget %8.1f MiB  %s\n' "$p" \
 			"$(echo "${native_rss[$p]} / 1024" | bc -l)" "$(echo "$cost / 1024" | bc -l)" \
 			"$(printf '%g' "$ratio")" "$(echo "$budget / 1024" | bc -l)" "$ok"
@@ -225,19 +264,19 @@ fi
 # The modules' own targets (their issues): geomean slowdown, and backend peak RSS against the
 # program's (a budget of factor x program RSS + constant MiB).
 declare -A slow_target=([dependence]=10 [rds-shape]=6 [object-relative]=10 [value-pattern]=5
-	[structure-affinity]=5 [affinity/1000]=1.5)
+	[structure-affinity]=5 [affinity/1000]=1.5 [all-five]=15)
 declare -A mem_factor=([dependence]=2) mem_const_mib=([dependence]=256)
 for m in $cols; do
 	if [ -n "${slow_target[$m]:-}" ]; then
 		g=$(echo "e(${logsum[$m]} / $n)" | bc -l)
 		printf '%s speed: %.2fx geomean slowdown (target <= %sx): %s\n' "$m" "$g" "${slow_target[$m]}" \
-			"$([ "$(echo "$g <= ${slow_target[$m]}" | bc -l)" = 1 ] && echo PASS || echo FAIL)"
+			"$(judge "$g <= ${slow_target[$m]}")"
 	fi
 	if [ -n "${mem_factor[$m]:-}" ]; then
-		verdict=PASS worst=
+		verdict=$(judge 1) worst=
 		for p in $programs; do
 			budget=$(echo "${mem_factor[$m]} * ${native_rss[$p]} + ${mem_const_mib[$m]} * 1024" | bc -l)
-			if [ "$(echo "${backend_rss[$p.$m]} > $budget" | bc -l)" = 1 ]; then
+			if [ $quick = 0 ] && [ "$(echo "${backend_rss[$p.$m]} > $budget" | bc -l)" = 1 ]; then
 				verdict=FAIL worst="$worst $p"
 			fi
 		done
@@ -251,7 +290,7 @@ if [ -n "${logsum[dhat]:-}" ]; then
 	for m in $cols; do
 		g=$(echo "e(${logsum[$m]} / $n)" | bc -l)
 		printf "%s below DHAT's geomean: %s (%.2fx against %.2fx)\n" "$m" \
-			"$([ "$(echo "$g < $dg" | bc -l)" = 1 ] && echo PASS || echo FAIL)" "$g" "$dg"
+			"$(judge "$g < $dg")" "$g" "$dg"
 	done
 fi
 # object-relative beyond its speed (its issue), at the small inputs (bench/programs/
@@ -266,7 +305,6 @@ fi
 if [[ " $modules " == *" object-relative "* ]]; then
 	# shellcheck source=record.sh
 	source "$here/record.sh"
-	source "$here/programs/small_inputs.sh"
 	checker=$bin/objrel-derived-check
 	specs=$root/tests/object-relative/spec
 	echo "object-relative at small inputs: derived profiles against exact ones (MNEMO_OBJREL_STACK=1), lossless mode"
@@ -315,5 +353,29 @@ if [[ " $modules " == *" object-relative "* ]]; then
 	printf 'object-relative lossless at small inputs: %.2fx native, %.2fx the LMAD mode (itself %.2fx native there); grammar size ratio %.3f (geomeans; WHOMP: 0.78)\n' \
 		"$(echo "e($nsum / $ln)" | bc -l)" "$(echo "e($lsum / $ln)" | bc -l)" \
 		"$(echo "e($msum / $ln)" | bc -l)" "$(echo "e($rsum / $ln)" | bc -l)"
+fi
+# Scaling (issue "Overhead budget"): hashtable at 1x, 4x and 16x its events (1.5, 6 and 24 million
+# operations; 24 million is its default input) under every column: the slowdown and the backend
+# peak RSS must grow slower than the events (here: less than 16 times from 1x to 16x).
+if [ $quick = 0 ] && [[ " $programs " == *" hashtable "* ]]; then
+	sizes="1500000 6000000 24000000"
+	echo "scaling: hashtable at 1x, 4x, 16x the events (operations: ${sizes// /, }): slowdown, backend peak RSS MiB"
+	for m in $cols; do
+		exe=$work/hashtable.${col_mod[$m]//,/+}
+		line= first_s= first_r= s= r=
+		for k in $sizes; do
+			nat=$(best_time 3 "$work/hashtable.native" "$k")
+			prof=$work/scaling.mnemo.yaml
+			# shellcheck disable=SC2086
+			t=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${col_env[$m]} "$exe" "$k")
+			s=$(echo "$t / $nat" | bc -l)
+			r=$(grep -o "peak_rss_kib: [0-9]*" "$prof" | awk '{ t += $2 } END { print t + 0 }')
+			first_s=${first_s:-$s} first_r=${first_r:-$r}
+			line+=$(printf '  %7.2fx %7.1f' "$s" "$(echo "$r / 1024" | bc -l)")
+		done
+		gs=$(echo "$s / $first_s" | bc -l) gr=$(echo "$r / $first_r" | bc -l)
+		printf '  %-18s%s   16x events: slowdown x%.2f, RSS x%.2f: %s\n' "$m" "$line" "$gs" "$gr" \
+			"$(judge "$gs < 16 && $gr < 16")"
+	done
 fi
 printf '(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"
