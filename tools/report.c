@@ -328,6 +328,13 @@ struct report {
 	bool sort_used;             /* some table had the --sort column */
 	char **columns_seen;        /* every column name, for the --sort error */
 	size_t ncolumns_seen;
+	/*
+	 * Every mapping and sequence print_node() printed: a YAML alias makes one node reachable
+	 * from many places, and a 700-byte file of aliases of aliases would print gigabytes.  The
+	 * writer never emits aliases; a node met again is named, not printed again.
+	 */
+	const struct mn_pnode **seen;   /* open addressing on the pointer; NULL: empty */
+	size_t nseen, seen_cap;
 };
 
 enum coltype { C_EMPTY, C_NUMBER, C_BOOL, C_TEXT, C_SITE };
@@ -896,12 +903,52 @@ static void print_inline(struct report *r, const char *key, const struct mn_pnod
 	free(text);
 }
 
+static size_t seen_slot(const struct mn_pnode **v, size_t cap, const struct mn_pnode *n)
+{
+	size_t i = (size_t)(((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15u >> 20) & (cap - 1);
+
+	while (v[i] && v[i] != n)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* Records n as printed; false when it already was. */
+static bool first_visit(struct report *r, const struct mn_pnode *n)
+{
+	size_t i;
+
+	if (2 * (r->nseen + 1) > r->seen_cap) {
+		size_t cap = r->seen_cap ? 2 * r->seen_cap : 256;
+		const struct mn_pnode **v = xmalloc(cap * sizeof(*v));
+
+		memset(v, 0, cap * sizeof(*v));
+
+		for (size_t k = 0; k < r->seen_cap; k++)
+			if (r->seen[k])
+				v[seen_slot(v, cap, r->seen[k])] = r->seen[k];
+		free(r->seen);
+		r->seen = v;
+		r->seen_cap = cap;
+	}
+	i = seen_slot(r->seen, r->seen_cap, n);
+	if (r->seen[i])
+		return false;
+	r->seen[i] = n;
+	r->nseen++;
+	return true;
+}
+
 /* Prints a section or part of one: scalars first, as `key: value`, then tables and sub-parts. */
 static void print_node(struct report *r, const char *title, const struct mn_pnode *n, size_t indent,
 		       int depth)
 {
 	size_t len = mn_pnode_len(n);
 
+	if (!first_visit(r, n)) {
+		fprintf(r->out, "%*s(printed above: a YAML alias of a node shown earlier)\n",
+			(int)indent, "");
+		return;
+	}
 	if (depth > MAX_DEPTH) {
 		fprintf(r->out, "%*s(nested deeper than %d levels; not shown)\n", (int)indent, "",
 			MAX_DEPTH);
@@ -1115,6 +1162,7 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < r.ncolumns_seen; i++)
 		free(r.columns_seen[i]);
 	free(r.columns_seen);
+	free(r.seen);
 	for (size_t i = 0; i < nonly; i++)
 		free(only[i]);
 	free(only);

@@ -441,6 +441,28 @@ static void test_report_odd_sections(void **state)
 	free_result(&r);
 }
 
+/* Aliases of aliases: 9 levels of 8 make 8^8 paths to one node in a few hundred bytes.  Each node
+ * is printed once (the fuzzing of tests/fuzz found the report printing gigabytes). */
+static void test_report_alias_bomb(void **state)
+{
+	const char *path = path_in("bomb.mnemo.yaml");
+	char text[2048];
+	size_t len = (size_t)snprintf(text, sizeof(text), "format: mnemo-profile/1\ncomplete: true\n"
+				      "modules:\n  m:\n    a0: &a0 [x, x, x, x, x, x, x, x]\n");
+	struct result r;
+
+	for (int i = 1; i < 9; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"    a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n",
+					i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+	write_file(path, text);
+	r = run_mnemo("report", path, NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "a YAML alias of a node shown earlier");
+	assert_true(strlen(r.out) < 100000);
+	free_result(&r);
+}
+
 /* ---- run ------------------------------------------------------------------------------------- */
 
 static bool exists(const char *path)
@@ -683,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_report_bad_profile),
 		cmocka_unit_test(test_report_wide_table),
 		cmocka_unit_test(test_report_odd_sections),
+		cmocka_unit_test(test_report_alias_bomb),
 		cmocka_unit_test(test_run_output_errors),
 		cmocka_unit_test(test_run_option_errors),
 		cmocka_unit_test(test_run_status_and_signal),
