@@ -243,6 +243,16 @@ static const char *last_of(const char *s, const char *end, char c)
 	return NULL;
 }
 
+uint64_t sa_fields_size(const char *fields)
+{
+	const char *colon = fields ? strrchr(fields, ':') : NULL, *slash;
+	uint64_t size;
+
+	if (!colon || !(slash = last_of(fields, colon, '/')) || !parse_u64(slash + 1, colon, &size))
+		return 0;
+	return size;
+}
+
 bool sa_layout_name(struct sa_layout *l, const char *fields)
 {
 	const char *colon = strrchr(fields, ':'), *slash, *end;

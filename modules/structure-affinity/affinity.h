@@ -116,6 +116,9 @@ static inline uint64_t sa_layout_offset(const struct sa_layout *l, const struct 
  */
 bool sa_layout_name(struct sa_layout *l, const char *fields);
 
+/* The structure size a site table `fields` string gives ("S/16:a@0,..." gives 16), or 0. */
+uint64_t sa_fields_size(const char *fields);
+
 /*
  * Writes the advice for l in words into buf (len bytes, cut if too short): "split into {0, 8}
  * and {4, 12}" (with names where sa_layout_name() gave them: "split into {a, c} and {b, d}"),

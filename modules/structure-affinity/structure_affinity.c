@@ -405,14 +405,17 @@ static uint64_t declared_size(const struct affinity *a, uint32_t site)
 	const struct mn_run_site *s = mn_run_site(a->run, site);
 
 	/*
-	 * Only an allocation whose type the pass recorded ("malloc:struct S", or operator new's
-	 * "callee:type") names the structure; a global's or a stack object's type_size is the
-	 * whole variable's, an array of structures included, so it is not a structure size.
+	 * An allocation whose type the pass recorded ("callee:type", operator new) gives its
+	 * type_size.  Otherwise the structure layout from debug info (`fields`, any kind of site)
+	 * gives the element type's size; a global's or a stack object's type_size is the whole
+	 * variable's, an array of structures included, so it is not a structure size.
 	 */
-	if (!s || !s->type_size || !type_name(s->name) ||
-	    (strcmp(s->kind, "alloc") && strcmp(s->kind, "realloc")))
+	if (!s)
 		return 0;
-	return s->type_size;
+	if (s->type_size && type_name(s->name) &&
+	    (!strcmp(s->kind, "alloc") || !strcmp(s->kind, "realloc")))
+		return s->type_size;
+	return sa_fields_size(s->fields);
 }
 
 static int by_cost(const void *x, const void *y)
@@ -626,10 +629,10 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 	mn_prof_kv_site(p, "site", d->site);
 	mn_prof_kv_str(p, "kind", kind_names[d->kind]);
 	mn_prof_kv_str(p, "name", rs ? rs->name : "");
-	if (l->declared)
-		mn_prof_kv_str(p, "type", type_name(rs->name));
-	else if (l->type[0])
+	if (l->type[0])           /* the layout's name, from debug info */
 		mn_prof_kv_str(p, "type", l->type);
+	else if (l->declared && rs && type_name(rs->name))
+		mn_prof_kv_str(p, "type", type_name(rs->name));
 	mn_prof_kv_u64(p, "instances", d->instances);
 	mn_prof_kv_u64(p, "bytes", d->max_bytes);
 	mn_prof_kv_u64(p, "accesses", d->accesses);

@@ -268,7 +268,7 @@ static void test_figure1(void **state)
 	assert_int_equal(u64(s, "instances"), 1);
 	assert_int_equal(u64(s, "bytes"), 16000);
 	expect_near(f64(s, "share"), 1.0, "share");
-	expect_size(s, 16, 0, "strides");
+	expect_size(s, 16, 16, "strides");
 	expect_fields(s, off, 4);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(u64(field(s, off[i]), "bytes"), 4);
@@ -333,7 +333,7 @@ static void test_figure1_cache(void **state)
 	assert_true(mem >= 250);
 	assert_int_equal(l1 + l2 + mem, u64(get(sec, "totals"), "accesses"));
 	s = structure(p, "alloc", "arr");
-	expect_size(s, 16, 0, "strides");
+	expect_size(s, 16, 16, "strides");
 	expect_advice(s, "split into {a, c} and {b, d}");
 	mn_profile_close(p);
 
@@ -375,7 +375,7 @@ static void test_together(void **state)
 	p = run();
 	s = structure(p, "stack", "pts");
 	assert_string_equal(str(s, "kind"), "stack");
-	expect_size(s, 24, 0, "strides");
+	expect_size(s, 24, 24, "strides");
 	expect_fields(s, off, 3);
 	expect_names(s, "point", names, 3);
 	for (int i = 0; i < 3; i++)
@@ -398,7 +398,7 @@ static void test_hot_cold(void **state)
 	p = run();
 	s = structure(p, "global", "table");
 	assert_string_equal(str(s, "kind"), "global");
-	expect_size(s, 16, 0, "strides");
+	expect_size(s, 16, 16, "strides");
 	expect_fields(s, off, 4);
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(u64(field(s, off[i]), "cost"), cost[i]);
@@ -428,7 +428,7 @@ static void test_list(void **state)
 	p = run();
 	s = structure(p, "alloc", "contig");
 	assert_int_equal(u64(s, "instances"), 1);
-	expect_size(s, 24, 0, "strides");
+	expect_size(s, 24, 24, "strides");
 	expect_fields(s, off, 3);
 	expect_near(affinity(s, 0, 16), 1.0, "contig A(key, next)");
 	expect_near(affinity(s, 0, 8), 0.5, "contig A(key, val)");
@@ -459,13 +459,13 @@ static void test_two_structs(void **state)
 	build("two_structs", "c");
 	p = run();
 	s = structure(p, "alloc", "pa");
-	expect_size(s, 12, 0, "strides");
+	expect_size(s, 12, 12, "strides");
 	expect_fields(s, off_a, 3);
 	expect_near(affinity(s, 0, 8), 1.0, "a3 A(a, c)");
 	expect_near(affinity(s, 0, 4), 0.0, "a3 A(a, b)");
 	expect_advice(s, "split into {a, c} and {b}");
 	s = structure(p, "alloc", "pb");
-	expect_size(s, 24, 0, "strides");
+	expect_size(s, 24, 24, "strides");
 	expect_fields(s, off_b, 3);
 	expect_near(affinity(s, 0, 16), 1.0, "b3 A(x, z)");
 	expect_near(affinity(s, 8, 16), 0.0, "b3 A(y, z)");
