@@ -42,14 +42,15 @@
 #define STACK_ENV "MNEMO_OBJREL_STACK"
 #define LMADS_MAX 1000000u
 
-enum group_kind { GROUP_HEAP, GROUP_GLOBAL, GROUP_STACK };
-
-static const char *const kind_names[] = { "heap", "global", "stack" };
+/* A group's kind is its objects' (objects.h). */
+static const char *const kind_names[] = {
+	[MN_OBJ_HEAP] = "heap", [MN_OBJ_STACK] = "stack", [MN_OBJ_GLOBAL] = "global"
+};
 
 struct group {
 	uint32_t site;
 	bool seen;
-	enum group_kind kind;
+	enum mn_obj_kind kind;
 	uint64_t objects, bytes;     /* objects made, sum of their sizes when made */
 	uint64_t *life;              /* lifetimes of its objects so far (freed, then live at end) */
 	size_t nlife, alife;
@@ -82,7 +83,7 @@ struct lossless {
 };
 
 struct objrel {
-	struct objrel_objects objs;
+	struct mn_objects objs;
 	struct lossless *ll;         /* NULL unless MNEMO_OBJREL_LOSSLESS=1 */
 	struct mn_sitevec groups;    /* struct group by site id */
 	struct mn_sitevec insns;     /* struct insn by site id */
@@ -121,12 +122,12 @@ static void life_add(struct objrel *r, struct group *g, uint64_t life)
 }
 
 static void new_object(struct objrel *r, uint32_t site, uint64_t addr, uint64_t size,
-		       enum group_kind kind)
+		       enum mn_obj_kind kind)
 {
 	struct group *g = group_get(r, site);
 
-	if (!g || !objrel_objects_alloc(&r->objs, addr, size, site, g->objects, r->clock,
-					kind == GROUP_GLOBAL)) {
+	if (!g || !mn_objects_alloc(&r->objs, &(struct mn_obj){ .addr = addr, .size = size,
+			.kind = kind, .group = site, .serial = g->objects, .born = r->clock })) {
 		r->nomem++;
 		return;
 	}
@@ -135,18 +136,9 @@ static void new_object(struct objrel *r, uint32_t site, uint64_t addr, uint64_t 
 	g->bytes += size;
 }
 
-/* The live heap object starting at addr, or 0. */
-static uint32_t object_at(struct objrel *r, uint64_t addr)
-{
-	uint32_t s = objrel_objects_find(&r->objs, addr);
-	const struct objrel_obj *x = s ? objrel_obj(&r->objs, s) : NULL;
-
-	return x && x->addr == addr && !x->global ? s : 0;
-}
-
 static void end_object(struct objrel *r, uint32_t s)
 {
-	struct objrel_obj *x = objrel_obj(&r->objs, s);
+	struct mn_obj *x = mn_obj(&r->objs, s);
 	struct group *g = mn_sitevec_find(&r->groups, x->group);
 
 	if (g)
@@ -157,7 +149,7 @@ static void or_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
 	struct objrel *r = st;
 
-	new_object(r, site, addr, size, GROUP_HEAP);
+	new_object(r, site, addr, size, MN_OBJ_HEAP);
 	r->clock++;
 }
 
@@ -165,7 +157,7 @@ static void or_global(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
 	struct objrel *r = st;
 
-	new_object(r, site, addr, size, GROUP_GLOBAL);
+	new_object(r, site, addr, size, MN_OBJ_GLOBAL);
 	r->clock++;
 }
 
@@ -173,14 +165,14 @@ static void or_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t
 			    uint64_t size)
 {
 	struct objrel *r = st;
-	uint32_t s = old_addr ? object_at(r, old_addr) : 0;
+	uint32_t s = old_addr ? mn_objects_at(&r->objs, old_addr) : 0;
 
 	if (s)
-		objrel_objects_move(&r->objs, s, addr, size);
+		mn_objects_move(&r->objs, s, addr, size);
 	else {
 		if (old_addr)
 			r->unknown_frees++;
-		new_object(r, site, addr, size, GROUP_HEAP);
+		new_object(r, site, addr, size, MN_OBJ_HEAP);
 	}
 	r->clock++;
 }
@@ -191,10 +183,10 @@ static void or_heap_free(void *st, uint32_t site, uint64_t addr)
 	uint32_t s;
 
 	if (addr) {
-		s = object_at(r, addr);
+		s = mn_objects_at(&r->objs, addr);
 		if (s) {
 			end_object(r, s);
-			objrel_objects_release(&r->objs, s);
+			mn_objects_release(&r->objs, s);
 		} else {
 			r->unknown_frees++;
 		}
@@ -213,12 +205,12 @@ static void or_stack_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size
 
 	if (!r->stack)
 		return;
-	s = object_at(r, addr);
+	s = mn_objects_at(&r->objs, addr);
 	if (s) {
 		end_object(r, s);
-		objrel_objects_release(&r->objs, s);
+		mn_objects_release(&r->objs, s);
 	}
-	new_object(r, site, addr, size, GROUP_STACK);
+	new_object(r, site, addr, size, MN_OBJ_STACK);
 	r->clock++;
 }
 
@@ -229,10 +221,10 @@ static void or_stack_free(void *st, uint32_t site, uint64_t addr)
 
 	if (!r->stack)
 		return;
-	s = object_at(r, addr);
+	s = mn_objects_at(&r->objs, addr);
 	if (s) {
 		end_object(r, s);
-		objrel_objects_release(&r->objs, s);
+		mn_objects_release(&r->objs, s);
 	}
 	r->clock++;
 }
@@ -270,7 +262,7 @@ static struct stream *stream_of(struct objrel *r, struct insn *in, uint32_t grou
  * of unequal lengths; so the first failure stops every append (`complete: false`).
  */
 static void lossless_add(struct objrel *r, uint32_t site, uint64_t addr,
-			 const struct objrel_obj *x)
+			 const struct mn_obj *x)
 {
 	struct lossless *ll = r->ll;
 	uint64_t v[LL_STREAMS] = { site, x->group, x->serial, addr - x->addr };
@@ -291,7 +283,7 @@ static void on_access(struct objrel *r, uint32_t site, uint64_t addr, bool store
 {
 	struct insn *in = mn_sitevec_get(&r->insns, site);
 	uint64_t t = r->clock++;
-	struct objrel_obj *x;
+	struct mn_obj *x;
 	struct stream *s;
 	uint32_t slot;
 	uint64_t p[OBJREL_LMAD_DIMS];
@@ -303,14 +295,14 @@ static void on_access(struct objrel *r, uint32_t site, uint64_t addr, bool store
 	in->site = site;
 	in->store = store;
 	in->accesses++;
-	slot = objrel_objects_find(&r->objs, addr);
+	slot = mn_objects_find(&r->objs, addr);
 	if (!slot) {
 		in->unattributed++;
 		if (r->ll)
 			r->ll->unattributed++;
 		return;
 	}
-	x = objrel_obj(&r->objs, slot);
+	x = mn_obj(&r->objs, slot);
 	if (r->ll)
 		lossless_add(r, site, addr, x);
 	s = stream_of(r, in, x->group);
@@ -392,7 +384,7 @@ static int or_init(void *st, const struct mn_run *run)
 	err = lossless_init(&r->ll);
 	if (err)
 		return err;
-	err = objrel_objects_init(&r->objs);
+	err = mn_objects_init(&r->objs);
 	if (err) {
 		lossless_free(r->ll);
 		return err;
@@ -400,7 +392,7 @@ static int or_init(void *st, const struct mn_run *run)
 	if (mn_sitevec_init(&r->groups, sizeof(struct group), nsites) ||
 	    mn_sitevec_init(&r->insns, sizeof(struct insn), nsites)) {
 		mn_sitevec_free(&r->groups);
-		objrel_objects_free(&r->objs);
+		mn_objects_free(&r->objs);
 		lossless_free(r->ll);
 		return -ENOMEM;
 	}
@@ -422,7 +414,7 @@ static void or_fini(void *st)
 	}
 	mn_sitevec_free(&r->groups);
 	mn_sitevec_free(&r->insns);
-	objrel_objects_free(&r->objs);
+	mn_objects_free(&r->objs);
 	lossless_free(r->ll);
 }
 
@@ -551,7 +543,7 @@ static int or_emit(void *st, struct mn_prof *p)
 
 	/* Objects alive at the end live until the end: their lifetimes join their groups'. */
 	for (uint32_t s = 1; s <= r->objs.n; s++)
-		if (objrel_obj(&r->objs, s)->live)
+		if (mn_obj(&r->objs, s)->live)
 			end_object(r, s);
 	MN_SITEVEC_FOREACH(&r->insns, id, in) {
 		uint64_t c = 0;

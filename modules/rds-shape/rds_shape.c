@@ -7,11 +7,12 @@
  * traversals and their pattern, its lifetime and its stability factor; per type, the totals and
  * averages of the paper's Table 3.  Schema and definitions: README.md.
  *
- * The paper's OID manager is objects.c (address -> object through shadow memory); its profile
- * builder is this file: edge_add() on a store whose address and value lie in live objects,
- * traverse() on such a load, node_delete() on a free.  The SSG's SCCs are kept online (scc.c,
- * Pearce and Kelly); an edge whose sites are in one SCC joins its objects' instances at once, any
- * other waits in the pending table (tables.c) and is taken when the SCCs change (Figure 3).
+ * The paper's OID manager is the object table, backend/objects.h (address -> object through
+ * shadow memory); its profile builder is this file: edge_add() on a store whose address and value
+ * lie in live objects, traverse() on such a load, node_delete() on a free.  The SSG's SCCs are
+ * kept online (scc.c, Pearce and Kelly); an edge whose sites are in one SCC joins its objects'
+ * instances at once, any other waits in the pending table (tables.c) and is taken when the SCCs
+ * change (Figure 3).
  *
  * Instances are a union-find over objects with deletion: each object points straight at its
  * instance, and a union relabels the smaller instance's live members (weighted quick-find), so a
@@ -84,8 +85,20 @@ struct row {
 	bool capped;                    /* rsf is a lower bound (top[] was cut) */
 };
 
+/* An object's neighbours in its instance's list of live members (slots, 0: none). */
+struct link {
+	uint32_t prev, next;
+};
+
 struct rds {
-	struct rds_objects obj;
+	struct mn_objects obj;          /* heap objects only, so looked up by granule, touching no
+					 * record; group: SSG node; serial: from 1, in order */
+	uint32_t *inst_of;              /* by slot: its instance, 0: none.  Apart from obj and
+					 * links so that a traversal's two lookups touch 4 dense
+					 * bytes, not two records */
+	struct link *links;             /* by slot */
+	uint32_t nslots;                /* inst_of[] and links[] allocated */
+	uint64_t serial;                /* the last serial handed out: objects made */
 	struct rds_scc ssg;
 	struct asite *sites;            /* by SSG node */
 	uint32_t *node_of;              /* by site id: SSG node + 1; 0: none yet */
@@ -183,7 +196,7 @@ static uint64_t stability(struct rds *r, struct inst *I, bool *capped)
 /* A new instance of object s alone (which has none); returns it, or 0 without memory. */
 static uint32_t inst_new(struct rds *r, uint32_t s)
 {
-	struct rds_obj *x = rds_obj(&r->obj, s);
+	struct mn_obj *x = mn_obj(&r->obj, s);
 	struct inst *I;
 	uint32_t i = r->free_inst;
 
@@ -212,23 +225,22 @@ static uint32_t inst_new(struct rds *r, uint32_t s)
 	I->created = x->born;
 	I->nodes = I->live = 1;
 	I->head = s;
-	I->node = x->node;
-	r->obj.inst[s] = i;
-	x->prev = x->next = 0;
+	I->node = x->group;
+	r->inst_of[s] = i;
+	r->links[s] = (struct link){ 0, 0 };
 	return i;
 }
 
 /* Object s (in no instance) joins instance i. */
 static void inst_add(struct rds *r, uint32_t i, uint32_t s)
 {
-	struct rds_obj *x = rds_obj(&r->obj, s);
+	struct mn_obj *x = mn_obj(&r->obj, s);
 	struct inst *I = &r->inst[i];
 
-	r->obj.inst[s] = i;
-	x->prev = 0;
-	x->next = I->head;
+	r->inst_of[s] = i;
+	r->links[s] = (struct link){ .prev = 0, .next = I->head };
 	if (I->head)
-		rds_obj(&r->obj, I->head)->prev = s;
+		r->links[I->head].prev = s;
 	I->head = s;
 	I->nodes++;
 	I->live++;
@@ -250,14 +262,14 @@ static uint32_t inst_merge(struct rds *r, uint32_t a, uint32_t b)
 	}
 	I = &r->inst[a];
 	J = &r->inst[b];
-	for (uint32_t m = J->head; m; m = rds_obj(&r->obj, m)->next) {
-		r->obj.inst[m] = a;
+	for (uint32_t m = J->head; m; m = r->links[m].next) {
+		r->inst_of[m] = a;
 		tail = m;
 	}
 	if (tail) {
-		rds_obj(&r->obj, tail)->next = I->head;
+		r->links[tail].next = I->head;
 		if (I->head)
-			rds_obj(&r->obj, I->head)->prev = tail;
+			r->links[I->head].prev = tail;
 		I->head = J->head;
 	}
 	close_interval(r, I);
@@ -376,8 +388,8 @@ static void row_keep(struct rds *r, const struct row *w)
 /* Objects s and d, whose sites share an SCC, are linked by `stores` pointer stores s -> d. */
 static void join(struct rds *r, uint32_t s, uint32_t d, uint64_t stores)
 {
-	struct rds_obj *x = rds_obj(&r->obj, s), *y = rds_obj(&r->obj, d);
-	uint32_t a = r->obj.inst[s], b = r->obj.inst[d];
+	struct mn_obj *x = mn_obj(&r->obj, s), *y = mn_obj(&r->obj, d);
+	uint32_t a = r->inst_of[s], b = r->inst_of[d];
 	struct inst *I;
 
 	if (!a && !b && !(a = inst_new(r, s))) {
@@ -389,7 +401,7 @@ static void join(struct rds *r, uint32_t s, uint32_t d, uint64_t stores)
 		inst_add(r, a, s);
 		alter(r, &r->inst[a]);
 	} else if (!b) {
-		if (!r->obj.inst[d])   /* not d == s, just made */
+		if (!r->inst_of[d])   /* not d == s, just made */
 			inst_add(r, a, d);
 		alter(r, &r->inst[a]);
 	} else if (a != b) {
@@ -412,7 +424,7 @@ static void join(struct rds *r, uint32_t s, uint32_t d, uint64_t stores)
 static bool take_pending(void *arg, const struct rds_pend *e)
 {
 	struct rds *r = arg;
-	uint32_t u = rds_obj(&r->obj, e->src)->node, v = rds_obj(&r->obj, e->dst)->node;
+	uint32_t u = mn_obj(&r->obj, e->src)->group, v = mn_obj(&r->obj, e->dst)->group;
 
 	if (rds_scc_comp(&r->ssg, u) != rds_scc_comp(&r->ssg, v))
 		return false;
@@ -456,7 +468,7 @@ static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
 /* edge_add: the pointer field at offset off of object s now points into object d. */
 static void edge_add(struct rds *r, uint32_t s, uint64_t off, uint32_t d)
 {
-	uint32_t u = rds_obj(&r->obj, s)->node, v = rds_obj(&r->obj, d)->node;
+	uint32_t u = mn_obj(&r->obj, s)->group, v = mn_obj(&r->obj, d)->group;
 
 	r->pointer_stores++;
 	if (off < 8 * FIELDS && !(off & 7))
@@ -474,14 +486,14 @@ static void edge_add(struct rds *r, uint32_t s, uint64_t off, uint32_t d)
 /* A null stored at address a: an edge removed if a is a pointer field of an instance's node. */
 static void edge_remove(struct rds *r, uint64_t a)
 {
-	uint32_t s = rds_objects_find(&r->obj, a), i;
+	uint32_t s = mn_objects_find_granule(&r->obj, a), i;
 	uint64_t off;
 
-	if (!s || !(i = r->obj.inst[s]))
+	if (!s || !(i = r->inst_of[s]))
 		return;
-	off = a - rds_obj(&r->obj, s)->addr;
+	off = a - mn_obj(&r->obj, s)->addr;
 	if (off < 8 * FIELDS && !(off & 7) &&
-	    (r->sites[rds_obj(&r->obj, s)->node].ptr_fields >> (off >> 3) & 1))
+	    (r->sites[mn_obj(&r->obj, s)->group].ptr_fields >> (off >> 3) & 1))
 		alter(r, &r->inst[i]);
 }
 
@@ -492,10 +504,10 @@ static void edge_remove(struct rds *r, uint64_t a)
  */
 static void traverse(struct rds *r, uint32_t s, uint32_t d)
 {
-	uint32_t i = s ? r->obj.inst[s] : 0;
+	uint32_t i = s ? r->inst_of[s] : 0;
 	struct inst *I;
 
-	if (!i || i != r->obj.inst[d])
+	if (!i || i != r->inst_of[d])
 		return;
 	I = &r->inst[i];
 	if (I->trav) {
@@ -519,8 +531,8 @@ static void traverse(struct rds *r, uint32_t s, uint32_t d)
  */
 static void node_delete(struct rds *r, uint32_t s)
 {
-	struct rds_obj *x = rds_obj(&r->obj, s);
-	uint32_t i = r->obj.inst[s];
+	const struct link *l = &r->links[s];
+	uint32_t i = r->inst_of[s];
 	struct inst *I;
 	struct row w;
 
@@ -531,12 +543,12 @@ static void node_delete(struct rds *r, uint32_t s)
 		I->last_src = 0;
 	if (I->last_dst == s)
 		I->last_dst = 0;
-	if (x->prev)
-		rds_obj(&r->obj, x->prev)->next = x->next;
+	if (l->prev)
+		r->links[l->prev].next = l->next;
 	else
-		I->head = x->next;
-	if (x->next)
-		rds_obj(&r->obj, x->next)->prev = x->prev;
+		I->head = l->next;
+	if (l->next)
+		r->links[l->next].prev = l->prev;
 	if (--I->live)
 		return;
 	w = row_of(r, I);
@@ -592,12 +604,12 @@ static void rds_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uin
 	uint32_t d;
 
 	r->now++;
-	if (size != 8 || !(d = rds_objects_find(&r->obj, value)))
+	if (size != 8 || !(d = mn_objects_find_granule(&r->obj, value)))
 		return;
 	r->pointer_loads++;
 	/* A traversal needs both ends in one instance: look the address up only then. */
-	if (r->obj.inst[d])
-		traverse(r, rds_objects_find(&r->obj, addr), d);
+	if (r->inst_of[d])
+		traverse(r, mn_objects_find_granule(&r->obj, addr), d);
 }
 
 static void rds_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
@@ -610,15 +622,46 @@ static void rds_store(void *st, uint32_t site, uint64_t addr, uint64_t value, ui
 		return;
 	if (!value)
 		edge_remove(r, addr);
-	else if ((d = rds_objects_find(&r->obj, value)) && (s = rds_objects_find(&r->obj, addr)))
-		edge_add(r, s, addr - rds_obj(&r->obj, s)->addr, d);
+	else if ((d = mn_objects_find_granule(&r->obj, value)) &&
+		 (s = mn_objects_find_granule(&r->obj, addr)))
+		edge_add(r, s, addr - mn_obj(&r->obj, s)->addr, d);
 }
 
 /* Object s is gone: its instance loses it, its slot is free. */
 static void object_end(struct rds *r, uint32_t s)
 {
 	node_delete(r, s);
-	rds_objects_release(&r->obj, s);
+	mn_objects_release(&r->obj, s);
+}
+
+/*
+ * Makes room in inst_of[] and links[] for any slot the next mn_objects_alloc() can return (n + 1
+ * at most); false without memory, with nothing lost.
+ */
+static bool slots_reserve(struct rds *r)
+{
+	uint32_t need = r->obj.n + 2, cap = r->nslots ? r->nslots : 4096;
+	uint32_t *inst_of;
+	struct link *links;
+
+	if (need <= r->nslots)
+		return true;
+	while (cap < need) {
+		if (cap > UINT32_MAX / 2)
+			return false;
+		cap *= 2;
+	}
+	inst_of = realloc(r->inst_of, (size_t)cap * sizeof(*inst_of));
+	if (!inst_of)
+		return false;
+	r->inst_of = inst_of;
+	links = realloc(r->links, (size_t)cap * sizeof(*links));
+	if (!links)
+		return false;
+	r->links = links;
+	r->inst_of[0] = 0;   /* slot 0, "none", is in no instance */
+	r->nslots = cap;
+	return true;
 }
 
 static void rds_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
@@ -627,39 +670,42 @@ static void rds_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size
 	uint32_t n = node_of(r, site), s;
 
 	r->now++;
-	if ((s = rds_objects_find(&r->obj, addr)))
+	if ((s = mn_objects_find_granule(&r->obj, addr)))
 		object_end(r, s);   /* a free we never saw */
-	if (n == UINT32_MAX || !(s = rds_objects_alloc(&r->obj, addr, size))) {
+	if (n == UINT32_MAX || !slots_reserve(r) ||
+	    !(s = mn_objects_alloc(&r->obj, &(struct mn_obj){ .addr = addr, .size = size,
+			.group = n, .serial = r->serial + 1, .born = r->now }))) {
 		r->nomem++;
 		return;
 	}
-	rds_obj(&r->obj, s)->node = n;
-	rds_obj(&r->obj, s)->born = r->now;
+	r->serial++;
+	r->inst_of[s] = 0;
+	r->links[s] = (struct link){ 0, 0 };
 }
 
 /* realloc keeps the object: its serial, site and instance (4.1); only its place changes. */
 static void rds_heap_realloc(void *st, uint32_t site, uint64_t old, uint64_t addr, uint64_t size)
 {
 	struct rds *r = st;
-	uint32_t s = rds_objects_find(&r->obj, old), t;
+	uint32_t s = mn_objects_at(&r->obj, old), t;
 
-	if (!s || rds_obj(&r->obj, s)->addr != old) {
+	if (!s) {
 		rds_heap_alloc(st, site, addr, size);   /* an object we never saw: a new one */
 		return;
 	}
 	r->now++;
-	if ((t = rds_objects_find(&r->obj, addr)) && t != s)
+	if ((t = mn_objects_find_granule(&r->obj, addr)) && t != s)
 		object_end(r, t);
-	rds_objects_move(&r->obj, s, addr, size);
+	mn_objects_move(&r->obj, s, addr, size);
 }
 
 static void rds_heap_free(void *st, uint32_t site, uint64_t addr)
 {
 	struct rds *r = st;
-	uint32_t s = rds_objects_find(&r->obj, addr);
+	uint32_t s = mn_objects_at(&r->obj, addr);
 
 	r->now++;
-	if (!s || rds_obj(&r->obj, s)->addr != addr) {
+	if (!s) {
 		r->unknown_frees++;
 		return;
 	}
@@ -671,7 +717,7 @@ static int rds_init(void *st, const struct mn_run *run)
 	struct rds *r = st;
 
 	rds_scc_init(&r->ssg);
-	return rds_objects_init(&r->obj);
+	return mn_objects_init(&r->obj);
 }
 
 static void rds_fini(void *st)
@@ -689,7 +735,9 @@ static void rds_fini(void *st)
 	rds_map_free(&r->edge_of);
 	rds_pending_free(&r->pend);
 	rds_scc_free(&r->ssg);
-	rds_objects_free(&r->obj);
+	mn_objects_free(&r->obj);
+	free(r->inst_of);
+	free(r->links);
 }
 
 /* ---- Emit ------------------------------------------------------------------------------------ */
@@ -849,7 +897,7 @@ static int rds_emit(void *st, struct mn_prof *p)
 	mn_prof_kv_u64(p, "events", r->now);
 	mn_prof_key(p, "heap");
 	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "objects", r->obj.serial);
+	mn_prof_kv_u64(p, "objects", r->serial);
 	mn_prof_kv_u64(p, "peak_live", r->obj.peak);
 	mn_prof_kv_u64(p, "live_at_end", r->obj.live);
 	mn_prof_kv_u64(p, "pointer_stores", r->pointer_stores);

@@ -75,13 +75,13 @@ static inline uint64_t field_hash(uint32_t src, uint64_t offset)
 	return mix((uint64_t)src << 32 ^ offset);
 }
 
-static bool alive(const struct rds_objects *o, uint32_t s, uint32_t tag)
+static bool alive(const struct mn_objects *o, uint32_t s, uint32_t tag)
 {
-	return rds_obj(o, s)->serial && (uint32_t)rds_obj(o, s)->serial == tag;
+	return mn_obj(o, s)->live && (uint32_t)mn_obj(o, s)->serial == tag;
 }
 
 /* Rebuilds the table at size without its dead entries; 0 or -ENOMEM (then unchanged). */
-static int rebuild(struct rds_pending *p, uint64_t size, const struct rds_objects *o)
+static int rebuild(struct rds_pending *p, uint64_t size, const struct mn_objects *o)
 {
 	struct rds_pend *e = calloc(size, sizeof(*e));
 
@@ -110,10 +110,10 @@ static int rebuild(struct rds_pending *p, uint64_t size, const struct rds_object
 	return 0;
 }
 
-int rds_pending_put(struct rds_pending *p, const struct rds_objects *o, uint32_t src,
+int rds_pending_put(struct rds_pending *p, const struct mn_objects *o, uint32_t src,
 		    uint64_t offset, uint32_t dst)
 {
-	uint32_t st = (uint32_t)rds_obj(o, src)->serial, dt = (uint32_t)rds_obj(o, dst)->serial;
+	uint32_t st = (uint32_t)mn_obj(o, src)->serial, dt = (uint32_t)mn_obj(o, dst)->serial;
 	uint64_t size = p->e ? p->mask + 1 : 0, i;
 	struct rds_pend *e;
 
@@ -141,7 +141,7 @@ int rds_pending_put(struct rds_pending *p, const struct rds_objects *o, uint32_t
 	return 0;
 }
 
-void rds_pending_take(struct rds_pending *p, const struct rds_objects *o,
+void rds_pending_take(struct rds_pending *p, const struct mn_objects *o,
 		      bool (*take)(void *arg, const struct rds_pend *e), void *arg)
 {
 	uint64_t taken = 0;

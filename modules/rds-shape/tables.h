@@ -59,14 +59,14 @@ struct rds_pending {
  * Records that the field at offset in object src now points into object dst.  Returns 0, or
  * -ENOMEM (or -EOVERFLOW for an offset past 4 GiB) with the edge not recorded.
  */
-int rds_pending_put(struct rds_pending *p, const struct rds_objects *o, uint32_t src,
+int rds_pending_put(struct rds_pending *p, const struct mn_objects *o, uint32_t src,
 		    uint64_t offset, uint32_t dst);
 
 /*
  * Calls take(arg, e) for every pending edge whose two objects are alive; removes the edges it
  * returns true for, and every edge with a dead end.
  */
-void rds_pending_take(struct rds_pending *p, const struct rds_objects *o,
+void rds_pending_take(struct rds_pending *p, const struct mn_objects *o,
 		      bool (*take)(void *arg, const struct rds_pend *e), void *arg);
 
 void rds_pending_free(struct rds_pending *p);

@@ -58,14 +58,15 @@ struct options {
 	double threshold;            /* affinity from which two fields go together */
 };
 
-enum dobj_kind { DOBJ_HEAP, DOBJ_STACK, DOBJ_GLOBAL };
-
-static const char *const kind_names[] = { "heap", "stack", "global" };
+/* A data object's kind is its instances' (objects.h). */
+static const char *const kind_names[] = {
+	[MN_OBJ_HEAP] = "heap", [MN_OBJ_STACK] = "stack", [MN_OBJ_GLOBAL] = "global"
+};
 
 /* A data object: every instance made at one site. */
 struct dobj {
 	uint32_t site;
-	enum dobj_kind kind;
+	enum mn_obj_kind kind;
 	uint64_t instances, max_bytes;
 	uint64_t accesses, cost;
 };
@@ -87,7 +88,7 @@ struct insn {
 struct affinity {
 	struct options opt;
 	const struct mn_run *run;
-	struct sa_objects objs;
+	struct mn_objects objs;
 	struct mn_sitevec dobjs;     /* struct dobj by site */
 	struct mn_sitevec insns;     /* struct insn by load or store site */
 	struct sa_cache cache;       /* with opt.cache */
@@ -149,11 +150,12 @@ static int read_options(struct options *o)
 /* ---- Data objects and their instances -------------------------------------------------------- */
 
 static void new_instance(struct affinity *a, uint32_t site, uint64_t addr, uint64_t size,
-			 enum dobj_kind kind)
+			 enum mn_obj_kind kind)
 {
 	struct dobj *d = mn_sitevec_get(&a->dobjs, site);
 
-	if (!d || !sa_objects_alloc(&a->objs, addr, size, site, ++a->serial, kind == DOBJ_GLOBAL)) {
+	if (!d || !mn_objects_alloc(&a->objs, &(struct mn_obj){ .addr = addr, .size = size,
+			.kind = kind, .group = site, .serial = ++a->serial })) {
 		a->nomem++;
 		return;
 	}
@@ -164,45 +166,36 @@ static void new_instance(struct affinity *a, uint32_t site, uint64_t addr, uint6
 		d->max_bytes = size;
 }
 
-/* The live heap or stack instance starting at addr, or 0. */
-static uint32_t instance_at(struct affinity *a, uint64_t addr)
-{
-	uint32_t s = sa_objects_find(&a->objs, addr);
-	const struct sa_obj *x = s ? sa_obj(&a->objs, s) : NULL;
-
-	return x && x->addr == addr && !x->global ? s : 0;
-}
-
 static void end_instance(struct affinity *a, uint64_t addr)
 {
-	uint32_t s = addr ? instance_at(a, addr) : 0;
+	uint32_t s = addr ? mn_objects_at(&a->objs, addr) : 0;
 
 	if (s)
-		sa_objects_release(&a->objs, s);
+		mn_objects_release(&a->objs, s);
 	else if (addr)
 		a->unknown_frees++;
 }
 
 static void sa_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
-	new_instance(st, site, addr, size, DOBJ_HEAP);
+	new_instance(st, site, addr, size, MN_OBJ_HEAP);
 }
 
 static void sa_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t addr,
 			    uint64_t size)
 {
 	struct affinity *a = st;
-	uint32_t s = old_addr ? instance_at(a, old_addr) : 0;
+	uint32_t s = old_addr ? mn_objects_at(&a->objs, old_addr) : 0;
 
 	if (!s) {
 		if (old_addr)
 			a->unknown_frees++;
-		new_instance(a, site, addr, size, DOBJ_HEAP);
+		new_instance(a, site, addr, size, MN_OBJ_HEAP);
 		return;
 	}
-	sa_objects_move(&a->objs, s, addr, size);
+	mn_objects_move(&a->objs, s, addr, size);
 	{
-		struct dobj *d = mn_sitevec_find(&a->dobjs, sa_obj(&a->objs, s)->site);
+		struct dobj *d = mn_sitevec_find(&a->dobjs, mn_obj(&a->objs, s)->group);
 
 		if (d && size > d->max_bytes)
 			d->max_bytes = size;
@@ -216,7 +209,7 @@ static void sa_heap_free(void *st, uint32_t site, uint64_t addr)
 
 static void sa_stack_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
-	new_instance(st, site, addr, size, DOBJ_STACK);
+	new_instance(st, site, addr, size, MN_OBJ_STACK);
 }
 
 static void sa_stack_free(void *st, uint32_t site, uint64_t addr)
@@ -226,7 +219,7 @@ static void sa_stack_free(void *st, uint32_t site, uint64_t addr)
 
 static void sa_global(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
-	new_instance(st, site, addr, size, DOBJ_GLOBAL);
+	new_instance(st, site, addr, size, MN_OBJ_GLOBAL);
 }
 
 /* ---- Accesses -------------------------------------------------------------------------------- */
@@ -277,8 +270,8 @@ static uint32_t loop_of(const struct affinity *a, uint32_t site)
 static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t size)
 {
 	uint64_t cost = a->opt.cache ? sa_cache_access(&a->cache, addr, size) : 1, off;
-	uint32_t slot = sa_objects_find(&a->objs, addr);
-	const struct sa_obj *x;
+	uint32_t slot = mn_objects_find(&a->objs, addr);
+	const struct mn_obj *x;
 	struct insn *in;
 	struct stream *r;
 	struct dobj *d;
@@ -290,10 +283,10 @@ static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t
 		a->unattributed_cost += cost;
 		return;
 	}
-	x = sa_obj(&a->objs, slot);
-	d = mn_sitevec_find(&a->dobjs, x->site);
+	x = mn_obj(&a->objs, slot);
+	d = mn_sitevec_find(&a->dobjs, x->group);
 	in = mn_sitevec_get(&a->insns, site);
-	r = in ? stream_of(in, loop_of(a, site), x->site) : NULL;
+	r = in ? stream_of(in, loop_of(a, site), x->group) : NULL;
 	if (!d || !r) {
 		a->nomem++;
 		return;
@@ -336,7 +329,7 @@ static void sa_fini(void *st)
 	mn_sitevec_free(&a->insns);
 	mn_sitevec_free(&a->dobjs);
 	sa_cache_free(&a->cache);
-	sa_objects_free(&a->objs);
+	mn_objects_free(&a->objs);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -370,7 +363,7 @@ static int sa_init(void *st, const struct mn_run *run)
 		if (err)
 			return err;
 	}
-	err = sa_objects_init(&a->objs);
+	err = mn_objects_init(&a->objs);
 	if (!err && (mn_sitevec_init(&a->dobjs, sizeof(struct dobj), nsites) ||
 		     mn_sitevec_init(&a->insns, sizeof(struct insn), nsites)))
 		err = -ENOMEM;

@@ -1,25 +1,34 @@
 /*
- * The live instances of objects.h: a slot table with a free list, the shadow that maps every
- * granule of an instance to its slot, and the sorted globals.  Copied from
- * modules/object-relative/objects.c, whose shadow layout and search it keeps.
+ * The object table: the slot array with its free list, the shadow that maps every granule of an
+ * object to its slot, and the sorted globals (objects.h has the contracts; the lookups are inline
+ * there).
+ *
+ * Allocation, move and release run on every heap event of the profiled program: each costs one
+ * shadow lookup per 1 GiB slice its object touches plus one 4-byte store per granule.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "objects.h"
 
+/* Gives a symbol default visibility in a build that defaults to hidden (STYLE rule 3). */
+#ifndef MN_EXPORT
+#define MN_EXPORT __attribute__((visibility("default")))
+#endif
+
 #define GRANULE_SHIFT 3                       /* 8-byte granules */
 #define SLICE_BYTES   (UINT64_C(1) << MN_SHADOW_SLICE_SHIFT)
 #define CLEAR_BULK    (UINT64_C(256) << 10)   /* objects this big give their shadow pages back */
 
-int sa_objects_init(struct sa_objects *o)
+_Static_assert(sizeof(struct mn_obj) == 48, "objects.h states the memory cost per slot");
+
+MN_EXPORT __attribute__((cold)) int mn_objects_init(struct mn_objects *o)
 {
 	memset(o, 0, sizeof(*o));
 	return mn_shadow_create(&o->sh, 1u << GRANULE_SHIFT, sizeof(uint32_t));
 }
 
-void sa_objects_free(struct sa_objects *o)
+MN_EXPORT __attribute__((cold)) void mn_objects_free(struct mn_objects *o)
 {
 	mn_shadow_destroy(o->sh);
 	free(o->v);
@@ -27,6 +36,7 @@ void sa_objects_free(struct sa_objects *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/* The object's extent: at least one byte, so that a malloc(0) pointer finds its object. */
 static uint64_t extent(uint64_t size)
 {
 	return size ? size : 1;
@@ -34,10 +44,11 @@ static uint64_t extent(uint64_t size)
 
 /*
  * Sets the shadow of every granule [addr, addr + len) touches to slot, or, with clear, to 0 where
- * it holds slot.  One shadow lookup per 1 GiB slice; a slice another window owns is skipped and
- * counted (granules).
+ * it holds slot (a granule a later object took stays the later one's).  The shadow of consecutive
+ * granules is contiguous within a 1 GiB slice: one lookup per slice.  A slice another window owns
+ * is skipped, and counted (granules) when mapping.
  */
-static void map_range(struct sa_objects *o, uint64_t addr, uint64_t len, uint32_t slot,
+static void map_range(struct mn_objects *o, uint64_t addr, uint64_t len, uint32_t slot,
 		      bool clear)
 {
 	uint64_t a = addr & ~((UINT64_C(1) << GRANULE_SHIFT) - 1), end = addr + len;
@@ -60,7 +71,7 @@ static void map_range(struct sa_objects *o, uint64_t addr, uint64_t len, uint32_
 	}
 }
 
-static void map(struct sa_objects *o, const struct sa_obj *x, uint32_t slot)
+static void map(struct mn_objects *o, const struct mn_obj *x, uint32_t slot)
 {
 	uint64_t len = extent(x->size), end = x->addr + len;
 
@@ -79,7 +90,11 @@ static void map(struct sa_objects *o, const struct sa_obj *x, uint32_t slot)
 	}
 }
 
-static void unmap(struct sa_objects *o, const struct sa_obj *x, uint32_t slot)
+/*
+ * A large object's shadow is cleared whole, pages given back to the kernel, even where a neighbour
+ * shares its end granules; a small one's entry by entry, which commits nothing new.
+ */
+static void unmap(struct mn_objects *o, const struct mn_obj *x, uint32_t slot)
 {
 	uint64_t len = extent(x->size);
 
@@ -90,7 +105,7 @@ static void unmap(struct sa_objects *o, const struct sa_obj *x, uint32_t slot)
 }
 
 /* Inserts global slot s into the sorted globals; false without memory. */
-static bool add_global(struct sa_objects *o, uint32_t s)
+static bool add_global(struct mn_objects *o, uint32_t s)
 {
 	uint64_t a = o->v[s].addr;
 	uint32_t i;
@@ -104,6 +119,7 @@ static bool add_global(struct sa_objects *o, uint32_t s)
 		o->globals = g;
 		o->gcap = cap;
 	}
+	/* Insertion: globals arrive before main, mostly in address order. */
 	for (i = o->nglobals; i > 0 && o->v[o->globals[i - 1]].addr > a; i--)
 		o->globals[i] = o->globals[i - 1];
 	o->globals[i] = s;
@@ -111,7 +127,7 @@ static bool add_global(struct sa_objects *o, uint32_t s)
 	return true;
 }
 
-uint32_t sa_objects_find_global(const struct sa_objects *o, uint64_t a)
+MN_EXPORT uint32_t mn_objects_find_global(const struct mn_objects *o, uint64_t a)
 {
 	uint32_t lo = 0, hi = o->nglobals;   /* the last global starting at or below a */
 
@@ -124,7 +140,7 @@ uint32_t sa_objects_find_global(const struct sa_objects *o, uint64_t a)
 			hi = mid;
 	}
 	if (lo) {
-		const struct sa_obj *x = &o->v[o->globals[lo - 1]];
+		const struct mn_obj *x = &o->v[o->globals[lo - 1]];
 
 		if (a - x->addr < extent(x->size))
 			return o->globals[lo - 1];
@@ -132,10 +148,9 @@ uint32_t sa_objects_find_global(const struct sa_objects *o, uint64_t a)
 	return 0;
 }
 
-uint32_t sa_objects_alloc(struct sa_objects *o, uint64_t addr, uint64_t size, uint32_t site,
-			  uint64_t serial, bool global)
+MN_EXPORT uint32_t mn_objects_alloc(struct mn_objects *o, const struct mn_obj *tmpl)
 {
-	struct sa_obj *x;
+	struct mn_obj *x;
 	uint32_t s = o->free;
 
 	if (s) {
@@ -143,7 +158,7 @@ uint32_t sa_objects_alloc(struct sa_objects *o, uint64_t addr, uint64_t size, ui
 	} else {
 		if (o->n + 1 >= o->cap) {
 			uint32_t cap = o->cap ? 2 * o->cap : 4096;
-			struct sa_obj *v;
+			struct mn_obj *v;
 
 			if (o->cap >= UINT32_MAX / 2)
 				return 0;
@@ -156,21 +171,25 @@ uint32_t sa_objects_alloc(struct sa_objects *o, uint64_t addr, uint64_t size, ui
 		s = ++o->n;
 	}
 	x = &o->v[s];
-	*x = (struct sa_obj){ .addr = addr, .size = size, .serial = serial, .site = site,
-			      .live = true, .global = global };
-	if (global && !add_global(o, s)) {
+	*x = *tmpl;
+	x->live = true;
+	x->next = 0;
+	if (x->kind == MN_OBJ_GLOBAL && !add_global(o, s)) {
+		/* Back to the head of the free list, where it came from or as the new last slot. */
 		x->live = false;
 		x->next = o->free;
 		o->free = s;
 		return 0;
 	}
 	map(o, x, s);
+	if (++o->live > o->peak)
+		o->peak = o->live;
 	return s;
 }
 
-void sa_objects_move(struct sa_objects *o, uint32_t s, uint64_t addr, uint64_t size)
+MN_EXPORT void mn_objects_move(struct mn_objects *o, uint32_t s, uint64_t addr, uint64_t size)
 {
-	struct sa_obj *x = &o->v[s];
+	struct mn_obj *x = &o->v[s];
 
 	unmap(o, x, s);
 	x->addr = addr;
@@ -178,12 +197,13 @@ void sa_objects_move(struct sa_objects *o, uint32_t s, uint64_t addr, uint64_t s
 	map(o, x, s);
 }
 
-void sa_objects_release(struct sa_objects *o, uint32_t s)
+MN_EXPORT void mn_objects_release(struct mn_objects *o, uint32_t s)
 {
-	struct sa_obj *x = &o->v[s];
+	struct mn_obj *x = &o->v[s];
 
 	unmap(o, x, s);
 	x->live = false;
 	x->next = o->free;
 	o->free = s;
+	o->live--;
 }
