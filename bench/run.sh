@@ -181,7 +181,7 @@ for p in $programs; do
 	# Compiled once (the pass marks functions; which events it instruments is decided at the
 	# link), linked once per module: sqlite's compile alone takes about a minute.
 	# shellcheck disable=SC2086
-	"$bin/mnemo-cc" -O2 -c -o "$work/$p.o" "$src" $flags
+	"$bin/mnemo-cc" -O2 -c -o "$work/$p.o" "$src" ${flags//-lm/}
 	for m in $cols; do
 		exe=$work/$p.${col_mod[$m]//,/+}
 		# shellcheck disable=SC2086
