@@ -44,6 +44,7 @@
 #include "objrel_load.h"
 #include "profile.h"
 #include "recording.h"
+#include "ref_objects.h"
 
 #define PROG "objrel-derived-check"
 #define PAGE 4096
@@ -79,97 +80,8 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-/* ---- The exact side: live objects ----------------------------------------------------------- */
-
-struct obj {
-	uint64_t addr, size;
-	uint32_t group;
-	uint64_t serial;
-	bool global;
-};
-
-static struct obj *live;
-static size_t nlive, caplive;
-static uint64_t *serials;
-static size_t nserials;
-
-static uint64_t extent(const struct obj *o)
-{
-	return o->size ? o->size : 1;
-}
-
-static size_t upper(uint64_t a)
-{
-	size_t lo = 0, hi = nlive;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (live[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static struct obj *find(uint64_t a)
-{
-	size_t i = upper(a);
-
-	return i && a - live[i - 1].addr < extent(&live[i - 1]) ? &live[i - 1] : NULL;
-}
-
-static void erase(struct obj *o)
-{
-	size_t i = (size_t)(o - live);
-
-	memmove(&live[i], &live[i + 1], (nlive - i - 1) * sizeof(*live));
-	nlive--;
-}
-
-/* A new object hides what it overlaps (a stack object whose free never came), as the module's
- * shadow does. */
-static void insert(struct obj o)
-{
-	size_t i;
-
-	for (;;) {
-		i = upper(o.addr);
-		if (i && live[i - 1].addr + extent(&live[i - 1]) > o.addr)
-			erase(&live[i - 1]);
-		else if (i < nlive && o.addr + extent(&o) > live[i].addr)
-			erase(&live[i]);
-		else
-			break;
-	}
-	if (nlive == caplive) {
-		caplive = caplive ? 2 * caplive : 1024;
-		live = xrealloc(live, caplive * sizeof(*live));
-	}
-	memmove(&live[i + 1], &live[i], (nlive - i) * sizeof(*live));
-	live[i] = o;
-	nlive++;
-}
-
-static struct obj *starting_at(uint64_t a)
-{
-	struct obj *o = find(a);
-
-	return o && o->addr == a && !o->global ? o : NULL;
-}
-
-static void new_object(uint32_t site, uint64_t addr, uint64_t size, bool global)
-{
-	if (site >= nserials) {
-		size_t n = 2 * (size_t)site + 16;
-
-		serials = xrealloc(serials, n * sizeof(*serials));
-		memset(serials + nserials, 0, (n - nserials) * sizeof(*serials));
-		nserials = n;
-	}
-	insert((struct obj){ addr, size, site, serials[site]++, global });
-}
+/* The live objects: ref_objects.h, each new object hiding what it overlaps. */
+static struct ref_objects objs = { .hide = true };
 
 /* ---- The exact side: per instruction, per pair, per word ------------------------------------- */
 
@@ -307,7 +219,7 @@ static void on_access(uint32_t site, uint64_t addr, uint64_t size, bool store)
 {
 	struct insn *in = insn_get(site);
 	uint64_t end = addr + (size ? size : 1), page_end = (addr / PAGE + 1) * PAGE;
-	struct obj *o = find(addr);
+	struct ref_obj *o = ref_find(&objs, addr);
 
 	in->seen = true;
 	in->store = store;
@@ -346,11 +258,11 @@ static void on_access(uint32_t site, uint64_t addr, uint64_t size, bool store)
 
 static void exact_run(const struct mn_wire *wire, const uint64_t *w, size_t n, bool stack)
 {
+	objs.stack = stack;
 	for (size_t i = 0; i < n;) {
 		const uint64_t *rec = w + i;
 		unsigned code = rec[0] & 0xff;
-		uint32_t site;
-		struct obj *o;
+		uint64_t at;
 
 		if (!rec[0]) {
 			i++;
@@ -359,52 +271,12 @@ static void exact_run(const struct mn_wire *wire, const uint64_t *w, size_t n, b
 		if (code >= MN_WIRE_MAX_EVENTS || !wire->nwords[code] || wire->nwords[code] > n - i)
 			die("corrupt record at word %zu", i);
 		i += wire->nwords[code];
-		site = (uint32_t)mn_wire_get(wire, rec, code, 0);
-		switch (code) {
-		case MN_EV_LOAD:
-		case MN_EV_STORE:
-			on_access(site, mn_wire_get(wire, rec, code, 1),
-				  mn_wire_get(wire, rec, code, 3), code == MN_EV_STORE);
-			break;
-		case MN_EV_HEAP_ALLOC:
-		case MN_EV_GLOBAL:
-			new_object(site, mn_wire_get(wire, rec, code, 1),
-				   mn_wire_get(wire, rec, code, 2), code == MN_EV_GLOBAL);
-			break;
-		case MN_EV_STACK_ALLOC:
-			if (stack)
-				new_object(site, mn_wire_get(wire, rec, code, 1),
-					   mn_wire_get(wire, rec, code, 2), false);
-			break;
-		case MN_EV_HEAP_REALLOC: {
-			uint64_t old = mn_wire_get(wire, rec, code, 1);
-			uint64_t addr = mn_wire_get(wire, rec, code, 2);
-			uint64_t size = mn_wire_get(wire, rec, code, 3);
-
-			o = old ? starting_at(old) : NULL;
-			if (o) {
-				struct obj moved = *o;
-
-				erase(o);
-				moved.addr = addr;
-				moved.size = size;
-				insert(moved);
-			} else {
-				new_object(site, addr, size, false);
-			}
-			break;
-		}
-		case MN_EV_HEAP_FREE:
-		case MN_EV_STACK_FREE:
-			if (code == MN_EV_STACK_FREE && !stack)
-				break;
-			o = starting_at(mn_wire_get(wire, rec, code, 1));
-			if (o)
-				erase(o);
-			break;
-		default:
-			break;
-		}
+		if (code == MN_EV_LOAD || code == MN_EV_STORE)
+			on_access((uint32_t)mn_wire_get(wire, rec, code, 0),
+				  mn_wire_get(wire, rec, code, 1), mn_wire_get(wire, rec, code, 3),
+				  code == MN_EV_STORE);
+		else
+			ref_objects_event(&objs, wire, rec, code, &at);   /* hides: never refused */
 	}
 }
 
