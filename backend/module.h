@@ -57,7 +57,14 @@ struct mn_module {
 	void (*program_start)(void *st, uint32_t pid);
 	void (*program_end)(void *st, uint32_t pid, uint32_t status);
 
-	/* Folds `from` into `into`; `from` is finalized right after. */
+	/*
+	 * Folds `from` into `into`; `from` is finalized right after.  Two callers: the data-parallel
+	 * workers of one run (their sites or addresses are disjoint) and `mnemo merge`, which folds
+	 * the states restore() rebuilt from several runs' profiles (the same sites recur).  For the
+	 * second, the result, as emit() writes it, must not depend on the order of the folds:
+	 * commutative and associative, byte for byte.  Derived figures (fractions, averages,
+	 * advice) are therefore computed in emit() from merged integers, never merged themselves.
+	 */
 	void (*merge)(void *into, void *from);
 	/*
 	 * Writes the module's section: the value of the key `<name>:` under `modules:`, as one YAML
@@ -65,6 +72,23 @@ struct mn_module {
 	 * Returns 0 or -errno.
 	 */
 	int (*emit)(void *st, struct mn_prof *p);
+
+	/*
+	 * For `mnemo merge` (tools/merge.c): rebuilds a state, fresh from init(), from the module's
+	 * own section of a profile as emit() wrote it, so that runs fold with merge() and are
+	 * written by emit().  emit() of a restored state gives the section back byte for byte.
+	 * Returns 0; -EINVAL for a section that does not follow the module's schema, with one line
+	 * in err naming the file, line and field at fault (mn_pfield_*(), mn_pnode_errorf()); or
+	 * -ENOMEM.  NULL when the module's profiles cannot be merged.
+	 */
+	int (*restore)(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
+		       char *err, size_t errlen);
+	/*
+	 * The keys of the section's top-level scalars that are settings of the run (value_cap,
+	 * granularity, ...): `mnemo merge` refuses profiles whose settings differ, naming both.
+	 * NULL-terminated; NULL for none.
+	 */
+	const char *const *settings;
 };
 
 #endif /* MNEMO_MODULE_H */

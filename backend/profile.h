@@ -125,6 +125,17 @@ struct mn_site {
 };
 
 /*
+ * The `binary:` mapping: which instrumented build wrote the profile.  Two profiles of one binary
+ * have the same site_count and site_table_hash; `mnemo merge` refuses others, and `mnemo-use`
+ * matches sites by id only when its build's site table hashes the same.  Profiles written before
+ * the key existed read as site_count 0 and hash "".
+ */
+struct mn_binary {
+	uint32_t site_count;         /* the highest site id of the binary's table */
+	const char *site_table_hash; /* FNV-1a 64 of the table blob, 16 lowercase hex digits */
+};
+
+/*
  * Loads and validates the profile at path.  Returns 0 and sets *pp, or returns -errno (the errno
  * of a failed open or read, -EINVAL for a file that is not a valid profile, -ENOMEM) and, when
  * errbuf is not NULL, writes one line saying why: "<path>:<line>:<col>: <what>" when a place in
@@ -140,6 +151,7 @@ const char *mn_profile_path(const struct mn_profile *p);
 /* The first document's top-level mapping. */
 const struct mn_pnode *mn_profile_root(const struct mn_profile *p);
 const struct mn_program *mn_profile_program(const struct mn_profile *p);
+const struct mn_binary *mn_profile_binary(const struct mn_profile *p);
 /* `complete:`; when false and reason is not NULL, *reason is `incomplete_reason` or "". */
 bool mn_profile_complete(const struct mn_profile *p, const char **reason);
 
@@ -190,6 +202,33 @@ unsigned mn_pnode_column(const struct mn_pnode *n);
  */
 int mn_pnode_errorf(const struct mn_profile *p, const struct mn_pnode *n, char *errbuf,
 		    size_t errlen, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * Typed fields of a row (a mapping), for walking a module's tables: the value of `key` in map.
+ * Return 0 and set *v; -ENOENT when the key is missing (*v untouched: a default stays), -EINVAL
+ * when the value is not of the type (or out of range for the u32 form).  On either failure,
+ * when errbuf is not NULL, one line names the place and the field:
+ *   prog.mnemo.yaml:41:7: field 'count': expected an unsigned integer, found 'many'
+ *   prog.mnemo.yaml:41:7: missing field 'count'
+ * A missing map (NULL) is reported as a missing field of the profile.  mn_pfield_str() accepts
+ * any scalar, null as "" included; mn_pfield_node() returns the value node or NULL (with the
+ * message when errbuf is given).
+ */
+int mn_pfield_u64(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  uint64_t *v, char *errbuf, size_t errlen);
+int mn_pfield_u32(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  uint32_t *v, char *errbuf, size_t errlen);
+int mn_pfield_i64(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  int64_t *v, char *errbuf, size_t errlen);
+int mn_pfield_f64(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  double *v, char *errbuf, size_t errlen);
+int mn_pfield_bool(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		   bool *v, char *errbuf, size_t errlen);
+int mn_pfield_str(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  const char **v, char *errbuf, size_t errlen);
+const struct mn_pnode *mn_pfield_node(const struct mn_profile *p, const struct mn_pnode *map,
+				      const char *key, enum mn_pnode_kind kind, char *errbuf,
+				      size_t errlen);
 
 #ifdef __cplusplus
 }

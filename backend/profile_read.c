@@ -51,6 +51,7 @@ struct mn_profile {
 
 	struct mn_program program;
 	const char **argv;          /* program.argv */
+	struct mn_binary binary;
 	bool complete;
 	const char *incomplete_reason;
 
@@ -408,6 +409,125 @@ int mn_pnode_errorf(const struct mn_profile *p, const struct mn_pnode *n, char *
 	return -EINVAL;
 }
 
+/* ---- Typed fields ---------------------------------------------------------------------------- */
+
+/* The value of key in map, or NULL with the message "missing field". */
+static const struct mn_pnode *field(const struct mn_profile *p, const struct mn_pnode *map,
+				    const char *key, char *errbuf, size_t errlen)
+{
+	const struct mn_pnode *n = mn_pnode_get(map, key);
+
+	if (!n && errbuf)
+		mn_pnode_errorf(p, map, errbuf, errlen, "missing field '%s'", key);
+	return n;
+}
+
+/* The message for a value of the wrong type; returns -EINVAL. */
+static int bad_field(const struct mn_profile *p, const struct mn_pnode *n, const char *key,
+		     const char *what, char *errbuf, size_t errlen)
+{
+	const char *s = mn_pnode_str(n, NULL);
+
+	if (!errbuf)
+		return -EINVAL;
+	if (s)
+		return mn_pnode_errorf(p, n, errbuf, errlen, "field '%s': expected %s, found '%.40s'",
+				       key, what, s);
+	return mn_pnode_errorf(p, n, errbuf, errlen, "field '%s': expected %s, found a %s", key,
+			       what, mn_pnode_kind(n) == MN_PNODE_SEQ ? "sequence" : "mapping");
+}
+
+int mn_pfield_u64(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  uint64_t *v, char *errbuf, size_t errlen)
+{
+	const struct mn_pnode *n = field(p, map, key, errbuf, errlen);
+
+	if (!n)
+		return -ENOENT;
+	if (mn_pnode_u64(n, v))
+		return bad_field(p, n, key, "an unsigned integer", errbuf, errlen);
+	return 0;
+}
+
+int mn_pfield_u32(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  uint32_t *v, char *errbuf, size_t errlen)
+{
+	const struct mn_pnode *n = field(p, map, key, errbuf, errlen);
+	uint64_t u;
+
+	if (!n)
+		return -ENOENT;
+	if (mn_pnode_u64(n, &u) || u > UINT32_MAX)
+		return bad_field(p, n, key, "an integer from 0 to 4294967295", errbuf, errlen);
+	*v = (uint32_t)u;
+	return 0;
+}
+
+int mn_pfield_i64(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  int64_t *v, char *errbuf, size_t errlen)
+{
+	const struct mn_pnode *n = field(p, map, key, errbuf, errlen);
+
+	if (!n)
+		return -ENOENT;
+	if (mn_pnode_i64(n, v))
+		return bad_field(p, n, key, "an integer", errbuf, errlen);
+	return 0;
+}
+
+int mn_pfield_f64(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  double *v, char *errbuf, size_t errlen)
+{
+	const struct mn_pnode *n = field(p, map, key, errbuf, errlen);
+
+	if (!n)
+		return -ENOENT;
+	if (mn_pnode_f64(n, v))
+		return bad_field(p, n, key, "a number", errbuf, errlen);
+	return 0;
+}
+
+int mn_pfield_bool(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		   bool *v, char *errbuf, size_t errlen)
+{
+	const struct mn_pnode *n = field(p, map, key, errbuf, errlen);
+
+	if (!n)
+		return -ENOENT;
+	if (mn_pnode_bool(n, v))
+		return bad_field(p, n, key, "true or false", errbuf, errlen);
+	return 0;
+}
+
+int mn_pfield_str(const struct mn_profile *p, const struct mn_pnode *map, const char *key,
+		  const char **v, char *errbuf, size_t errlen)
+{
+	const struct mn_pnode *n = field(p, map, key, errbuf, errlen);
+
+	if (!n)
+		return -ENOENT;
+	if (mn_pnode_is_null(n)) {
+		*v = "";
+		return 0;
+	}
+	if (!(*v = mn_pnode_str(n, NULL)))
+		return bad_field(p, n, key, "a string", errbuf, errlen);
+	return 0;
+}
+
+const struct mn_pnode *mn_pfield_node(const struct mn_profile *p, const struct mn_pnode *map,
+				      const char *key, enum mn_pnode_kind kind, char *errbuf,
+				      size_t errlen)
+{
+	static const char *const what[] = { "", "a scalar", "a sequence", "a mapping" };
+	const struct mn_pnode *n = field(p, map, key, errbuf, errlen);
+
+	if (!n || mn_pnode_kind(n) == kind || kind == MN_PNODE_NONE)
+		return n;
+	bad_field(p, n, key, what[kind], errbuf, errlen);
+	return NULL;
+}
+
 /* ---- Profile accessors ----------------------------------------------------------------------- */
 
 const char *mn_profile_path(const struct mn_profile *p)
@@ -425,6 +545,11 @@ const struct mn_pnode *mn_profile_root(const struct mn_profile *p)
 const struct mn_program *mn_profile_program(const struct mn_profile *p)
 {
 	return &p->program;
+}
+
+const struct mn_binary *mn_profile_binary(const struct mn_profile *p)
+{
+	return &p->binary;
 }
 
 bool mn_profile_complete(const struct mn_profile *p, const char **reason)
@@ -790,6 +915,31 @@ static int finish_modules(struct mn_profile *p, const struct err *e)
 	return 0;
 }
 
+/* The optional `binary:` mapping (struct mn_binary). */
+static int load_binary(struct mn_profile *p, const struct err *e, yaml_document_t *d,
+		       const yaml_node_t *bin)
+{
+	uint64_t count;
+	const char *h;
+	int ret;
+
+	p->binary.site_table_hash = "";
+	if (!bin || y_is_null(bin))
+		return 0;
+	if ((ret = want_map(e, bin, "binary", false)))
+		return ret;
+	if ((ret = opt_uint(e, d, bin, "site_count", UINT32_MAX, &count)))
+		return ret;
+	p->binary.site_count = (uint32_t)count;
+	if ((ret = opt_str(e, d, bin, "site_table_hash", &h)))
+		return ret;
+	if (*h && (strlen(h) != 16 || strspn(h, "0123456789abcdef") != 16))
+		return fail(e, y_get(d, bin, "site_table_hash"),
+			    "expected 16 lowercase hex digits for 'site_table_hash', found '%s'", h);
+	p->binary.site_table_hash = h;
+	return 0;
+}
+
 /* The first document: the header, and the first sites and sections. */
 static int load_header(struct mn_profile *p, const struct err *e, struct doc *dd)
 {
@@ -822,6 +972,8 @@ static int load_header(struct mn_profile *p, const struct err *e, struct doc *dd
 		return ret;
 
 	if ((ret = load_program(p, e, d, y_get(d, root, "program"))))
+		return ret;
+	if ((ret = load_binary(p, e, d, y_get(d, root, "binary"))))
 		return ret;
 	if ((y = y_get(d, root, "sites")) && (ret = load_sites(p, e, d, y)))
 		return ret;
