@@ -384,6 +384,105 @@ static void test_missing_file(void **state)
 	assert_int_equal(strlen(err), 3);
 }
 
+/* The `binary:` identity: read when present, "unknown" (0, "") when not, refused when malformed. */
+static void test_binary(void **state)
+{
+	struct mn_profile *p = NULL;
+	const struct mn_binary *b;
+	char err[1024], want[1100];
+
+	assert_int_equal(mn_profile_open(&p, write_profile("bin.yaml",
+		"format: mnemo-profile/1\ncomplete: true\n"
+		"binary: {site_count: 25, site_table_hash: 00ff12ab34cd56ef}\n"), err, sizeof(err)), 0);
+	b = mn_profile_binary(p);
+	assert_int_equal(b->site_count, 25);
+	assert_string_equal(b->site_table_hash, "00ff12ab34cd56ef");
+	mn_profile_close(p);
+
+	assert_int_equal(mn_profile_open(&p, write_profile("nobin.yaml",
+		"format: mnemo-profile/1\ncomplete: true\n"), err, sizeof(err)), 0);
+	b = mn_profile_binary(p);
+	assert_int_equal(b->site_count, 0);
+	assert_string_equal(b->site_table_hash, "");
+	mn_profile_close(p);
+
+	snprintf(want, sizeof(want), "%s/badhash.yaml:3:42: expected 16 lowercase hex digits for "
+		 "'site_table_hash', found '12AB'", dir);
+	assert_message(open_bad("badhash.yaml", "format: mnemo-profile/1\ncomplete: true\n"
+				"binary: {site_count: 2, site_table_hash: 12AB}\n", -EINVAL), want);
+	snprintf(want, sizeof(want), "%s/badcount.yaml:3:22: expected an integer from 0 to "
+		 "4294967295 for 'site_count'", dir);
+	assert_message(open_bad("badcount.yaml", "format: mnemo-profile/1\ncomplete: true\n"
+				"binary: {site_count: -1}\n", -EINVAL), want);
+}
+
+/* Typed row fields: values, defaults kept on a missing key, and messages naming the field. */
+static void test_fields(void **state)
+{
+	struct mn_profile *p = NULL;
+	const struct mn_pnode *sec, *row;
+	const char *path = write_profile("fields.yaml", good), *str;
+	char err[1024], want[1100];
+	uint64_t u = 77;
+	uint32_t u32;
+	int64_t i;
+	double f;
+	bool b;
+
+	assert_int_equal(mn_profile_open(&p, path, err, sizeof(err)), 0);
+	sec = mn_profile_module(p, "value-pattern");
+	row = mn_pnode_at(mn_pfield_node(p, sec, "loads", MN_PNODE_SEQ, err, sizeof(err)), 0);
+	assert_non_null(row);
+
+	assert_int_equal(mn_pfield_u64(p, row, "count", &u, err, sizeof(err)), 0);
+	assert_int_equal(u, 1000);
+	assert_int_equal(mn_pfield_u32(p, row, "site", &u32, err, sizeof(err)), 0);
+	assert_int_equal(u32, 7);
+	assert_int_equal(mn_pfield_i64(p, sec, "neg", &i, err, sizeof(err)), 0);
+	assert_int_equal(i, -3);
+	assert_int_equal(mn_pfield_f64(p, sec, "ratio", &f, err, sizeof(err)), 0);
+	assert_true(f == 0.5);
+	assert_int_equal(mn_pfield_bool(p, sec, "flag", &b, err, sizeof(err)), 0);
+	assert_true(b);
+	assert_int_equal(mn_pfield_str(p, sec, "quoted", &str, err, sizeof(err)), 0);
+	assert_string_equal(str, "12");
+	assert_int_equal(mn_pfield_str(p, sec, "nothing", &str, err, sizeof(err)), 0);
+	assert_string_equal(str, "");
+
+	/* Missing: -ENOENT, the default untouched, a message only when asked for. */
+	u = 77;
+	assert_int_equal(mn_pfield_u64(p, row, "stride", &u, NULL, 0), -ENOENT);
+	assert_int_equal(u, 77);
+	assert_int_equal(mn_pfield_u64(p, row, "stride", &u, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "%s:22:9: missing field 'stride'", path);
+	assert_message(err, want);
+
+	/* Wrong type: the value's place, the field, what was expected and found. */
+	assert_int_equal(mn_pfield_u64(p, row, "constant", &u, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:22:42: field 'constant': expected an unsigned integer, found 'yes'", path);
+	assert_message(err, want);
+	assert_int_equal(mn_pfield_u32(p, sec, "big", &u32, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:15:10: field 'big': expected an integer from 0 to "
+		 "4294967295, found '18446744073709551615'", path);
+	assert_message(err, want);
+	assert_int_equal(mn_pfield_bool(p, sec, "loads", &b, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:22:7: field 'loads': expected true or false, found a "
+		 "sequence", path);
+	assert_message(err, want);
+	assert_null(mn_pfield_node(p, sec, "loads", MN_PNODE_MAP, err, sizeof(err)));
+	snprintf(want, sizeof(want), "%s:22:7: field 'loads': expected a mapping, found a "
+		 "sequence", path);
+	assert_message(err, want);
+	assert_int_equal(mn_pfield_f64(p, sec, "quoted", &f, err, sizeof(err)), -EINVAL);
+
+	/* A missing map: every field is missing, named against the file. */
+	assert_int_equal(mn_pfield_u64(p, NULL, "count", &u, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "%s: missing field 'count'", path);
+	assert_message(err, want);
+	mn_profile_close(p);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(dir) ? 0 : -1;
@@ -407,6 +506,8 @@ int main(void)
 		cmocka_unit_test(test_not_a_profile),
 		cmocka_unit_test(test_bad_frame),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_binary),
+		cmocka_unit_test(test_fields),
 	};
 
 	return cmocka_run_group_tests_name("profile_read", tests, setup, teardown);
