@@ -867,9 +867,12 @@ void FunctionInstrumenter::collectInstruction(Instruction &I) {
   } else if (auto *MT = dyn_cast<AnyMemTransferInst>(&I)) {
     if (ClMemory && isInstrumentablePointer(MT->getRawSource()) &&
         isInstrumentablePointer(MT->getRawDest())) {
+      // name: the base operation (also for .inline and element-atomic
+      // forms), so that value-pattern can tell the size tables apart.
+      StringRef Op = isa<AnyMemMoveInst>(MT) ? "memmove" : "memcpy";
       Event E{EventKind::MemTransfer, &I};
-      E.Site = site(SiteKind::Load, I);
-      E.Site2 = site(SiteKind::Store, I);
+      E.Site = site(SiteKind::Load, I, Op);
+      E.Site2 = site(SiteKind::Store, I, Op);
       Events.push_back(E);
       ++NumMemIntrinsics;
       ++NumLoads;
@@ -878,7 +881,7 @@ void FunctionInstrumenter::collectInstruction(Instruction &I) {
   } else if (auto *MS = dyn_cast<AnyMemSetInst>(&I)) {
     if (ClMemory && isInstrumentablePointer(MS->getRawDest())) {
       Event E{EventKind::MemSet, &I};
-      E.Site = site(SiteKind::Store, I);
+      E.Site = site(SiteKind::Store, I, "memset");
       Events.push_back(E);
       ++NumMemIntrinsics;
       ++NumStores;
