@@ -81,6 +81,28 @@ static void visit(const struct mn_profile *p, const struct mn_pnode *n)
 		const struct mn_pnode *key = mn_pnode_key_node(n, k);
 		const char *name = mn_pnode_key(n, k);
 
+		/* A typed field read agrees with the node's own typed read, and a refusal names
+		 * the file, as restore() functions rely on. */
+		if (name && k < 64) {
+			const struct mn_pnode *v = mn_pnode_get(n, name);
+			const char *str;
+			uint64_t fu;
+			uint32_t f32;
+			int ret;
+
+			ret = mn_pfield_u64(p, n, name, &fu, err, sizeof(err));
+			check(ret == mn_pnode_u64(v, &u) || (ret == -EINVAL && mn_pnode_u64(v, &u)));
+			if (ret)
+				check(strncmp(err, path, strlen(path)) == 0);
+			else
+				check(fu == u);
+			ret = mn_pfield_u32(p, n, name, &f32, err, sizeof(err));
+			check(ret == 0 ? fu == f32 : ret == -EINVAL);
+			ret = mn_pfield_str(p, n, name, &str, err, sizeof(err));
+			check(ret == 0 ? touch(str) >= 0 : mn_pnode_kind(v) != MN_PNODE_SCALAR);
+			check(mn_pfield_node(p, n, name, MN_PNODE_NONE, NULL, 0) == v);
+		}
+
 		check(key != NULL && mn_pnode_at(n, k) != NULL);
 		check(name == mn_pnode_str(key, NULL));
 		/* get() answers with the first entry of that key, which is at k or before; a
@@ -232,6 +254,14 @@ static void read_frame(const struct mn_profile *p)
 	check(mn_profile_module_name(p, nmods) == NULL);
 	check(mn_profile_module_section(p, nmods) == NULL);
 	check(mn_profile_module(p, "no such module \x01") == NULL);
+
+	/* The binary identity: unknown, or a count and 16 lowercase hex digits. */
+	{
+		const struct mn_binary *b = mn_profile_binary(p);
+		size_t hl = touch(b->site_table_hash);
+
+		check(hl == 0 || (hl == 16 && strspn(b->site_table_hash, "0123456789abcdef") == 16));
+	}
 }
 
 /* The NULL answers profile.h promises, so that lookups chain. */
