@@ -29,4 +29,20 @@ fi
 [ -s prog.mnemo.yaml ] || fail "no profile written"
 "$P/bin/mnemo" report prog.mnemo.yaml >report
 grep -q 'const_load.c' report || fail "report names no site in const_load.c"
+
+# libmnemo-profile from the prefix, as a client builds it: pkg-config, shared and static.
+export PKG_CONFIG_PATH=$P/lib/pkgconfig
+cc "$src/../../examples/constant_loads.c" $(pkg-config --cflags --libs mnemo-profile) \
+	-Wl,-rpath,"$P/lib" -o constant_loads || fail "constant_loads does not build with pkg-config"
+cc "$src/../../examples/constant_loads.c" $(pkg-config --cflags mnemo-profile) \
+	"$P/lib/libmnemo-profile.a" $(pkg-config --libs-only-l yaml-0.1 2>/dev/null || echo -lyaml) \
+	-o constant_loads.static || fail "constant_loads does not link libmnemo-profile.a"
+for exe in ./constant_loads ./constant_loads.static; do
+	$exe prog.mnemo.yaml >consts || fail "$exe failed: $(cat consts)"
+	grep -q "const_load.c:.*main: 42 (1000 executions)" consts ||
+		fail "$exe did not list the constant load of 42: $(cat consts)"
+done
+printf 'format: mnemo-profile/1\ncomplete: true\nmodules:\n  value-pattern: {entries: [{site: x}]}\n' >bad.yaml
+if ./constant_loads bad.yaml 2>msg; then fail "a bad row was accepted"; fi
+grep -q "bad.yaml:4:.*field 'site': expected" msg || fail "unexpected message: $(cat msg)"
 echo "1 passed, 0 failed"
