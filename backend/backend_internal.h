@@ -44,7 +44,12 @@ struct mn_run {
 	uint32_t count;
 	unsigned workers;
 	bool verbose;
+	/* FNV-1a 64 of the blob as the binary carries it: the profile's `binary:` identity. */
+	uint64_t blob_hash;
 };
+
+/* FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) of len bytes. */
+uint64_t mn_fnv1a64(const void *data, size_t len);
 
 /* ---- The registry (backend.c, from modules/modules.def) -------------------------------------- */
 

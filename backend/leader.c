@@ -6,6 +6,7 @@
  *   format: mnemo-profile/1
  *   program: {argv: [./prog, a], pid: 123, exit_status: 0, signal: null, wall_seconds: 0.53,
  *             events: 123456}   (one line)
+ *   binary: {site_count: 412, site_table_hash: 9f0c...}   (FNV-1a 64 of the site table blob)
  *   complete: true
  *   incomplete_reason: ...          (only when complete is false; reasons joined by "; ")
  *   sites:
@@ -16,9 +17,10 @@
  * Each section file (backend.c, write_section) is read twice with libyaml's parser: once for its
  * frame (events, corrupt records, the site ids it references), once to copy its `section` node's
  * events into the profile's emitter, styles and all.  Only the sites some section references are
- * listed.
+ * listed, and the `function` site of each one's enclosing function, so that a client can place a
+ * site within its function (line offsets survive edits elsewhere in the file).
  */
-#define _GNU_SOURCE   /* sigabbrev_np */
+#define _GNU_SOURCE   /* sigabbrev_np, qsort_r */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -415,6 +417,101 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 	mn_prof_map_end(p);
 }
 
+/* ---- Function sites ---------------------------------------------------------------------------- */
+
+static int cmp_fsite(const void *a, const void *b, void *arg)
+{
+	const struct mn_run *run = arg;
+	const struct mn_run_site *x = mn_run_site(run, *(const uint32_t *)a);
+	const struct mn_run_site *y = mn_run_site(run, *(const uint32_t *)b);
+	int c = strcmp(x->function, y->function);
+
+	if (!c)
+		c = strcmp(x->file, y->file);
+	if (!c)
+		c = (*(const uint32_t *)a > *(const uint32_t *)b) -
+		    (*(const uint32_t *)a < *(const uint32_t *)b);
+	return c;
+}
+
+/*
+ * The function site of site's enclosing function in fs[0..n) (sorted by cmp_fsite), or 0: the
+ * one of the same name and file, else the lowest id of the same name (static functions of two
+ * files may share a name; without debug info files are "" and the first wins).
+ */
+static uint32_t function_site(const struct mn_run *run, const uint32_t *fs, size_t n,
+			      const struct mn_run_site *site)
+{
+	size_t lo = 0, hi = n;
+	uint32_t first = 0;
+
+	while (lo < hi) {   /* the first entry whose function is not below site->function */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(mn_run_site(run, fs[mid])->function, site->function) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n; i++) {
+		const struct mn_run_site *f = mn_run_site(run, fs[i]);
+
+		if (strcmp(f->function, site->function))
+			break;
+		if (!first)
+			first = fs[i];
+		if (!strcmp(f->file, site->file))
+			return fs[i];
+	}
+	return first;
+}
+
+/* Adds to the bitmap the function site of every site it holds.  False when out of memory. */
+static bool add_function_sites(const struct mn_run *run, uint64_t **bits, size_t *nwords)
+{
+	uint32_t count = mn_run_site_count(run), *fs;
+	size_t n = 0, words = *nwords;
+	bool ok = true;
+
+	if (!count || !words)
+		return true;
+	fs = malloc((size_t)count * sizeof(*fs));
+	if (!fs)
+		return false;
+	for (uint32_t id = 1; id <= count; id++)
+		if (!strcmp(mn_run_site(run, id)->kind, "function"))
+			fs[n++] = id;
+	qsort_r(fs, n, sizeof(*fs), cmp_fsite, (void *)run);
+	/* Only the words there were before: the function sites added need no function site. */
+	for (size_t w = 0; w < words && ok; w++) {
+		for (uint64_t m = (*bits)[w]; m && ok; m &= m - 1) {
+			uint32_t id = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(m));
+			const struct mn_run_site *site = mn_run_site(run, id);
+			uint32_t f;
+
+			if (!site || !site->function[0])
+				continue;
+			f = function_site(run, fs, n, site);
+			if (f)
+				ok = bitmap_set(bits, nwords, f);
+		}
+	}
+	free(fs);
+	return ok;
+}
+
+static void write_binary(struct mn_prof *p, const struct mn_run *run)
+{
+	char hash[17];
+
+	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)run->blob_hash);
+	mn_prof_key(p, "binary");
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "site_count", mn_run_site_count(run));
+	mn_prof_kv_str(p, "site_table_hash", hash);
+	mn_prof_map_end(p);
+}
+
 static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint64_t *bits,
 			size_t nwords)
 {
@@ -549,6 +646,11 @@ int mn_leader_finish(const struct mn_leader_input *in)
 		goto done;
 	}
 
+	if (!add_function_sites(in->run, &bits, &nwords)) {
+		err = -ENOMEM;
+		goto done;
+	}
+
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s->output, (int)getpid());
 	f = fopen(tmp, "we");
 	if (!f) {
@@ -562,6 +664,8 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	mn_prof_kv_str(p, "format", MN_PROFILE_FORMAT);
 	mn_prof_key(p, "program");
 	write_program(p, in, ended, events);
+	if (in->run)   /* NULL only when the table could not be loaded */
+		write_binary(p, in->run);
 	/* What profiling cost, per backend process: the bench harness reads it. */
 	if (!in->s->reproducible) {
 		mn_prof_key(p, "backend");

@@ -90,6 +90,18 @@ static int parse_line(char *line, uint32_t lineno, unsigned nfields, struct mn_r
 	return 0;
 }
 
+uint64_t mn_fnv1a64(const void *data, size_t len)
+{
+	const unsigned char *b = data;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
 int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen)
 {
 	struct mn_run *run;
@@ -104,6 +116,8 @@ int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, s
 	if (!run)
 		return -ENOMEM;
 	run->workers = 1;
+	/* Over the bytes as given, before any parsing: two runs of one binary hash the same. */
+	run->blob_hash = mn_fnv1a64(blob, len);
 	*rp = run;
 	if (!len)
 		return 0;

@@ -68,7 +68,7 @@ if "$bin/mnemo" derive "$work/derive.0.yaml" --module value-pattern 2>"$work/err
 	fail "mnemo derive accepted a profile without the section"
 fi
 grep -q "derive.0.yaml: no 'value-pattern' section" "$work/err" || fail "unclear error: $(cat "$work/err")"
-sed '0,/count: /s/count: [0-9]*/count: many/' "$work/derive.0.yaml" >"$work/bad.yaml"
+sed '0,/ count: /s/ count: [0-9]*/ count: many/' "$work/derive.0.yaml" >"$work/bad.yaml"
 if "$bin/mnemo" derive "$work/bad.yaml" 2>"$work/err"; then
 	fail "mnemo derive accepted an LMAD without a count"
 fi

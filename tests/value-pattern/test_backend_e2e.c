@@ -316,13 +316,25 @@ static void test_profile_layout(void **state)
 	prof_load(&p, r.output);
 
 	/* The frame, in order. */
-	assert_int_equal(len(p.root), 6);
+	assert_int_equal(len(p.root), 7);
 	assert_string_equal(key_at(&p, p.root, 0), "format");
 	assert_string_equal(key_at(&p, p.root, 1), "program");
-	assert_string_equal(key_at(&p, p.root, 2), "backend");
-	assert_string_equal(key_at(&p, p.root, 3), "complete");
-	assert_string_equal(key_at(&p, p.root, 4), "sites");
-	assert_string_equal(key_at(&p, p.root, 5), "modules");
+	assert_string_equal(key_at(&p, p.root, 2), "binary");
+	assert_string_equal(key_at(&p, p.root, 3), "backend");
+	assert_string_equal(key_at(&p, p.root, 4), "complete");
+	assert_string_equal(key_at(&p, p.root, 5), "sites");
+	assert_string_equal(key_at(&p, p.root, 6), "modules");
+	/* The binary: its table's highest id, and FNV-1a 64 of the blob, computed here anew. */
+	{
+		uint64_t h = 0xcbf29ce484222325ull;
+		char hex[17];
+
+		for (size_t i = 0; i < sizeof(sites_blob) - 1; i++)
+			h = (h ^ (unsigned char)sites_blob[i]) * 0x100000001b3ull;
+		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)h);
+		assert_string_equal(str(&p, get(&p, p.root, "binary"), "site_count"), "5");
+		assert_string_equal(str(&p, get(&p, p.root, "binary"), "site_table_hash"), hex);
+	}
 	assert_string_equal(str(&p, p.root, "format"), "mnemo-profile/1");
 	assert_string_equal(str(&p, p.root, "complete"), "true");
 	prog = get(&p, p.root, "program");
@@ -342,12 +354,15 @@ static void test_profile_layout(void **state)
 	assert_true(atol(str(&p, e, "peak_rss_kib")) > 100);
 	assert_true(strtod(str(&p, e, "cpu_seconds"), NULL) >= 0);
 
-	/* Only the referenced sites, with their table rows. */
+	/* Only the referenced sites, with their table rows, and the function site of main (sum
+	 * has none in the table: nothing is added for it). */
 	sites = get(&p, p.root, "sites");
-	assert_int_equal(len(sites), 3);
+	assert_int_equal(len(sites), 4);
 	assert_string_equal(key_at(&p, sites, 0), "1");
 	assert_string_equal(key_at(&p, sites, 1), "2");
 	assert_string_equal(key_at(&p, sites, 2), "3");
+	assert_string_equal(key_at(&p, sites, 3), "5");
+	assert_string_equal(str(&p, get(&p, sites, "5"), "kind"), "function");
 	e = get(&p, sites, "3");
 	assert_string_equal(str(&p, e, "kind"), "load");
 	assert_string_equal(str(&p, e, "function"), "sum");
@@ -422,7 +437,7 @@ static void test_failed_leader_module(void **state)
 	prof_load(&p, r.output);
 	assert_string_equal(str(&p, p.root, "complete"), "false");
 	assert_non_null(get(&p, get(&p, p.root, "modules"), "value-pattern"));
-	assert_int_equal(len(get(&p, p.root, "sites")), 3);
+	assert_int_equal(len(get(&p, p.root, "sites")), 4);   /* 1, 2, 3 and main's 5 */
 	expect_only_profile(&r);
 	prof_free(&p);
 	run_cleanup(&r);
