@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "Sites.h"
 
 #include "abi.h"
 
@@ -326,11 +327,20 @@ class SiteTable {
 public:
   /// Returns the id of a new site.  Fields are copied; a tab or newline in
   /// them becomes a space.
-  uint32_t add(SiteKind Kind, StringRef Function, SourcePos Pos,
-               StringRef Name = "", uint64_t TypeSize = 0) {
+  /// Anchor is what the site stands for in the IR (mnemo::SiteInfo).
+  uint32_t add(SiteKind Kind, const Value *Anchor, StringRef Function,
+               SourcePos Pos, StringRef Name = "", uint64_t TypeSize = 0) {
     if (NextId == UINT32_MAX)
       report_fatal_error("mnemo: more than 2^32-2 sites in one program");
     Row R;
+    R.Info.Kind = siteKindName(Kind);
+    R.Info.Anchor = Anchor;
+    R.Info.Function = Function.str();
+    R.Info.File = Pos.File.str();
+    R.Info.Name = Name.str();
+    R.Info.Line = Pos.Line;
+    R.Info.Column = Pos.Column;
+    R.Info.FunctionSite = Kind == SiteKind::Function ? NextId : CurrentFunction;
     appendField(R.Line, siteKindName(Kind));
     R.Line += '\t';
     appendField(R.Line, Function);
@@ -349,7 +359,12 @@ public:
   }
 
   /// The innermost loop (its site id) of load or store site Id.
-  void setLoop(uint32_t Id, uint32_t Loop) { Rows[Id - 1].Loop = Loop; }
+  void setLoop(uint32_t Id, uint32_t Loop) {
+    Rows[Id - 1].Loop = Loop;
+    Rows[Id - 1].Info.Loop = Loop;
+  }
+  /// The function site the sites added next belong to (0: none, globals).
+  void setCurrentFunction(uint32_t Id) { CurrentFunction = Id; }
   /// The layout of the structure allocated or declared at site Id.
   void setFields(uint32_t Id, StringRef Fields) {
     Rows[Id - 1].Fields.clear();
@@ -358,6 +373,11 @@ public:
 
   /// The highest id handed out (0 if none).
   uint32_t count() const { return NextId - 1; }
+
+  /// The blob, as __mnemo_site_table holds it (without the NUL).
+  std::string text() const;
+  /// What each site stands for, by id (mnemo::ModuleSites).
+  void exportTo(mnemo::ModuleSites &Out) const;
 
   /// Defines __mnemo_site_table (NUL-terminated for convenience; the NUL is
   /// not counted in __mnemo_site_table_size), __mnemo_site_table_size,
@@ -369,6 +389,7 @@ private:
     std::string Line; // the seven columns of mnemo-sites/1
     uint32_t Loop = 0;
     std::string Fields;
+    mnemo::SiteInfo Info;
   };
 
   static void appendField(std::string &Out, StringRef S) {
@@ -378,6 +399,7 @@ private:
 
   std::vector<Row> Rows; // Rows[k - 1] is id k
   uint32_t NextId = 1;
+  uint32_t CurrentFunction = 0;
 };
 
 /// Defines an external constant named Name, replacing a declaration of it
@@ -398,8 +420,7 @@ GlobalVariable *defineConstant(Module &M, StringRef Name, Constant *Init,
   return GV;
 }
 
-void SiteTable::emit(Module &M) const {
-  LLVMContext &Ctx = M.getContext();
+std::string SiteTable::text() const {
   std::string Text = MnemoSiteTableHeader;
   for (const Row &R : Rows) {
     Text += R.Line;
@@ -409,6 +430,22 @@ void SiteTable::emit(Module &M) const {
     Text += R.Fields;
     Text += '\n';
   }
+  return Text;
+}
+
+void SiteTable::exportTo(mnemo::ModuleSites &Out) const {
+  std::string Text = text();
+  Out.TableHash = mnemo::fnv1a64(Text);
+  Out.TableSize = Text.size();
+  Out.Sites.clear();
+  Out.Sites.reserve(Rows.size());
+  for (const Row &R : Rows)
+    Out.Sites.push_back(R.Info);
+}
+
+void SiteTable::emit(Module &M) const {
+  LLVMContext &Ctx = M.getContext();
+  std::string Text = text();
   Constant *Blob = ConstantDataArray::getString(Ctx, Text, /*AddNull=*/true);
   GlobalValue *Used[] = {
       defineConstant(M, MnemoSiteTableName, Blob, Align(1)),
@@ -637,18 +674,18 @@ const DILocalVariable *stackVariable(AllocaInst &AI) {
 class FunctionInstrumenter {
 public:
   FunctionInstrumenter(Function &F, FunctionAnalysisManager &FAM,
-                       const RuntimeCallbacks &RT, SiteTable &Sites,
-                       Function *&StackFreeSlot)
+                       SiteTable &Sites, Function *&StackFreeSlot)
       : F(F), M(*F.getParent()), Ctx(F.getContext()), DL(M.getDataLayout()),
-        FAM(FAM), RT(RT), Sites(Sites), StackFreeSlot(StackFreeSlot),
+        FAM(FAM), Sites(Sites), StackFreeSlot(StackFreeSlot),
         FuncName(demangle(F.getName())) {}
 
   /// Simplifies the loops (preheaders, dedicated exits), then assigns the
   /// function's site ids in the order the file header states and records
   /// what to insert.  Changes nothing else.
   void collect();
-  /// Inserts the calls.  Call once, after collect().
-  void rewrite();
+  /// Inserts the calls to RT's entry points.  Call once, after collect().
+  void rewrite(const RuntimeCallbacks &Callbacks);
+  Function &function() const { return F; }
 
 private:
   struct LoopSite {
@@ -705,7 +742,7 @@ private:
   bool isInstrumentablePointer(Value *Ptr) const;
   uint32_t site(SiteKind Kind, const Instruction &I, StringRef Name = "",
                 uint64_t TypeSize = 0) {
-    uint32_t Id = Sites.add(Kind, FuncName, SourcePos::of(I.getDebugLoc()),
+    uint32_t Id = Sites.add(Kind, &I, FuncName, SourcePos::of(I.getDebugLoc()),
                             Name, TypeSize);
     if (Kind == SiteKind::Load || Kind == SiteKind::Store)
       Accesses.push_back({&I, Id});
@@ -735,7 +772,7 @@ private:
   LLVMContext &Ctx;
   const DataLayout &DL;
   FunctionAnalysisManager &FAM;
-  const RuntimeCallbacks &RT;
+  const RuntimeCallbacks *RT = nullptr; // set by rewrite()
   SiteTable &Sites;
   Function *&StackFreeSlot; // module-wide helper, made on first use
   std::string FuncName;     // demangled
@@ -811,7 +848,8 @@ void FunctionInstrumenter::collect() {
     FnPos.File = SP->getFilename();
     FnPos.Line = SP->getLine();
   }
-  FunctionSite = Sites.add(SiteKind::Function, FuncName, FnPos);
+  FunctionSite = Sites.add(SiteKind::Function, &F, FuncName, FnPos);
+  Sites.setCurrentFunction(FunctionSite);
   if (ClFunctions)
     ++NumFunctions;
 
@@ -824,7 +862,7 @@ void FunctionInstrumenter::collect() {
           if ((Start = I.getDebugLoc()))
             break;
       Loops.push_back(
-          {L, Sites.add(SiteKind::Loop, FuncName, SourcePos::of(Start))});
+          {L, Sites.add(SiteKind::Loop, &BB, FuncName, SourcePos::of(Start))});
       ++NumLoops;
     }
     for (Instruction &I : BB)
@@ -1020,7 +1058,8 @@ void FunctionInstrumenter::collectAlloca(AllocaInst &AI) {
     if (!Size->isScalable())
       Bytes = Size->getFixedValue();
 
-  StackObject Obj{&AI, Sites.add(SiteKind::Stack, FuncName, Pos, Name, Bytes)};
+  StackObject Obj{&AI,
+                  Sites.add(SiteKind::Stack, &AI, FuncName, Pos, Name, Bytes)};
   // The variable's layout, unless the alloca holds only part of it (SROA
   // splits a structure into several allocas, each described by a fragment).
   std::optional<uint64_t> VarBits = Var ? Var->getSizeInBits() : std::nullopt;
@@ -1156,7 +1195,7 @@ Function *FunctionInstrumenter::getStackFreeSlot() {
   IRB.CreateCondBr(IRB.CreateIsNotNull(Obj), Live, Done);
   IRB.SetInsertPoint(Live);
   IRB.CreateStore(ConstantPointerNull::get(cast<PointerType>(Ptr)), Slot);
-  emit(IRB, RT.StackFree, {Site, Obj});
+  emit(IRB, RT->StackFree, {Site, Obj});
   IRB.CreateBr(Done);
   IRB.SetInsertPoint(Done);
   IRB.CreateRetVoid();
@@ -1168,7 +1207,7 @@ void FunctionInstrumenter::emitStackFree(IRBuilder<> &IRB, unsigned Obj) {
   if (S.UsesSlot)
     emit(IRB, getStackFreeSlot(), {IRB.getInt32(S.Site), S.Slot});
   else
-    emit(IRB, RT.StackFree, {IRB.getInt32(S.Site), S.AI});
+    emit(IRB, RT->StackFree, {IRB.getInt32(S.Site), S.AI});
 }
 
 void FunctionInstrumenter::instrumentEntry() {
@@ -1186,12 +1225,12 @@ void FunctionInstrumenter::instrumentEntry() {
   IRB.SetInsertPoint(EntryPoint);
   IRB.SetCurrentDebugLocation(EntryLoc);
   if (ClFunctions)
-    emit(IRB, RT.FuncEntry, {IRB.getInt32(FunctionSite)});
+    emit(IRB, RT->FuncEntry, {IRB.getInt32(FunctionSite)});
   for (StackObject &S : Stack) {
     if (S.UsesSlot)
       IRB.CreateStore(ConstantPointerNull::get(IRB.getPtrTy()), S.Slot);
     if (S.AtEntry)
-      emit(IRB, RT.StackAlloc,
+      emit(IRB, RT->StackAlloc,
            {IRB.getInt32(S.Site), S.AI, allocaSize(IRB, S.AI)});
   }
 }
@@ -1226,18 +1265,18 @@ void FunctionInstrumenter::instrumentLoops() {
         continue;
       BasicBlock::iterator It = Exit->getFirstInsertionPt();
       if (It != Exit->end())
-        Anchors.push_back({&*It, RT.LoopExit, SiteOf[L]});
+        Anchors.push_back({&*It, RT->LoopExit, SiteOf[L]});
     }
   }
   for (const LoopSite &LS : Loops) {
     BasicBlock *Header = LS.L->getHeader();
     BasicBlock::iterator It = Header->getFirstInsertionPt();
     if (It != Header->end())
-      Anchors.push_back({&*It, RT.LoopIter, LS.Site});
+      Anchors.push_back({&*It, RT->LoopIter, LS.Site});
   }
   for (const LoopSite &LS : Loops)
     if (BasicBlock *Preheader = LS.L->getLoopPreheader())
-      Anchors.push_back({Preheader->getTerminator(), RT.LoopInvoke, LS.Site});
+      Anchors.push_back({Preheader->getTerminator(), RT->LoopInvoke, LS.Site});
 
   IRBuilder<> IRB(Ctx);
   for (const Anchor &A : Anchors) {
@@ -1258,11 +1297,11 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     auto *L = cast<LoadInst>(I);
     After();
     if (E.Site)
-      emit(IRB, RT.loadOf(L->getType()),
+      emit(IRB, RT->loadOf(L->getType()),
            {Site(E.Site), L->getPointerOperand(), toI64(IRB, L),
             accessSize(IRB, L->getType())});
     if (E.PtrSite)
-      emit(IRB, RT.PointerCreate,
+      emit(IRB, RT->PointerCreate,
            {Site(E.PtrSite), L, IRB.getInt32(MnemoPointerLoaded)});
     return;
   }
@@ -1270,7 +1309,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     auto *S = cast<StoreInst>(I);
     Before();
     Value *V = S->getValueOperand();
-    emit(IRB, RT.storeOf(V->getType()),
+    emit(IRB, RT->storeOf(V->getType()),
          {Site(E.Site), S->getPointerOperand(), toI64(IRB, V),
           accessSize(IRB, V->getType())});
     return;
@@ -1283,15 +1322,15 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     Value *Ptr = RMW->getPointerOperand();
     Value *Size = accessSize(IRB, RMW->getType());
     if (E.Site)
-      emit(IRB, RT.loadOf(RMW->getType()),
+      emit(IRB, RT->loadOf(RMW->getType()),
            {Site(E.Site), Ptr, toI64(IRB, RMW), Size});
     if (E.PtrSite)
-      emit(IRB, RT.PointerCreate,
+      emit(IRB, RT->PointerCreate,
            {Site(E.PtrSite), RMW, IRB.getInt32(MnemoPointerLoaded)});
     if (E.Site2) {
       Value *New = buildAtomicRMWValue(RMW->getOperation(), IRB, RMW,
                                        RMW->getValOperand());
-      emit(IRB, RT.storeOf(RMW->getType()),
+      emit(IRB, RT->storeOf(RMW->getType()),
            {Site(E.Site2), Ptr, toI64(IRB, New), Size});
     }
     return;
@@ -1304,17 +1343,17 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     Type *Ty = CX->getNewValOperand()->getType();
     Value *Old = IRB.CreateExtractValue(CX, 0);
     if (E.Site)
-      emit(IRB, RT.loadOf(Ty),
+      emit(IRB, RT->loadOf(Ty),
            {Site(E.Site), Ptr, toI64(IRB, Old), accessSize(IRB, Ty)});
     if (E.PtrSite)
-      emit(IRB, RT.PointerCreate,
+      emit(IRB, RT->PointerCreate,
            {Site(E.PtrSite), Old, IRB.getInt32(MnemoPointerLoaded)});
     if (E.Site2) {
       Value *Success = IRB.CreateExtractValue(CX, 1);
       Instruction *Then =
           SplitBlockAndInsertIfThen(Success, IRB.GetInsertPoint(), false);
       setInsertPoint(IRB, Then->getIterator(), CX);
-      emit(IRB, RT.storeOf(Ty),
+      emit(IRB, RT->storeOf(Ty),
            {Site(E.Site2), Ptr, toI64(IRB, CX->getNewValOperand()),
             accessSize(IRB, Ty)});
     }
@@ -1324,16 +1363,16 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     auto *MT = cast<AnyMemTransferInst>(I);
     Before();
     Value *Size = lengthSize(IRB, MT->getLength());
-    emit(IRB, RT.Load,
+    emit(IRB, RT->Load,
          {Site(E.Site), MT->getRawSource(), IRB.getInt64(0), Size});
-    emit(IRB, RT.Store,
+    emit(IRB, RT->Store,
          {Site(E.Site2), MT->getRawDest(), IRB.getInt64(0), Size});
     return;
   }
   case EventKind::MemSet: {
     auto *MS = cast<AnyMemSetInst>(I);
     Before();
-    emit(IRB, RT.Store,
+    emit(IRB, RT->Store,
          {Site(E.Site), MS->getRawDest(),
           IRB.CreateZExtOrTrunc(MS->getValue(), IRB.getInt64Ty()),
           lengthSize(IRB, MS->getLength())});
@@ -1341,7 +1380,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
   }
   case EventKind::HeapCall:
     Before();
-    emit(IRB, RT.HeapSite, {Site(E.Site)});
+    emit(IRB, RT->HeapSite, {Site(E.Site)});
     return;
   case EventKind::CallPointer: {
     if (auto *Inv = dyn_cast<InvokeInst>(I)) {
@@ -1354,19 +1393,19 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     } else {
       After();
     }
-    emit(IRB, RT.PointerCreate,
+    emit(IRB, RT->PointerCreate,
          {Site(E.PtrSite), I, IRB.getInt32(MnemoPointerReturned)});
     return;
   }
   case EventKind::IntToPtr:
     After();
-    emit(IRB, RT.PointerCreate,
+    emit(IRB, RT->PointerCreate,
          {Site(E.PtrSite), I, IRB.getInt32(MnemoPointerFromInt)});
     return;
   case EventKind::Alloca: {
     const StackObject &S = Stack[E.Obj];
     After();
-    emit(IRB, RT.StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
+    emit(IRB, RT->StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
     if (S.UsesSlot)
       IRB.CreateStore(S.AI, S.Slot);
     return;
@@ -1381,10 +1420,10 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     const StackObject &S = Stack[It->second];
     if (E.Kind == EventKind::LifetimeStart) {
       After();
-      emit(IRB, RT.StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
+      emit(IRB, RT->StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
     } else {
       Before();
-      emit(IRB, RT.StackFree, {Site(S.Site), S.AI});
+      emit(IRB, RT->StackFree, {Site(S.Site), S.AI});
     }
     return;
   }
@@ -1415,11 +1454,12 @@ void FunctionInstrumenter::instrumentExits() {
       if (!Stack[Obj].Markers)
         emitStackFree(*IRB, Obj);
     if (ClFunctions)
-      emit(*IRB, RT.FuncExit, {IRB->getInt32(FunctionSite)});
+      emit(*IRB, RT->FuncExit, {IRB->getInt32(FunctionSite)});
   }
 }
 
-void FunctionInstrumenter::rewrite() {
+void FunctionInstrumenter::rewrite(const RuntimeCallbacks &Callbacks) {
+  RT = &Callbacks;
   instrumentEntry();
   instrumentLoops();
   for (Event &E : Events)
@@ -1462,6 +1502,7 @@ bool GlobalRegistrar::shouldRegister(const GlobalVariable &G) {
 
 void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
   const DataLayout &DL = M.getDataLayout();
+  Sites.setCurrentFunction(0);
   for (GlobalVariable &G : M.globals()) {
     if (!shouldRegister(G))
       continue;
@@ -1475,7 +1516,7 @@ void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
     }
     uint64_t Size = DL.getTypeAllocSize(G.getValueType()).getKnownMinValue();
     uint32_t Site =
-        Sites.add(SiteKind::Global, "", Pos, demangle(G.getName()), Size);
+        Sites.add(SiteKind::Global, &G, "", Pos, demangle(G.getName()), Size);
     // Only a global that is the whole variable: GlobalOpt's pieces of one
     // (fragments) and merged globals (an offset) carry an expression.
     if (GVEs.size() == 1 &&
@@ -1524,14 +1565,33 @@ public:
         FAM(MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager()) {
   }
 
-  /// Returns true if the module changed.
-  bool run();
+  /// Hands out every site id of the module (collects every function to
+  /// instrument and the globals).  Simplifies loops; changes nothing else.
+  /// Returns false when there is nothing to instrument: no marked function,
+  /// or the module was instrumented before.
+  bool collect();
+  /// Inserts the calls and emits the table.  Call once, after collect().
+  void rewrite();
+  const SiteTable &sites() const { return Sites; }
+  /// After collect() alone: what LoopSimplify changed is seen by later
+  /// analyses (it keeps the dominator tree and loop info up to date).
+  void invalidateCollected() {
+    PreservedAnalyses PA;
+    PA.preserve<DominatorTreeAnalysis>();
+    PA.preserve<LoopAnalysis>();
+    for (auto &FI : Functions)
+      FAM.invalidate(FI->function(), PA);
+  }
 
 private:
   static bool shouldInstrument(const Function &F);
 
   Module &M;
   FunctionAnalysisManager &FAM;
+  SiteTable Sites;
+  Function *StackFreeSlot = nullptr;
+  std::vector<std::unique_ptr<FunctionInstrumenter>> Functions;
+  GlobalRegistrar Globals;
 };
 
 bool ModuleInstrumenter::shouldInstrument(const Function &F) {
@@ -1543,7 +1603,7 @@ bool ModuleInstrumenter::shouldInstrument(const Function &F) {
   return ClInstrumentAll || F.hasFnAttribute(MnemoInstrumentAttr);
 }
 
-bool ModuleInstrumenter::run() {
+bool ModuleInstrumenter::collect() {
   // Instrumented before (the table exists): instrumenting again would count
   // every event twice.
   if (auto *Table = M.getNamedGlobal(MnemoSiteTableName);
@@ -1558,29 +1618,28 @@ bool ModuleInstrumenter::run() {
     return false;
 
   // Collect everything (and hand out every id) before the first rewrite, so
-  // the ids do not depend on what instrumentation adds to the module.
-  SiteTable Sites;
-  RuntimeCallbacks RT(M);
-  Function *StackFreeSlot = nullptr;
-  std::vector<std::unique_ptr<FunctionInstrumenter>> Functions;
+  // the ids do not depend on what instrumentation adds to the module.  The
+  // mnemo-use pass calls this alone: one piece of code gives the ids both.
   for (Function *F : Targets) {
-    Functions.push_back(std::make_unique<FunctionInstrumenter>(
-        *F, FAM, RT, Sites, StackFreeSlot));
+    Functions.push_back(
+        std::make_unique<FunctionInstrumenter>(*F, FAM, Sites, StackFreeSlot));
     Functions.back()->collect();
   }
-  GlobalRegistrar Globals;
   if (ClGlobals)
     Globals.collect(M, Sites);
+  return true;
+}
 
+void ModuleInstrumenter::rewrite() {
+  RuntimeCallbacks RT(M);
   for (auto &FI : Functions)
-    FI->rewrite();
+    FI->rewrite(RT);
   Function *Reg = Globals.emit(M, RT);
   Sites.emit(M);
   if (Reg) {
     GlobalValue *Used = Reg;
     appendToUsed(M, Used);
   }
-  return true;
 }
 
 } // namespace
@@ -1599,7 +1658,33 @@ PreservedAnalyses mnemo::MarkPass::run(Module &M, ModuleAnalysisManager &) {
 
 PreservedAnalyses mnemo::InstrumentPass::run(Module &M,
                                              ModuleAnalysisManager &MAM) {
-  if (!ModuleInstrumenter(M, MAM).run())
+  // A build that applies a profile is not a profiling build (the mnemo-use
+  // pass runs instead).
+  if (M.getNamedMetadata(UseMetadataName))
     return PreservedAnalyses::all();
+  ModuleInstrumenter MI(M, MAM);
+  if (!MI.collect())
+    return PreservedAnalyses::all();
+  MI.rewrite();
   return PreservedAnalyses::none();
+}
+
+uint64_t mnemo::fnv1a64(StringRef Data) {
+  uint64_t H = 0xcbf29ce484222325ULL;
+  for (unsigned char C : Data) {
+    H ^= C;
+    H *= 0x100000001b3ULL;
+  }
+  return H;
+}
+
+bool mnemo::computeModuleSites(Module &M, ModuleAnalysisManager &MAM,
+                               ModuleSites &Out) {
+  ModuleInstrumenter MI(M, MAM);
+  Out.Sites.clear();
+  if (!MI.collect())
+    return false;
+  MI.sites().exportTo(Out);
+  MI.invalidateCollected();
+  return true;
 }

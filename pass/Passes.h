@@ -37,6 +37,39 @@ struct InstrumentPass : llvm::PassInfoMixin<InstrumentPass> {
   static bool isRequired() { return true; }
 };
 
+/// Compile time (pipeline start, with MarkPass): when -mnemo-use=PROFILE is
+/// set, records the profile's absolute path as named metadata !mnemo.use, so
+/// that the LTO link (which cannot take the option) applies it.
+struct UseRecordPass : llvm::PassInfoMixin<UseRecordPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+};
+
+/// The mnemo-use pass (Use.cpp): applies a profile (mnemo::UseAnalysis) to
+/// the module: !mnemo.* metadata, remarks, memop sizes and PGOMemOPSizeOpt.
+struct UsePass : llvm::PassInfoMixin<UsePass> {
+  enum Point {
+    Explicit,      // opt -passes=mnemo-use: -mnemo-use or !mnemo.use
+    OptimizerLast, // clang without LTO: -mnemo-use; nothing in LTO compiles
+    FullLTO        // the LTO link: modules carrying !mnemo.use
+  };
+  explicit UsePass(Point Where = Explicit) : Where(Where) {}
+  llvm::PreservedAnalyses run(llvm::Module &M,
+                              llvm::ModuleAnalysisManager &MAM);
+  static bool isRequired() { return true; }
+  Point Where;
+};
+
+/// Asks mnemo::UseAnalysis about every loop, pair of accesses in it, load,
+/// memory intrinsic and allocation, and prints the answers (tests).
+struct UsePrintPass : llvm::PassInfoMixin<UsePrintPass> {
+  explicit UsePrintPass(llvm::raw_ostream &OS) : OS(OS) {}
+  llvm::PreservedAnalyses run(llvm::Module &M,
+                              llvm::ModuleAnalysisManager &MAM);
+  static bool isRequired() { return true; }
+  llvm::raw_ostream &OS;
+};
+
 } // namespace mnemo
 
 #endif // MNEMO_PASS_PASSES_H

@@ -11,21 +11,34 @@
 //===----------------------------------------------------------------------===//
 
 #include "Passes.h"
+#include "Use.h"
 
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/Compiler.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
 
 static void registerCallbacks(PassBuilder &PB) {
+  PB.registerAnalysisRegistrationCallback([](ModuleAnalysisManager &MAM) {
+    MAM.registerPass([] { return mnemo::UseAnalysis(); });
+  });
   PB.registerPipelineStartEPCallback(
       [](ModulePassManager &MPM, OptimizationLevel) {
         MPM.addPass(mnemo::MarkPass());
+        MPM.addPass(mnemo::UseRecordPass());
       });
+  PB.registerOptimizerLastEPCallback(
+      [](ModulePassManager &MPM, OptimizationLevel) {
+        MPM.addPass(mnemo::UsePass(mnemo::UsePass::OptimizerLast));
+      });
+  // InstrumentPass leaves a module carrying !mnemo.use alone: a build that
+  // applies a profile is not a profiling build.
   PB.registerFullLinkTimeOptimizationEarlyEPCallback(
       [](ModulePassManager &MPM, OptimizationLevel) {
         MPM.addPass(mnemo::InstrumentPass());
+        MPM.addPass(mnemo::UsePass(mnemo::UsePass::FullLTO));
       });
   PB.registerPipelineParsingCallback(
       [](StringRef Name, ModulePassManager &MPM,
@@ -36,6 +49,14 @@ static void registerCallbacks(PassBuilder &PB) {
         }
         if (Name == "mnemo-instrument") {
           MPM.addPass(mnemo::InstrumentPass());
+          return true;
+        }
+        if (Name == "mnemo-use") {
+          MPM.addPass(mnemo::UsePass());
+          return true;
+        }
+        if (Name == "mnemo-use-print") {
+          MPM.addPass(mnemo::UsePrintPass(outs()));
           return true;
         }
         return false;
