@@ -41,6 +41,8 @@
 struct agg {
 	uint64_t instances, nodes, edges, fwd, bwd, self, trav, dfs, bfs;
 	uint64_t lifetime;              /* sum of destroyed - created, in events */
+	uint64_t span;                  /* sum of the clocks of their runs at the end: lifetime's
+					 * denominator, so that runs of other lengths merge */
 	uint64_t rsf_sum, rsf_n, rsf_max;   /* stability factors of the traversed instances */
 };
 
@@ -81,7 +83,9 @@ struct inst {
 struct row {
 	uint64_t id, created, destroyed, nodes, live, edges, fwd, bwd, self, trav, dfs, bfs;
 	uint64_t alterations, rsf;
-	uint32_t node;
+	uint64_t clock;                 /* its run's clock at the end (0 until settle()) */
+	uint32_t node;                  /* an SSG node of its type */
+	uint32_t type;                  /* its type's number, set by emit() for the order */
 	bool capped;                    /* rsf is a lower bound (top[] was cut) */
 };
 
@@ -112,10 +116,18 @@ struct rds {
 	struct inst *inst;              /* by index; [0] unused; free ones have id 0 */
 	uint32_t ninst, capinst, free_inst;
 	struct row *rows;               /* final instances kept for the listing */
-	size_t nrows;
-	uint64_t now;                   /* the clock: loads, stores and heap events so far */
+	size_t nrows, caprows;
+	uint64_t now;                   /* the clock: loads, stores and heap events so far; in a
+					 * merged state, the runs' clocks added */
 	uint64_t pointer_stores, pointer_loads;
 	uint64_t unknown_frees, nomem;
+	/*
+	 * The end of the run (settle()): live instances are rows and counted in their sites'
+	 * totals, and what emit() writes from the object and pending tables is copied here, so
+	 * that restore() can set it and merge() combine it.  No event may follow.
+	 */
+	bool settled;
+	uint64_t peak_live, live_at_end, aliased, pending, pending_dropped;
 };
 
 /* ---- Instances ------------------------------------------------------------------------------- */
@@ -319,6 +331,19 @@ static struct row row_of(struct rds *r, struct inst *I)
 	return w;
 }
 
+/* a + b, or UINT64_MAX when it does not fit (a clock times instances may not). */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t c;
+
+	return __builtin_mul_overflow(a, b, &c) ? UINT64_MAX : c;
+}
+
 static void agg_add(struct agg *a, const struct row *w)
 {
 	a->instances++;
@@ -350,37 +375,114 @@ static void agg_sum(struct agg *a, const struct agg *b)
 	a->dfs += b->dfs;
 	a->bfs += b->bfs;
 	a->lifetime += b->lifetime;
+	a->span = sat_add(a->span, b->span);
 	a->rsf_sum += b->rsf_sum;
 	a->rsf_n += b->rsf_n;
 	a->rsf_max = b->rsf_max > a->rsf_max ? b->rsf_max : a->rsf_max;
 }
 
-/* The listing's order: most traversed first, then oldest. */
+#define CMP(f) do { if (x->f != y->f) return x->f < y->f ? -1 : 1; } while (0)
+
+/*
+ * The listing's order: most traversed first, then oldest, then by every other count, so that
+ * rows of different runs (whose names may be equal) have one order whatever the runs' (README,
+ * Merging).  Not by type: the type a row shows is the merged profile's, which the rows' order
+ * while runs are folded must not depend on.
+ */
 static int by_traversals(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
 
 	if (x->trav != y->trav)
 		return x->trav > y->trav ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	CMP(id);
+	CMP(clock);
+	CMP(created);
+	CMP(destroyed);
+	CMP(nodes);
+	CMP(live);
+	CMP(edges);
+	CMP(fwd);
+	CMP(bwd);
+	CMP(self);
+	CMP(dfs);
+	CMP(bfs);
+	CMP(alterations);
+	CMP(rsf);
+	CMP(capped);
+	return 0;
+}
+
+/* As listed: rows equal in every count (of different runs) by their type. */
+static int by_listing(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	int c = by_traversals(a, b);
+
+	if (c)
+		return c;
+	CMP(type);
+	return 0;
+}
+
+#undef CMP
+
+/*
+ * The rows sorted by_traversals (or by_listing), how many are listed: those with fewer than ROWS
+ * rows before them (by_traversals), so rows equal to the ROWS-th go with it.  Within one run no
+ * two rows are equal (names differ): the ROWS first.  Taking the listing of a listing and more
+ * rows gives the listing of all of them, so runs fold in any grouping.
+ */
+static size_t listed(const struct rds *r)
+{
+	size_t n = ROWS;
+
+	if (r->nrows <= ROWS)
+		return r->nrows;
+	while (n < r->nrows && !by_traversals(&r->rows[n], &r->rows[ROWS - 1]))
+		n++;
+	return n;
+}
+
+/* Keeps only the rows that may be listed. */
+static void rows_trim(struct rds *r)
+{
+	qsort(r->rows, r->nrows, sizeof(*r->rows), by_traversals);
+	r->nrows = listed(r);
+}
+
+/* Appends row w; false without memory (not kept). */
+static bool rows_append(struct rds *r, const struct row *w)
+{
+	if (r->nrows == r->caprows) {
+		size_t cap = r->caprows ? 2 * r->caprows : 2 * ROWS;
+		struct row *v = realloc(r->rows, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		r->rows = v;
+		r->caprows = cap;
+	}
+	r->rows[r->nrows++] = *w;
+	return true;
+}
+
+/* Keeps row w for the listing if it may be among the first. */
+static void rows_push(struct rds *r, const struct row *w)
+{
+	if (!rows_append(r, w)) {
+		r->nomem++;
+		return;
+	}
+	if (r->nrows >= 2 * ROWS && r->nrows % ROWS == 0)
+		rows_trim(r);
 }
 
 /* Counts row w in its site's totals and keeps it for the listing if it may be among the first. */
 static void row_keep(struct rds *r, const struct row *w)
 {
 	agg_add(&r->sites[w->node].ended, w);
-	if (!r->rows) {
-		r->rows = malloc(2 * ROWS * sizeof(*r->rows));
-		if (!r->rows) {
-			r->nomem++;
-			return;
-		}
-	}
-	r->rows[r->nrows++] = *w;
-	if (r->nrows == 2 * ROWS) {
-		qsort(r->rows, r->nrows, sizeof(*r->rows), by_traversals);
-		r->nrows = ROWS;
-	}
+	rows_push(r, w);
 }
 
 /* ---- The profile builder's events ---------------------------------------------------------- */
@@ -432,19 +534,15 @@ static bool take_pending(void *arg, const struct rds_pend *e)
 	return true;
 }
 
-/* Counts a store between objects of nodes u and v on the SSG edge u -> v, adding it if new. */
-static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
+/*
+ * Adds the SSG edge u -> v (not there yet) with `stores` stores.  Returns 1 when the components
+ * changed, 0 when not, -ENOMEM.
+ */
+static int ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, uint64_t stores)
 {
 	uint64_t key = (uint64_t)u << 32 | v;
-	uint32_t e = key == r->hot_key ? r->hot_edge : 0;
 	int changed;
 
-	if (e || (e = rds_map_get(&r->edge_of, key))) {
-		r->edges[e - 1].stores++;
-		r->hot_key = key;
-		r->hot_edge = e;
-		return 0;
-	}
 	if (r->nedges == r->capedges) {
 		uint32_t cap = r->capedges ? 2 * r->capedges : 64;
 		struct ssg_edge *v2 = realloc(r->edges, cap * sizeof(*v2));
@@ -459,7 +557,26 @@ static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
 	changed = rds_scc_add_edge(&r->ssg, u, v);
 	if (changed < 0)
 		return changed;   /* the map says the edge exists: its objects will stay pending */
-	r->edges[r->nedges++] = (struct ssg_edge){ u, v, 1 };
+	r->edges[r->nedges++] = (struct ssg_edge){ u, v, stores };
+	return changed;
+}
+
+/* Counts a store between objects of nodes u and v on the SSG edge u -> v, adding it if new. */
+static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
+{
+	uint64_t key = (uint64_t)u << 32 | v;
+	uint32_t e = key == r->hot_key ? r->hot_edge : 0;
+	int changed;
+
+	if (e || (e = rds_map_get(&r->edge_of, key))) {
+		r->edges[e - 1].stores++;
+		r->hot_key = key;
+		r->hot_edge = e;
+		return 0;
+	}
+	changed = ssg_new_edge(r, u, v, 1);
+	if (changed < 0)
+		return changed;
 	if (changed)   /* Figure 3: revisit the remembered edges */
 		rds_pending_take(&r->pend, &r->obj, take_pending, r);
 	return 0;
@@ -740,7 +857,37 @@ static void rds_fini(void *st)
 	free(r->links);
 }
 
-/* ---- Emit ------------------------------------------------------------------------------------ */
+/* ---- The end of a run ------------------------------------------------------------------------ */
+
+/*
+ * Ends the run: instances still alive count as they stand (rows, their sites' totals), every row
+ * and total learns the run's clock, and the object and pending tables' counts are copied out.
+ * Once; emit() and merge() call it, restore() makes a state that is settled already.
+ */
+static void settle(struct rds *r)
+{
+	if (r->settled)
+		return;
+	r->settled = true;
+	for (uint32_t i = 1; i <= r->ninst; i++) {
+		if (r->inst[i].id) {
+			struct row w = row_of(r, &r->inst[i]);
+
+			row_keep(r, &w);
+		}
+	}
+	for (size_t i = 0; i < r->nrows; i++)
+		r->rows[i].clock = r->now;
+	for (uint32_t u = 0; u < r->ssg.n; u++)
+		r->sites[u].ended.span = sat_mul(r->sites[u].ended.instances, r->now);
+	r->peak_live = r->obj.peak;
+	r->live_at_end = r->obj.live;
+	r->aliased = r->obj.aliases;
+	r->pending = r->pend.n;
+	r->pending_dropped = r->pend.dropped;
+}
+
+/* ---- Types ----------------------------------------------------------------------------------- */
 
 /* A type: one cyclic SCC of the SSG. */
 struct type {
@@ -755,6 +902,110 @@ static int by_first_site(const void *a, const void *b)
 
 	return x->first_site < y->first_site ? -1 : x->first_site > y->first_site;
 }
+
+/*
+ * The types of the SSG as it stands: *types (ntypes of them, by smallest site, their totals the
+ * sum of their sites'), and *type_of, by representative node, the type's number (1..) or 0.
+ * 0 or -ENOMEM; the caller frees both.
+ */
+static int find_types(struct rds *r, struct type **types, uint32_t **type_of, uint32_t *ntypes)
+{
+	uint32_t n = r->ssg.n, k = 0;
+	struct type *t = calloc(n + 1, sizeof(*t));
+	uint32_t *of = calloc(n + 1, sizeof(*of));
+
+	if (!t || !of) {
+		free(t);
+		free(of);
+		return -ENOMEM;
+	}
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t c = rds_scc_comp(&r->ssg, u);
+
+		if (!rds_scc_cyclic(&r->ssg, u))
+			continue;
+		if (!of[c]) {
+			t[k].comp = c;
+			t[k].first_site = r->sites[u].site;
+			of[c] = ++k;
+		}
+		if (r->sites[u].site < t[of[c] - 1].first_site)
+			t[of[c] - 1].first_site = r->sites[u].site;
+	}
+	qsort(t, k, sizeof(*t), by_first_site);
+	for (uint32_t i = 0; i < k; i++)
+		of[t[i].comp] = i + 1;
+	for (uint32_t u = 0; u < n; u++)
+		if (rds_scc_cyclic(&r->ssg, u))
+			agg_sum(&t[of[rds_scc_comp(&r->ssg, u)] - 1].a, &r->sites[u].ended);
+	*types = t;
+	*type_of = of;
+	*ntypes = k;
+	return 0;
+}
+
+/* ---- Merge ----------------------------------------------------------------------------------- */
+
+/*
+ * Folds run (or runs) `from` into `into` (README, Merging): counts add, peaks take the larger,
+ * the SSGs unite with their edges' stores added (types follow at emit), each site's totals add,
+ * and the rows of both are kept as far as they may be listed.  Instances never join across
+ * states: they are sets of one run's objects.
+ */
+static void rds_merge(void *into, void *from)
+{
+	struct rds *r = into, *f = from;
+
+	settle(r);
+	settle(f);
+	r->now += f->now;
+	r->serial += f->serial;
+	r->pointer_stores += f->pointer_stores;
+	r->pointer_loads += f->pointer_loads;
+	r->unknown_frees += f->unknown_frees;
+	r->nomem += f->nomem;
+	r->peak_live = f->peak_live > r->peak_live ? f->peak_live : r->peak_live;
+	r->live_at_end += f->live_at_end;
+	r->aliased += f->aliased;
+	r->pending += f->pending;
+	r->pending_dropped += f->pending_dropped;
+
+	for (uint32_t e = 0; e < f->nedges; e++) {
+		const struct ssg_edge *x = &f->edges[e];
+		uint32_t u = node_of(r, f->sites[x->u].site), v = node_of(r, f->sites[x->v].site), i;
+
+		if (u == UINT32_MAX || v == UINT32_MAX) {
+			r->nomem++;
+			continue;
+		}
+		if ((i = rds_map_get(&r->edge_of, (uint64_t)u << 32 | v)))
+			r->edges[i - 1].stores += x->stores;
+		else if (ssg_new_edge(r, u, v, x->stores) < 0)
+			r->nomem++;
+	}
+	for (uint32_t n = 0; n < f->ssg.n; n++) {
+		uint32_t u;
+
+		if (!f->sites[n].ended.instances)
+			continue;
+		if ((u = node_of(r, f->sites[n].site)) == UINT32_MAX) {
+			r->nomem++;
+			continue;
+		}
+		agg_sum(&r->sites[u].ended, &f->sites[n].ended);
+	}
+	for (size_t i = 0; i < f->nrows; i++) {
+		struct row w = f->rows[i];
+
+		if ((w.node = node_of(r, f->sites[w.node].site)) == UINT32_MAX) {
+			r->nomem++;
+			continue;
+		}
+		rows_push(r, &w);
+	}
+}
+
+/* ---- Emit ------------------------------------------------------------------------------------ */
 
 /* An SSG edge in the listing's order: by source site, then destination site. */
 struct edge_order {
@@ -792,8 +1043,11 @@ static const char *pattern(const struct row *w)
 	return "mixed";
 }
 
-/* The columns of Table 3 and ours, shared by the summary and the types. */
-static void emit_agg(struct rds *r, struct mn_prof *p, const struct agg *a)
+/*
+ * The columns of Table 3 and ours, shared by the summary and the types; each average follows the
+ * integers it is computed from, which merged profiles add.
+ */
+static void emit_agg(struct mn_prof *p, const struct agg *a)
 {
 	mn_prof_kv_u64(p, "instances", a->instances);
 	mn_prof_kv_u64(p, "nodes", a->nodes);
@@ -803,21 +1057,26 @@ static void emit_agg(struct rds *r, struct mn_prof *p, const struct agg *a)
 	mn_prof_kv_u64(p, "self_edges", a->self);
 	mn_prof_kv_f64(p, "avg_nodes", per(a->nodes, a->instances));
 	mn_prof_kv_f64(p, "avg_size", per(a->edges, a->instances));
-	mn_prof_kv_f64(p, "avg_lifetime", per(a->lifetime, a->instances) / (r->now ? r->now : 1));
+	mn_prof_kv_u64(p, "lifetime_events", a->lifetime);
+	mn_prof_kv_u64(p, "run_events", a->span);
+	mn_prof_kv_f64(p, "avg_lifetime", per(a->lifetime, a->span));
 	mn_prof_kv_u64(p, "traversals", a->trav);
+	mn_prof_kv_u64(p, "traversed_instances", a->rsf_n);
+	mn_prof_kv_u64(p, "stability_factor_sum", a->rsf_sum);
 	mn_prof_kv_f64(p, "avg_stability_factor", per(a->rsf_sum, a->rsf_n));
 	mn_prof_kv_u64(p, "max_stability_factor", a->rsf_max);
 	mn_prof_kv_u64(p, "dfs_like", a->dfs);
 	mn_prof_kv_u64(p, "bfs_like", a->bfs);
 }
 
-static void emit_row(struct rds *r, struct mn_prof *p, const struct row *w, uint32_t type)
+/* A row; its times are over its run's clock, written as run_events when not the section's. */
+static void emit_row(struct rds *r, struct mn_prof *p, const struct row *w)
 {
-	double now = r->now ? (double)r->now : 1.0;
+	double now = w->clock ? (double)w->clock : 1.0;
 
 	mn_prof_map_begin_flow(p);
 	mn_prof_kv_u64(p, "instance", w->id);
-	mn_prof_kv_u64(p, "type", type);
+	mn_prof_kv_u64(p, "type", w->type);
 	mn_prof_kv_u64(p, "nodes", w->nodes);
 	mn_prof_kv_u64(p, "live_nodes", w->live);
 	mn_prof_kv_u64(p, "edges", w->edges);
@@ -827,6 +1086,8 @@ static void emit_row(struct rds *r, struct mn_prof *p, const struct row *w, uint
 	mn_prof_kv_u64(p, "traversals", w->trav);
 	mn_prof_kv_u64(p, "created", w->created);
 	mn_prof_kv_u64(p, "destroyed", w->destroyed);
+	if (w->clock != r->now)
+		mn_prof_kv_u64(p, "run_events", w->clock);
 	mn_prof_kv_f64(p, "created_norm", w->created / now);
 	mn_prof_kv_f64(p, "destroyed_norm", w->destroyed / now);
 	mn_prof_kv_f64(p, "lifetime", (w->destroyed - w->created) / now);
@@ -843,15 +1104,18 @@ static void emit_row(struct rds *r, struct mn_prof *p, const struct row *w, uint
 static int rds_emit(void *st, struct mn_prof *p)
 {
 	struct rds *r = st;
-	uint32_t n = r->ssg.n, ntypes = 0, *type_of = calloc(n + 1, sizeof(*type_of));
-	uint32_t *members = malloc((n + 1) * sizeof(*members));
-	struct type *types = calloc(n + 1, sizeof(*types));
-	struct edge_order *order = malloc((r->nedges + 1) * sizeof(*order));
+	uint32_t n, ntypes = 0, *type_of = NULL, *members;
+	struct type *types = NULL;
+	struct edge_order *order;
 	struct agg all = { 0 };
-	size_t listed;
+	size_t nlisted;
 	int err = 0;
 
-	if (!type_of || !members || !types || !order) {
+	settle(r);
+	n = r->ssg.n;
+	members = malloc((n + 1) * sizeof(*members));
+	order = malloc((r->nedges + 1) * sizeof(*order));
+	if (!members || !order || find_types(r, &types, &type_of, &ntypes)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -859,38 +1123,13 @@ static int rds_emit(void *st, struct mn_prof *p)
 		order[e] = (struct edge_order){ (uint64_t)r->sites[r->edges[e].u].site << 32 |
 						r->sites[r->edges[e].v].site, e };
 	qsort(order, r->nedges, sizeof(*order), by_key);
-	/* Instances still alive count as they stand. */
-	for (uint32_t i = 1; i <= r->ninst; i++) {
-		if (r->inst[i].id) {
-			struct row w = row_of(r, &r->inst[i]);
-
-			row_keep(r, &w);
-		}
-	}
-	/* Types: the cyclic components, in the order of their smallest site. */
-	for (uint32_t u = 0; u < n; u++) {
-		uint32_t c = rds_scc_comp(&r->ssg, u);
-
-		if (!rds_scc_cyclic(&r->ssg, u))
-			continue;
-		if (!type_of[c]) {
-			types[ntypes].comp = c;
-			types[ntypes].first_site = r->sites[u].site;
-			type_of[c] = ++ntypes;
-		}
-		if (r->sites[u].site < types[type_of[c] - 1].first_site)
-			types[type_of[c] - 1].first_site = r->sites[u].site;
-	}
-	qsort(types, ntypes, sizeof(*types), by_first_site);
-	for (uint32_t t = 0; t < ntypes; t++)
-		type_of[types[t].comp] = t + 1;
-	for (uint32_t u = 0; u < n; u++) {
-		if (!rds_scc_cyclic(&r->ssg, u))
-			continue;
-		agg_sum(&types[type_of[rds_scc_comp(&r->ssg, u)] - 1].a, &r->sites[u].ended);
-	}
 	for (uint32_t t = 0; t < ntypes; t++)
 		agg_sum(&all, &types[t].a);
+	for (size_t i = 0; i < r->nrows; i++)
+		r->rows[i].type = type_of[rds_scc_comp(&r->ssg, r->rows[i].node)];
+	if (r->nrows)
+		qsort(r->rows, r->nrows, sizeof(*r->rows), by_listing);
+	nlisted = listed(r);
 
 	mn_prof_map_begin(p);
 	mn_prof_kv_f64(p, "threshold", T_PERCENT / 100.0);
@@ -898,8 +1137,8 @@ static int rds_emit(void *st, struct mn_prof *p)
 	mn_prof_key(p, "heap");
 	mn_prof_map_begin_flow(p);
 	mn_prof_kv_u64(p, "objects", r->serial);
-	mn_prof_kv_u64(p, "peak_live", r->obj.peak);
-	mn_prof_kv_u64(p, "live_at_end", r->obj.live);
+	mn_prof_kv_u64(p, "peak_live", r->peak_live);
+	mn_prof_kv_u64(p, "live_at_end", r->live_at_end);
 	mn_prof_kv_u64(p, "pointer_stores", r->pointer_stores);
 	mn_prof_kv_u64(p, "pointer_loads", r->pointer_loads);
 	mn_prof_map_end(p);
@@ -907,7 +1146,7 @@ static int rds_emit(void *st, struct mn_prof *p)
 	mn_prof_key(p, "summary");
 	mn_prof_map_begin_flow(p);
 	mn_prof_kv_u64(p, "types", ntypes);
-	emit_agg(r, p, &all);
+	emit_agg(p, &all);
 	mn_prof_map_end(p);
 
 	mn_prof_key(p, "types");
@@ -926,7 +1165,7 @@ static int rds_emit(void *st, struct mn_prof *p)
 		for (uint32_t i = 0; i < k; i++)
 			mn_prof_site(p, members[i]);
 		mn_prof_seq_end(p);
-		emit_agg(r, p, &types[t].a);
+		emit_agg(p, &types[t].a);
 		mn_prof_map_end(p);
 	}
 	mn_prof_seq_end(p);
@@ -947,23 +1186,20 @@ static int rds_emit(void *st, struct mn_prof *p)
 	}
 	mn_prof_seq_end(p);
 
-	if (r->nrows)
-		qsort(r->rows, r->nrows, sizeof(*r->rows), by_traversals);
-	listed = r->nrows < ROWS ? r->nrows : ROWS;
-	mn_prof_kv_u64(p, "instances_listed", listed);
+	mn_prof_kv_u64(p, "instances_listed", nlisted);
 	mn_prof_key(p, "instances");
 	mn_prof_seq_begin(p);
-	for (size_t i = 0; i < listed; i++)
-		emit_row(r, p, &r->rows[i], type_of[rds_scc_comp(&r->ssg, r->rows[i].node)]);
+	for (size_t i = 0; i < nlisted; i++)
+		emit_row(r, p, &r->rows[i]);
 	mn_prof_seq_end(p);
 
-	mn_prof_kv_u64(p, "pending_edges", r->pend.n);
+	mn_prof_kv_u64(p, "pending_edges", r->pending);
 	mn_prof_key(p, "lost");
 	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "aliased_granules", r->obj.aliases);
+	mn_prof_kv_u64(p, "aliased_granules", r->aliased);
 	mn_prof_kv_u64(p, "nomem", r->nomem);
 	mn_prof_kv_u64(p, "unknown_frees", r->unknown_frees);
-	mn_prof_kv_u64(p, "pending_dropped", r->pend.dropped);
+	mn_prof_kv_u64(p, "pending_dropped", r->pending_dropped);
 	mn_prof_map_end(p);
 	mn_prof_map_end(p);
 out:
@@ -973,6 +1209,364 @@ out:
 	free(order);
 	return err;
 }
+
+/* ---- Restore --------------------------------------------------------------------------------- */
+
+struct field {
+	const char *key;
+	size_t off;                     /* of its uint64_t in struct agg or struct row */
+};
+
+/* The integers of a `types:` row and of `summary`, as emit_agg() writes them. */
+static const struct field agg_fields[] = {
+	{ "instances", offsetof(struct agg, instances) },
+	{ "nodes", offsetof(struct agg, nodes) },
+	{ "edges", offsetof(struct agg, edges) },
+	{ "forward_edges", offsetof(struct agg, fwd) },
+	{ "backward_edges", offsetof(struct agg, bwd) },
+	{ "self_edges", offsetof(struct agg, self) },
+	{ "lifetime_events", offsetof(struct agg, lifetime) },
+	{ "run_events", offsetof(struct agg, span) },
+	{ "traversals", offsetof(struct agg, trav) },
+	{ "traversed_instances", offsetof(struct agg, rsf_n) },
+	{ "stability_factor_sum", offsetof(struct agg, rsf_sum) },
+	{ "max_stability_factor", offsetof(struct agg, rsf_max) },
+	{ "dfs_like", offsetof(struct agg, dfs) },
+	{ "bfs_like", offsetof(struct agg, bfs) },
+};
+
+/* The integers of an `instances:` row but run_events (optional), as emit_row() writes them. */
+static const struct field row_fields[] = {
+	{ "instance", offsetof(struct row, id) },
+	{ "nodes", offsetof(struct row, nodes) },
+	{ "live_nodes", offsetof(struct row, live) },
+	{ "edges", offsetof(struct row, edges) },
+	{ "forward_edges", offsetof(struct row, fwd) },
+	{ "backward_edges", offsetof(struct row, bwd) },
+	{ "self_edges", offsetof(struct row, self) },
+	{ "traversals", offsetof(struct row, trav) },
+	{ "created", offsetof(struct row, created) },
+	{ "destroyed", offsetof(struct row, destroyed) },
+	{ "alterations", offsetof(struct row, alterations) },
+	{ "stability_factor", offsetof(struct row, rsf) },
+	{ "dfs_like", offsetof(struct row, dfs) },
+	{ "bfs_like", offsetof(struct row, bfs) },
+};
+
+#define NFIELDS(f) (sizeof(f) / sizeof((f)[0]))
+
+/* A field's value in *v: 0, or -EINVAL (a missing field too) with the message in err. */
+static int get_u64(const struct mn_profile *prof, const struct mn_pnode *m, const char *key,
+		   uint64_t *v, char *err, size_t errlen)
+{
+	int rc = mn_pfield_u64(prof, m, key, v, err, errlen);
+
+	return rc == -ENOENT ? -EINVAL : rc;
+}
+
+static int get_u32(const struct mn_profile *prof, const struct mn_pnode *m, const char *key,
+		   uint32_t *v, char *err, size_t errlen)
+{
+	int rc = mn_pfield_u32(prof, m, key, v, err, errlen);
+
+	return rc == -ENOENT ? -EINVAL : rc;
+}
+
+static int get_fields(const struct mn_profile *prof, const struct mn_pnode *m,
+		      const struct field *f, size_t n, void *base, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = get_u64(prof, m, f[i].key, (uint64_t *)((char *)base + f[i].off), err,
+				 errlen);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Item i of sequence seq, which must be a mapping (a row). */
+static const struct mn_pnode *row_at(const struct mn_profile *prof, const struct mn_pnode *seq,
+				     size_t i, const char *what, char *err, size_t errlen)
+{
+	const struct mn_pnode *m = mn_pnode_at(seq, i);
+
+	if (mn_pnode_kind(m) != MN_PNODE_MAP) {
+		mn_pnode_errorf(prof, m, err, errlen, "%s: expected a row (a mapping)", what);
+		return NULL;
+	}
+	return m;
+}
+
+/*
+ * The static shape graph's edges.  Each edge once; `same_type` is checked once the graph is whole
+ * (check_types()).
+ */
+static int restore_ssg(struct rds *r, const struct mn_profile *prof, const struct mn_pnode *ssg,
+		       char *err, size_t errlen)
+{
+	for (size_t i = 0; i < mn_pnode_len(ssg); i++) {
+		const struct mn_pnode *m = row_at(prof, ssg, i, "static_shape_graph", err, errlen);
+		uint32_t src, dst, u, v;
+		uint64_t stores;
+		bool same;
+		int rc;
+
+		if (!m)
+			return -EINVAL;
+		if ((rc = get_u32(prof, m, "src_site", &src, err, errlen)) ||
+		    (rc = get_u32(prof, m, "dst_site", &dst, err, errlen)) ||
+		    (rc = get_u64(prof, m, "stores", &stores, err, errlen)))
+			return rc;
+		rc = mn_pfield_bool(prof, m, "same_type", &same, err, errlen);
+		if (rc)
+			return rc == -ENOENT ? -EINVAL : rc;
+		if ((u = node_of(r, src)) == UINT32_MAX || (v = node_of(r, dst)) == UINT32_MAX)
+			return -ENOMEM;
+		if (rds_map_get(&r->edge_of, (uint64_t)u << 32 | v))
+			return mn_pnode_errorf(prof, m, err, errlen,
+					       "static_shape_graph: the edge %u -> %u twice", src,
+					       dst);
+		if (ssg_new_edge(r, u, v, stores) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The types listed must be those emit() finds in the restored graph: the same number, each the
+ * sites of one cyclic SCC, by smallest site; and `same_type` of each edge as the graph says.
+ * Their totals go to their smallest site (emit() adds the totals of a type's sites).
+ */
+static int restore_types(struct rds *r, const struct mn_profile *prof,
+			 const struct mn_pnode *tseq, const struct mn_pnode *ssg, struct agg *all,
+			 uint32_t **alloc_node, char *err, size_t errlen)
+{
+	uint32_t ntypes, *type_of = NULL, *an = NULL;
+	struct type *types = NULL;
+	int rc = -ENOMEM;
+
+	if (find_types(r, &types, &type_of, &ntypes) ||
+	    !(an = calloc(ntypes + 1, sizeof(*an))))
+		goto out;
+	rc = -EINVAL;
+	if (mn_pnode_len(tseq) != ntypes) {
+		mn_pnode_errorf(prof, tseq, err, errlen, "types: %zu rows, but the static shape "
+				"graph has %u cyclic components", mn_pnode_len(tseq), ntypes);
+		goto out;
+	}
+	for (uint32_t t = 0; t < ntypes; t++) {
+		const struct mn_pnode *m = row_at(prof, tseq, t, "types", err, errlen), *sites;
+		uint32_t num, alloc, comp = types[t].comp, site = 0;
+		struct agg a = { 0 };
+
+		if (!m)
+			goto out;
+		if ((rc = get_u32(prof, m, "type", &num, err, errlen)) ||
+		    (rc = get_u32(prof, m, "alloc_site", &alloc, err, errlen)))
+			goto out;
+		rc = -EINVAL;
+		if (!(sites = mn_pfield_node(prof, m, "sites", MN_PNODE_SEQ, err, errlen)))
+			goto out;
+		if (num != t + 1 || alloc != types[t].first_site) {
+			mn_pnode_errorf(prof, m, err, errlen, "field 'type': type %u with site %u, "
+					"but the static shape graph makes type %u of site %u", num,
+					alloc, t + 1, types[t].first_site);
+			goto out;
+		}
+		if (mn_pnode_len(sites) != r->ssg.v[comp].size) {
+			mn_pnode_errorf(prof, sites, err, errlen, "field 'sites': %zu sites, but "
+					"the static shape graph's component of site %u has %u",
+					mn_pnode_len(sites), alloc, r->ssg.v[comp].size);
+			goto out;
+		}
+		for (size_t i = 0; i < mn_pnode_len(sites); i++) {
+			const struct mn_pnode *s = mn_pnode_at(sites, i);
+			uint64_t id;
+
+			if (mn_pnode_u64(s, &id) || id > UINT32_MAX || (i && id <= site) ||
+			    id >= r->nnode_of || !r->node_of[id] ||
+			    rds_scc_comp(&r->ssg, r->node_of[id] - 1) != comp) {
+				mn_pnode_errorf(prof, s, err, errlen, "field 'sites': expected "
+						"the sites of type %u's component, increasing",
+						t + 1);
+				goto out;
+			}
+			site = (uint32_t)id;
+		}
+		if ((rc = get_fields(prof, m, agg_fields, NFIELDS(agg_fields), &a, err, errlen)))
+			goto out;
+		an[t + 1] = r->node_of[alloc] - 1;
+		r->sites[an[t + 1]].ended = a;
+		agg_sum(all, &a);
+	}
+	rc = -EINVAL;
+	for (size_t i = 0; i < mn_pnode_len(ssg); i++) {
+		const struct mn_pnode *m = mn_pnode_at(ssg, i);
+		uint32_t src = 0, dst = 0;
+		bool same = false;
+
+		mn_pfield_u32(prof, m, "src_site", &src, NULL, 0);
+		mn_pfield_u32(prof, m, "dst_site", &dst, NULL, 0);
+		mn_pfield_bool(prof, m, "same_type", &same, NULL, 0);
+		if (same != (rds_scc_comp(&r->ssg, r->node_of[src] - 1) ==
+			     rds_scc_comp(&r->ssg, r->node_of[dst] - 1))) {
+			mn_pnode_errorf(prof, mn_pnode_get(m, "same_type"), err, errlen,
+					"field 'same_type': the static shape graph says %s",
+					same ? "false" : "true");
+			goto out;
+		}
+	}
+	*alloc_node = an;
+	an = NULL;
+	rc = 0;
+out:
+	free(an);
+	free(types);
+	free(type_of);
+	return rc;
+}
+
+/* The summary must be the sum of the types, as emit() computes it. */
+static int restore_summary(const struct mn_profile *prof, const struct mn_pnode *sum,
+			   uint32_t ntypes, const struct agg *all, char *err, size_t errlen)
+{
+	struct agg s = { 0 };
+	uint32_t n;
+	int rc;
+
+	if ((rc = get_u32(prof, sum, "types", &n, err, errlen)))
+		return rc;
+	if (n != ntypes)
+		return mn_pnode_errorf(prof, mn_pnode_get(sum, "types"), err, errlen,
+				       "field 'types': %u, but 'types' lists %u", n, ntypes);
+	if ((rc = get_fields(prof, sum, agg_fields, NFIELDS(agg_fields), &s, err, errlen)))
+		return rc;
+	for (size_t i = 0; i < NFIELDS(agg_fields); i++) {
+		uint64_t x = *(const uint64_t *)((const char *)&s + agg_fields[i].off);
+		uint64_t y = *(const uint64_t *)((const char *)all + agg_fields[i].off);
+
+		if (x != y)
+			return mn_pnode_errorf(prof, mn_pnode_get(sum, agg_fields[i].key), err,
+					       errlen, "field '%s': %llu, but the types' add up "
+					       "to %llu", agg_fields[i].key,
+					       (unsigned long long)x, (unsigned long long)y);
+	}
+	return 0;
+}
+
+/* The instance rows; their type's smallest site is their SSG node. */
+static int restore_rows(struct rds *r, const struct mn_profile *prof,
+			const struct mn_pnode *sec, const uint32_t *alloc_node, uint32_t ntypes,
+			char *err, size_t errlen)
+{
+	const struct mn_pnode *rows = mn_pfield_node(prof, sec, "instances", MN_PNODE_SEQ, err,
+						     errlen), *c;
+	uint64_t n;
+	int rc;
+
+	if (!rows)
+		return -EINVAL;
+	if ((rc = get_u64(prof, sec, "instances_listed", &n, err, errlen)))
+		return rc;
+	if (n != mn_pnode_len(rows))
+		return mn_pnode_errorf(prof, mn_pnode_get(sec, "instances_listed"), err, errlen,
+				       "field 'instances_listed': %llu, but 'instances' has %zu "
+				       "rows", (unsigned long long)n, mn_pnode_len(rows));
+	for (size_t i = 0; i < mn_pnode_len(rows); i++) {
+		const struct mn_pnode *m = row_at(prof, rows, i, "instances", err, errlen);
+		struct row w = { .clock = r->now };
+		uint32_t type;
+
+		if (!m)
+			return -EINVAL;
+		if ((rc = get_fields(prof, m, row_fields, NFIELDS(row_fields), &w, err, errlen)) ||
+		    (rc = get_u32(prof, m, "type", &type, err, errlen)))
+			return rc;
+		if (!type || type > ntypes)
+			return mn_pnode_errorf(prof, mn_pnode_get(m, "type"), err, errlen,
+					       "field 'type': no type %u", type);
+		if (w.destroyed < w.created)
+			return mn_pnode_errorf(prof, mn_pnode_get(m, "destroyed"), err, errlen,
+					       "field 'destroyed': before 'created'");
+		/* Written only when true, and only when it is not the section's clock. */
+		if ((c = mn_pnode_get(m, "stability_capped")) &&
+		    (mn_pnode_bool(c, &w.capped) || !w.capped))
+			return mn_pnode_errorf(prof, c, err, errlen, "field 'stability_capped': "
+					       "expected true (written only when true)");
+		if ((c = mn_pnode_get(m, "run_events")) &&
+		    (mn_pnode_u64(c, &w.clock) || w.clock == r->now))
+			return mn_pnode_errorf(prof, c, err, errlen, "field 'run_events': expected "
+					       "an unsigned integer other than 'events' (written "
+					       "only when different)");
+		w.node = alloc_node[type];
+		if (!rows_append(r, &w))
+			return -ENOMEM;
+	}
+	/* The rows emit() would list: all of them. */
+	rows_trim(r);
+	if (r->nrows != mn_pnode_len(rows))
+		return mn_pnode_errorf(prof, rows, err, errlen, "instances: %zu rows, but a "
+				       "listing has the %d most traversed", mn_pnode_len(rows),
+				       ROWS);
+	return 0;
+}
+
+/*
+ * Rebuilds a settled state from the section (README, Merging): the counts, the static shape
+ * graph (whose SCCs are the types, checked against those listed), each type's totals on its
+ * smallest site, and the instance rows.  Floats are not read: emit() computes them.
+ */
+static int rds_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
+		       char *err, size_t errlen)
+{
+	struct rds *r = st;
+	const struct mn_pnode *heap, *sum, *tseq, *ssg, *lost;
+	uint32_t *alloc_node = NULL;
+	struct agg all = { 0 };
+	double t;
+	int rc;
+
+	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
+		return mn_pnode_errorf(prof, sec, err, errlen, "rds-shape: expected a mapping");
+	rc = mn_pfield_f64(prof, sec, "threshold", &t, err, errlen);
+	if (rc)
+		return rc == -ENOENT ? -EINVAL : rc;
+	if (t != T_PERCENT / 100.0)
+		return mn_pnode_errorf(prof, mn_pnode_get(sec, "threshold"), err, errlen,
+				       "field 'threshold': %g, but rds-shape computes stability "
+				       "factors at %g", t, T_PERCENT / 100.0);
+	if ((rc = get_u64(prof, sec, "events", &r->now, err, errlen)))
+		return rc;
+	if (!(heap = mn_pfield_node(prof, sec, "heap", MN_PNODE_MAP, err, errlen)) ||
+	    !(sum = mn_pfield_node(prof, sec, "summary", MN_PNODE_MAP, err, errlen)) ||
+	    !(tseq = mn_pfield_node(prof, sec, "types", MN_PNODE_SEQ, err, errlen)) ||
+	    !(ssg = mn_pfield_node(prof, sec, "static_shape_graph", MN_PNODE_SEQ, err, errlen)) ||
+	    !(lost = mn_pfield_node(prof, sec, "lost", MN_PNODE_MAP, err, errlen)))
+		return -EINVAL;
+	if ((rc = get_u64(prof, heap, "objects", &r->serial, err, errlen)) ||
+	    (rc = get_u64(prof, heap, "peak_live", &r->peak_live, err, errlen)) ||
+	    (rc = get_u64(prof, heap, "live_at_end", &r->live_at_end, err, errlen)) ||
+	    (rc = get_u64(prof, heap, "pointer_stores", &r->pointer_stores, err, errlen)) ||
+	    (rc = get_u64(prof, heap, "pointer_loads", &r->pointer_loads, err, errlen)) ||
+	    (rc = get_u64(prof, sec, "pending_edges", &r->pending, err, errlen)) ||
+	    (rc = get_u64(prof, lost, "aliased_granules", &r->aliased, err, errlen)) ||
+	    (rc = get_u64(prof, lost, "nomem", &r->nomem, err, errlen)) ||
+	    (rc = get_u64(prof, lost, "unknown_frees", &r->unknown_frees, err, errlen)) ||
+	    (rc = get_u64(prof, lost, "pending_dropped", &r->pending_dropped, err, errlen)) ||
+	    (rc = restore_ssg(r, prof, ssg, err, errlen)) ||
+	    (rc = restore_types(r, prof, tseq, ssg, &all, &alloc_node, err, errlen)) ||
+	    (rc = restore_summary(prof, sum, (uint32_t)mn_pnode_len(tseq), &all, err, errlen)) ||
+	    (rc = restore_rows(r, prof, sec, alloc_node, (uint32_t)mn_pnode_len(tseq), err,
+			       errlen)))
+		goto out;
+	r->settled = true;
+out:
+	free(alloc_node);
+	return rc;
+}
+
+static const char *const rds_settings[] = { "threshold", NULL };
 
 const struct mn_module mn_module_rds_shape = {
 	.name = "rds-shape",
@@ -987,5 +1581,8 @@ const struct mn_module mn_module_rds_shape = {
 	.heap_alloc = rds_heap_alloc,
 	.heap_realloc = rds_heap_realloc,
 	.heap_free = rds_heap_free,
+	.merge = rds_merge,
 	.emit = rds_emit,
+	.restore = rds_restore,
+	.settings = rds_settings,
 };
