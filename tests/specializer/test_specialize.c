@@ -288,7 +288,8 @@ static void test_catalogue_valid(void **state)
 	mn_spec_catalogue_free(c);
 }
 
-/* value-pattern: load and store as site | address | value in 3 words; nothing else sent. */
+/* value-pattern: load and store as site | address | value in 3 words, the store's size (memop
+ * lengths) after the site in word 0; func_entry's site in 1 word; nothing else sent. */
 static void test_value_pattern_wire(void **state)
 {
 	const char *paths[] = { MNEMO_MODULES_DIR "/value-pattern/events.yaml" };
@@ -297,7 +298,8 @@ static void test_value_pattern_wire(void **state)
 
 	pack(&w, &c, 1, paths);
 	for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++) {
-		unsigned want = code == code_of(c, "load") || code == code_of(c, "store") ? 3 : 0;
+		unsigned want = code == code_of(c, "load") || code == code_of(c, "store") ? 3 :
+				code == code_of(c, "func_entry") ? 1 : 0;
 
 		if (w.nwords[code] != want)
 			fail_msg("event %u: expected %u words, got %u", code, want, w.nwords[code]);
@@ -306,8 +308,9 @@ static void test_value_pattern_wire(void **state)
 		expect_wire_arg(&w, code, 0, 0, 8, 32);    /* site */
 		expect_wire_arg(&w, code, 1, 1, 0, 48);    /* address */
 		expect_wire_arg(&w, code, 2, 2, 0, 64);    /* value */
-		expect_wire_arg(&w, code, 3, 0, 0, 0);     /* size: not sent */
 	}
+	expect_wire_arg(&w, code_of(c, "load"), 3, 0, 0, 0);     /* load size: not sent */
+	expect_wire_arg(&w, code_of(c, "store"), 3, 0, 40, 24);  /* store size: sent */
 	assert_false(mn_spec_uses_heap(&w, c));
 	mn_spec_catalogue_free(c);
 }
@@ -471,7 +474,7 @@ static void test_union_of_modules(void **state)
 	expect_wire_arg(&w, code_of(c, "load"), 3, 0, 40, 24);   /* size, from "sizes" */
 	expect_wire_arg(&w, code_of(c, "load"), 2, 2, 0, 64);    /* value, from value-pattern */
 	assert_int_equal(w.nwords[code_of(c, "store")], 3);
-	expect_wire_arg(&w, code_of(c, "store"), 3, 0, 0, 0);
+	expect_wire_arg(&w, code_of(c, "store"), 3, 0, 40, 24);  /* size, from value-pattern */
 	assert_int_equal(w.nwords[code_of(c, "func_entry")], 1);
 	mn_spec_catalogue_free(c);
 
@@ -1143,7 +1146,7 @@ static void test_roundtrip_value_pattern(void **state)
 
 	copy_tree_spec(fx, "value-pattern");
 	roundtrip(fx, &r, "value-pattern", NULL);
-	assert_string_equal(r.out, "sent: load store\nheap_events: 0\n");
+	assert_string_equal(r.out, "sent: load store func_entry\nheap_events: 0\n");
 }
 
 /* Pointer-only modules: the _ptr entry points push the records, the plain ones nothing. */

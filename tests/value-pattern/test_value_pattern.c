@@ -377,6 +377,105 @@ static void test_many_strides_lower_bound(void **state)
 	vp_free(st);
 }
 
+/* ---- Functions and memops ------------------------------------------------------------------- */
+
+/*
+ * A site table with the memory intrinsics' sites named as the pass names them: 2 and 3 are a
+ * memcpy's source load and destination store, 4 a memset's store, 5 a memmove's store, 6 a plain
+ * store, 7 a load named memset (never a memop: only stores carry the length), 1 and 8 functions.
+ */
+static const char memop_blob[] = "mnemo-sites/2\n"
+	"function\tmain\tm.c\t1\t0\t\t0\t0\t\n"             /* 1 */
+	"load\tmain\tm.c\t3\t5\tmemcpy\t0\t0\t\n"            /* 2 */
+	"store\tmain\tm.c\t3\t5\tmemcpy\t0\t0\t\n"           /* 3 */
+	"store\tmain\tm.c\t4\t5\tmemset\t0\t0\t\n"           /* 4 */
+	"store\tmain\tm.c\t5\t5\tmemmove\t0\t0\t\n"          /* 5 */
+	"store\tmain\tm.c\t6\t5\t\t0\t0\t\n"                 /* 6 */
+	"load\tmain\tm.c\t7\t5\tmemset\t0\t0\t\n"            /* 7 */
+	"function\tf\tm.c\t9\t0\t\t0\t0\t\n";                /* 8 */
+
+static void store_sized(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
+{
+	VP->store(st, site, addr, value, size);
+}
+
+/* The text of the section from `key:` on to the end. */
+static const char *tail_from(const struct section *s, const char *key)
+{
+	const char *t = strstr(s->text, key);
+
+	if (!t)
+		fail_msg("no '%s' in the section:\n%s", key, s->text);
+	return t;
+}
+
+static void test_functions_and_memops(void **state)
+{
+	struct mn_run *run;
+	struct section s;
+	void *st;
+	char why[128];
+
+	if (mn_run_create(&run, memop_blob, sizeof(memop_blob) - 1, why, sizeof(why)))
+		fail_msg("site table: %s", why);
+	st = vp_new(run);
+	for (int i = 0; i < 1000; i++) {
+		load(st, 2, 0x1000 + 16 * (uint64_t)i, 0);
+		store_sized(st, 3, 0x9000 + 16 * (uint64_t)i, 0, 16);   /* memcpy: always 16 */
+	}
+	/* memset: 100 x5, 200 x3, then 1..9 once each (the 8 tracked are 100, 200, 1..6; 7, 8 and 9
+	 * go to other), then 100 twice more: a tracked size goes on counting after others spill. */
+	for (int i = 0; i < 5; i++)
+		store_sized(st, 4, 0x5000, 0xff, 100);
+	for (int i = 0; i < 3; i++)
+		store_sized(st, 4, 0x5000, 0xff, 200);
+	for (uint32_t z = 1; z <= 9; z++)
+		store_sized(st, 4, 0x5000, 0xff, z);
+	store_sized(st, 4, 0x5000, 0xff, 100);
+	store_sized(st, 4, 0x5000, 0xff, 100);
+	store_sized(st, 5, 0x6000, 0, 0xffffff);   /* a saturated length is a length like any */
+	store_sized(st, 6, 0x7000, 3, 0);          /* a plain store: no memop row */
+	load(st, 7, 0x7000, 3);                    /* a load, whatever its name */
+	for (int i = 0; i < 3; i++)
+		VP->func_entry(st, 8);
+	VP->func_entry(st, 1);
+	VP->func_entry(st, 1);
+	emit(st, &s);
+	assert_string_equal(tail_from(&s, "functions:"),
+		"functions:\n"
+		"- {site: 1, entries: 2}\n"
+		"- {site: 8, entries: 3}\n"
+		"memops:\n"
+		"- {site: 3, op: memcpy, executions: 1000, sizes: [{size: 16, count: 1000}], other: 0}\n"
+		"- {site: 4, op: memset, executions: 19, sizes: [{size: 100, count: 7}, {size: 200, "
+		"count: 3}, {size: 1, count: 1}, {size: 2, count: 1}, {size: 3, count: 1}, {size: 4, "
+		"count: 1}, {size: 5, count: 1}, {size: 6, count: 1}], other: 3}\n"
+		"- {site: 5, op: memmove, executions: 1, sizes: [{size: 16777215, count: 1}], other: 0}\n");
+	/* The memop stores are value-pattern entries like any store. */
+	assert_int_equal(u64(&s, entry(&s, 3), "executions"), 1000);
+	assert_int_equal(u64(&s, entry(&s, 4), "executions"), 19);
+	assert_int_equal(u64(&s, entry(&s, 6), "executions"), 1);
+	for (uint32_t id = 1; id <= 8; id++)
+		if (id != 2 && id != 6 && id != 7)   /* memop and function sites are in sites: */
+			assert_true(s.sites_used[0] >> id & 1);
+	section_free(&s);
+	vp_free(st);
+	mn_run_destroy(run);
+}
+
+/* Without a site table, or with no memop and no function, both tables are there, empty. */
+static void test_empty_tables(void **state)
+{
+	void *st = vp_new(NULL);
+	struct section s;
+
+	store_sized(st, 3, 0x1000, 0, 16);   /* no table: site 3 is no memop */
+	emit(st, &s);
+	assert_string_equal(tail_from(&s, "functions:"), "functions: []\nmemops: []\n");
+	section_free(&s);
+	vp_free(st);
+}
+
 /* ---- The reference --------------------------------------------------------------------------- */
 
 /*
@@ -542,6 +641,8 @@ int main(void)
 		cmocka_unit_test(test_merge_disjoint),
 		cmocka_unit_test(test_with_site_table),
 		cmocka_unit_test(test_many_strides_lower_bound),
+		cmocka_unit_test(test_functions_and_memops),
+		cmocka_unit_test(test_empty_tables),
 		cmocka_unit_test(test_agrees_with_reference),
 	};
 
