@@ -150,6 +150,43 @@ check "-m without a value" contains "$work/err" "mnemo-cc: -m needs"
 fake "$cc" --mnemo-verbose -c "a b.c" "it's.c" 2>"$work/err"
 check "--mnemo-verbose quotes" contains "$work/err" "-c 'a b.c' 'it'\\''s.c'"
 
+# --use PROFILE: an ordinary build with the profile applied: the plugin at compile (-fplugin too,
+# for -mllvm) and link, the profile's absolute path, no specializer, no runtime.
+"$cc" --help >"$work/help" 2>&1
+check "--help: --use" contains "$work/help" "--use PROFILE, --use=PROFILE"
+mkdir -p "$work/prof dir"
+echo 'format: mnemo-profile/1' >"$work/prof dir/p.yaml"
+(cd "$work/prof dir" && fake "$cc" --use p.yaml -O2 -c a.c -o a.o)
+check "--use compile: one clang call" test "$(grep -c -- '^--$' "$LOG")" = 1
+check "--use compile: -fplugin" has "$LOG" "-fplugin=$P/lib/mnemo/mnemo-pass.so"
+check "--use compile: -fpass-plugin" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
+check "--use compile: -mllvm" has "$LOG" "-mllvm"
+check "--use compile: absolute profile path" has "$LOG" "-mnemo-use=$work/prof dir/p.yaml"
+check "--use compile: args kept" has "$LOG" "a.c"
+fake "$cc" "--use=$work/prof dir/p.yaml" -m value-pattern a.o -o prog -lm
+expected=$(printf '%s
+' -flto -fuse-ld=lld "-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" \
+	a.o -o prog -lm --)
+if [ "$(cat "$LOG")" = "$expected" ]; then ok "--use link: command line"; else
+	bad "--use link: command line" "expected: $(echo "$expected" | tr '\n' ' ')" \
+		"got:      $(tr '\n' ' ' <"$LOG")"
+fi
+check "--use link: no specializer" test ! -e "$LOG.spec"
+fake "$cc" --use "$work/prof dir/p.yaml" main.c util.o -o prog
+check "--use compile and link: -mnemo-use" has "$LOG" "-mnemo-use=$work/prof dir/p.yaml"
+check "--use compile and link: lld plugin" has "$LOG" \
+	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so"
+check "--use compile and link: no runtime" sh -c "! grep -q libmnemo-rt '$LOG'"
+fake "$cc" --use "$work/none.yaml" -c a.c 2>"$work/err"
+check "--use missing profile: exit 2" test $? = 2
+check "--use missing profile: message" contains "$work/err" "--use: $work/none.yaml: no such file"
+check "--use missing profile: nothing compiled" test ! -e "$LOG"
+fake "$cc" --use "$work/prof dir" -c a.c 2>"$work/err"
+check "--use a folder: exit 2" test $? = 2
+check "--use a folder: message" contains "$work/err" "not a readable file"
+fake "$cc" --use 2>"$work/err"
+check "--use without a value" contains "$work/err" "--use needs a profile"
+
 mv "$P/lib/mnemo/mnemo-pass.so" "$P/lib/mnemo/x.so"
 fake "$cc" -c a.c 2>"$work/err"
 check "missing plugin: exit 2" test $? = 2
