@@ -1,0 +1,1005 @@
+/*
+ * structure-affinity across runs (modules/structure-affinity/README.md, "Merging"): restore(),
+ * merge() and emit() driven directly, as `mnemo merge` drives them (tools/merge.c): one mn_run
+ * made from the profiles' `sites:` rows, a state per profile from init() and restore(), folded
+ * with merge() in input order, emitted once.  Checked:
+ *   - emit(restore(p)) == p byte for byte, on real profiles of every known-answer program (also
+ *     with the cache cost model, sampling and top 1);
+ *   - merge is commutative and associative byte for byte on three runs with different inputs,
+ *     and a merged profile merges again (the merged file is restored like any profile);
+ *   - merged counts are the sums of the runs', strides the gcd, widths the maxima;
+ *   - a known answer: programs/inputs.c with one input using fields {a, c} and another using
+ *     {b, d} (and all four once), whose merged affinities are Eq. 7 on the summed counts,
+ *     worked out below by hand, and whose advice is a split neither run alone gives in this form;
+ *   - strides of different runs combine by gcd (made-up events: 48 and 32 give size 16);
+ *   - runs of different options are refused; a malformed section is refused with a message
+ *     naming the file, line, column and field.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "backend.h"
+#include "module.h"
+#include "profile.h"
+#include "shell.h"
+
+#define MODULE "structure-affinity"
+
+extern const struct mn_module mn_module_structure_affinity;
+#define SA (&mn_module_structure_affinity)
+
+#define MAX_IN 8
+
+static char work[] = "/tmp/mnemo-affinity-merge.XXXXXX";
+
+/* ---- Files and text ------------------------------------------------------------------------- */
+
+static char *path_of(const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", work, name) < 0)
+		fail_msg("out of memory");
+	return p;
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, n;
+	char buf[65536];
+	FILE *m;
+
+	if (!f)
+		fail_msg("cannot read %s", path);
+	m = open_memstream(&text, &len);
+	assert_non_null(m);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, m);
+	fclose(f);
+	fclose(m);
+	return text;
+}
+
+/* Builds programs/<name>.<ext> (-O1 -g, as test_known.c) into work/<name>. */
+static void build(const char *name, const char *ext)
+{
+	if (shell("%s/mnemo-%s -m " MODULE " -O1 -g %s/%s.%s -o %s/%s", BINDIR,
+		  strcmp(ext, "c") ? "c++" : "cc", PROGRAMS_DIR, name, ext, work, name))
+		fail_msg("%s.%s does not build", name, ext);
+}
+
+/* Runs work/<prog> ARGS with ENV (`VAR=value ` words) into work/<out>.yaml; the path. */
+static char *run(const char *prog, const char *env, const char *args, const char *out)
+{
+	char name[256], err[4096], *path, *errpath;
+
+	snprintf(name, sizeof(name), "%s.yaml", out);
+	path = path_of(name);
+	snprintf(name, sizeof(name), "%s.err", out);
+	errpath = path_of(name);
+	if (shell("cd %s && env %s %s/mnemo run --reproducible -o %s -- ./%s %s >/dev/null 2>%s",
+		  work, env, BINDIR, path, prog, args, errpath)) {
+		slurp(errpath, err, sizeof(err));
+		fail_msg("%s %s: mnemo run failed: %s", prog, args, err);
+	}
+	free(errpath);
+	return path;
+}
+
+/*
+ * The module's section as the file has it: the lines under "  structure-affinity:" (the profile
+ * writer indents module sections by four), unindented, as emit() writes them on its own.
+ */
+static char *section_text(const char *path)
+{
+	char *text = read_all(path), *at = strstr(text, "\n  " MODULE ":\n"), *out = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!at)
+		fail_msg("%s: no " MODULE " section", path);
+	m = open_memstream(&out, &len);
+	assert_non_null(m);
+	at = strchr(at + 1, '\n') + 1;
+	while (!strncmp(at, "    ", 4)) {
+		char *nl = strchr(at, '\n');
+
+		fwrite(at + 4, 1, nl ? (size_t)(nl + 1 - at - 4) : strlen(at + 4), m);
+		if (!nl)
+			break;
+		at = nl + 1;
+	}
+	fclose(m);
+	free(text);
+	return out;
+}
+
+/* emit() into text, without the stream's document markers; NULL when emit() fails (*rc). */
+static char *emit_text(void *st, int *rc)
+{
+	char *text = NULL, *out = NULL;
+	size_t len = 0, olen = 0;
+	struct mn_prof *p;
+	FILE *f, *m;
+	int e;
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(mn_prof_open(&p, f), 0);
+	e = SA->emit(st, p);
+	if (!e)
+		e = mn_prof_close(p);
+	else
+		mn_prof_close(p);
+	fclose(f);
+	if (rc)
+		*rc = e;
+	if (e) {
+		free(text);
+		return NULL;
+	}
+	m = open_memstream(&out, &olen);
+	assert_non_null(m);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if (strcmp(line, "---") && strcmp(line, "..."))
+			fprintf(m, "%s\n", line);
+	fclose(m);
+	free(text);
+	return out;
+}
+
+/* The texts must be equal; on a difference, says where. */
+static void expect_same(const char *got, const char *want, const char *what)
+{
+	size_t i = 0, line = 1;
+
+	if (!strcmp(got, want))
+		return;
+	while (got[i] && got[i] == want[i])
+		line += got[i++] == '\n';
+	fail_msg("%s: differs from line %zu:\n--- got:\n%.300s\n--- expected:\n%.300s", what, line,
+		 got + i - (i > 40 ? 40 : i), want + i - (i > 40 ? 40 : i));
+}
+
+/* ---- The run, states, and a merge as `mnemo merge` does it ----------------------------------- */
+
+static struct mn_profile *open_profile(const char *path)
+{
+	struct mn_profile *p;
+	char why[1024];
+
+	if (mn_profile_open(&p, path, why, sizeof(why)))
+		fail_msg("%s", why);
+	if (!mn_profile_module(p, MODULE))
+		fail_msg("%s: no " MODULE " section", path);
+	return p;
+}
+
+/* A site table blob with the sites of every profile (one binary: the same row for one id). */
+static struct mn_run *run_of(struct mn_profile *const *prof, size_t n)
+{
+	uint32_t max = 0;
+	char *blob = NULL, why[256];
+	size_t len = 0;
+	struct mn_run *r;
+	FILE *m;
+
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < mn_profile_site_count(prof[k]); i++)
+			if (mn_profile_site_at(prof[k], i)->id > max)
+				max = mn_profile_site_at(prof[k], i)->id;
+	m = open_memstream(&blob, &len);
+	assert_non_null(m);
+	fprintf(m, "mnemo-sites/2\n");
+	for (uint32_t id = 1; id <= max; id++) {
+		const struct mn_site *s = NULL;
+
+		for (size_t k = 0; k < n && !s; k++)
+			s = mn_profile_site(prof[k], id);
+		if (!s) {
+			fprintf(m, "\t\t\t\t\t\t\t\t\n");
+			continue;
+		}
+		fprintf(m, "%s\t%s\t%s\t%u\t%u\t%s\t%llu\t%u\t%s\n", s->kind, s->function, s->file,
+			s->line, s->column, s->name, (unsigned long long)s->type_size, s->loop,
+			s->fields);
+	}
+	fclose(m);
+	if (mn_run_create(&r, blob, len, why, sizeof(why)))
+		fail_msg("the profiles' sites do not make a site table: %s", why);
+	free(blob);
+	return r;
+}
+
+static void *state_new(const struct mn_run *run)
+{
+	void *st = calloc(1, SA->state_size);
+
+	assert_non_null(st);
+	assert_int_equal(SA->init(st, run), 0);
+	return st;
+}
+
+static void state_free(void *st)
+{
+	SA->fini(st);
+	free(st);
+}
+
+static void *restored(const struct mn_profile *prof, const struct mn_run *run)
+{
+	void *st = state_new(run);
+	char err[1024] = "";
+	int e = SA->restore(st, prof, mn_profile_module(prof, MODULE), err, sizeof(err));
+
+	if (e)
+		fail_msg("restore(%s): %d: %s", mn_profile_path(prof), e, err);
+	return st;
+}
+
+/* A YAML double-quoted string. */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* A profile of the run's sites and the section text. */
+static void write_profile(const char *path, const struct mn_run *run, const char *section)
+{
+	FILE *f = fopen(path, "w");
+	const char *at = section;
+
+	assert_non_null(f);
+	fprintf(f, "format: " MN_PROFILE_FORMAT "\nprogram: {argv: [merged], exit_status: 0, "
+		   "signal: null}\ncomplete: true\nsites:\n");
+	for (uint32_t id = 1; id <= mn_run_site_count(run); id++) {
+		const struct mn_run_site *s = mn_run_site(run, id);
+
+		if (!s->kind[0])
+			continue;
+		fprintf(f, "  %u: {kind: ", id);
+		put_quoted(f, s->kind);
+		fprintf(f, ", function: ");
+		put_quoted(f, s->function);
+		fprintf(f, ", file: ");
+		put_quoted(f, s->file);
+		fprintf(f, ", line: %u, column: %u, name: ", s->line, s->column);
+		put_quoted(f, s->name);
+		fprintf(f, ", type_size: %llu, loop: %u, fields: ",
+			(unsigned long long)s->type_size, s->loop);
+		put_quoted(f, s->fields);
+		fprintf(f, "}\n");
+	}
+	fprintf(f, "modules:\n  " MODULE ":\n");
+	while (*at) {
+		const char *nl = strchr(at, '\n');
+		size_t n = nl ? (size_t)(nl - at) : strlen(at);
+
+		fprintf(f, "    %.*s\n", (int)n, at);
+		at += n + (nl != NULL);
+	}
+	fclose(f);
+}
+
+/*
+ * `mnemo merge -o work/<out>.yaml IN...` by hand: restore every input, fold in order, emit once.
+ * Returns the merged profile's path.
+ */
+static char *merge(const char *out, size_t n, ...)
+{
+	struct mn_profile *prof[MAX_IN];
+	void *st[MAX_IN];
+	struct mn_run *r;
+	char name[256], *path, *text;
+	va_list ap;
+
+	assert_true(n >= 1 && n <= MAX_IN);
+	va_start(ap, n);
+	for (size_t k = 0; k < n; k++)
+		prof[k] = open_profile(va_arg(ap, const char *));
+	va_end(ap);
+	r = run_of(prof, n);
+	for (size_t k = 0; k < n; k++)
+		st[k] = restored(prof[k], r);
+	for (size_t k = 1; k < n; k++) {
+		SA->merge(st[0], st[k]);
+		state_free(st[k]);
+	}
+	text = emit_text(st[0], NULL);
+	if (!text)
+		fail_msg("%s: emit() of the merged state failed", out);
+	state_free(st[0]);
+	snprintf(name, sizeof(name), "%s.yaml", out);
+	path = path_of(name);
+	write_profile(path, r, text);
+	free(text);
+	mn_run_destroy(r);
+	for (size_t k = 0; k < n; k++)
+		mn_profile_close(prof[k]);
+	return path;
+}
+
+/* ---- Reading sections ------------------------------------------------------------------------ */
+
+static const struct mn_pnode *get(const struct mn_pnode *n, const char *key)
+{
+	const struct mn_pnode *v = mn_pnode_get(n, key);
+
+	if (!v)
+		fail_msg("line %u: expected '%s'", mn_pnode_line(n), key);
+	return v;
+}
+
+static uint64_t u64(const struct mn_pnode *n, const char *key)
+{
+	uint64_t v = 0;
+
+	if (mn_pnode_is_null(get(n, key)))
+		return 0;
+	if (mn_pnode_u64(get(n, key), &v))
+		fail_msg("line %u: expected an integer '%s'", mn_pnode_line(n), key);
+	return v;
+}
+
+static const char *str(const struct mn_pnode *n, const char *key)
+{
+	const char *s = mn_pnode_str(get(n, key), NULL);
+
+	if (!s)
+		fail_msg("line %u: expected a string '%s'", mn_pnode_line(n), key);
+	return s;
+}
+
+/* A stream as a profile lists it, under `structures` or in `other_streams`. */
+struct srow {
+	uint64_t object, loop, site, accesses, cost, stride, offset, bytes;
+};
+
+/* Every stream of a profile's section into v (cap rows); how many. */
+static size_t streams_of(const struct mn_profile *p, struct srow *v, size_t cap)
+{
+	const struct mn_pnode *sec = mn_profile_module(p, MODULE), *st = get(sec, "structures");
+	const struct mn_pnode *t;
+	size_t n = 0;
+
+	for (size_t i = 0; i <= mn_pnode_len(st); i++) {
+		uint64_t object = 0;
+
+		if (i < mn_pnode_len(st)) {
+			object = u64(mn_pnode_at(st, i), "site");
+			t = get(mn_pnode_at(st, i), "streams");
+		} else {
+			t = get(sec, "other_streams");
+		}
+		for (size_t j = 0; j < mn_pnode_len(t); j++) {
+			const struct mn_pnode *r = mn_pnode_at(t, j);
+
+			assert_true(n < cap);
+			v[n++] = (struct srow){
+				.object = i < mn_pnode_len(st) ? object : u64(r, "object"),
+				.loop = u64(r, "loop"), .site = u64(r, "site"),
+				.accesses = u64(r, "accesses"), .cost = u64(r, "cost"),
+				.stride = u64(r, "stride"), .offset = u64(r, "offset"),
+				.bytes = u64(r, "bytes"),
+			};
+		}
+	}
+	return n;
+}
+
+static const struct srow *find_stream(const struct srow *v, size_t n, const struct srow *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].object == key->object && v[i].loop == key->loop && v[i].site == key->site)
+			return &v[i];
+	return NULL;
+}
+
+static const struct mn_pnode *object_row(const struct mn_profile *p, uint64_t site)
+{
+	const struct mn_pnode *t = get(mn_profile_module(p, MODULE), "objects");
+
+	for (size_t i = 0; i < mn_pnode_len(t); i++)
+		if (u64(mn_pnode_at(t, i), "site") == site)
+			return mn_pnode_at(t, i);
+	return NULL;
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The merged profile m of the inputs in[0..n) holds their sums: totals, every data object's
+ * instances, accesses and cost (bytes the maximum), every stream's accesses and cost (stride the
+ * gcd, offset the minimum, bytes the maximum); and nothing the inputs do not.
+ */
+static void expect_sums(const char *merged, const char *const *in, size_t n)
+{
+	static const char *const totals[] = { "accesses", "cost", "unattributed_accesses",
+					      "unattributed_cost" };
+	static struct srow ms[4096], is[4096];
+	struct mn_profile *m = open_profile(merged), *p[MAX_IN];
+	const struct mn_pnode *mo = get(mn_profile_module(m, MODULE), "objects");
+	size_t nm = streams_of(m, ms, 4096), seen = 0;
+
+	for (size_t k = 0; k < n; k++)
+		p[k] = open_profile(in[k]);
+	for (size_t t = 0; t < sizeof(totals) / sizeof(totals[0]); t++) {
+		uint64_t sum = 0;
+
+		for (size_t k = 0; k < n; k++)
+			sum += u64(get(mn_profile_module(p[k], MODULE), "totals"), totals[t]);
+		if (u64(get(mn_profile_module(m, MODULE), "totals"), totals[t]) != sum)
+			fail_msg("totals.%s: expected the sum %llu", totals[t],
+				 (unsigned long long)sum);
+	}
+	for (size_t i = 0; i < mn_pnode_len(mo); i++) {
+		const struct mn_pnode *r = mn_pnode_at(mo, i);
+		uint64_t site = u64(r, "site"), inst = 0, acc = 0, cost = 0, bytes = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			const struct mn_pnode *x = object_row(p[k], site);
+
+			if (!x)
+				continue;
+			inst += u64(x, "instances");
+			acc += u64(x, "accesses");
+			cost += u64(x, "cost");
+			bytes = u64(x, "bytes") > bytes ? u64(x, "bytes") : bytes;
+		}
+		if (u64(r, "instances") != inst || u64(r, "accesses") != acc ||
+		    u64(r, "cost") != cost || u64(r, "bytes") != bytes)
+			fail_msg("object %llu: expected instances %llu, accesses %llu, cost %llu, "
+				 "bytes %llu (sums, max)", (unsigned long long)site,
+				 (unsigned long long)inst, (unsigned long long)acc,
+				 (unsigned long long)cost, (unsigned long long)bytes);
+	}
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < mn_pnode_len(get(mn_profile_module(p[k], MODULE), "objects"));
+		     i++)
+			if (!object_row(m, u64(mn_pnode_at(get(mn_profile_module(p[k], MODULE),
+							       "objects"), i), "site")))
+				fail_msg("%s: a data object missing from the merge", in[k]);
+	for (size_t i = 0; i < nm; i++) {
+		struct srow want = { .offset = UINT64_MAX };
+		bool found = false;
+
+		for (size_t k = 0; k < n; k++) {
+			size_t ni = streams_of(p[k], is, 4096);
+			const struct srow *x = find_stream(is, ni, &ms[i]);
+
+			if (!x)
+				continue;
+			found = true;
+			seen++;
+			want.accesses += x->accesses;
+			want.cost += x->cost;
+			want.stride = gcd(want.stride, x->stride);
+			want.offset = x->offset < want.offset ? x->offset : want.offset;
+			want.bytes = x->bytes > want.bytes ? x->bytes : want.bytes;
+		}
+		if (!found || ms[i].accesses != want.accesses || ms[i].cost != want.cost ||
+		    ms[i].stride != want.stride || ms[i].offset != want.offset ||
+		    ms[i].bytes != want.bytes)
+			fail_msg("stream (object %llu, loop %llu, site %llu): accesses %llu cost %llu "
+				 "stride %llu offset %llu bytes %llu, expected %llu %llu %llu %llu "
+				 "%llu", (unsigned long long)ms[i].object,
+				 (unsigned long long)ms[i].loop, (unsigned long long)ms[i].site,
+				 (unsigned long long)ms[i].accesses, (unsigned long long)ms[i].cost,
+				 (unsigned long long)ms[i].stride, (unsigned long long)ms[i].offset,
+				 (unsigned long long)ms[i].bytes, (unsigned long long)want.accesses,
+				 (unsigned long long)want.cost, (unsigned long long)want.stride,
+				 (unsigned long long)want.offset, (unsigned long long)want.bytes);
+	}
+	/* Every input stream is in the merge: the matches counted above cover them all. */
+	{
+		size_t total = 0;
+
+		for (size_t k = 0; k < n; k++)
+			total += streams_of(p[k], is, 4096);
+		assert_int_equal(seen, total);
+	}
+	for (size_t k = 0; k < n; k++)
+		mn_profile_close(p[k]);
+	mn_profile_close(m);
+}
+
+/* ---- Tests ----------------------------------------------------------------------------------- */
+
+/* emit(restore(p)) == p for the profile at path; also merge(p) == p through a written file. */
+static void expect_round_trip(const char *path, const char *what)
+{
+	struct mn_profile *p = open_profile(path);
+	struct mn_run *r = run_of(&p, 1);
+	void *st = restored(p, r);
+	char *want = section_text(path), *got = emit_text(st, NULL), out[256], *m, *again;
+
+	assert_non_null(got);
+	if (!strstr(want, "\nobjects:\n") || !strstr(want, "\nother_streams:"))
+		fail_msg("%s: the section carries no objects or other_streams", what);
+	expect_same(got, want, what);
+	state_free(st);
+	mn_run_destroy(r);
+	mn_profile_close(p);
+	snprintf(out, sizeof(out), "%s.self", what);
+	m = merge(out, 1, path);
+	again = section_text(m);
+	expect_same(again, want, out);
+	free(again);
+	free(m);
+	free(want);
+	free(got);
+}
+
+/*
+ * Every known-answer program's profile comes back byte for byte; hotcold also with the cache cost
+ * model and with sampling, two_structs and inputs with top 1, where a data object's streams are
+ * in other_streams.
+ */
+static void test_round_trip(void **state)
+{
+	static const struct {
+		const char *name, *ext, *env, *args;
+	} cases[] = {
+		{ "fig1", "c", "", "" },
+		{ "hotcold", "c", "", "" },
+		{ "hotcold", "c", "MNEMO_AFFINITY_COST=cache", "" },
+		{ "hotcold", "c", "MNEMO_AFFINITY_SAMPLE=7", "20" },
+		{ "list", "c", "", "" },
+		{ "together", "c", "", "" },
+		{ "two_structs", "c", "", "" },
+		{ "two_structs", "c", "MNEMO_AFFINITY_TOP=1", "" },
+		{ "declared", "cpp", "", "" },
+		{ "inputs", "c", "MNEMO_AFFINITY_TOP=1", "1 2 3 1" },
+	};
+	const char *built = "";
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char what[256], *path;
+
+		if (strcmp(built, cases[i].name))
+			build(cases[i].name, cases[i].ext);
+		built = cases[i].name;
+		snprintf(what, sizeof(what), "rt%zu.%s", i, cases[i].name);
+		path = run(cases[i].name, cases[i].env, cases[i].args, what);
+		expect_round_trip(path, what);
+		free(path);
+	}
+}
+
+/* Commutative and associative byte for byte on three runs; the result holds the sums. */
+static void check_laws(const char *p, const char *q, const char *r, const char *tag)
+{
+	const char *in[3] = { p, q, r };
+	char name[256], *pq, *qp, *pq_r, *qr, *p_qr, *pqr, *rqp, *t[6];
+
+#define M(var, ...) do { snprintf(name, sizeof(name), "%s.%s", tag, #var);                       \
+			 var = merge(name, __VA_ARGS__); } while (0)
+	M(pq, 2, p, q);
+	M(qp, 2, q, p);
+	M(qr, 2, q, r);
+	M(pq_r, 2, pq, r);
+	M(p_qr, 2, p, qr);
+	M(pqr, 3, p, q, r);
+	M(rqp, 3, r, q, p);
+#undef M
+	t[0] = section_text(pq);
+	t[1] = section_text(qp);
+	expect_same(t[1], t[0], "merge(q, p) against merge(p, q)");
+	t[2] = section_text(pq_r);
+	t[3] = section_text(p_qr);
+	expect_same(t[3], t[2], "merge(p, merge(q, r)) against merge(merge(p, q), r)");
+	t[4] = section_text(pqr);
+	expect_same(t[4], t[2], "merge(p, q, r) against merge(merge(p, q), r)");
+	t[5] = section_text(rqp);
+	expect_same(t[5], t[2], "merge(r, q, p) against merge(merge(p, q), r)");
+	/* Not trivially equal: the merge differs from each input. */
+	for (size_t k = 0; k < 3; k++) {
+		char *x = section_text(in[k]);
+
+		assert_true(strcmp(x, t[4]) != 0);
+		free(x);
+	}
+	expect_sums(pq, in, 2);
+	expect_sums(pqr, in, 3);
+	for (size_t k = 0; k < 6; k++)
+		free(t[k]);
+	free(pq);
+	free(qp);
+	free(qr);
+	free(pq_r);
+	free(p_qr);
+	free(pqr);
+	free(rqp);
+}
+
+static void test_laws(void **state)
+{
+	char *p, *q, *r;
+
+	/* Top 1: table is hot, hist's streams are in other_streams, and in q hist has no access. */
+	build("inputs", "c");
+	p = run("inputs", "MNEMO_AFFINITY_TOP=1", "1 3 0 0", "law.inputs.p");
+	q = run("inputs", "MNEMO_AFFINITY_TOP=1", "1 0 5 1", "law.inputs.q");
+	r = run("inputs", "MNEMO_AFFINITY_TOP=1", "2 1 1 1", "law.inputs.r");
+	check_laws(p, q, r, "inputs");
+	free(p);
+	free(q);
+	free(r);
+
+	/* Separately allocated nodes: instances add, sizes stay unknown. */
+	build("list", "c");
+	p = run("list", "", "1", "law.list.p");
+	q = run("list", "", "2", "law.list.q");
+	r = run("list", "", "3", "law.list.r");
+	check_laws(p, q, r, "list");
+	free(p);
+	free(q);
+	free(r);
+}
+
+static double affinity(const struct mn_pnode *s, uint64_t i, uint64_t j)
+{
+	const struct mn_pnode *m = get(s, "affinity");
+	char col[32];
+	double v = -1;
+
+	snprintf(col, sizeof(col), "%llu", (unsigned long long)j);
+	for (size_t r = 0; r < mn_pnode_len(m); r++)
+		if (u64(mn_pnode_at(m, r), "field") == i &&
+		    mn_pnode_f64(get(mn_pnode_at(m, r), col), &v))
+			fail_msg("affinity %llu, %llu: not a number", (unsigned long long)i,
+				 (unsigned long long)j);
+	return v;
+}
+
+/* The structure of the global `table` in profile p (the one data object named so). */
+static const struct mn_pnode *table_of(const struct mn_profile *p)
+{
+	const struct mn_pnode *st = get(mn_profile_module(p, MODULE), "structures");
+
+	for (size_t i = 0; i < mn_pnode_len(st); i++)
+		if (!strcmp(str(mn_pnode_at(st, i), "name"), "table"))
+			return mn_pnode_at(st, i);
+	fail_msg("no structure named table");
+	return NULL;
+}
+
+/*
+ * inputs.c, N = 1000 elements of {int a, b, c, d}.  Run P ("1 3 0 0"): 3 passes reading a and c,
+ * nothing else: a and c cost 3N each, and P alone says do not split.  Run Q ("1 0 5 1"): 5 passes
+ * reading b and d, 1 pass writing all four: a, c N each, b, d 6N each.  Summed: a = c = 4N,
+ * b = d = 6N.  Eq. 7 on the sums: a and c share the AC loop (3N + 3N) and the ALL loop (N + N):
+ * A(a, c) = 8N / 8N = 1; b and d the BD loop (5N + 5N) and ALL (N + N): A(b, d) = 12N / 12N = 1;
+ * a (or c) and b (or d) only the ALL loop: A = (N + N) / (4N + 6N) = 0.2 < 0.8.  Clusters
+ * {a, c} and {b, d}: "split into {a, c} and {b, d}".
+ */
+static void test_known_merge(void **state)
+{
+	const double n = 1000, a = 4 * n, b = 6 * n, c = 4 * n, d = 6 * n;
+	const double want[4][4] = {
+		{ 1, (n + n) / (a + b), (3 * n + 3 * n + n + n) / (a + c), (n + n) / (a + d) },
+		{ 0, 1, (n + n) / (b + c), (5 * n + 5 * n + n + n) / (b + d) },
+		{ 0, 0, 1, (n + n) / (c + d) },
+		{ 0, 0, 0, 1 },
+	};
+	const uint64_t cost[4] = { 4000, 6000, 4000, 6000 };
+	struct mn_profile *mp, *pp;
+	const struct mn_pnode *s, *f;
+	char *p, *q, *m;
+
+	build("inputs", "c");
+	p = run("inputs", "", "1 3 0 0", "known.p");
+	q = run("inputs", "", "1 0 5 1", "known.q");
+	pp = open_profile(p);
+	assert_string_equal(str(table_of(pp), "advice"), "do not split: all fields are used "
+			    "together");
+	assert_int_equal(mn_pnode_len(get(table_of(pp), "fields")), 2);
+	mn_profile_close(pp);
+
+	m = merge("known.pq", 2, p, q);
+	mp = open_profile(m);
+	s = table_of(mp);
+	assert_int_equal(u64(get(s, "size"), "inferred"), 16);
+	f = get(s, "fields");
+	assert_int_equal(mn_pnode_len(f), 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(u64(mn_pnode_at(f, i), "offset"), 4 * i);
+		assert_int_equal(u64(mn_pnode_at(f, i), "cost"), cost[i]);
+		assert_int_equal(u64(mn_pnode_at(f, i), "accesses"), cost[i]);
+	}
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = i; j < 4; j++) {
+			double got = affinity(s, 4 * i, 4 * j), back = affinity(s, 4 * j, 4 * i);
+
+			if (got < want[i][j] - 1e-12 || got > want[i][j] + 1e-12 || back != got)
+				fail_msg("A(%zu, %zu) = %.17g (and %.17g), expected %.17g", 4 * i,
+					 4 * j, got, back, want[i][j]);
+		}
+	assert_int_equal(u64(s, "accesses"), 20000);
+	assert_int_equal(mn_pnode_len(get(s, "loops")), 3);
+	assert_string_equal(str(s, "advice"), "split into {a, c} and {b, d}");
+	mn_profile_close(mp);
+	free(m);
+	free(p);
+	free(q);
+}
+
+/* ---- Made-up runs (events, no program) ------------------------------------------------------ */
+
+#define GLOBAL UINT64_C(0x400000)
+
+enum { S_GLOBAL = 1, S_LOOP, S_LD1, S_LD2 };
+
+static const char sites_v2[] =
+	"mnemo-sites/2\n"
+	"global\t\tg.c\t1\t0\tg\t0\t0\t\n"       /* S_GLOBAL */
+	"loop\tmain\tg.c\t5\t2\t\t0\t0\t\n"      /* S_LOOP */
+	"load\tmain\tg.c\t6\t3\t\t0\t2\t\n"      /* S_LD1, in S_LOOP */
+	"load\tmain\tg.c\t7\t3\t\t0\t2\t\n";     /* S_LD2 */
+
+static struct mn_run *made_up_run(void)
+{
+	struct mn_run *r;
+	char why[256];
+
+	if (mn_run_create(&r, sites_v2, sizeof(sites_v2) - 1, why, sizeof(why)))
+		fail_msg("the made-up site table: %s", why);
+	return r;
+}
+
+/* A run over a global of `bytes` bytes: LD1 at offsets o1[], LD2 at o2[] (both `size` wide). */
+static void *made_up(const struct mn_run *r, uint64_t bytes, uint32_t size, const uint64_t *o1,
+		     const uint64_t *o2, size_t n)
+{
+	void *st = state_new(r);
+
+	SA->global(st, S_GLOBAL, GLOBAL, bytes);
+	for (size_t i = 0; i < n; i++) {
+		SA->load(st, S_LD1, GLOBAL + o1[i], 0, size);
+		SA->load(st, S_LD2, GLOBAL + o2[i], 0, size);
+	}
+	return st;
+}
+
+/*
+ * Run 1: strides 48 (offsets 0, 48, 96 and 8, 56, 104), size 48.  Run 2: strides 32 (offsets
+ * 32, 64, 96 and 40, 72, 104), size 32.  Merged: strides gcd(48, 32) = 16, size 16, offsets the
+ * smaller (0 and 8), fields 0 and 8; widths the larger; instances 2; bytes the larger global.
+ * Either order gives the same section.
+ */
+static void test_strides(void **state)
+{
+	static const uint64_t a1[] = { 0, 48, 96 }, b1[] = { 8, 56, 104 };
+	static const uint64_t a2[] = { 32, 64, 96 }, b2[] = { 40, 72, 104 };
+	struct mn_run *r = made_up_run();
+	void *x = made_up(r, 4800, 4, a1, b1, 3), *y = made_up(r, 9600, 8, a2, b2, 3);
+	char *one = emit_text(x, NULL), *two = emit_text(y, NULL), *xy, *yx;
+
+	assert_non_null(strstr(one, "size: {inferred: 48,"));
+	assert_non_null(strstr(two, "size: {inferred: 32,"));
+	SA->merge(x, y);
+	state_free(y);
+	xy = emit_text(x, NULL);
+	state_free(x);
+	x = made_up(r, 4800, 4, a1, b1, 3);
+	y = made_up(r, 9600, 8, a2, b2, 3);
+	SA->merge(y, x);
+	state_free(x);
+	yx = emit_text(y, NULL);
+	state_free(y);
+	expect_same(yx, xy, "merge(run 2, run 1) against merge(run 1, run 2)");
+	if (!strstr(xy, "size: {inferred: 16, declared: null, agree: null, used: 16, "
+		    "source: strides}") ||
+	    !strstr(xy, "- {loop: 2, site: 3, cost: 6, accesses: 6, field: 0, stride: 16, "
+		    "offset: 0, bytes: 8}") ||
+	    !strstr(xy, "- {loop: 2, site: 4, cost: 6, accesses: 6, field: 8, stride: 16, "
+		    "offset: 8, bytes: 8}") ||
+	    !strstr(xy, "- {site: 1, kind: global, instances: 2, bytes: 9600, accesses: 12, "
+		    "cost: 12}"))
+		fail_msg("merged section:\n%s", xy);
+	free(one);
+	free(two);
+	free(xy);
+	free(yx);
+	mn_run_destroy(r);
+}
+
+/* Runs of different options do not merge: emit() fails (mnemo merge refuses them earlier). */
+static void test_conflict(void **state)
+{
+	static const char *const env[][2] = {
+		{ "MNEMO_AFFINITY_TOP", "5" },
+		{ "MNEMO_AFFINITY_THRESHOLD", "0.5" },
+		{ "MNEMO_AFFINITY_COST", "cache" },
+	};
+	static const uint64_t o[] = { 0, 16 };
+	struct mn_run *r = made_up_run();
+
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]) + 1; i++) {
+		void *x, *y;
+		int rc = 0;
+		char *t;
+
+		if (i < sizeof(env) / sizeof(env[0])) {
+			setenv(env[i][0], env[i][1], 1);
+		} else {   /* both cache, one with another L1 */
+			setenv("MNEMO_AFFINITY_COST", "cache", 1);
+			setenv("MNEMO_AFFINITY_L1_SIZE", "65536", 1);
+		}
+		x = made_up(r, 64, 4, o, o, 2);
+		if (i < sizeof(env) / sizeof(env[0]))
+			unsetenv(env[i][0]);
+		else
+			unsetenv("MNEMO_AFFINITY_L1_SIZE");
+		y = made_up(r, 64, 4, o, o, 2);
+		unsetenv("MNEMO_AFFINITY_COST");
+		SA->merge(x, y);
+		t = emit_text(x, &rc);
+		if (t || rc != -EINVAL)
+			fail_msg("case %zu: runs of different options merged (rc %d)", i, rc);
+		state_free(x);
+		state_free(y);
+	}
+	mn_run_destroy(r);
+}
+
+/* The 1-based line of the first occurrence of s in the file. */
+static unsigned line_of(const char *path, const char *s)
+{
+	char *text = read_all(path), *at = strstr(text, s);
+	unsigned line = 1;
+
+	if (!at)
+		fail_msg("%s: no '%s'", path, s);
+	for (char *c = text; c < at; c++)
+		line += *c == '\n';
+	free(text);
+	return line;
+}
+
+/*
+ * A malformed section: restore() returns -EINVAL and names the file, line and field.  Each case
+ * replaces one piece of hotcold's profile (%1$u: the hot data object's site, %2$u and %3$u: the
+ * loop and the site of its first stream); `at`, where the message must point: the line of this
+ * text (NULL: of the replacement; "": the file only).
+ */
+static void test_bad_sections(void **state)
+{
+	static const struct {
+		const char *from, *to, *want, *at;
+	} cases[] = {
+		{ "stride: 16, offset: 0,", "stride: sixteen, offset: 0,",
+		  "field 'stride': expected an unsigned integer", NULL },
+		{ "{site: %1$u, kind: global, instances:", "{site: %1$u, kind: sky, instances:",
+		  "field 'kind'", NULL },
+		{ "- {loop: %2$u, site: %3$u, cost: ", "- {loop: %2$u, site: %3$u, cost: -",
+		  "field 'cost': expected an unsigned integer", NULL },
+		{ "offset: 0, bytes: 4}", "bytes: 4}", "missing field 'offset'", NULL },
+		{ "    other_streams:", "    others:", "missing field 'other_streams'", "" },
+		{ "- {loop: %2$u, site: %3$u,", "- {loop: %2$u, site: 99999,",
+		  "field 'site': site 99999 is not in the profile's site table", NULL },
+		{ "{site: %1$u, kind: global, instances", "{site: %3$u, kind: global, instances",
+		  "data object %1$u is not in 'objects'", "- {loop: %2$u, site: %3$u," },
+		{ "threshold: 0.8", "threshold: high", "field 'threshold'", NULL },
+	};
+	char *good, *text, *at;
+	unsigned hot, loop, site;
+
+	build("hotcold", "c");
+	good = run("hotcold", "", "", "bad.good");
+	text = read_all(good);
+	at = strstr(text, "    structures:\n      site_");
+	if (!at || sscanf(at, "    structures:\n      site_%u", &hot) != 1)
+		fail_msg("%s: no hot structure", good);
+	at = strstr(at, "streams:\n        - {loop: ");
+	if (!at || sscanf(at, "streams:\n        - {loop: %u, site: %u", &loop, &site) != 2)
+		fail_msg("%s: no stream", good);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char name[64], *path, err[1024] = "", want[1200], from[256], to[256], msg[256];
+		char mark[256];
+		struct mn_profile *p;
+		struct mn_run *r;
+		FILE *f;
+		void *st;
+		int rc;
+
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wformat-nonliteral"
+		snprintf(from, sizeof(from), cases[i].from, hot, loop, site);
+		snprintf(to, sizeof(to), cases[i].to, hot, loop, site);
+		snprintf(msg, sizeof(msg), cases[i].want, hot, loop, site);
+		snprintf(mark, sizeof(mark), cases[i].at ? cases[i].at : cases[i].to, hot, loop,
+			 site);
+#pragma clang diagnostic pop
+		snprintf(name, sizeof(name), "bad%zu.yaml", i);
+		path = path_of(name);
+		at = strstr(text, from);
+		if (!at)
+			fail_msg("case %zu: '%s' not in the profile", i, from);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+		fclose(f);
+		p = open_profile(path);
+		r = run_of(&p, 1);
+		st = state_new(r);
+		rc = SA->restore(st, p, mn_profile_module(p, MODULE), err, sizeof(err));
+		if (rc != -EINVAL || !strstr(err, msg))
+			fail_msg("case %zu: restore gave %d, '%s'; expected -EINVAL and '%s'", i, rc,
+				 err, msg);
+		/* The message begins with the file, and the line of the row at fault. */
+		if (mark[0])
+			snprintf(want, sizeof(want), "%s:%u:", path, line_of(path, mark));
+		else
+			snprintf(want, sizeof(want), "%s:", path);
+		if (strncmp(err, want, strlen(want)))
+			fail_msg("case %zu: '%s' does not begin with '%s'", i, err, want);
+		state_free(st);
+		mn_run_destroy(r);
+		mn_profile_close(p);
+		free(path);
+	}
+	free(text);
+	free(good);
+}
+
+static int setup(void **state)
+{
+	static const char *const vars[] = {
+		"MNEMO_AFFINITY_SAMPLE", "MNEMO_AFFINITY_COST", "MNEMO_AFFINITY_TOP",
+		"MNEMO_AFFINITY_THRESHOLD", "MNEMO_AFFINITY_L1_SIZE", "MNEMO_WORKERS",
+	};
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	return mkdtemp(work) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	if (!getenv("MNEMO_TEST_KEEP"))
+		shell("rm -rf %s", work);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strides),
+		cmocka_unit_test(test_conflict),
+		cmocka_unit_test(test_bad_sections),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_known_merge),
+		cmocka_unit_test(test_laws),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
