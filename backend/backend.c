@@ -43,28 +43,6 @@
 #define MNEMO_VERSION "unknown"
 #endif
 
-/* ---- The registry: every module of modules/modules.def --------------------------------------- */
-
-#define MN_MODULE(c) extern const struct mn_module mn_module_##c;
-#include "modules.def"
-#undef MN_MODULE
-
-static const struct mn_module *const registry[] = {
-#define MN_MODULE(c) &mn_module_##c,
-#include "modules.def"
-#undef MN_MODULE
-};
-
-#define NREGISTRY (sizeof(registry) / sizeof(registry[0]))
-
-const struct mn_module *mn_module_find(const char *name)
-{
-	for (size_t i = 0; i < NREGISTRY; i++)
-		if (!strcmp(registry[i]->name, name))
-			return registry[i];
-	return NULL;
-}
-
 void mn_backend_msg(const char *fmt, ...)
 {
 	char buf[1024];
@@ -275,9 +253,9 @@ static void start_module(struct backend *b)
 		char known[160] = "";
 		size_t len = 0;
 
-		for (size_t i = 0; i < NREGISTRY && len < sizeof(known); i++)
+		for (size_t i = 0; i < mn_module_count() && len < sizeof(known); i++)
 			len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s",
-						i ? ", " : "", registry[i]->name);
+						i ? ", " : "", mn_module_at(i)->name);
 		fail(b, "unknown module (this mnemo-backend has: %s)", known);
 		return;
 	}
@@ -648,12 +626,12 @@ int main(int argc, char **argv)
 		case 'l': {
 			int w = 0;
 
-			for (size_t i = 0; i < NREGISTRY; i++)
-				if ((int)strlen(registry[i]->name) > w)
-					w = (int)strlen(registry[i]->name);
-			for (size_t i = 0; i < NREGISTRY; i++)
-				printf("%-*s  %s\n", w, registry[i]->name,
-				       registry[i]->doc ? registry[i]->doc : "");
+			for (size_t i = 0; i < mn_module_count(); i++)
+				if ((int)strlen(mn_module_at(i)->name) > w)
+					w = (int)strlen(mn_module_at(i)->name);
+			for (size_t i = 0; i < mn_module_count(); i++)
+				printf("%-*s  %s\n", w, mn_module_at(i)->name,
+				       mn_module_at(i)->doc ? mn_module_at(i)->doc : "");
 			return 0;
 		}
 		case 'h':

@@ -14,6 +14,7 @@
 #include "module.h"
 #include "profile.h"
 #include "queue.h"
+#include "registry.h"
 #include "session.h"
 
 /* Event codes of the catalogue (events.yaml `code:`); never renumbered. */
@@ -51,10 +52,7 @@ struct mn_run {
 /* FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) of len bytes. */
 uint64_t mn_fnv1a64(const void *data, size_t len);
 
-/* ---- The registry (backend.c, from modules/modules.def) -------------------------------------- */
-
-/* The module called name, or NULL. */
-const struct mn_module *mn_module_find(const char *name);
+/* ---- The registry (registry.c, from modules/modules.def): registry.h ------------------------- */
 
 /* ---- The driver (driver.c) ------------------------------------------------------------------- */
 

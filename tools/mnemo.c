@@ -2,7 +2,8 @@
  * mnemo: the command-line tool.  `mnemo run` runs a program built with mnemo-cc under explicit
  * profiling options (run.c); `mnemo report` prints profiles as tables with source locations
  * (report.c); `mnemo expand` regenerates a lossless object-relative stream (expand.c), `mnemo derive`
- * computes LEAP's derived profiles from its LMADs (derive.c).  This
+ * computes LEAP's derived profiles from its LMADs (derive.c), `mnemo merge` merges the profiles of
+ * several runs (merge.c, with the modules linked in for their restore and merge).  This
  * file is the rest: main and the command dispatch, `mnemo --help`, `mnemo help COMMAND` and
  * `--version`, and the helpers the commands use (mnemo_internal.h): messages and
  * exits, memory, text layout, the list of installed modules.
@@ -10,7 +11,7 @@
  * The tool finds its companions relative to itself ($bindir/../share/mnemo), so it works the same
  * from the build tree and from an install prefix (docs/internals.md, "Build products").
  *
- * Exit codes: 0 success; 1 a profile could not be read; 2 bad usage; 126/127 the program could
+ * Exit codes: 0 success; 1 a profile could not be read (or merged); 2 bad usage; 126/127 the program could
  * not be run; otherwise `mnemo run` ends exactly as the program did, signal included.
  */
 #define _GNU_SOURCE
@@ -373,6 +374,7 @@ static void print_main_help(FILE *out)
 	      "  report   print one or more profiles as tables with source locations\n"
 	      "  expand   print the lossless object-relative stream a profile holds\n"
 	      "  derive   dependence frequencies and strides from object-relative LMADs\n"
+	      "  merge    merge the profiles of several runs of one binary into one\n"
 	      "  help     print the help of a command\n"
 	      "\n"
 	      "Build the program first with mnemo-cc (C) or mnemo-c++ (C++), which take every\n"
@@ -414,10 +416,12 @@ static int help_for(const char *cmd)
 		print_expand_help(stdout);
 	else if (!strcmp(cmd, "derive"))
 		print_derive_help(stdout);
+	else if (!strcmp(cmd, "merge"))
+		print_merge_help(stdout);
 	else if (!strcmp(cmd, "help"))
 		print_main_help(stdout);
 	else
-		usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, help)", cmd);
+		usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, merge, help)", cmd);
 	return 0;
 }
 
@@ -427,7 +431,7 @@ int main(int argc, char **argv)
 
 	find_prefix(argv[0]);
 	if (argc < 2) {
-		fputs("Usage: mnemo COMMAND [OPTIONS] [ARGS...]; commands: run, report, expand, derive, help.\n"
+		fputs("Usage: mnemo COMMAND [OPTIONS] [ARGS...]; commands: run, report, expand, derive, merge, help.\n"
 		      "Try 'mnemo --help'.\n", stderr);
 		return 2;
 	}
@@ -454,7 +458,9 @@ int main(int argc, char **argv)
 		return cmd_expand(argc - 1, argv + 1);
 	if (!strcmp(cmd, "derive"))
 		return cmd_derive(argc - 1, argv + 1);
+	if (!strcmp(cmd, "merge"))
+		return cmd_merge(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		usage_error(NULL, "unknown option '%s'", cmd);
-	usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, help)", cmd);
+	usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, merge, help)", cmd);
 }

@@ -1,7 +1,8 @@
 /*
  * What the parts of the `mnemo` command share; never installed.  mnemo.c holds main, the command
  * dispatch, the main help and the helpers below; run.c holds `mnemo run`; report.c holds
- * `mnemo report` and its table renderer; expand.c holds `mnemo expand`.  Every message goes to stderr as `mnemo: <what>: <why>`;
+ * `mnemo report` and its table renderer; expand.c holds `mnemo expand`; merge.c holds
+ * `mnemo merge`.  Every message goes to stderr as `mnemo: <what>: <why>`;
  * the exit codes are listed at the top of mnemo.c.
  */
 #ifndef MNEMO_TOOLS_INTERNAL_H
@@ -91,7 +92,7 @@ ssize_t list_modules(struct modspec **out);
 /* Frees what list_modules() returned: the n modules of m (n may be -1 or 0). */
 void free_modules(struct modspec *m, ssize_t n);
 
-/* ---- The commands (run.c, report.c, expand.c) ------------------------------------------------------- */
+/* ---- The commands (run.c, report.c, expand.c, merge.c) ------------------------------------------------------- */
 
 /* Prints the help of `mnemo run` to out. */
 void print_run_help(FILE *out);
@@ -133,5 +134,16 @@ void print_derive_help(FILE *out);
  * bad usage, with 1 when the profile cannot be read or lacks the section.
  */
 int cmd_derive(int argc, char **argv);
+
+/* Prints the help of `mnemo merge` to out. */
+void print_merge_help(FILE *out);
+
+/*
+ * `mnemo merge`, argv[0] being "merge": merges the profiles of several runs of one binary into
+ * the -o file (merge.c).  Returns 0 (after --help too).  Dies with 2 on bad usage, with 1 when a
+ * profile cannot be read, the profiles cannot be merged (different binaries, module sets or
+ * settings, a section that does not restore) or the output cannot be written.
+ */
+int cmd_merge(int argc, char **argv);
 
 #endif

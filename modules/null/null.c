@@ -8,6 +8,8 @@
  * not the module.  The counts are exact: a test checks them against programs whose event counts
  * are known by construction.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "module.h"
@@ -33,6 +35,7 @@ static const char *const kind_name[NKINDS] = {
 
 struct null_state {
 	uint64_t count[NKINDS];
+	bool restored;   /* from a profile by restore(): a whole run's counts, every kind */
 };
 
 static void null_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
@@ -83,13 +86,32 @@ static void null_loop_exit(void *st, uint32_t site)
 /*
  * Workers own accesses and heap events by address, so those counts add up; function and loop
  * events reach every worker (module.h), so each worker counted all of them and `into` has them.
+ * A restored state is another run (`mnemo merge`): all of its counts add.
  */
 static void null_merge(void *into_, void *from_)
 {
 	struct null_state *into = into_, *from = from_;
+	unsigned last = from->restored ? NKINDS - 1 : HEAP_FREE;
 
-	for (unsigned k = LOAD; k <= HEAP_FREE; k++)
+	for (unsigned k = LOAD; k <= last; k++)
 		into->count[k] += from->count[k];
+}
+
+static int null_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
+			char *err, size_t errlen)
+{
+	struct null_state *n = st;
+	const struct mn_pnode *counts = mn_pfield_node(prof, section, "counts", MN_PNODE_MAP, err,
+						       errlen);
+	int ret;
+
+	if (!counts)
+		return -EINVAL;
+	for (unsigned k = 0; k < NKINDS; k++)
+		if ((ret = mn_pfield_u64(prof, counts, kind_name[k], &n->count[k], err, errlen)))
+			return ret == -ENOENT ? -EINVAL : ret;
+	n->restored = true;
+	return 0;
 }
 
 static int null_emit(void *st, struct mn_prof *p)
@@ -123,4 +145,5 @@ const struct mn_module mn_module_null = {
 	.loop_exit = null_loop_exit,
 	.merge = null_merge,
 	.emit = null_emit,
+	.restore = null_restore,
 };

@@ -9,6 +9,8 @@
  * addresses by 4 KiB page (shard_shift 12), each word's accesses all reach its page's owner, and
  * merge() adds counts of disjoint words.
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "backend.h"
@@ -26,6 +28,10 @@ struct shadow_cost {
 	uint64_t loads, stores;
 	uint64_t words;	  /* distinct words accessed: shadow words whose touches left 0 */
 	uint64_t aliased; /* aliased lookups of merged-in workers; this one's are in sh */
+	/* Restored from a profile (`mnemo merge`): the run's shadow configuration, written
+	 * instead of sh's (a setting: merged profiles all have the same). */
+	bool restored;
+	uint64_t granule_bytes, meta_bytes, fold_bits;
 };
 
 static int sc_init(void *st, const struct mn_run *run)
@@ -83,6 +89,33 @@ static void sc_merge(void *into_, void *from_)
 	into->aliased += from->aliased + mn_shadow_aliases(from->sh);
 }
 
+/*
+ * `mnemo merge`: another run's counts add (README, "Merging"); words_touched of several runs is
+ * the sum of each run's distinct words.  The same sums as sc_merge() makes of workers.
+ */
+static int sc_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
+		      char *err, size_t errlen)
+{
+	struct shadow_cost *s = st;
+	const struct mn_pnode *sh, *acc;
+	int ret = 0;
+
+	sh = mn_pfield_node(prof, section, "shadow", MN_PNODE_MAP, err, errlen);
+	acc = mn_pfield_node(prof, section, "accesses", MN_PNODE_MAP, err, errlen);
+	if (!sh || !acc)
+		return -EINVAL;
+	if ((ret = mn_pfield_u64(prof, sh, "granule_bytes", &s->granule_bytes, err, errlen)) ||
+	    (ret = mn_pfield_u64(prof, sh, "meta_bytes", &s->meta_bytes, err, errlen)) ||
+	    (ret = mn_pfield_u64(prof, sh, "fold_bits", &s->fold_bits, err, errlen)) ||
+	    (ret = mn_pfield_u64(prof, acc, "load", &s->loads, err, errlen)) ||
+	    (ret = mn_pfield_u64(prof, acc, "store", &s->stores, err, errlen)) ||
+	    (ret = mn_pfield_u64(prof, section, "words_touched", &s->words, err, errlen)) ||
+	    (ret = mn_pfield_u64(prof, section, "aliased", &s->aliased, err, errlen)))
+		return ret == -ENOENT ? -EINVAL : ret;
+	s->restored = true;
+	return 0;
+}
+
 static int sc_emit(void *st, struct mn_prof *p)
 {
 	struct shadow_cost *s = st;
@@ -90,9 +123,10 @@ static int sc_emit(void *st, struct mn_prof *p)
 	mn_prof_map_begin(p);
 	mn_prof_key(p, "shadow");
 	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "granule_bytes", mn_shadow_granule_bytes(s->sh));
-	mn_prof_kv_u64(p, "meta_bytes", mn_shadow_meta_bytes(s->sh));
-	mn_prof_kv_u64(p, "fold_bits", mn_shadow_fold_bits(s->sh));
+	mn_prof_kv_u64(p, "granule_bytes",
+		       s->restored ? s->granule_bytes : mn_shadow_granule_bytes(s->sh));
+	mn_prof_kv_u64(p, "meta_bytes", s->restored ? s->meta_bytes : mn_shadow_meta_bytes(s->sh));
+	mn_prof_kv_u64(p, "fold_bits", s->restored ? s->fold_bits : mn_shadow_fold_bits(s->sh));
 	mn_prof_map_end(p);
 	mn_prof_key(p, "accesses");
 	mn_prof_map_begin_flow(p);
@@ -105,6 +139,9 @@ static int sc_emit(void *st, struct mn_prof *p)
 	mn_prof_map_end(p);
 	return 0;
 }
+
+/* The shadow's configuration: runs merge only with the same. */
+static const char *const sc_settings[] = { "shadow", NULL };
 
 const struct mn_module mn_module_shadow_cost = {
 	.name = "shadow-cost",
@@ -119,4 +156,6 @@ const struct mn_module mn_module_shadow_cost = {
 	.store = sc_store,
 	.merge = sc_merge,
 	.emit = sc_emit,
+	.restore = sc_restore,
+	.settings = sc_settings,
 };

@@ -627,7 +627,7 @@ static void test_help(void **state)
 	expect_has(r.out, "mnemo: a memory profiler");
 	expect_has(r.out, "  run ");
 	expect_has(r.out, "  report ");
-	expect_lacks(r.out, "merge");
+	expect_has(r.out, "  merge    merge the profiles of several runs");
 	expect_has(r.out, "  value-pattern        constant and few-valued loads and stores");
 	expect_has(r.out, "  dependence           memory dependences");
 	expect_has(r.out, "MNEMO_OUTPUT");
@@ -660,9 +660,18 @@ static void test_help(void **state)
 	expect_has(r.out, "mnemo ");
 	expect_has(r.out, "mnemo-profile/1");
 	free_result(&r);
-	r = run_mnemo("merge", NULL);
+	r = run_mnemo("merge", "--help", NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "Usage: mnemo merge -o OUT PROFILE...");
+	free_result(&r);
+	r = run_mnemo("help", "merge", NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "Usage: mnemo merge -o OUT PROFILE...");
+	free_result(&r);
+	r = run_mnemo("frobnicate", NULL);
 	expect_exit(&r, 2);
-	expect_has(r.err, "mnemo: unknown command 'merge'");
+	expect_has(r.err, "mnemo: unknown command 'frobnicate' (commands: run, report, expand, "
+		   "derive, merge, help)");
 	free_result(&r);
 	r = run_mnemo(NULL);
 	expect_exit(&r, 2);
