@@ -14,22 +14,17 @@ void objrel_loaded_free(struct objrel_loaded *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* The typed row fields of libmnemo-profile: "file:line:col: field 'x': expected ..." on error. */
 static int field_u64(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
 		     uint64_t *v, char *err, size_t errlen)
 {
-	if (!mn_pnode_u64(mn_pnode_get(row, key), v))
-		return 0;
-	mn_pnode_errorf(p, row, err, errlen, "expected an unsigned integer '%s'", key);
-	return -EINVAL;
+	return mn_pfield_u64(p, row, key, v, err, errlen) ? -EINVAL : 0;
 }
 
 static int field_i64(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
 		     int64_t *v, char *err, size_t errlen)
 {
-	if (!mn_pnode_i64(mn_pnode_get(row, key), v))
-		return 0;
-	mn_pnode_errorf(p, row, err, errlen, "expected an integer '%s'", key);
-	return -EINVAL;
+	return mn_pfield_i64(p, row, key, v, err, errlen) ? -EINVAL : 0;
 }
 
 static int read_lmad(const struct mn_profile *p, const struct mn_pnode *row,
@@ -50,20 +45,17 @@ static int read_lmad(const struct mn_profile *p, const struct mn_pnode *row,
 	if (!e)
 		e = field_u64(p, row, "last_time", &l->last, err, errlen);
 	if (!e && (!l->count || l->last < l->first)) {
-		mn_pnode_errorf(p, row, err, errlen, "an LMAD needs count >= 1 and "
-				"last_time >= first_time");
+		mn_pnode_errorf(p, row, err, errlen, "field 'count', 'last_time': an LMAD needs "
+				"count >= 1 and last_time >= first_time");
 		e = -EINVAL;
 	}
 	return e;
 }
 
-static int expect_seq(const struct mn_profile *p, const struct mn_pnode *n, const char *what,
+static int expect_seq(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
 		      char *err, size_t errlen)
 {
-	if (mn_pnode_kind(n) == MN_PNODE_SEQ)
-		return 0;
-	mn_pnode_errorf(p, n, err, errlen, "expected a list '%s'", what);
-	return -EINVAL;
+	return mn_pfield_node(p, row, key, MN_PNODE_SEQ, err, errlen) ? 0 : -EINVAL;
 }
 
 int objrel_load(const struct mn_profile *p, const char *module, struct objrel_loaded *out,
@@ -79,21 +71,21 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 		return -EINVAL;
 	}
 	insns = mn_pnode_get(sec, "instructions");
-	e = expect_seq(p, insns ? insns : sec, "instructions", err, errlen);
+	e = expect_seq(p, sec, "instructions", err, errlen);
 	if (e)
 		return e;
 	/* Sizes first, so every array is one allocation. */
 	for (size_t i = 0; i < mn_pnode_len(insns); i++) {
 		const struct mn_pnode *st = mn_pnode_get(mn_pnode_at(insns, i), "streams");
 
-		e = expect_seq(p, st ? st : mn_pnode_at(insns, i), "streams", err, errlen);
+		e = expect_seq(p, mn_pnode_at(insns, i), "streams", err, errlen);
 		if (e)
 			return e;
 		ns += mn_pnode_len(st);
 		for (size_t j = 0; j < mn_pnode_len(st); j++) {
 			const struct mn_pnode *lm = mn_pnode_get(mn_pnode_at(st, j), "lmads");
 
-			e = expect_seq(p, lm ? lm : mn_pnode_at(st, j), "lmads", err, errlen);
+			e = expect_seq(p, mn_pnode_at(st, j), "lmads", err, errlen);
 			if (e)
 				return e;
 			nl += mn_pnode_len(lm);
@@ -111,25 +103,30 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 	for (size_t i = 0; i < out->n && !e; i++) {
 		const struct mn_pnode *row = mn_pnode_at(insns, i), *st = mn_pnode_get(row, "streams");
 		struct objrel_dinsn *in = &out->insns[i];
-		const char *access = mn_pnode_str(mn_pnode_get(row, "access"), NULL);
-		uint64_t site;
+		const char *access = NULL;
+		uint32_t site;
 
-		e = field_u64(p, row, "site", &site, err, errlen);
+		e = mn_pfield_u32(p, row, "site", &site, err, errlen) ? -EINVAL : 0;
 		if (!e)
 			e = field_u64(p, row, "accesses", &in->accesses, err, errlen);
 		if (!e)
 			e = field_u64(p, row, "unattributed", &in->unattributed, err, errlen);
 		if (!e && in->unattributed > in->accesses) {
-			mn_pnode_errorf(p, row, err, errlen, "'unattributed' exceeds 'accesses'");
+			mn_pnode_errorf(p, row, err, errlen,
+					"field 'unattributed': exceeds 'accesses'");
 			e = -EINVAL;
 		}
-		if (!e && (!access || (strcmp(access, "load") && strcmp(access, "store")))) {
-			mn_pnode_errorf(p, row, err, errlen, "expected 'access: load' or 'store'");
+		if (!e && mn_pfield_str(p, row, "access", &access, err, errlen))
+			e = -EINVAL;
+		if (!e && strcmp(access, "load") && strcmp(access, "store")) {
+			mn_pnode_errorf(p, mn_pnode_get(row, "access"), err, errlen,
+					"field 'access': expected load or store, found '%s'",
+					access);
 			e = -EINVAL;
 		}
 		if (e)
 			break;
-		in->site = (uint32_t)site;
+		in->site = site;
 		in->store = !strcmp(access, "store");
 		in->streams = &out->streams[si];
 		in->n = mn_pnode_len(st);
@@ -137,13 +134,16 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 			const struct mn_pnode *srow = mn_pnode_at(st, j);
 			const struct mn_pnode *lm = mn_pnode_get(srow, "lmads");
 			struct objrel_dstream *s = &out->streams[si++];
-			uint64_t group;
+			int r;
 
-			e = field_u64(p, srow, "group", &group, err, errlen);
-			if (!e && mn_pnode_bool(mn_pnode_get(srow, "full"), &s->full)) {
-				mn_pnode_errorf(p, srow, err, errlen, "expected a boolean 'full'");
+			e = mn_pfield_u32(p, srow, "group", &s->group, err, errlen) ? -EINVAL : 0;
+			/* run: only in a merged profile (README "Merging"); 0 without it. */
+			s->run = 0;
+			if (!e && (r = mn_pfield_u32(p, srow, "run", &s->run, err, errlen)) &&
+			    r != -ENOENT)
 				e = -EINVAL;
-			}
+			if (!e && mn_pfield_bool(p, srow, "full", &s->full, err, errlen))
+				e = -EINVAL;
 			for (int d = 0; d < OBJREL_LMAD_DIMS && !e; d++) {
 				static const char *const dim[] = { "object", "offset" };
 				char key[32];
@@ -157,7 +157,6 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 				if (!e)
 					e = field_u64(p, srow, key, &s->gran[d], err, errlen);
 			}
-			s->group = (uint32_t)group;
 			s->lmads = &out->lmads[li];
 			s->n = mn_pnode_len(lm);
 			for (size_t k = 0; k < s->n && !e; k++)

@@ -12,11 +12,12 @@
 
 #include "derive.h"
 
-/* ---- Location -> last store: open addressing on (group, object, word) -------------------- */
+/* ---- Location -> last store: open addressing on (space, object, word) -------------------- */
 
+/* space: the group and the run, (run << 32 | group): runs of a merged profile never meet. */
 struct loc {
 	uint64_t object, word;
-	uint32_t group;
+	uint64_t space;
 	uint32_t store;          /* 0: empty slot (sites start at 1) */
 };
 
@@ -25,19 +26,19 @@ struct locmap {
 	size_t n, cap;           /* cap: a power of two */
 };
 
-static size_t loc_hash(uint32_t group, uint64_t object, uint64_t word, size_t mask)
+static size_t loc_hash(uint64_t space, uint64_t object, uint64_t word, size_t mask)
 {
-	uint64_t h = ((group * 0xc2b2ae3d27d4eb4fu) ^ object) * 0x9e3779b97f4a7c15u ^ word;
+	uint64_t h = ((space * 0xc2b2ae3d27d4eb4fu) ^ object) * 0x9e3779b97f4a7c15u ^ word;
 
 	return (size_t)(h * 0xff51afd7ed558ccdu >> 17) & mask;
 }
 
-static struct loc *loc_slot(struct loc *v, size_t cap, uint32_t group, uint64_t object,
+static struct loc *loc_slot(struct loc *v, size_t cap, uint64_t space, uint64_t object,
 			    uint64_t word)
 {
-	size_t i = loc_hash(group, object, word, cap - 1);
+	size_t i = loc_hash(space, object, word, cap - 1);
 
-	while (v[i].store && (v[i].object != object || v[i].word != word || v[i].group != group))
+	while (v[i].store && (v[i].object != object || v[i].word != word || v[i].space != space))
 		i = (i + 1) & (cap - 1);
 	return &v[i];
 }
@@ -51,23 +52,23 @@ static int loc_grow(struct locmap *m)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->v[i].store)
-			*loc_slot(v, cap, m->v[i].group, m->v[i].object, m->v[i].word) = m->v[i];
+			*loc_slot(v, cap, m->v[i].space, m->v[i].object, m->v[i].word) = m->v[i];
 	free(m->v);
 	m->v = v;
 	m->cap = cap;
 	return 0;
 }
 
-static int loc_store(struct locmap *m, uint32_t group, uint64_t object, uint64_t word,
+static int loc_store(struct locmap *m, uint64_t space, uint64_t object, uint64_t word,
 		     uint32_t store)
 {
 	struct loc *l;
 
 	if (2 * (m->n + 1) > m->cap && loc_grow(m))
 		return -ENOMEM;
-	l = loc_slot(m->v, m->cap, group, object, word);
+	l = loc_slot(m->v, m->cap, space, object, word);
 	if (!l->store) {
-		l->group = group;
+		l->space = space;
 		l->object = object;
 		l->word = word;
 		m->n++;
@@ -76,10 +77,10 @@ static int loc_store(struct locmap *m, uint32_t group, uint64_t object, uint64_t
 	return 0;
 }
 
-static uint32_t loc_last_store(const struct locmap *m, uint32_t group, uint64_t object,
+static uint32_t loc_last_store(const struct locmap *m, uint64_t space, uint64_t object,
 			       uint64_t word)
 {
-	return m->cap ? loc_slot(m->v, m->cap, group, object, word)->store : 0;
+	return m->cap ? loc_slot(m->v, m->cap, space, object, word)->store : 0;
 }
 
 /* ---- (store, load) -> conflicts ------------------------------------------------------------- */
@@ -172,9 +173,9 @@ static void sift_down(struct cursor *h, size_t n, size_t i)
 	}
 }
 
-/* Which stream of which instruction: the replay's unit of gathering, sorted by group. */
+/* Which stream of which instruction: the replay's unit of gathering, sorted by group, run. */
 struct sref {
-	uint32_t group;
+	uint32_t group, run;
 	uint32_t insn, stream;
 };
 
@@ -184,6 +185,8 @@ static int by_group(const void *a, const void *b)
 
 	if (x->group != y->group)
 		return x->group < y->group ? -1 : 1;
+	if (x->run != y->run)
+		return x->run < y->run ? -1 : 1;
 	if (x->insn != y->insn)
 		return x->insn < y->insn ? -1 : 1;
 	return x->stream < y->stream ? -1 : x->stream > y->stream;
@@ -231,12 +234,13 @@ static int by_end(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Replays the streams refs[0..n) (one group) into pairs, counting the observed load executions
- * in observed[site]. */
+/* Replays the streams refs[0..n) (one group of one run) into pairs, counting the observed load
+ * executions in observed[site]. */
 static int replay_group(const struct objrel_dinsn *insns, const struct sref *refs, size_t n,
 			unsigned shift, struct locmap *locs, struct pairmap *pairs,
 			uint64_t *observed)
 {
+	uint64_t space = (uint64_t)refs[0].run << 32 | refs[0].group;
 	size_t nc = 0, cap = 0, nclouds = 0;
 	struct cursor *h = NULL;
 	struct cloud *clouds = calloc(n ? n : 1, sizeof(*clouds));
@@ -285,9 +289,9 @@ static int replay_group(const struct objrel_dinsn *insns, const struct sref *ref
 		uint64_t word = (l->start[1] + (uint64_t)l->stride[1] * c->k) >> shift;
 
 		if (c->store) {
-			err = loc_store(locs, refs[0].group, object, word, c->site);
+			err = loc_store(locs, space, object, word, c->site);
 		} else if (!clouded(clouds, nclouds, c->time, object, word, shift)) {
-			uint32_t st = loc_last_store(locs, refs[0].group, object, word);
+			uint32_t st = loc_last_store(locs, space, object, word);
 
 			observed[c->site]++;
 			if (st)
@@ -342,12 +346,14 @@ int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned gran
 	for (size_t i = 0; i < n; i++) {
 		by_site[insns[i].site] = &insns[i];
 		for (size_t j = 0; j < insns[i].n; j++)
-			refs[nrefs++] = (struct sref){ insns[i].streams[j].group, (uint32_t)i,
+			refs[nrefs++] = (struct sref){ insns[i].streams[j].group,
+						       insns[i].streams[j].run, (uint32_t)i,
 						       (uint32_t)j };
 	}
 	qsort(refs, nrefs, sizeof(*refs), by_group);
 	for (size_t i = 0, j; i < nrefs && !err; i = j) {
-		for (j = i + 1; j < nrefs && refs[j].group == refs[i].group; j++)
+		for (j = i + 1; j < nrefs && refs[j].group == refs[i].group &&
+			    refs[j].run == refs[i].run; j++)
 			;
 		err = replay_group(insns, refs + i, j - i, granule_shift, &locs, &pairs, observed);
 	}

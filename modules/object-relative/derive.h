@@ -7,7 +7,8 @@
  * module (modules/dependence/README.md), on locations of 2^granule_shift bytes (3: its 8-byte
  * words) counted from each object's start.  The frequency of (store, load) is the fraction of the
  * load's executions that depend on the store.
- * Every point of every LMAD is replayed in time order, group by group; a point's time is
+ * Every point of every LMAD is replayed in time order, group by group and run by run (a run's
+ * store never feeds another run's load; conflicts and observations add); a point's time is
  * interpolated between its LMAD's first and last time (the LMAD keeps no time stride), and ties
  * go in LMAD order.  The LMADs are a sample: a full stream captured its points up to some time
  * and none after, but its summary (min, max and granularity of object and offset) bounds where
@@ -37,9 +38,11 @@
 
 #define OBJREL_STRONG_STRIDE 0.7
 
-/* One (instruction, group) stream's LMADs, in time order. */
+/* One (instruction, group, run) stream's LMADs, in time order.  Streams of different runs of a
+ * merged profile (README "Merging") are replayed apart: times and objects are per run. */
 struct objrel_dstream {
 	uint32_t group;
+	uint32_t run;            /* 0 but in a merged profile */
 	bool full;               /* points after its last LMAD were not captured */
 	/* Every point's bounds, per dimension (object, offset): min + k * gran <= max (gran 0: min) */
 	uint64_t min[OBJREL_LMAD_DIMS], max[OBJREL_LMAD_DIMS], gran[OBJREL_LMAD_DIMS];

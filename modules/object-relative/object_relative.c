@@ -47,18 +47,30 @@ static const char *const kind_names[] = {
 	[MN_OBJ_HEAP] = "heap", [MN_OBJ_STACK] = "stack", [MN_OBJ_GLOBAL] = "global"
 };
 
+/* Lifetime buckets: 0 for lifetime 0, b for lifetimes in [2^(b-1), 2^b), up to b = 64. */
+#define LIFE_BUCKETS 65
+
 struct group {
 	uint32_t site;
 	bool seen;
 	enum mn_obj_kind kind;
 	uint64_t objects, bytes;     /* objects made, sum of their sizes when made */
-	uint64_t *life;              /* lifetimes of its objects so far (freed, then live at end) */
-	size_t nlife, alife;
+	/* Lifetimes of its objects so far (freed, then live at end): a log2 histogram, which adds
+	 * across runs, where a list for the exact median would not merge (README "Merging"). */
+	uint64_t nlife, life_min, life_max;
+	uint64_t life_log2[LIFE_BUCKETS];
 };
 
 struct stream {
 	uint32_t group;
+	uint32_t run;                /* index in the state's runs: streams of runs never join */
 	struct objrel_lmads l;
+};
+
+/* A run the state holds: `runs:` of the section (README "Merging"). */
+struct run_id {
+	uint64_t key;                /* FNV-1a 64 over the run's state (run_key()) */
+	uint64_t events;             /* its clock at the end */
 };
 
 struct insn {
@@ -92,6 +104,11 @@ struct objrel {
 	bool stack;                  /* MNEMO_OBJREL_STACK=1: stack objects are objects */
 	uint64_t nomem;              /* events dropped for lack of memory */
 	uint64_t unknown_frees;      /* frees and reallocs of addresses no object starts at */
+	bool finalized;              /* live objects ended, streams sorted: no more events */
+	/* The runs: none for the state of a live run (emit() makes its one), else restore()'s or
+	 * merge()'s, sorted by key then events; streams' `run` index into it. */
+	struct run_id *runs;
+	uint32_t nruns;
 };
 
 static struct group *group_get(struct objrel *r, uint32_t site)
@@ -105,20 +122,19 @@ static struct group *group_get(struct objrel *r, uint32_t site)
 	return g;
 }
 
-static void life_add(struct objrel *r, struct group *g, uint64_t life)
+static unsigned life_bucket(uint64_t life)
 {
-	if (g->nlife == g->alife) {
-		size_t a = g->alife ? 2 * g->alife : 8;
-		uint64_t *v = realloc(g->life, a * sizeof(*v));
+	return life ? 64 - (unsigned)__builtin_clzll(life) : 0;
+}
 
-		if (!v) {
-			r->nomem++;
-			return;
-		}
-		g->life = v;
-		g->alife = a;
-	}
-	g->life[g->nlife++] = life;
+static void life_add(struct group *g, uint64_t life)
+{
+	if (!g->nlife || life < g->life_min)
+		g->life_min = life;
+	if (!g->nlife || life > g->life_max)
+		g->life_max = life;
+	g->nlife++;
+	g->life_log2[life_bucket(life)]++;
 }
 
 static void new_object(struct objrel *r, uint32_t site, uint64_t addr, uint64_t size,
@@ -142,7 +158,7 @@ static void end_object(struct objrel *r, uint32_t s)
 	struct group *g = mn_sitevec_find(&r->groups, x->group);
 
 	if (g)
-		life_add(r, g, r->clock - x->born);
+		life_add(g, r->clock - x->born);
 }
 
 static void or_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
@@ -251,6 +267,7 @@ static struct stream *stream_of(struct objrel *r, struct insn *in, uint32_t grou
 	}
 	s = &in->s[in->n];
 	s->group = group;
+	s->run = 0;
 	objrel_lmads_init(&s->l, r->limit);
 	in->last = in->n++;
 	return s;
@@ -402,11 +419,8 @@ static int or_init(void *st, const struct mn_run *run)
 static void or_fini(void *st)
 {
 	struct objrel *r = st;
-	struct group *g;
 	struct insn *in;
 
-	MN_SITEVEC_FOREACH(&r->groups, id, g)
-		free(g->life);
 	MN_SITEVEC_FOREACH(&r->insns, id, in) {
 		for (uint32_t i = 0; i < in->n; i++)
 			objrel_lmads_free(&in->s[i].l);
@@ -416,20 +430,142 @@ static void or_fini(void *st)
 	mn_sitevec_free(&r->insns);
 	mn_objects_free(&r->objs);
 	lossless_free(r->ll);
+	free(r->runs);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
+/* Streams by group, then run: within an instruction a total order (one stream per pair). */
 static int by_group(const void *a, const void *b)
 {
-	uint32_t x = ((const struct stream *)a)->group, y = ((const struct stream *)b)->group;
+	const struct stream *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->run < y->run ? -1 : x->run > y->run;
+}
+
+/*
+ * The end of the run, once: objects alive at the end live until the end (their lifetimes join
+ * their groups'), and streams go in emit order.  Globals cannot be released, hence the flag.
+ */
+static void finalize(struct objrel *r)
+{
+	struct insn *in;
+
+	if (r->finalized)
+		return;
+	r->finalized = true;
+	for (uint32_t s = 1; s <= r->objs.n; s++)
+		if (mn_obj(&r->objs, s)->live)
+			end_object(r, s);
+	MN_SITEVEC_FOREACH(&r->insns, id, in)
+		qsort(in->s, in->n, sizeof(*in->s), by_group);
+}
+
+/* ---- A run's key: FNV-1a 64 over its state, in emit order ---------------------------------- */
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (v >> (8 * i)) & 0xff;
+		h *= 0x100000001b3u;
+	}
+	return h;
+}
+
+/* Everything a live run's section holds but its key, so equal keys mean equal runs. */
+static uint64_t run_key(const struct objrel *r)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	const struct group *g;
+	const struct insn *in;
+
+	h = fnv_u64(h, r->clock);
+	h = fnv_u64(h, r->objs.aliases);
+	h = fnv_u64(h, r->nomem);
+	h = fnv_u64(h, r->unknown_frees);
+	MN_SITEVEC_FOREACH(&r->groups, id, g) {
+		if (!g->seen)
+			continue;
+		h = fnv_u64(h, g->site);
+		h = fnv_u64(h, g->kind);
+		h = fnv_u64(h, g->objects);
+		h = fnv_u64(h, g->bytes);
+		h = fnv_u64(h, g->nlife);
+		h = fnv_u64(h, g->life_min);
+		h = fnv_u64(h, g->life_max);
+		for (int b = 0; b < LIFE_BUCKETS; b++)
+			h = fnv_u64(h, g->life_log2[b]);
+	}
+	MN_SITEVEC_FOREACH(&r->insns, id, in) {
+		h = fnv_u64(h, in->site);
+		h = fnv_u64(h, in->store);
+		h = fnv_u64(h, in->accesses);
+		h = fnv_u64(h, in->unattributed);
+		for (uint32_t i = 0; i < in->n; i++) {
+			const struct objrel_lmads *l = &in->s[i].l;
+
+			h = fnv_u64(h, in->s[i].group);
+			h = fnv_u64(h, l->points);
+			h = fnv_u64(h, l->captured);
+			h = fnv_u64(h, l->full);
+			h = fnv_u64(h, l->nomem);
+			for (int d = 0; d < OBJREL_LMAD_DIMS; d++) {
+				h = fnv_u64(h, l->min[d]);
+				h = fnv_u64(h, l->max[d]);
+				h = fnv_u64(h, l->gran[d]);
+			}
+			for (uint32_t k = 0; k < l->n; k++) {
+				const struct objrel_lmad *m = &l->v[k];
+
+				for (int d = 0; d < OBJREL_LMAD_DIMS; d++) {
+					h = fnv_u64(h, m->start[d]);
+					h = fnv_u64(h, (uint64_t)m->stride[d]);
+				}
+				h = fnv_u64(h, m->count);
+				h = fnv_u64(h, m->first);
+				h = fnv_u64(h, m->last);
+			}
+		}
+	}
+	return h;
+}
+
+/* A live run's state becomes a state of one run, with its key.  0 or -ENOMEM. */
+static int runs_materialize(struct objrel *r)
+{
+	if (r->nruns)
+		return 0;
+	finalize(r);
+	r->runs = malloc(sizeof(*r->runs));
+	if (!r->runs)
+		return -ENOMEM;
+	r->runs[0] = (struct run_id){ run_key(r), r->clock };
+	r->nruns = 1;
+	return 0;
+}
+
+/*
+ * The lower median of a group's lifetimes, estimated from its histogram in integers: the bucket
+ * holding it, clipped to [min, max], split evenly among its objects (README "Merging").
+ */
+static uint64_t life_median(const struct group *g)
+{
+	uint64_t rank = (g->nlife - 1) / 2, below = 0, lo, hi, j, c;
+	unsigned b;
+
+	for (b = 0; b < LIFE_BUCKETS - 1 && rank >= below + g->life_log2[b]; b++)
+		below += g->life_log2[b];
+	lo = b ? (uint64_t)1 << (b - 1) : 0;
+	hi = !b ? 0 : b == 64 ? UINT64_MAX : ((uint64_t)1 << b) - 1;
+	if (lo < g->life_min)
+		lo = g->life_min;
+	if (hi > g->life_max)
+		hi = g->life_max;
+	j = rank - below;
+	c = g->life_log2[b];
+	if (hi < lo || !c)    /* not for a histogram that agrees with min and max */
+		return lo;
+	return lo + (uint64_t)((unsigned __int128)(hi - lo) * (2 * j + 1) / (2 * c));
 }
 
 static void emit_lmad(struct mn_prof *p, const struct objrel_lmad *l)
@@ -445,12 +581,14 @@ static void emit_lmad(struct mn_prof *p, const struct objrel_lmad *l)
 	mn_prof_map_end(p);
 }
 
-static void emit_stream(struct mn_prof *p, const struct stream *s)
+static void emit_stream(struct mn_prof *p, const struct stream *s, bool runs)
 {
 	const struct objrel_lmads *l = &s->l;
 
 	mn_prof_map_begin(p);
 	mn_prof_kv_site(p, "group", s->group);
+	if (runs)
+		mn_prof_kv_u64(p, "run", s->run);
 	mn_prof_kv_u64(p, "accesses", l->points);
 	mn_prof_kv_u64(p, "captured", l->captured);
 	mn_prof_kv_bool(p, "full", l->full);
@@ -540,11 +678,11 @@ static int or_emit(void *st, struct mn_prof *p)
 	uint64_t accesses = 0, captured = 0, ninsns = 0, full_insns = 0, nomem = r->nomem;
 	struct group *g;
 	struct insn *in;
+	char key[17];
 
-	/* Objects alive at the end live until the end: their lifetimes join their groups'. */
-	for (uint32_t s = 1; s <= r->objs.n; s++)
-		if (mn_obj(&r->objs, s)->live)
-			end_object(r, s);
+	finalize(r);
+	if (runs_materialize(r))
+		return -ENOMEM;
 	MN_SITEVEC_FOREACH(&r->insns, id, in) {
 		uint64_t c = 0;
 
@@ -552,7 +690,6 @@ static int or_emit(void *st, struct mn_prof *p)
 			c += in->s[i].l.captured;
 			nomem += in->s[i].l.nomem;
 		}
-		qsort(in->s, in->n, sizeof(*in->s), by_group);
 		accesses += in->accesses;
 		captured += c;
 		ninsns++;
@@ -563,6 +700,16 @@ static int or_emit(void *st, struct mn_prof *p)
 	mn_prof_kv_u64(p, "lmad_limit", r->limit);
 	mn_prof_kv_bool(p, "stack_objects", r->stack);
 	mn_prof_kv_u64(p, "events", r->clock);
+	mn_prof_key(p, "runs");
+	mn_prof_seq_begin(p);
+	for (uint32_t i = 0; i < r->nruns; i++) {
+		snprintf(key, sizeof(key), "%016" PRIx64, r->runs[i].key);
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_str(p, "key", key);
+		mn_prof_kv_u64(p, "events", r->runs[i].events);
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
 	mn_prof_key(p, "sample_quality");
 	mn_prof_map_begin(p);
 	mn_prof_kv_u64(p, "accesses", accesses);
@@ -584,16 +731,22 @@ static int or_emit(void *st, struct mn_prof *p)
 	MN_SITEVEC_FOREACH(&r->groups, id, g) {
 		if (!g->seen)
 			continue;
-		qsort(g->life, g->nlife, sizeof(*g->life), cmp_u64);
 		mn_prof_map_begin_flow(p);
 		mn_prof_kv_site(p, "group", g->site);
 		mn_prof_kv_str(p, "kind", kind_names[g->kind]);
 		mn_prof_kv_u64(p, "objects", g->objects);
 		mn_prof_kv_u64(p, "bytes", g->bytes);
 		if (g->nlife) {
-			mn_prof_kv_u64(p, "lifetime_min", g->life[0]);
-			mn_prof_kv_u64(p, "lifetime_median", g->life[(g->nlife - 1) / 2]);
-			mn_prof_kv_u64(p, "lifetime_max", g->life[g->nlife - 1]);
+			unsigned last = life_bucket(g->life_max);
+
+			mn_prof_kv_u64(p, "lifetime_min", g->life_min);
+			mn_prof_kv_u64(p, "lifetime_median", life_median(g));
+			mn_prof_kv_u64(p, "lifetime_max", g->life_max);
+			mn_prof_key(p, "lifetime_log2");
+			mn_prof_seq_begin_flow(p);
+			for (unsigned b = 0; b <= last; b++)
+				mn_prof_u64(p, g->life_log2[b]);
+			mn_prof_seq_end(p);
 		}
 		mn_prof_map_end(p);
 	}
@@ -610,7 +763,7 @@ static int or_emit(void *st, struct mn_prof *p)
 		mn_prof_key(p, "streams");
 		mn_prof_seq_begin(p);
 		for (uint32_t i = 0; i < in->n; i++)
-			emit_stream(p, &in->s[i]);
+			emit_stream(p, &in->s[i], r->nruns > 1);
 		mn_prof_seq_end(p);
 		mn_prof_map_end(p);
 	}
@@ -620,6 +773,497 @@ static int or_emit(void *st, struct mn_prof *p)
 	mn_prof_map_end(p);
 	return 0;
 }
+
+/* ---- restore(): a state from a section as or_emit() wrote it ------------------------------- */
+
+struct rctx {
+	const struct mn_profile *prof;
+	char *err;
+	size_t errlen;
+};
+
+static int ru64(struct rctx *c, const struct mn_pnode *m, const char *key, uint64_t *v)
+{
+	return mn_pfield_u64(c->prof, m, key, v, c->err, c->errlen);
+}
+
+static int ru32(struct rctx *c, const struct mn_pnode *m, const char *key, uint32_t *v)
+{
+	return mn_pfield_u32(c->prof, m, key, v, c->err, c->errlen);
+}
+
+static const struct mn_pnode *rseq(struct rctx *c, const struct mn_pnode *m, const char *key)
+{
+	return mn_pfield_node(c->prof, m, key, MN_PNODE_SEQ, c->err, c->errlen);
+}
+
+/* A violated constraint of the schema at node n: -EINVAL, "file:line:col: field 'key': ...". */
+#define BAD(c, n, key, ...)                                                                     \
+	mn_pnode_errorf((c)->prof, (n), (c)->err, (c)->errlen, "field '" key "': " __VA_ARGS__)
+
+static int restore_runs(struct objrel *r, struct rctx *c, const struct mn_pnode *sec)
+{
+	const struct mn_pnode *runs = rseq(c, sec, "runs");
+	size_t n = mn_pnode_len(runs);
+	int e;
+
+	if (!runs)
+		return -EINVAL;
+	if (!n)
+		return BAD(c, runs, "runs", "expected at least one run");
+	r->runs = calloc(n, sizeof(*r->runs));
+	if (!r->runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct mn_pnode *row = mn_pnode_at(runs, i);
+		struct run_id *x = &r->runs[i];
+		const char *key;
+		char *end;
+
+		e = mn_pfield_str(c->prof, row, "key", &key, c->err, c->errlen);
+		if (e)
+			return e;
+		x->key = strtoull(key, &end, 16);
+		if (strlen(key) != 16 || *end || strspn(key, "0123456789abcdef") != 16)
+			return BAD(c, mn_pnode_get(row, "key"), "key",
+				   "expected 16 lowercase hex digits, found '%s'", key);
+		e = ru64(c, row, "events", &x->events);
+		if (e)
+			return e;
+		if (i && (x->key < x[-1].key || (x->key == x[-1].key && x->events < x[-1].events)))
+			return BAD(c, row, "runs", "not sorted by key, then events");
+		r->nruns = (uint32_t)i + 1;
+	}
+	if (n > UINT32_MAX)
+		return BAD(c, runs, "runs", "too many runs");
+	return 0;
+}
+
+static int restore_group(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
+			 uint32_t *prev)
+{
+	const struct mn_pnode *hist;
+	const char *kind;
+	struct group *g;
+	uint32_t site;
+	int e, k;
+
+	e = ru32(c, row, "group", &site);
+	if (e)
+		return e;
+	if (*prev && site <= *prev)
+		return BAD(c, row, "group", "groups not sorted by group, or %u twice", site);
+	*prev = site ? site : 1;
+	g = group_get(r, site);
+	if (!g)
+		return -ENOMEM;
+	e = mn_pfield_str(c->prof, row, "kind", &kind, c->err, c->errlen);
+	if (e)
+		return e;
+	for (k = 0; k < 3 && strcmp(kind, kind_names[k]); k++)
+		;
+	if (k == 3)
+		return BAD(c, mn_pnode_get(row, "kind"), "kind",
+			   "expected heap, stack or global, found '%s'", kind);
+	g->kind = (enum mn_obj_kind)k;
+	e = ru64(c, row, "objects", &g->objects);
+	if (!e)
+		e = ru64(c, row, "bytes", &g->bytes);
+	if (e || !mn_pnode_get(row, "lifetime_log2"))
+		return e;
+	hist = mn_pfield_node(c->prof, row, "lifetime_log2", MN_PNODE_SEQ, c->err, c->errlen);
+	if (!hist)
+		return -EINVAL;
+	e = ru64(c, row, "lifetime_min", &g->life_min);
+	if (!e)
+		e = ru64(c, row, "lifetime_max", &g->life_max);
+	if (e)
+		return e;
+	if (mn_pnode_len(hist) != life_bucket(g->life_max) + 1 || g->life_min > g->life_max)
+		return BAD(c, hist, "lifetime_log2", "expected buckets 0 to that of lifetime_max");
+	for (size_t b = 0; b < mn_pnode_len(hist); b++) {
+		const struct mn_pnode *v = mn_pnode_at(hist, b);
+
+		if (mn_pnode_u64(v, &g->life_log2[b]))
+			return BAD(c, v, "lifetime_log2", "expected an unsigned integer");
+		if (g->nlife + g->life_log2[b] < g->nlife)
+			return BAD(c, v, "lifetime_log2", "the counts overflow");
+		g->nlife += g->life_log2[b];
+	}
+	/* The median's estimate needs the histogram to agree with min and max. */
+	if (!g->life_log2[life_bucket(g->life_min)] || !g->life_log2[life_bucket(g->life_max)])
+		return BAD(c, hist, "lifetime_log2",
+			   "empty bucket for lifetime_min or lifetime_max");
+	for (unsigned b = 0; b < life_bucket(g->life_min); b++)
+		if (g->life_log2[b])
+			return BAD(c, hist, "lifetime_log2", "objects below lifetime_min");
+	return 0;
+}
+
+static int restore_lmad(struct rctx *c, const struct mn_pnode *row, struct objrel_lmad *l)
+{
+	int e = ru64(c, row, "object", &l->start[0]);
+
+	if (!e)
+		e = ru64(c, row, "offset", &l->start[1]);
+	if (!e)
+		e = mn_pfield_i64(c->prof, row, "object_stride", &l->stride[0], c->err, c->errlen);
+	if (!e)
+		e = mn_pfield_i64(c->prof, row, "offset_stride", &l->stride[1], c->err, c->errlen);
+	if (!e)
+		e = ru64(c, row, "count", &l->count);
+	if (!e)
+		e = ru64(c, row, "first_time", &l->first);
+	if (!e)
+		e = ru64(c, row, "last_time", &l->last);
+	if (e)
+		return e;
+	if (!l->count)
+		return BAD(c, row, "count", "an LMAD has at least one point");
+	if (l->last < l->first)
+		return BAD(c, row, "last_time", "before first_time");
+	return 0;
+}
+
+static int restore_stream(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
+			  struct stream *s)
+{
+	static const char *const dim[OBJREL_LMAD_DIMS] = { "object", "offset" };
+	struct objrel_lmads *l = &s->l;
+	const struct mn_pnode *lm;
+	uint64_t sum = 0;
+	size_t n;
+	int e;
+
+	objrel_lmads_init(l, r->limit);
+	e = ru32(c, row, "group", &s->group);
+	if (e)
+		return e;
+	s->run = 0;
+	e = ru32(c, row, "run", &s->run);
+	if (e && e != -ENOENT)
+		return e;
+	if (s->run >= r->nruns)
+		return BAD(c, row, "run", "%u is not a run of 'runs'", s->run);
+	e = ru64(c, row, "accesses", &l->points);
+	if (!e)
+		e = ru64(c, row, "captured", &l->captured);
+	if (!e)
+		e = mn_pfield_bool(c->prof, row, "full", &l->full, c->err, c->errlen);
+	for (int d = 0; d < OBJREL_LMAD_DIMS && !e; d++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "%s_min", dim[d]);
+		e = ru64(c, row, key, &l->min[d]);
+		snprintf(key, sizeof(key), "%s_max", dim[d]);
+		if (!e)
+			e = ru64(c, row, key, &l->max[d]);
+		snprintf(key, sizeof(key), "%s_granularity", dim[d]);
+		if (!e)
+			e = ru64(c, row, key, &l->gran[d]);
+	}
+	if (e)
+		return e;
+	lm = rseq(c, row, "lmads");
+	if (!lm)
+		return -EINVAL;
+	n = mn_pnode_len(lm);
+	if (n > r->limit)
+		return BAD(c, lm, "lmads", "%zu LMADs, more than lmad_limit %u", n, r->limit);
+	if (n) {
+		l->v = calloc(n, sizeof(*l->v));
+		if (!l->v)
+			return -ENOMEM;
+		l->alloc = (uint32_t)n;
+	}
+	for (size_t k = 0; k < n; k++) {
+		e = restore_lmad(c, mn_pnode_at(lm, k), &l->v[k]);
+		if (e)
+			return e;
+		l->n = (uint32_t)k + 1;
+		sum += l->v[k].count;
+	}
+	if (sum != l->captured || l->captured > l->points)
+		return BAD(c, row, "captured", "expected the LMADs' points (%" PRIu64 "), at most "
+			   "'accesses'", sum);
+	memcpy(l->first, l->min, sizeof(l->first));   /* unused: no point comes any more */
+	return 0;
+}
+
+static int restore_insn(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
+			uint32_t *prev)
+{
+	const struct mn_pnode *st;
+	const char *access;
+	struct insn *in;
+	uint32_t site;
+	size_t n;
+	int e;
+
+	e = ru32(c, row, "site", &site);
+	if (e)
+		return e;
+	if (*prev && site <= *prev)
+		return BAD(c, row, "site", "instructions not sorted by site, or %u twice", site);
+	*prev = site ? site : 1;
+	in = mn_sitevec_get(&r->insns, site);
+	if (!in)
+		return -ENOMEM;
+	in->site = site;
+	e = mn_pfield_str(c->prof, row, "access", &access, c->err, c->errlen);
+	if (e)
+		return e;
+	if (strcmp(access, "load") && strcmp(access, "store"))
+		return BAD(c, mn_pnode_get(row, "access"), "access",
+			   "expected load or store, found '%s'", access);
+	in->store = !strcmp(access, "store");
+	e = ru64(c, row, "accesses", &in->accesses);
+	if (!e)
+		e = ru64(c, row, "unattributed", &in->unattributed);
+	if (e)
+		return e;
+	if (in->unattributed > in->accesses)
+		return BAD(c, row, "unattributed", "more than 'accesses'");
+	st = rseq(c, row, "streams");
+	if (!st)
+		return -EINVAL;
+	n = mn_pnode_len(st);
+	if (n > UINT32_MAX / 2)
+		return BAD(c, st, "streams", "too many streams");
+	if (n) {
+		in->s = calloc(n, sizeof(*in->s));
+		if (!in->s)
+			return -ENOMEM;
+		in->alloc = (uint32_t)n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mn_pnode *srow = mn_pnode_at(st, i);
+
+		in->n = (uint32_t)i + 1;   /* so fini frees it, whatever happens */
+		e = restore_stream(r, c, srow, &in->s[i]);
+		if (e)
+			return e;
+		if (i && by_group(&in->s[i - 1], &in->s[i]) >= 0)
+			return BAD(c, srow, "group", "streams not sorted by group, then run");
+	}
+	return 0;
+}
+
+static int restore_section(struct objrel *r, const struct mn_profile *prof,
+			   const struct mn_pnode *sec, char *err, size_t errlen)
+{
+	struct rctx c = { prof, err, errlen };
+	const struct mn_pnode *lost, *groups, *insns, *ll;
+	uint32_t prev = 0;
+	int e;
+
+	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
+		return mn_pnode_errorf(prof, sec, err, errlen, "expected a mapping for the "
+				       "object-relative section");
+	ll = mn_pnode_get(sec, "lossless");
+	if (ll)
+		return BAD(&c, ll, "lossless", "the lossless streams of a run cannot be merged "
+			   "(run without " LOSSLESS_ENV "=1 to merge)");
+	/* The run's parameters are the section's, whatever the environment of this process. */
+	lossless_free(r->ll);
+	r->ll = NULL;
+	e = ru32(&c, sec, "lmad_limit", &r->limit);
+	if (e)
+		return e;
+	if (r->limit < 1 || r->limit > LMADS_MAX)
+		return BAD(&c, mn_pnode_get(sec, "lmad_limit"), "lmad_limit",
+			   "expected 1 to %u", LMADS_MAX);
+	e = mn_pfield_bool(prof, sec, "stack_objects", &r->stack, err, errlen);
+	if (!e)
+		e = ru64(&c, sec, "events", &r->clock);
+	if (!e)
+		e = restore_runs(r, &c, sec);
+	if (e)
+		return e;
+	lost = mn_pfield_node(prof, sec, "lost", MN_PNODE_MAP, err, errlen);
+	if (!lost)
+		return -EINVAL;
+	e = ru64(&c, lost, "aliased_granules", &r->objs.aliases);
+	if (!e)
+		e = ru64(&c, lost, "nomem", &r->nomem);
+	if (!e)
+		e = ru64(&c, lost, "unknown_frees", &r->unknown_frees);
+	if (e)
+		return e;
+	groups = rseq(&c, sec, "groups");
+	if (!groups)
+		return -EINVAL;
+	for (size_t i = 0; i < mn_pnode_len(groups); i++) {
+		e = restore_group(r, &c, mn_pnode_at(groups, i), &prev);
+		if (e)
+			return e;
+	}
+	insns = rseq(&c, sec, "instructions");
+	if (!insns)
+		return -EINVAL;
+	prev = 0;
+	for (size_t i = 0; i < mn_pnode_len(insns); i++) {
+		e = restore_insn(r, &c, mn_pnode_at(insns, i), &prev);
+		if (e)
+			return e;
+	}
+	r->finalized = true;   /* a run that ended: no live objects, streams in order */
+	return 0;
+}
+
+static int or_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
+		      char *err, size_t errlen)
+{
+	int e = restore_section(st, prof, sec, err, errlen);
+
+	return e == -ENOENT ? -EINVAL : e;   /* a missing field: the message says which */
+}
+
+/* ---- merge(): runs side by side, counts added (README "Merging") ---------------------------- */
+
+struct run_ref {
+	struct run_id id;
+	uint32_t src, idx;       /* src 0: into's run idx, 1: from's */
+};
+
+static int by_run(const void *a, const void *b)
+{
+	const struct run_ref *x = a, *y = b;
+
+	if (x->id.key != y->id.key)
+		return x->id.key < y->id.key ? -1 : 1;
+	if (x->id.events != y->id.events)
+		return x->id.events < y->id.events ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The union of both run lists, sorted: map[0][i] and map[1][i] are the new indices of into's and
+ * from's run i.  Runs of equal key hold the same data (run_key()), so the tie-break by source,
+ * the one thing that depends on the order of the folds, does not show in the output.
+ */
+static int merge_runs(struct objrel *into, struct objrel *from, uint32_t *map[2])
+{
+	uint32_t n = into->nruns + from->nruns;
+	struct run_ref *v = calloc(n, sizeof(*v));
+	struct run_id *runs = calloc(n, sizeof(*runs));
+
+	map[0] = calloc(into->nruns, sizeof(*map[0]));
+	map[1] = calloc(from->nruns, sizeof(*map[1]));
+	if (!v || !runs || !map[0] || !map[1]) {
+		free(v);
+		free(runs);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < into->nruns; i++)
+		v[i] = (struct run_ref){ into->runs[i], 0, i };
+	for (uint32_t i = 0; i < from->nruns; i++)
+		v[into->nruns + i] = (struct run_ref){ from->runs[i], 1, i };
+	qsort(v, n, sizeof(*v), by_run);
+	for (uint32_t i = 0; i < n; i++) {
+		runs[i] = v[i].id;
+		map[v[i].src][v[i].idx] = i;
+	}
+	free(v);
+	free(into->runs);
+	into->runs = runs;
+	into->nruns = n;
+	return 0;
+}
+
+static void merge_group(struct group *g, const struct group *f)
+{
+	if (!g->seen) {
+		g->site = f->site;
+		g->seen = true;
+		g->kind = f->kind;
+	} else if (f->kind < g->kind) {
+		g->kind = f->kind;   /* a site has one kind; else the smaller, for commutativity */
+	}
+	g->objects += f->objects;
+	g->bytes += f->bytes;
+	if (f->nlife) {
+		if (!g->nlife || f->life_min < g->life_min)
+			g->life_min = f->life_min;
+		if (!g->nlife || f->life_max > g->life_max)
+			g->life_max = f->life_max;
+	}
+	g->nlife += f->nlife;
+	for (int b = 0; b < LIFE_BUCKETS; b++)
+		g->life_log2[b] += f->life_log2[b];
+}
+
+/* Moves from's streams to in, their runs renumbered by map; 0 or -ENOMEM (nothing moved). */
+static int merge_streams(struct insn *in, struct insn *f, const uint32_t *map)
+{
+	if (in->n + f->n > in->alloc) {
+		uint32_t a = in->n + f->n;
+		struct stream *s = realloc(in->s, (size_t)a * sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		in->s = s;
+		in->alloc = a;
+	}
+	for (uint32_t i = 0; i < f->n; i++) {
+		in->s[in->n] = f->s[i];
+		in->s[in->n++].run = map[f->s[i].run];
+	}
+	f->n = 0;   /* the LMAD arrays are in's now */
+	return 0;
+}
+
+static void or_merge(void *into_, void *from_)
+{
+	struct objrel *into = into_, *from = from_;
+	uint32_t *map[2] = { NULL, NULL };
+	struct group *g, *f;
+	struct insn *in, *fi;
+
+	if (runs_materialize(into) || runs_materialize(from) || merge_runs(into, from, map)) {
+		into->nomem++;
+		goto out;
+	}
+	MN_SITEVEC_FOREACH(&into->insns, id, in)
+		for (uint32_t i = 0; i < in->n; i++)
+			in->s[i].run = map[0][in->s[i].run];
+	MN_SITEVEC_FOREACH(&from->insns, id, fi) {
+		in = mn_sitevec_get(&into->insns, (uint32_t)id);
+		if (!in || merge_streams(in, fi, map[1])) {
+			into->nomem++;
+			continue;
+		}
+		in->site = fi->site;
+		in->store = fi->store;
+		in->accesses += fi->accesses;
+		in->unattributed += fi->unattributed;
+		qsort(in->s, in->n, sizeof(*in->s), by_group);
+	}
+	MN_SITEVEC_FOREACH(&from->groups, id, f) {
+		if (!f->seen)
+			continue;
+		g = mn_sitevec_get(&into->groups, (uint32_t)id);
+		if (!g) {
+			into->nomem++;
+			continue;
+		}
+		merge_group(g, f);
+	}
+	into->clock += from->clock;
+	into->nomem += from->nomem;
+	into->unknown_frees += from->unknown_frees;
+	into->objs.aliases += from->objs.aliases;
+	/* Lossless streams of two runs have no common order (README "Merging"): not complete. */
+	if (into->ll)
+		into->ll->broken = true;
+out:
+	free(map[0]);
+	free(map[1]);
+}
+
+static const char *const or_settings[] = { "lmad_limit", "stack_objects", NULL };
 
 const struct mn_module mn_module_object_relative = {
 	.name = "object-relative",
@@ -636,5 +1280,8 @@ const struct mn_module mn_module_object_relative = {
 	.stack_alloc = or_stack_alloc,
 	.stack_free = or_stack_free,
 	.global = or_global,
+	.merge = or_merge,
 	.emit = or_emit,
+	.restore = or_restore,
+	.settings = or_settings,
 };

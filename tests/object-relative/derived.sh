@@ -72,6 +72,6 @@ sed '0,/ count: /s/ count: [0-9]*/ count: many/' "$work/derive.0.yaml" >"$work/b
 if "$bin/mnemo" derive "$work/bad.yaml" 2>"$work/err"; then
 	fail "mnemo derive accepted an LMAD without a count"
 fi
-grep -q "bad.yaml:[0-9]*:[0-9]*: expected an unsigned integer 'count'" "$work/err" ||
+grep -q "bad.yaml:[0-9]*:[0-9]*: field 'count': expected an unsigned integer, found 'many'" "$work/err" ||
 	fail "unclear error: $(cat "$work/err")"
 echo "PASS: mnemo derive gives the known frequencies and strides, and equals the exact profile"
