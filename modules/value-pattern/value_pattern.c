@@ -11,13 +11,19 @@
  * Per-site state lives in a flat array indexed by site id (backend/sitevec.h), sized from the
  * site table; a site's record (about 300 bytes) is allocated when it first executes.  Sharded by
  * site: each worker sees all executions of its sites, in order, so strides are exact per worker
- * and merge() only has to move sites across.
+ * and the workers' merge only has to move sites across.
  *
  * Two more tables serve compiler clients (mnemo-use): `functions`, the entry count of every
  * function (func_entry events), and `memops`, the length operand of memcpy, memmove and memset,
  * which arrives as the size of the store event the pass emits for the destination.  A store site
  * is a memop site when the site table names it memcpy, memmove or memset; that is looked up once,
  * when the site first executes, so other stores pay one test of a field of their own record.
+ *
+ * The section carries every counter (the values while not capped, the stride counters), so that
+ * restore() rebuilds a state from it and merge() folds the states of several runs (`mnemo merge`):
+ * everything written that is not a counter (constant, distinct, the dominant stride, its fraction)
+ * is derived in emit() from merged integers.  Merged states may hold more than STRIDE_SLOTS strides
+ * and MEMOP_SIZES lengths per site (the union of the runs'); they never see events.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,6 +74,11 @@ struct site {
 	uint64_t values[VALUE_CAP];
 	struct stride_slot strides[STRIDE_SLOTS];
 	struct memop *memop;      /* a memcpy, memmove or memset destination store; else NULL */
+	/* Merged and restored states only: more than STRIDE_SLOTS strides, all of them here (and
+	 * none in strides[]); NULL otherwise.  Live sites never have it, so stride_add() need not
+	 * look. */
+	struct stride_slot *xstrides;
+	uint32_t nxstrides;
 };
 
 struct func {
@@ -79,6 +90,7 @@ struct vp {
 	struct mn_sitevec funcs;  /* struct func by function site id */
 	const struct mn_run *run; /* its site table names the memop sites */
 	uint64_t lost;            /* events dropped for lack of memory */
+	bool restored;            /* made by restore(), from a profile: see vp_merge() */
 };
 
 /* The bounded set of values: up to VALUE_CAP, then only "capped". */
@@ -114,6 +126,35 @@ static void stride_add(struct site *s, int64_t d)
 		s->strides[s->nstrides++] = (struct stride_slot){ d, 1, 0 };
 	else
 		*min = (struct stride_slot){ d, min->count + 1, min->count };
+}
+
+/* A site's stride counters, wherever they are. */
+static const struct stride_slot *strides_of(const struct site *s, uint32_t *n)
+{
+	if (s->xstrides) {
+		*n = s->nxstrides;
+		return s->xstrides;
+	}
+	*n = s->nstrides;
+	return s->strides;
+}
+
+/* Makes slots[0..n) a site's stride counters: inline when they fit, else slots itself (taken). */
+static void strides_set(struct site *s, struct stride_slot *slots, uint32_t n)
+{
+	free(s->xstrides);
+	s->xstrides = NULL;
+	s->nxstrides = 0;
+	if (n <= STRIDE_SLOTS) {
+		if (n)
+			memcpy(s->strides, slots, n * sizeof(*slots));
+		s->nstrides = (uint8_t)n;
+		free(slots);
+	} else {
+		s->nstrides = 0;
+		s->xstrides = slots;
+		s->nxstrides = n;
+	}
 }
 
 /* A new memop record with room for cap sizes; NULL without memory. */
@@ -233,6 +274,8 @@ static void site_free(struct site *s)
 {
 	free(s->memop);
 	s->memop = NULL;
+	free(s->xstrides);
+	s->xstrides = NULL;
 }
 
 static void vp_fini(void *st)
@@ -246,34 +289,160 @@ static void vp_fini(void *st)
 	mn_sitevec_free(&vp->funcs);
 }
 
+/* ---- Merging --------------------------------------------------------------------------------- */
+
+static int by_stride(const void *a, const void *b)
+{
+	const struct stride_slot *x = a, *y = b;
+
+	return x->stride < y->stride ? -1 : x->stride > y->stride;
+}
+
+static int by_size(const void *a, const void *b)
+{
+	const struct size_count *x = a, *y = b;
+
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/* Values: the union up to VALUE_CAP; one more distinct value and the site is capped. */
+static void values_fold(struct site *t, const struct site *s)
+{
+	if (s->capped)
+		t->capped = true;
+	for (unsigned i = 0; i < s->ndistinct && !t->capped; i++)
+		value_add(t, s->values[i]);
+	if (t->capped)
+		t->ndistinct = VALUE_CAP;   /* what distinct says of a capped site */
+}
+
+/* Strides: every stride of the union, counts and errs added.  0 or -ENOMEM (t unchanged). */
+static int strides_fold(struct site *t, const struct site *s)
+{
+	uint32_t nt, ns, n = 0;
+	const struct stride_slot *a = strides_of(t, &nt), *b = strides_of(s, &ns);
+	struct stride_slot *u;
+
+	if (!ns)
+		return 0;
+	u = malloc((nt + ns) * sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	memcpy(u, a, nt * sizeof(*u));
+	memcpy(u + nt, b, ns * sizeof(*u));
+	qsort(u, nt + ns, sizeof(*u), by_stride);
+	for (uint32_t i = 0; i < nt + ns; i++) {
+		if (n && u[n - 1].stride == u[i].stride) {
+			u[n - 1].count += u[i].count;
+			u[n - 1].err += u[i].err;
+		} else {
+			u[n++] = u[i];
+		}
+	}
+	strides_set(t, u, n);
+	return 0;
+}
+
+/* Memop lengths: every length of the union, counts added; executions and other add. */
+static int memop_fold(struct site *t, struct site *s)
+{
+	struct memop *a = t->memop, *b = s->memop, *m;
+	uint32_t n = 0, all;
+
+	if (!b)
+		return 0;
+	if (!a) {
+		t->memop = b;
+		s->memop = NULL;
+		return 0;
+	}
+	all = a->nsizes + b->nsizes;
+	m = memop_new(a->op < b->op ? a->op : b->op, all > MEMOP_SIZES ? all : MEMOP_SIZES);
+	if (!m)
+		return -ENOMEM;
+	memcpy(m->sizes, a->sizes, a->nsizes * sizeof(m->sizes[0]));
+	memcpy(m->sizes + a->nsizes, b->sizes, b->nsizes * sizeof(m->sizes[0]));
+	qsort(m->sizes, all, sizeof(m->sizes[0]), by_size);
+	for (uint32_t i = 0; i < all; i++) {
+		if (n && m->sizes[n - 1].size == m->sizes[i].size)
+			m->sizes[n - 1].count += m->sizes[i].count;
+		else
+			m->sizes[n++] = m->sizes[i];
+	}
+	m->nsizes = n;
+	m->executions = a->executions + b->executions;
+	m->other = a->other + b->other;
+	free(a);
+	t->memop = m;
+	return 0;
+}
+
 /*
- * Sharded by site, two workers never share a site: take the other worker's.  Function entries are
- * context events, which every worker sees: into already counted them.
+ * Folds site s of another run into t, the same site here.  Every rule is a union or a sum, so
+ * the result does not depend on the order of folds.  Returns 0 or -ENOMEM (then t may hold part
+ * of s: the caller counts s's executions lost, and the profile says incomplete).
+ */
+static int site_fold(struct site *t, struct site *s)
+{
+	t->executions += s->executions;
+	t->store |= s->store;
+	values_fold(t, s);
+	if (strides_fold(t, s))
+		return -ENOMEM;
+	return memop_fold(t, s);
+}
+
+/*
+ * Two callers (module.h).  Site-sharded workers of one run own disjoint sites: their records
+ * move across.  States restored from several runs' profiles share sites: those fold.  Function
+ * entries are context events, which every worker sees, so a worker's counts are into's already
+ * and only restored states' add.
  */
 static void vp_merge(void *into_, void *from_)
 {
 	struct vp *into = into_, *from = from_;
 	struct site *s;
+	struct func *f;
 
 	into->lost += from->lost;
 	mn_sitevec_take(&into->sites, &from->sites);
-	MN_SITEVEC_FOREACH(&from->sites, id, s)   /* left behind only when memory ran out */
-		into->lost += s->executions;
+	MN_SITEVEC_FOREACH(&from->sites, id, s) {   /* sites both have, or no memory to move */
+		struct site *t = mn_sitevec_find(&into->sites, (uint32_t)id);
+
+		if (!t || site_fold(t, s))
+			into->lost += s->executions;
+	}
+	if (!from->restored)
+		return;
+	MN_SITEVEC_FOREACH(&from->funcs, id, f) {
+		struct func *g = mn_sitevec_get(&into->funcs, (uint32_t)id);
+
+		if (g)
+			g->entries += f->entries;
+		else
+			into->lost += f->entries;
+	}
 }
 
-/* The stride with the largest guaranteed count (count - err); ties go to the smaller stride. */
-static const struct stride_slot *dominant(const struct site *s)
+/* ---- Emitting -------------------------------------------------------------------------------- */
+
+/* Stride counters as the profile lists them: the largest lower bound (count - err) first, then
+ * the smaller stride; the first is the dominant stride. */
+static int by_dominance(const void *a, const void *b)
 {
-	const struct stride_slot *best = &s->strides[0];
+	const struct stride_slot *x = a, *y = b;
+	uint64_t gx = x->count - x->err, gy = y->count - y->err;
 
-	for (unsigned i = 1; i < s->nstrides; i++) {
-		const struct stride_slot *c = &s->strides[i];
-		uint64_t cg = c->count - c->err, bg = best->count - best->err;
+	if (gx != gy)
+		return gx > gy ? -1 : 1;
+	return x->stride < y->stride ? -1 : x->stride > y->stride;
+}
 
-		if (cg > bg || (cg == bg && c->stride < best->stride))
-			best = c;
-	}
-	return best;
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 static int by_executions(const void *a, const void *b)
@@ -283,6 +452,74 @@ static int by_executions(const void *a, const void *b)
 	if (x->executions != y->executions)
 		return x->executions > y->executions ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* One row of entries.  Returns 0 or -ENOMEM. */
+static int emit_entry(const struct site *s, struct mn_prof *p)
+{
+	bool constant = s->ndistinct == 1 && !s->capped;
+	uint64_t values[VALUE_CAP], strides = 0;
+	const struct stride_slot *slots;
+	struct stride_slot *sorted;
+	uint32_t n, errs = 0;
+
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_site(p, "site", s->id);
+	mn_prof_kv_str(p, "access", s->store ? "store" : "load");
+	mn_prof_kv_u64(p, "executions", s->executions);
+	mn_prof_kv_bool(p, "constant", constant);
+	if (constant)
+		mn_prof_kv_u64(p, "value", s->values[0]);
+	mn_prof_kv_u64(p, "distinct", s->ndistinct);
+	mn_prof_kv_bool(p, "distinct_capped", s->capped);
+	if (!s->capped && s->ndistinct > 1) {   /* one value: `value` says it */
+		memcpy(values, s->values, s->ndistinct * sizeof(values[0]));
+		qsort(values, s->ndistinct, sizeof(values[0]), by_value);
+		mn_prof_key(p, "values");
+		mn_prof_seq_begin_flow(p);
+		for (unsigned i = 0; i < s->ndistinct; i++)
+			mn_prof_u64(p, values[i]);
+		mn_prof_seq_end(p);
+	}
+	slots = strides_of(s, &n);
+	for (uint32_t i = 0; i < n; i++)
+		strides += slots[i].count;   /* every stride counted once: executions - 1 in a run */
+	if (n) {
+		uint64_t covered;
+
+		sorted = malloc(n * sizeof(*sorted));
+		if (!sorted)
+			return -ENOMEM;
+		memcpy(sorted, slots, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), by_dominance);
+		covered = sorted[0].count - sorted[0].err;
+		mn_prof_kv_i64(p, "stride", sorted[0].stride);
+		mn_prof_kv_f64(p, "stride_fraction", (double)covered / (double)strides);
+		mn_prof_kv_bool(p, "strongly_strided", covered * 100 >= strides * STRONG_PERCENT);
+		/* The counters, stride: count, then stride: err where err is not 0. */
+		mn_prof_key(p, "strides");
+		mn_prof_map_begin_flow(p);
+		for (uint32_t i = 0; i < n; i++) {
+			mn_prof_i64(p, sorted[i].stride);
+			mn_prof_u64(p, sorted[i].count);
+		}
+		mn_prof_map_end(p);
+		for (uint32_t i = 0; i < n; i++)
+			errs += sorted[i].err != 0;
+		if (errs) {
+			mn_prof_key(p, "stride_errs");
+			mn_prof_map_begin_flow(p);
+			for (uint32_t i = 0; i < n; i++)
+				if (sorted[i].err) {
+					mn_prof_i64(p, sorted[i].stride);
+					mn_prof_u64(p, sorted[i].err);
+				}
+			mn_prof_map_end(p);
+		}
+		free(sorted);
+	}
+	mn_prof_map_end(p);
+	return 0;
 }
 
 /* A memop's lengths as the profile lists them: by count, descending, then by size. */
@@ -356,10 +593,10 @@ static int emit_memops(struct vp *vp, struct mn_prof *p)
 
 static int vp_emit(void *st, struct mn_prof *p)
 {
-	int err;
 	struct vp *vp = st;
 	struct site **order = malloc((vp->sites.n + 1) * sizeof(*order)), *s;
 	size_t n = 0;
+	int err = 0;
 
 	if (!order)
 		return -ENOMEM;
@@ -374,39 +611,343 @@ static int vp_emit(void *st, struct mn_prof *p)
 		mn_prof_kv_u64(p, "lost_events", vp->lost);
 	mn_prof_key(p, "entries");
 	mn_prof_seq_begin(p);
-	for (size_t i = 0; i < n; i++) {
-		bool constant;
-
-		s = order[i];
-		constant = s->ndistinct == 1 && !s->capped;
-
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "site", s->id);
-		mn_prof_kv_str(p, "access", s->store ? "store" : "load");
-		mn_prof_kv_u64(p, "executions", s->executions);
-		mn_prof_kv_bool(p, "constant", constant);
-		if (constant)
-			mn_prof_kv_u64(p, "value", s->values[0]);
-		mn_prof_kv_u64(p, "distinct", s->ndistinct);
-		mn_prof_kv_bool(p, "distinct_capped", s->capped);
-		if (s->executions >= 2) {
-			const struct stride_slot *d = dominant(s);
-			uint64_t covered = d->count - d->err, strides = s->executions - 1;
-
-			mn_prof_kv_i64(p, "stride", d->stride);
-			mn_prof_kv_f64(p, "stride_fraction", (double)covered / (double)strides);
-			mn_prof_kv_bool(p, "strongly_strided",
-					covered * 100 >= strides * STRONG_PERCENT);
-		}
-		mn_prof_map_end(p);
-	}
+	for (size_t i = 0; i < n && !err; i++)
+		err = emit_entry(order[i], p);
 	mn_prof_seq_end(p);
 	free(order);
 	emit_functions(vp, p);
-	err = emit_memops(vp, p);
+	if (!err)
+		err = emit_memops(vp, p);
 	mn_prof_map_end(p);
 	return err;
 }
+
+/* ---- Restoring ------------------------------------------------------------------------------- */
+
+/* Where restore() reads one profile, and where it says what is wrong. */
+struct rd {
+	const struct mn_profile *prof;
+	char *err;
+	size_t errlen;
+};
+
+/* A missing required field is a section not following the schema: -EINVAL. */
+static int req(int e)
+{
+	return e == -ENOENT ? -EINVAL : e;
+}
+
+/* An optional field: 0 and *v untouched when absent. */
+static int opt_u64(struct rd *r, const struct mn_pnode *map, const char *key, uint64_t *v)
+{
+	if (!mn_pnode_get(map, key))
+		return 0;
+	return mn_pfield_u64(r->prof, map, key, v, r->err, r->errlen);
+}
+
+/*
+ * The values of a row that is not capped: `value` for one (constant), else `values: [...]`, 2 to
+ * VALUE_CAP of them, ascending, as emit() writes them.
+ */
+static int restore_values(struct rd *r, const struct mn_pnode *row, struct site *s,
+			  uint64_t distinct)
+{
+	const struct mn_pnode *vals;
+	size_t n;
+
+	if (distinct == 1) {
+		s->ndistinct = 1;
+		return req(mn_pfield_u64(r->prof, row, "value", &s->values[0], r->err, r->errlen));
+	}
+	vals = mn_pfield_node(r->prof, row, "values", MN_PNODE_SEQ, r->err, r->errlen);
+	if (!vals)
+		return -EINVAL;
+	n = mn_pnode_len(vals);
+	if (n != distinct || n < 2 || n > VALUE_CAP)
+		return mn_pnode_errorf(r->prof, vals, r->err, r->errlen, "field 'values': %zu "
+				       "values, but distinct is %llu (value_cap %d, not capped)", n,
+				       (unsigned long long)distinct, VALUE_CAP);
+	for (size_t i = 0; i < n; i++) {
+		const struct mn_pnode *v = mn_pnode_at(vals, i);
+
+		if (mn_pnode_u64(v, &s->values[i]))
+			return mn_pnode_errorf(r->prof, v, r->err, r->errlen, "field 'values': "
+					       "expected an unsigned integer, found '%.40s'",
+					       mn_pnode_str(v, NULL) ? mn_pnode_str(v, NULL) : "");
+		if (i && s->values[i] <= s->values[i - 1])
+			return mn_pnode_errorf(r->prof, v, r->err, r->errlen, "field 'values': not "
+					       "in ascending order, or repeated");
+	}
+	s->ndistinct = (uint8_t)n;
+	return 0;
+}
+
+/* The stride of a key of `strides` or `stride_errs`. */
+static int stride_key(struct rd *r, const struct mn_pnode *map, size_t i, const char *key,
+		      int64_t *stride)
+{
+	const struct mn_pnode *k = mn_pnode_key_node(map, i);
+
+	if (mn_pnode_i64(k, stride))
+		return mn_pnode_errorf(r->prof, k, r->err, r->errlen, "field '%s': expected a "
+				       "stride (an integer) as key, found '%.40s'", key,
+				       mn_pnode_str(k, NULL) ? mn_pnode_str(k, NULL) : "");
+	return 0;
+}
+
+/* The value of the i-th entry of `strides` or `stride_errs`, a count. */
+static int stride_count(struct rd *r, const struct mn_pnode *map, size_t i, const char *key,
+			uint64_t *v)
+{
+	const struct mn_pnode *n = mn_pnode_at(map, i);
+
+	if (mn_pnode_u64(n, v))
+		return mn_pnode_errorf(r->prof, n, r->err, r->errlen, "field '%s': expected an "
+				       "unsigned integer, found '%.40s'", key,
+				       mn_pnode_str(n, NULL) ? mn_pnode_str(n, NULL) : "");
+	return 0;
+}
+
+/* `strides: {stride: count, ...}` and `stride_errs: {stride: err, ...}`, absent for a site that
+ * executed once. */
+static int restore_strides(struct rd *r, const struct mn_pnode *row, struct site *s)
+{
+	const struct mn_pnode *map, *errs = NULL;
+	struct stride_slot *slots;
+	size_t n;
+	int e;
+
+	if (!mn_pnode_get(row, "strides"))
+		return 0;
+	map = mn_pfield_node(r->prof, row, "strides", MN_PNODE_MAP, r->err, r->errlen);
+	if (!map)
+		return -EINVAL;
+	if (mn_pnode_get(row, "stride_errs")) {
+		errs = mn_pfield_node(r->prof, row, "stride_errs", MN_PNODE_MAP, r->err,
+				      r->errlen);
+		if (!errs)
+			return -EINVAL;
+	}
+	n = mn_pnode_len(map);
+	if (!n || n > UINT32_MAX)
+		return mn_pnode_errorf(r->prof, map, r->err, r->errlen, "field 'strides': %zu "
+				       "strides", n);
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if ((e = stride_key(r, map, i, "strides", &slots[i].stride)) ||
+		    (e = stride_count(r, map, i, "strides", &slots[i].count)))
+			goto fail;
+		for (size_t j = 0; j < i; j++)
+			if (slots[j].stride == slots[i].stride) {
+				e = mn_pnode_errorf(r->prof, mn_pnode_key_node(map, i), r->err,
+						    r->errlen, "field 'strides': stride %lld "
+						    "is listed twice", (long long)slots[i].stride);
+				goto fail;
+			}
+	}
+	for (size_t i = 0; i < mn_pnode_len(errs); i++) {
+		int64_t stride;
+		uint64_t err;
+		size_t j = 0;
+
+		if ((e = stride_key(r, errs, i, "stride_errs", &stride)) ||
+		    (e = stride_count(r, errs, i, "stride_errs", &err)))
+			goto fail;
+		while (j < n && slots[j].stride != stride)
+			j++;
+		if (j == n || slots[j].err || err > slots[j].count) {
+			e = mn_pnode_errorf(r->prof, mn_pnode_key_node(errs, i), r->err, r->errlen,
+					    "field 'stride_errs': stride %lld: not a stride of "
+					    "'strides', listed twice, or more than its count",
+					    (long long)stride);
+			goto fail;
+		}
+		slots[j].err = err;
+	}
+	strides_set(s, slots, (uint32_t)n);
+	return 0;
+fail:
+	free(slots);
+	return e;
+}
+
+static int restore_entry(struct rd *r, struct vp *vp, const struct mn_pnode *row)
+{
+	const char *access;
+	uint64_t distinct;
+	struct site *s;
+	uint32_t id;
+	int e;
+
+	if ((e = req(mn_pfield_u32(r->prof, row, "site", &id, r->err, r->errlen))))
+		return e;
+	if (mn_sitevec_find(&vp->sites, id))
+		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "site"), r->err, r->errlen,
+				       "site %u has two entries", id);
+	s = mn_sitevec_get(&vp->sites, id);
+	if (!s)
+		return -ENOMEM;
+	s->id = id;
+	if ((e = req(mn_pfield_str(r->prof, row, "access", &access, r->err, r->errlen))))
+		return e;
+	if (strcmp(access, "load") && strcmp(access, "store"))
+		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "access"), r->err, r->errlen,
+				       "field 'access': expected load or store, found '%.40s'",
+				       access);
+	s->store = !strcmp(access, "store");
+	if ((e = req(mn_pfield_u64(r->prof, row, "executions", &s->executions, r->err,
+				   r->errlen))) ||
+	    (e = req(mn_pfield_bool(r->prof, row, "distinct_capped", &s->capped, r->err,
+				    r->errlen))) ||
+	    (e = req(mn_pfield_u64(r->prof, row, "distinct", &distinct, r->err, r->errlen))))
+		return e;
+	if (s->capped ? distinct != VALUE_CAP : !distinct || distinct > VALUE_CAP)
+		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "distinct"), r->err, r->errlen,
+				       "field 'distinct': %llu with value_cap %d and distinct_capped "
+				       "%s", (unsigned long long)distinct, VALUE_CAP,
+				       s->capped ? "true" : "false");
+	if (s->capped)
+		s->ndistinct = VALUE_CAP;
+	else if ((e = restore_values(r, row, s, distinct)))
+		return e;
+	return restore_strides(r, row, s);
+}
+
+static int restore_memop(struct rd *r, struct vp *vp, const struct mn_pnode *row)
+{
+	const struct mn_pnode *sizes;
+	enum memop_kind op = OP_NONE;
+	const char *name;
+	struct memop *m;
+	struct site *s;
+	uint32_t id;
+	size_t n;
+	int e;
+
+	if ((e = req(mn_pfield_u32(r->prof, row, "site", &id, r->err, r->errlen))) ||
+	    (e = req(mn_pfield_str(r->prof, row, "op", &name, r->err, r->errlen))))
+		return e;
+	s = mn_sitevec_find(&vp->sites, id);
+	if (!s || !s->store)
+		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "site"), r->err, r->errlen,
+				       "memop site %u has no store entry", id);
+	if (s->memop)
+		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "site"), r->err, r->errlen,
+				       "memop site %u is listed twice", id);
+	for (unsigned k = OP_MEMCPY; k <= OP_MEMSET; k++)
+		if (!strcmp(name, op_names[k]))
+			op = (enum memop_kind)k;
+	if (op == OP_NONE)
+		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "op"), r->err, r->errlen,
+				       "field 'op': expected memcpy, memmove or memset, found "
+				       "'%.40s'", name);
+	sizes = mn_pfield_node(r->prof, row, "sizes", MN_PNODE_SEQ, r->err, r->errlen);
+	if (!sizes)
+		return -EINVAL;
+	n = mn_pnode_len(sizes);
+	if (n > UINT32_MAX)
+		return mn_pnode_errorf(r->prof, sizes, r->err, r->errlen, "too many sizes");
+	m = memop_new(op, n > MEMOP_SIZES ? (uint32_t)n : MEMOP_SIZES);
+	if (!m)
+		return -ENOMEM;
+	s->memop = m;   /* freed with the site, whatever happens below */
+	if ((e = req(mn_pfield_u64(r->prof, row, "executions", &m->executions, r->err,
+				   r->errlen))) ||
+	    (e = req(mn_pfield_u64(r->prof, row, "other", &m->other, r->err, r->errlen))))
+		return e;
+	for (size_t i = 0; i < n; i++) {
+		const struct mn_pnode *c = mn_pnode_at(sizes, i);
+
+		if ((e = req(mn_pfield_u64(r->prof, c, "size", &m->sizes[i].size, r->err,
+					   r->errlen))) ||
+		    (e = req(mn_pfield_u64(r->prof, c, "count", &m->sizes[i].count, r->err,
+					   r->errlen))))
+			return e;
+		for (size_t j = 0; j < i; j++)
+			if (m->sizes[j].size == m->sizes[i].size)
+				return mn_pnode_errorf(r->prof, c, r->err, r->errlen, "size %llu is "
+						       "listed twice",
+						       (unsigned long long)m->sizes[i].size);
+	}
+	m->nsizes = (uint32_t)n;
+	return 0;
+}
+
+static int restore_function(struct rd *r, struct vp *vp, const struct mn_pnode *row)
+{
+	struct func *f;
+	uint32_t id;
+	int e;
+
+	if ((e = req(mn_pfield_u32(r->prof, row, "site", &id, r->err, r->errlen))))
+		return e;
+	if (mn_sitevec_find(&vp->funcs, id))
+		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "site"), r->err, r->errlen,
+				       "function %u is listed twice", id);
+	f = mn_sitevec_get(&vp->funcs, id);
+	if (!f)
+		return -ENOMEM;
+	return req(mn_pfield_u64(r->prof, row, "entries", &f->entries, r->err, r->errlen));
+}
+
+/* Calls fn on every row of the list at key (a sequence of mappings). */
+static int restore_list(struct rd *r, struct vp *vp, const struct mn_pnode *sec, const char *key,
+			int (*fn)(struct rd *, struct vp *, const struct mn_pnode *))
+{
+	const struct mn_pnode *list = mn_pfield_node(r->prof, sec, key, MN_PNODE_SEQ, r->err,
+						     r->errlen);
+	int e;
+
+	if (!list)
+		return -EINVAL;
+	for (size_t i = 0; i < mn_pnode_len(list); i++) {
+		const struct mn_pnode *row = mn_pnode_at(list, i);
+
+		if (mn_pnode_kind(row) != MN_PNODE_MAP)
+			return mn_pnode_errorf(r->prof, row, r->err, r->errlen, "%s: expected a "
+					       "mapping for each row", key);
+		if ((e = fn(r, vp, row)))
+			return e;
+	}
+	return 0;
+}
+
+static int vp_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
+		      char *err, size_t errlen)
+{
+	struct vp *vp = st;
+	struct rd r = { prof, err, errlen };
+	uint64_t cap;
+	double strong;
+	int e;
+
+	vp->restored = true;
+	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
+		return mn_pnode_errorf(prof, sec, err, errlen, "value-pattern: expected a mapping");
+	/* The run's settings are this module's constants: another cap or threshold would be
+	 * written back as this one's, so such a profile cannot be taken in. */
+	if ((e = req(mn_pfield_u64(prof, sec, "value_cap", &cap, err, errlen))) ||
+	    (e = req(mn_pfield_f64(prof, sec, "strong_stride_fraction", &strong, err, errlen))))
+		return e;
+	if (cap != VALUE_CAP)
+		return mn_pnode_errorf(prof, mn_pnode_get(sec, "value_cap"), err, errlen,
+				       "value_cap %llu: this value-pattern tracks %d values",
+				       (unsigned long long)cap, VALUE_CAP);
+	if (strong != STRONG_PERCENT / 100.0)
+		return mn_pnode_errorf(prof, mn_pnode_get(sec, "strong_stride_fraction"), err,
+				       errlen, "strong_stride_fraction %g: this value-pattern's "
+				       "is %g", strong, STRONG_PERCENT / 100.0);
+	if ((e = opt_u64(&r, sec, "lost_events", &vp->lost)) ||
+	    (e = restore_list(&r, vp, sec, "entries", restore_entry)) ||
+	    (e = restore_list(&r, vp, sec, "functions", restore_function)) ||
+	    (e = restore_list(&r, vp, sec, "memops", restore_memop)))
+		return e;
+	return 0;
+}
+
+static const char *const vp_settings[] = { "value_cap", "strong_stride_fraction", NULL };
 
 const struct mn_module mn_module_value_pattern = {
 	.name = "value-pattern",
@@ -420,4 +961,6 @@ const struct mn_module mn_module_value_pattern = {
 	.func_entry = vp_func_entry,
 	.merge = vp_merge,
 	.emit = vp_emit,
+	.restore = vp_restore,
+	.settings = vp_settings,
 };

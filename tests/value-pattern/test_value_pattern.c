@@ -3,6 +3,7 @@
  * its section is emitted into memory, read back with libyaml and checked field by field; and it
  * agrees with a brute-force reference (every event kept in a list) on random streams.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -633,6 +634,523 @@ static void test_agrees_with_reference(void **state)
 	free(evs);
 }
 
+/* ---- The counters in the section ------------------------------------------------------------- */
+
+/* The text of site's row in entries (one line), copied. */
+static char *row_line(const struct section *s, uint32_t site)
+{
+	char key[32];
+	const char *b, *e;
+
+	snprintf(key, sizeof(key), "- {site: %u,", site);
+	b = strstr(s->text, key);
+	if (!b)
+		fail_msg("no row for site %u in:\n%s", site, s->text);
+	e = strchr(b, '\n');
+	return strndup(b, (size_t)(e - b));
+}
+
+static void expect_row_has(const struct section *s, uint32_t site, const char *part)
+{
+	char *row = row_line(s, site);
+
+	if (!strstr(row, part))
+		fail_msg("site %u: expected '%s' in the row\n  %s", site, part, row);
+	free(row);
+}
+
+static void expect_row_lacks(const struct section *s, uint32_t site, const char *part)
+{
+	char *row = row_line(s, site);
+
+	if (strstr(row, part))
+		fail_msg("site %u: expected no '%s' in the row\n  %s", site, part, row);
+	free(row);
+}
+
+/* The values (while not capped) and the stride counters are in the rows: what merge needs. */
+static void test_counters_listed(void **state)
+{
+	void *st = vp_new(NULL);
+	struct section s;
+
+	feed(st);
+	emit(st, &s);
+	/* S_MIX70: values i % 3, strides 70 of 8 then 30 of 16. */
+	expect_row_has(&s, S_MIX70, "distinct: 3, distinct_capped: false, values: [0, 1, 2], "
+		       "stride: 8, stride_fraction: 0.7, strongly_strided: true, "
+		       "strides: {8: 70, 16: 30}}");
+	/* S_MIX60: 3 of every 5 strides are 4, the others 12. */
+	expect_row_has(&s, S_MIX60, "strides: {4: 60, 12: 40}}");
+	/* One value: `value` says it, no list; capped: no list. */
+	expect_row_has(&s, S_CONST, "value: 42, distinct: 1, distinct_capped: false, stride: 0");
+	expect_row_lacks(&s, S_CONST, "values");
+	expect_row_lacks(&s, S_VARYING, "values");
+	/* Exactly 16 distinct values, walking backwards: the list, sorted, and a negative key. */
+	expect_row_has(&s, S_SIXTEEN, "values: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, "
+		       "15], stride: 0");
+	expect_row_has(&s, S_NEG, "strides: {-4: 31}}");
+	expect_row_lacks(&s, S_ONCE, "strides");
+	expect_row_lacks(&s, S_CONST, "stride_errs");
+	section_free(&s);
+	vp_free(st);
+}
+
+/*
+ * Space-Saving with evictions writes its err terms: 9 strides in turn, each new one evicting the
+ * smallest counter.  Strides 1..8 once each (counts 1), then 9 evicts the smallest (the first of
+ * the ties, stride 1) and inherits its count: {9: 2, err 1}.
+ */
+static void test_stride_errs_listed(void **state)
+{
+	void *st = vp_new(NULL);
+	uint64_t addr = 0x1000;
+	struct section s;
+
+	load(st, 1, addr, 0);
+	for (int d = 1; d <= 9; d++) {
+		addr += (uint64_t)d;
+		load(st, 1, addr, 0);
+	}
+	emit(st, &s);
+	/* Lower bounds: 2..8 are 1, 9 is 2 - 1 = 1: all 1, so by stride. */
+	expect_row_has(&s, 1, "stride: 2, stride_fraction: 0.1111111111111111, "
+		       "strongly_strided: false, strides: {2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, "
+		       "8: 1, 9: 2}, stride_errs: {9: 1}}");
+	section_free(&s);
+	vp_free(st);
+}
+
+/* ---- Restore and merge ----------------------------------------------------------------------- */
+
+static char tmpdir[] = "/tmp/mnemo-vp-test.XXXXXX";
+
+/* What emit() writes, as text. */
+static char *emit_text(void *st)
+{
+	struct mn_prof *p;
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(mn_prof_open(&p, f), 0);
+	assert_int_equal(VP->emit(st, p), 0);
+	assert_int_equal(mn_prof_close(p), 0);
+	fclose(f);
+	return text;
+}
+
+/* A profile file holding section (as emit() wrote it) as value-pattern's, opened. */
+static struct mn_profile *as_profile(const char *section)
+{
+	static unsigned n;
+	char path[128], err[512];
+	struct mn_profile *prof;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/p%u.yaml", tmpdir, n++);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("format: mnemo-profile/1\ncomplete: true\nsites: {}\nmodules:\n  value-pattern:\n", f);
+	for (const char *l = section; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+
+		fprintf(f, "    %.*s\n", (int)len, l);
+		l += len + (e != NULL);
+	}
+	fclose(f);
+	if (mn_profile_open(&prof, path, err, sizeof(err)))
+		fail_msg("the section does not load: %s\n%s", err, section);
+	return prof;
+}
+
+/* A state restored from section, or the failure and its message. */
+static int try_restore(const char *section, void **stp, char *err, size_t errlen)
+{
+	struct mn_profile *prof = as_profile(section);
+	void *st = vp_new(NULL);
+	int e;
+
+	err[0] = '\0';
+	e = VP->restore(st, prof, mn_profile_module(prof, "value-pattern"), err, errlen);
+	mn_profile_close(prof);
+	if (e) {
+		vp_free(st);
+		*stp = NULL;
+	} else {
+		*stp = st;
+	}
+	return e;
+}
+
+static void *restored(const char *section)
+{
+	char err[512];
+	void *st;
+
+	if (try_restore(section, &st, err, sizeof(err)))
+		fail_msg("restore: %s\n%s", err, section);
+	return st;
+}
+
+/* emit(restore(text)) must be text, byte for byte. */
+static void expect_round_trip(const char *text)
+{
+	void *st = restored(text);
+	char *again = emit_text(st);
+
+	if (strcmp(again, text))
+		fail_msg("emit(restore(s)) != s\n--- s:\n%s\n--- emit(restore(s)):\n%s", text, again);
+	free(again);
+	vp_free(st);
+}
+
+/* Sites 1..40 are loads and stores (31..40 memcpy, memmove and memset stores), 41..45 functions. */
+static char *random_blob(size_t *len)
+{
+	static const char *const ops[] = { "memcpy", "memmove", "memset" };
+	char *b = NULL;
+	FILE *f = open_memstream(&b, len);
+
+	fputs("mnemo-sites/2\n", f);
+	for (unsigned id = 1; id <= 45; id++)
+		if (id > 40)
+			fprintf(f, "function\tf%u\tr.c\t%u\t0\t\t0\t0\t\n", id, id);
+		else
+			fprintf(f, "%s\tf\tr.c\t%u\t3\t%s\t0\t0\t\n", id % 2 && id <= 30 ? "load" :
+				"store", id, id > 30 ? ops[id % 3] : "");
+	fclose(f);
+	return b;
+}
+
+/*
+ * A run's state from a random stream: sites chosen from a window of the 40 (runs overlap in some
+ * sites, not all), up to 12 strides per site (so Space-Saving evicts), value ranges up to 24 (some
+ * sites cap), memop lengths from up to 12 (some spill to other), function entries.
+ */
+static void *random_run(const struct mn_run *run, uint64_t seed, unsigned first, unsigned nev)
+{
+	void *st = vp_new(run);
+	uint64_t x = seed, addr[41] = { 0 };
+
+	for (unsigned i = 0; i < nev; i++) {
+		uint32_t site = 1 + (first + (uint32_t)(rng(&x) % 28)) % 40;
+		uint64_t value = rng(&x) % (1 + site % 24);
+		int64_t d = (int64_t)(rng(&x) % (1 + site % 12)) * 8 - 16;
+
+		addr[site] += (uint64_t)d;
+		if (site % 2 && site <= 30)
+			load(st, site, addr[site], value);
+		else
+			VP->store(st, site, addr[site], value, (uint32_t)(rng(&x) % (2 + site % 11)));
+		if (rng(&x) % 16 == 0)
+			VP->func_entry(st, 41 + (uint32_t)(rng(&x) % 5));
+	}
+	return st;
+}
+
+static void test_restore_round_trip(void **state)
+{
+	size_t len;
+	char *blob = random_blob(&len), *text;
+	struct mn_run *run;
+	void *st;
+
+	assert_int_equal(mn_run_create(&run, blob, len, NULL, 0), 0);
+	/* The synthetic stream, the brute-force test's, a random run, memops, an empty state. */
+	st = vp_new(NULL);
+	feed(st);
+	text = emit_text(st);
+	expect_round_trip(text);
+	free(text);
+	vp_free(st);
+
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		st = random_run(run, seed * 0x9e3779b97f4a7c15u, (unsigned)seed * 5, 20000);
+		text = emit_text(st);
+		assert_non_null(strstr(text, "stride_errs"));   /* evictions are covered */
+		assert_non_null(strstr(text, "distinct_capped: true"));
+		assert_non_null(strstr(text, "op: memset"));
+		expect_round_trip(text);
+		free(text);
+		vp_free(st);
+	}
+
+	st = vp_new(NULL);
+	text = emit_text(st);
+	expect_round_trip(text);
+	free(text);
+	vp_free(st);
+	mn_run_destroy(run);
+	free(blob);
+}
+
+/* merge() into a restored state of text a, the restored states of texts b, c (if not NULL). */
+static char *merged(const char *a, const char *b, const char *c)
+{
+	void *m = restored(a), *o;
+	char *t;
+
+	o = restored(b);
+	VP->merge(m, o);
+	vp_free(o);
+	if (c) {
+		o = restored(c);
+		VP->merge(m, o);
+		vp_free(o);
+	}
+	t = emit_text(m);
+	vp_free(m);
+	return t;
+}
+
+static void expect_same(const char *what, const char *a, const char *b)
+{
+	if (strcmp(a, b))
+		fail_msg("%s differ\n--- one:\n%s\n--- other:\n%s", what, a, b);
+}
+
+/*
+ * The merge laws, byte for byte, on three random runs over overlapping sites: every order of
+ * folding three, both groupings (also through a merged profile, as `mnemo merge` of merged
+ * profiles does), and an empty profile as identity.
+ */
+static void test_merge_laws(void **state)
+{
+	size_t len;
+	char *blob = random_blob(&len), *t[3], *ref, *x, *bc, *empty;
+	static const int perm[6][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 },
+					{ 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
+	struct mn_run *run;
+	void *st, *a, *b;
+
+	assert_int_equal(mn_run_create(&run, blob, len, NULL, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		st = random_run(run, 0x1234567u + (uint64_t)i * 77, (unsigned)i * 6 + 1, 6000);
+		t[i] = emit_text(st);
+		vp_free(st);
+	}
+	ref = merged(t[0], t[1], t[2]);
+	for (int k = 1; k < 6; k++) {
+		x = merged(t[perm[k][0]], t[perm[k][1]], t[perm[k][2]]);
+		expect_same("merges of three in two orders", ref, x);
+		free(x);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++) {
+			char *ij = merged(t[i], t[j], NULL), *ji = merged(t[j], t[i], NULL);
+
+			if (i != j)
+				expect_same("merge(p, q) and merge(q, p)", ij, ji);
+			free(ij);
+			free(ji);
+		}
+
+	/* a + (b + c), with b + c a state, and with b + c written and read back. */
+	a = restored(t[0]);
+	b = restored(t[1]);
+	st = restored(t[2]);
+	VP->merge(b, st);
+	vp_free(st);
+	VP->merge(a, b);
+	vp_free(b);
+	x = emit_text(a);
+	vp_free(a);
+	expect_same("(a + b) + c and a + (b + c)", ref, x);
+	free(x);
+	bc = merged(t[1], t[2], NULL);
+	expect_round_trip(bc);
+	x = merged(t[0], bc, NULL);
+	expect_same("(a + b) + c and a + merged(b, c)", ref, x);
+	free(x);
+	free(bc);
+	expect_round_trip(ref);
+
+	st = vp_new(NULL);
+	empty = emit_text(st);
+	vp_free(st);
+	x = merged(t[0], empty, NULL);
+	expect_same("merge(p, empty) and p", t[0], x);
+	free(x);
+	x = merged(empty, t[0], NULL);
+	expect_same("merge(empty, p) and p", t[0], x);
+	free(x);
+
+	free(empty);
+	free(ref);
+	for (int i = 0; i < 3; i++)
+		free(t[i]);
+	mn_run_destroy(run);
+	free(blob);
+}
+
+/*
+ * Known answers of merging two runs, by construction: executions add; constant only when both
+ * saw the one same value; values unite up to the cap, and one more caps; stride counters add and
+ * every stride is kept; memop lengths add and every length is kept; function entries add.
+ */
+static void test_merge_known(void **state)
+{
+	struct mn_run *run;
+	void *x, *y, *z;
+	char *tx, *ty, *tz, *m, *m3;
+	struct section s;
+
+	assert_int_equal(mn_run_create(&run, memop_blob, sizeof(memop_blob) - 1, NULL, 0), 0);
+	x = vp_new(run);
+	y = vp_new(run);
+	z = vp_new(run);
+	/* Site 2 (a load): x reads 42 ten times at one address, y five times; z 43 once. */
+	for (int i = 0; i < 10; i++)
+		load(x, 2, 0x100, 42);
+	for (int i = 0; i < 5; i++)
+		load(y, 2, 0x100, 42);
+	load(z, 2, 0x100, 43);
+	/* Site 7 (a load): x values 0..9 with strides 8 (9 of them), y values 5..14 with strides
+	 * 1..9 (one each, so Space-Saving evicts: 9 strides, 8 counters). */
+	for (uint64_t v = 0; v < 10; v++)
+		load(x, 7, 0x1000 + 8 * v, v);
+	{
+		uint64_t a = 0x2000;
+
+		for (uint64_t v = 5; v < 15; v++) {
+			load(y, 7, a, v);
+			a += v - 4;
+		}
+	}
+	/* z: values 15 and 16 take the union to 17: capped. */
+	load(z, 7, 0x3000, 15);
+	load(z, 7, 0x3000, 16);
+	/* Site 4, the memset: x lengths 1..8 (one each) then 9 twice (other), y 9..12 once each,
+	 * and 1 three times. */
+	for (uint32_t n = 1; n <= 8; n++)
+		store_sized(x, 4, 0x5000, 0, n);
+	store_sized(x, 4, 0x5000, 0, 9);
+	store_sized(x, 4, 0x5000, 0, 9);
+	for (uint32_t n = 9; n <= 12; n++)
+		store_sized(y, 4, 0x5000, 0, n);
+	for (int i = 0; i < 3; i++)
+		store_sized(y, 4, 0x5000, 0, 1);
+	/* Functions: 1 entered 3 + 4 times, 8 only in y. */
+	for (int i = 0; i < 3; i++)
+		VP->func_entry(x, 1);
+	for (int i = 0; i < 4; i++)
+		VP->func_entry(y, 1);
+	VP->func_entry(y, 8);
+
+	tx = emit_text(x);
+	ty = emit_text(y);
+	tz = emit_text(z);
+	m = merged(tx, ty, NULL);
+	s.text = m;
+	expect_row_has(&s, 2, "executions: 15, constant: true, value: 42, distinct: 1, "
+		       "distinct_capped: false, stride: 0, stride_fraction: 1.0, "
+		       "strongly_strided: true, strides: {0: 13}}");
+	/* Strides of 7: x's 9 of 8; y's Space-Saving table after 1..9: {2..8: 1, 9: 2 err 1}.
+	 * Union: 8 gets 9 + 1, of 9 + 9 strides in all. */
+	expect_row_has(&s, 7, "executions: 20, constant: false, distinct: 15, "
+		       "distinct_capped: false, values: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, "
+		       "14], stride: 8, stride_fraction: 0.5555555555555556, strongly_strided: false, "
+		       "strides: {8: 10, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, 9: 2}, "
+		       "stride_errs: {9: 1}}");
+	assert_non_null(strstr(m, "functions:\n- {site: 1, entries: 7}\n- {site: 8, entries: 1}\n"));
+	/* Every length of the union, by count then size; the 9s of x's other stay in other. */
+	assert_non_null(strstr(m, "- {site: 4, op: memset, executions: 17, sizes: [{size: 1, "
+			       "count: 4}, {size: 2, count: 1}, {size: 3, count: 1}, {size: 4, "
+			       "count: 1}, {size: 5, count: 1}, {size: 6, count: 1}, {size: 7, "
+			       "count: 1}, {size: 8, count: 1}, {size: 9, count: 1}, {size: 10, "
+			       "count: 1}, {size: 11, count: 1}, {size: 12, count: 1}], other: 2}\n"));
+	m3 = merged(tx, ty, tz);
+	s.text = m3;
+	expect_row_has(&s, 2, "executions: 16, constant: false, distinct: 2, "
+		       "distinct_capped: false, values: [42, 43]");
+	expect_row_has(&s, 7, "executions: 22, constant: false, distinct: 16, "
+		       "distinct_capped: true, stride: 8");
+	expect_row_lacks(&s, 7, "values");
+	free(m3);
+	free(m);
+	free(tx);
+	free(ty);
+	free(tz);
+	vp_free(x);
+	vp_free(y);
+	vp_free(z);
+	mn_run_destroy(run);
+}
+
+/* Workers of one run all see every function entry: merged, they count them once. */
+static void test_worker_merge_functions_once(void **state)
+{
+	void *w0 = vp_new(NULL), *w1 = vp_new(NULL);
+	char *t;
+
+	for (int i = 0; i < 3; i++) {
+		VP->func_entry(w0, 5);
+		VP->func_entry(w1, 5);
+	}
+	VP->merge(w0, w1);
+	vp_free(w1);
+	t = emit_text(w0);
+	assert_non_null(strstr(t, "functions:\n- {site: 5, entries: 3}\n"));
+	free(t);
+	vp_free(w0);
+}
+
+/* A section that does not follow the schema: -EINVAL and the place and field at fault. */
+static void test_restore_errors(void **state)
+{
+	static const struct {
+		const char *section, *message;
+	} bad[] = {
+		{ "value_cap: 8\nstrong_stride_fraction: 0.7\nentries: []\nfunctions: []\nmemops: []\n",
+		  ":6:16: value_cap 8: this value-pattern tracks 16 values" },
+		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries:\n- {site: 3, access: load, "
+		  "executions: many, constant: true, value: 1, distinct: 1, distinct_capped: false}\n"
+		  "functions: []\nmemops: []\n",
+		  ":9:43: field 'executions': expected an unsigned integer, found 'many'" },
+		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries:\n- {site: 3, access: load, "
+		  "executions: 2, constant: false, distinct: 2, distinct_capped: false, "
+		  "values: [5, 4], strides: {8: 1}}\nfunctions: []\nmemops: []\n",
+		  ":9:112: field 'values': not in ascending order, or repeated" },
+		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries:\n- {site: 3, access: load, "
+		  "executions: 2, constant: true, value: 1, distinct: 1, distinct_capped: false, "
+		  "strides: {x: 1}}\nfunctions: []\nmemops: []\n",
+		  ":9:119: field 'strides': expected a stride (an integer) as key, found 'x'" },
+		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries: []\nfunctions: []\n"
+		  "memops:\n- {site: 3, op: memcpy, executions: 1, sizes: [], other: 1}\n",
+		  ":11:14: memop site 3 has no store entry" },
+		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries: []\nfunctions:\n"
+		  "- {site: 3}\nmemops: []\n",
+		  ":10:7: missing field 'entries'" },
+		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries: []\nfunctions: []\n",
+		  ":6:5: missing field 'memops'" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char err[512];
+		void *st;
+
+		assert_int_equal(try_restore(bad[i].section, &st, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].message) || strncmp(err, tmpdir, strlen(tmpdir)))
+			fail_msg("case %zu: expected '<file>%s', got '%s'", i, bad[i].message, err);
+	}
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,7 +1162,14 @@ int main(void)
 		cmocka_unit_test(test_functions_and_memops),
 		cmocka_unit_test(test_empty_tables),
 		cmocka_unit_test(test_agrees_with_reference),
+		cmocka_unit_test(test_counters_listed),
+		cmocka_unit_test(test_stride_errs_listed),
+		cmocka_unit_test(test_restore_round_trip),
+		cmocka_unit_test(test_merge_laws),
+		cmocka_unit_test(test_merge_known),
+		cmocka_unit_test(test_worker_merge_functions_once),
+		cmocka_unit_test(test_restore_errors),
 	};
 
-	return cmocka_run_group_tests_name("value-pattern", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("value-pattern", tests, setup, teardown);
 }
