@@ -4,6 +4,7 @@
  * most half full.  When one cannot grow, the access table takes no new access (0) and the row
  * table goes on at a higher load until it is full (NULL): the module counts either as nomem.
  */
+#define _GNU_SOURCE   /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,21 +155,27 @@ static int cmp_u32(uint32_t a, uint32_t b)
 	return a < b ? -1 : a > b;
 }
 
-static int by_key(const void *a_, const void *b_)
+static int by_key(const void *a_, const void *b_, void *rank_)
 {
 	const struct dep_key *a = &(*(struct dep_entry *const *)a_)->k;
 	const struct dep_key *b = &(*(struct dep_entry *const *)b_)->k;
+	const uint32_t *rank = rank_;
 	int c;
 
 	if ((c = cmp_u32(a->loop, b->loop)) || (c = cmp_u32(a->src, b->src)) ||
 	    (c = cmp_u32(a->dst, b->dst)) || (c = cmp_u32(a->kind, b->kind)) ||
 	    (c = cmp_u32(a->carried, b->carried)) || (c = cmp_u32(a->src_via, b->src_via)) ||
-	    (c = cmp_u32(a->dst_via, b->dst_via)) || (c = cmp_u32(a->src_ctx, b->src_ctx)))
+	    (c = cmp_u32(a->dst_via, b->dst_via)))
+		return c;
+	if (rank && ((c = cmp_u32(rank[a->src_ctx], rank[b->src_ctx])) ||
+		     (c = cmp_u32(rank[a->dst_ctx], rank[b->dst_ctx]))))
+		return c;
+	if ((c = cmp_u32(a->src_ctx, b->src_ctx)))
 		return c;
 	return cmp_u32(a->dst_ctx, b->dst_ctx);
 }
 
-struct dep_entry **dep_table_sorted(const struct dep_table *t)
+struct dep_entry **dep_table_sorted(const struct dep_table *t, const uint32_t *ctx_rank)
 {
 	struct dep_entry **v = malloc((t->n + 1) * sizeof(*v));
 	size_t n = 0;
@@ -178,7 +185,7 @@ struct dep_entry **dep_table_sorted(const struct dep_table *t)
 	for (size_t i = 0; t->e && i < (size_t)1 << t->bits; i++)
 		if (t->e[i].count)
 			v[n++] = &t->e[i];
-	qsort(v, n, sizeof(*v), by_key);
+	qsort_r(v, n, sizeof(*v), by_key, (void *)ctx_rank);
 	return v;
 }
 

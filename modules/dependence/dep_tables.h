@@ -68,8 +68,10 @@ struct dep_table {
  */
 struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k);
 /* The entries in use, sorted by key (loop, src, dst, kind, carried, src_via, dst_via, contexts),
- * into a new array of t->n pointers that the caller frees; NULL without memory. */
-struct dep_entry **dep_table_sorted(const struct dep_table *t);
+ * into a new array of t->n pointers that the caller frees; NULL without memory.  Contexts compare
+ * by ctx_rank[id] when ctx_rank is not NULL (the module ranks them by their sites, so that the
+ * order does not depend on the ids, which differ between runs), else by id. */
+struct dep_entry **dep_table_sorted(const struct dep_table *t, const uint32_t *ctx_rank);
 void dep_table_free(struct dep_table *t);
 
 /* ---- Iteration starts of a live loop invocation ---------------------------------------------- */

@@ -83,6 +83,7 @@ struct dep {
 	unsigned nloops, loop_cap;
 	unsigned in_target;        /* target loops among loops[] */
 	bool context, target_mode;
+	bool restored;             /* a whole run's, from its profile (`mnemo merge`) */
 	uint32_t clock, clock_limit;
 	uint64_t stamp;            /* accesses so far: one dynamic access counts an entry once */
 	uint64_t aliases, nomem, clipped, resets;
@@ -377,7 +378,7 @@ static void dep_store(void *st, uint32_t site, uint64_t addr, uint64_t value, ui
 	on_access(st, site, addr, size, true);
 }
 
-/* ---- Setup, merge, emit ---------------------------------------------------------------------- */
+/* ---- Setup and merge ---------------------------------------------------------------------- */
 
 /* MNEMO_DEP_LOOP (README rule 8): a loop site id, or file:line with the file as in the site table
  * or its last path components.  Marks every loop it names as a target; -EINVAL for none. */
@@ -448,7 +449,22 @@ static int dep_init(void *st, const struct mn_run *run)
 	return err;
 }
 
-/* Workers own disjoint words: their dependences add up.  Loops and contexts: all saw the same. */
+/* from's context id, interned in into's context manager (its sites, outermost first). */
+static uint32_t ctx_translate(struct dep *into, const struct dep *from, uint32_t id)
+{
+	uint32_t sites[CTX_DEPTH], t = 0;
+	int depth = mn_ctx_decode(from->ctx, id, sites, CTX_DEPTH);
+
+	for (int k = 0; k < depth && k < CTX_DEPTH; k++)
+		t = mn_ctx_intern(into->ctx, t, sites[k]);
+	return t;
+}
+
+/*
+ * Workers own disjoint words: their dependences add up.  Loops and contexts: all saw the same.
+ * A restored `from` is another run (`mnemo merge`, README "Merging"): its loop counts and clock
+ * resets add too, and its context ids, its own, are interned anew in into's context manager.
+ */
 static void dep_merge(void *into_, void *from_)
 {
 	struct dep *into = into_, *from = from_;
@@ -456,18 +472,266 @@ static void dep_merge(void *into_, void *from_)
 	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
 	into->nomem += from->nomem;
 	into->clipped += from->clipped;
+	if (from->restored) {
+		struct mn_ctx_stats cs;
+
+		mn_ctx_stats(from->ctx, &cs);
+		into->nomem += cs.nomem;
+		into->resets += from->resets;
+		into->target_mode |= from->target_mode;
+		for (uint32_t id = 0; id < from->sites.n; id++) {
+			const struct site *f = mn_sitevec_find(&from->sites, id);
+			struct site *t;
+
+			if (!f || !(f->loop || f->target || f->invocations || f->iterations))
+				continue;
+			if (!(t = mn_sitevec_get(&into->sites, id))) {
+				into->nomem++;
+				continue;
+			}
+			t->loop |= f->loop;
+			t->target |= f->target;
+			t->invocations += f->invocations;
+			t->iterations += f->iterations;
+		}
+	}
 	for (size_t i = 0; from->deps.e && i < (size_t)1 << from->deps.bits; i++) {
 		const struct dep_entry *f = &from->deps.e[i];
-		struct dep_entry *e = f->count ? dep_table_get(&into->deps, &f->k) : NULL;
+		struct dep_key k = f->k;
+		struct dep_entry *e;
 
-		if (f->count && !e)
-			into->nomem += f->count;
-		if (!e)
+		if (!f->count)
 			continue;
+		if (from->restored && from->context) {
+			k.src_ctx = ctx_translate(into, from, k.src_ctx);
+			k.dst_ctx = ctx_translate(into, from, k.dst_ctx);
+		}
+		e = dep_table_get(&into->deps, &k);
+		if (!e) {
+			into->nomem += f->count;
+			continue;
+		}
 		e->count += f->count;
 		e->dmin = f->dmin < e->dmin ? f->dmin : e->dmin;
 		e->dmax = f->dmax > e->dmax ? f->dmax : e->dmax;
 	}
+}
+
+/* ---- Restore (`mnemo merge`) ----------------------------------------------------------------- */
+
+/* A context list of a row (`src_context`, `dst_context`): its sites interned into an id. */
+static int restore_ctx(struct dep *d, const struct mn_profile *prof, const struct mn_pnode *row,
+		       const char *key, uint32_t *id, char *err, size_t errlen)
+{
+	const struct mn_pnode *seq = mn_pfield_node(prof, row, key, MN_PNODE_SEQ, err, errlen);
+	uint32_t t = 0;
+
+	if (!seq)
+		return -EINVAL;
+	if (mn_pnode_len(seq) > CTX_DEPTH)
+		return mn_pnode_errorf(prof, seq, err, errlen, "field '%s': more than %d frames",
+				       key, CTX_DEPTH);
+	for (size_t i = 0; i < mn_pnode_len(seq); i++) {
+		uint64_t site;
+
+		if (mn_pnode_u64(mn_pnode_at(seq, i), &site) || !site || site > UINT32_MAX)
+			return mn_pnode_errorf(prof, mn_pnode_at(seq, i), err, errlen,
+					       "field '%s': expected a site id", key);
+		t = mn_ctx_intern(d->ctx, t, (uint32_t)site);
+	}
+	*id = t;
+	return 0;
+}
+
+/* mn_pfield_*() for a field the schema requires: a missing one is malformed too. */
+#define REQUIRED(call) ({ int r_ = (call); r_ == -ENOENT ? -EINVAL : r_; })
+
+static int restore_row(struct dep *d, const struct mn_profile *prof, const struct mn_pnode *row,
+		       char *err, size_t errlen)
+{
+	struct dep_key k = { 0 };
+	struct dep_entry *e;
+	const char *kind;
+	uint64_t count, dmin = UINT64_MAX, dmax = 0;
+	bool carried;
+	int ret, r;
+
+	if ((ret = REQUIRED(mn_pfield_u32(prof, row, "loop", &k.loop, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_str(prof, row, "kind", &kind, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_u32(prof, row, "src", &k.src, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_u32(prof, row, "dst", &k.dst, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_bool(prof, row, "carried", &carried, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_u64(prof, row, "count", &count, err, errlen))))
+		return ret;
+	for (r = 0; r < 3 && strcmp(kind, kind_name[r]); r++)
+		;
+	if (r == 3)
+		return mn_pnode_errorf(prof, mn_pnode_get(row, "kind"), err, errlen,
+				       "field 'kind': expected raw, war or waw, found '%s'", kind);
+	if (!count)
+		return mn_pnode_errorf(prof, mn_pnode_get(row, "count"), err, errlen,
+				       "field 'count': a row counts at least 1");
+	k.kind = (uint8_t)r;
+	k.carried = carried;
+	if ((ret = mn_pfield_u32(prof, row, "src_via", &k.src_via, err, errlen)) && ret != -ENOENT)
+		return ret;
+	if ((ret = mn_pfield_u32(prof, row, "dst_via", &k.dst_via, err, errlen)) && ret != -ENOENT)
+		return ret;
+	if (carried &&
+	    ((ret = REQUIRED(mn_pfield_u64(prof, row, "min_distance", &dmin, err, errlen))) ||
+	     (ret = REQUIRED(mn_pfield_u64(prof, row, "max_distance", &dmax, err, errlen)))))
+		return ret;
+	if (d->context &&
+	    ((ret = restore_ctx(d, prof, row, "src_context", &k.src_ctx, err, errlen)) ||
+	     (ret = restore_ctx(d, prof, row, "dst_context", &k.dst_ctx, err, errlen))))
+		return ret;
+	if (!(e = dep_table_get(&d->deps, &k)))
+		return -ENOMEM;
+	e->count += count;   /* a row twice (only by hand) adds, as merge would */
+	e->dmin = dmin < e->dmin ? dmin : e->dmin;
+	e->dmax = dmax > e->dmax ? dmax : e->dmax;
+	return 0;
+}
+
+/* The section back into a state fresh from dep_init(): the section's settings, not the env's. */
+static int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
+		       char *err, size_t errlen)
+{
+	struct dep *d = st;
+	const struct mn_pnode *loops, *rows, *lost, *target;
+	uint64_t gran;
+	int ret;
+
+	if ((ret = REQUIRED(mn_pfield_u64(prof, section, "granularity", &gran, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_bool(prof, section, "context", &d->context, err, errlen))))
+		return ret;
+	if (gran != 8)
+		return mn_pnode_errorf(prof, mn_pnode_get(section, "granularity"), err, errlen,
+				       "field 'granularity': expected 8, found %llu",
+				       (unsigned long long)gran);
+	for (uint32_t id = 0; id < d->sites.n; id++) {   /* MNEMO_DEP_LOOP of this process */
+		struct site *s = mn_sitevec_find(&d->sites, id);
+
+		if (s)
+			s->target = false;
+	}
+	d->target_mode = false;
+	target = mn_pnode_get(section, "target");
+	if (target && !mn_pfield_node(prof, section, "target", MN_PNODE_SEQ, err, errlen))
+		return -EINVAL;
+	for (size_t i = 0; target && i < mn_pnode_len(target); i++) {
+		uint64_t id;
+		struct site *s;
+
+		if (mn_pnode_u64(mn_pnode_at(target, i), &id) || !id || id > UINT32_MAX)
+			return mn_pnode_errorf(prof, mn_pnode_at(target, i), err, errlen,
+					       "field 'target': expected a loop site id");
+		if (!(s = mn_sitevec_get(&d->sites, (uint32_t)id)))
+			return -ENOMEM;
+		s->target = true;
+	}
+	d->target_mode = target != NULL;
+
+	if (!(loops = mn_pfield_node(prof, section, "loops", MN_PNODE_SEQ, err, errlen)) ||
+	    !(rows = mn_pfield_node(prof, section, "dependences", MN_PNODE_SEQ, err, errlen)) ||
+	    !(lost = mn_pfield_node(prof, section, "lost", MN_PNODE_MAP, err, errlen)))
+		return -EINVAL;
+	for (size_t i = 0; i < mn_pnode_len(loops); i++) {
+		const struct mn_pnode *row = mn_pnode_at(loops, i);
+		uint32_t id;
+		uint64_t inv, iter;
+		struct site *s;
+
+		if ((ret = REQUIRED(mn_pfield_u32(prof, row, "loop", &id, err, errlen))) ||
+		    (ret = REQUIRED(mn_pfield_u64(prof, row, "invocations", &inv, err, errlen))) ||
+		    (ret = REQUIRED(mn_pfield_u64(prof, row, "iterations", &iter, err, errlen))))
+			return ret;
+		if (!id)
+			return mn_pnode_errorf(prof, mn_pnode_get(row, "loop"), err, errlen,
+					       "field 'loop': expected a loop site id");
+		if (!(s = mn_sitevec_get(&d->sites, id)))
+			return -ENOMEM;
+		s->loop = true;
+		s->invocations += inv;
+		s->iterations += iter;
+	}
+	for (size_t i = 0; i < mn_pnode_len(rows); i++)
+		if ((ret = restore_row(d, prof, mn_pnode_at(rows, i), err, errlen)))
+			return ret;
+	if ((ret = REQUIRED(mn_pfield_u64(prof, lost, "aliases", &d->aliases, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_u64(prof, lost, "nomem", &d->nomem, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_u64(prof, lost, "clipped", &d->clipped, err, errlen))) ||
+	    (ret = REQUIRED(mn_pfield_u64(prof, lost, "clock_resets", &d->resets, err, errlen))))
+		return ret;
+	d->restored = true;
+	return 0;
+}
+
+/* ---- Emit ------------------------------------------------------------------------------------ */
+
+/*
+ * Contexts ranked by their sites (outermost first, a prefix before its extensions), for the rows'
+ * order: ids are in order of first appearance, which differs between runs, and a merged profile
+ * must not depend on which run came first.  rank[id] for every id a row uses; NULL without memory.
+ */
+struct ctx_path {
+	uint32_t id;
+	int depth;
+	uint32_t sites[CTX_DEPTH];
+};
+
+static int cmp_path(const void *a_, const void *b_)
+{
+	const struct ctx_path *a = a_, *b = b_;
+
+	for (int k = 0; k < a->depth && k < b->depth; k++)
+		if (a->sites[k] != b->sites[k])
+			return a->sites[k] < b->sites[k] ? -1 : 1;
+	return (a->depth > b->depth) - (a->depth < b->depth);
+}
+
+static uint32_t *ctx_ranks(const struct dep *d)
+{
+	uint32_t nids = mn_ctx_id_count(d->ctx), n = 0;
+	uint32_t *rank = calloc(nids ? nids : 1, sizeof(*rank));
+	uint8_t *used = calloc(nids ? nids : 1, 1);
+	struct ctx_path *paths = NULL;
+
+	if (!rank || !used)
+		goto fail;
+	for (size_t i = 0; d->deps.e && i < (size_t)1 << d->deps.bits; i++) {
+		const struct dep_entry *e = &d->deps.e[i];
+
+		if (e->count && e->k.src_ctx < nids && e->k.dst_ctx < nids) {
+			n += !used[e->k.src_ctx];
+			used[e->k.src_ctx] = 1;
+			n += !used[e->k.dst_ctx];
+			used[e->k.dst_ctx] = 1;
+		}
+	}
+	paths = malloc((n ? n : 1) * sizeof(*paths));
+	if (!paths)
+		goto fail;
+	n = 0;
+	for (uint32_t id = 0; id < nids; id++) {
+		if (!used[id])
+			continue;
+		paths[n].id = id;
+		paths[n].depth = mn_ctx_decode(d->ctx, id, paths[n].sites, CTX_DEPTH);
+		if (paths[n].depth > CTX_DEPTH)
+			paths[n].depth = CTX_DEPTH;
+		n++;
+	}
+	qsort(paths, n, sizeof(*paths), cmp_path);
+	for (uint32_t i = 0; i < n; i++)
+		rank[paths[i].id] = i;
+	free(paths);
+	free(used);
+	return rank;
+fail:
+	free(rank);
+	free(used);
+	return NULL;
 }
 
 static void emit_via(struct mn_prof *p, const char *key, uint32_t via)
@@ -485,10 +749,12 @@ static void emit_ctx(const struct dep *d, struct mn_prof *p, const char *key, ui
 static int dep_emit(void *st, struct mn_prof *p)
 {
 	struct dep *d = st;
-	struct dep_entry **v = dep_table_sorted(&d->deps);
+	uint32_t *rank = d->context ? ctx_ranks(d) : NULL;
+	struct dep_entry **v = d->context && !rank ? NULL : dep_table_sorted(&d->deps, rank);
 	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
 	struct mn_ctx_stats cs;
 
+	free(rank);
 	if (!v)
 		return -ENOMEM;
 	mn_ctx_stats(d->ctx, &cs);
@@ -560,6 +826,9 @@ static int dep_emit(void *st, struct mn_prof *p)
 	return 0;
 }
 
+/* What the run tracked (README, "Merging"): profiles merge only with the same. */
+static const char *const dep_settings[] = { "granularity", "context", "target", NULL };
+
 const struct mn_module mn_module_dependence = {
 	.name = "dependence",
 	.doc = "memory dependences per loop (raw/war/waw), loop-carried or not, with distances",
@@ -577,4 +846,6 @@ const struct mn_module mn_module_dependence = {
 	.loop_exit = dep_loop_exit,
 	.merge = dep_merge,
 	.emit = dep_emit,
+	.restore = dep_restore,
+	.settings = dep_settings,
 };
