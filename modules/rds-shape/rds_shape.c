@@ -1448,7 +1448,7 @@ static int restore_summary(const struct mn_profile *prof, const struct mn_pnode 
 
 		if (x != y)
 			return mn_pnode_errorf(prof, mn_pnode_get(sum, agg_fields[i].key), err,
-					       errlen, "field '%s': %llu, but the types' add up "
+					       errlen, "field '%s': %llu, but the types add up "
 					       "to %llu", agg_fields[i].key,
 					       (unsigned long long)x, (unsigned long long)y);
 	}
