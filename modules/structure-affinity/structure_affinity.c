@@ -779,9 +779,9 @@ static int sa_emit(void *st, struct mn_prof *p)
 	int err = l ? 0 : -ENOMEM;
 
 	if (a->conflict) {
-		fprintf(stderr, "mnemo: structure-affinity: the profiles were made with different "
-			"options (cost, sample_period, top, threshold or cache geometry): their counts "
-			"do not add\n");
+		fprintf(stderr, "mnemo: structure-affinity: the profiles were made with "
+			"different options (cost, sample_period, top, threshold or cache "
+			"geometry): their counts do not add\n");
 		free(l);
 		return -EINVAL;
 	}
@@ -885,7 +885,7 @@ static void merge_dobj(struct dobj *d, const struct dobj *f)
 		d->site = f->site;
 		d->kind = f->kind;
 	} else if (f->kind < d->kind) {
-		d->kind = f->kind;   /* one site makes one kind; should a table lie, still one rule */
+		d->kind = f->kind;   /* one site makes one kind; were it not so, still one rule */
 	}
 	d->instances += f->instances;
 	if (f->max_bytes > d->max_bytes)
@@ -950,7 +950,8 @@ static void sa_merge(void *into, void *from)
 		struct insn *in = mn_sitevec_get(&a->insns, (uint32_t)id);
 
 		for (uint32_t i = 0; i < fi->n; i++) {
-			struct stream *r = in ? stream_of(in, fi->v[i].s.loop, fi->v[i].dobj) : NULL;
+			const struct stream *x = &fi->v[i];
+			struct stream *r = in ? stream_of(in, x->s.loop, x->dobj) : NULL;
 
 			if (!r) {
 				a->nomem++;
@@ -1028,7 +1029,8 @@ static int restore_options(struct affinity *a, const struct mn_profile *prof,
 		return e == -ENOENT ? -EINVAL : e;
 	if (strcmp(cost, "accesses") && strcmp(cost, "cache"))
 		return mn_pnode_errorf(prof, mn_pnode_get(sec, "cost"), err, errlen,
-				       "field 'cost': expected accesses or cache, found '%s'", cost);
+				       "field 'cost': expected accesses or cache, found '%s'",
+				       cost);
 	o->cache = !strcmp(cost, "cache");
 	if ((e = pfield_u64(prof, sec, "sample_period", &o->sample, err, errlen)) ||
 	    (e = pfield_u64(prof, sec, "top", &o->top, err, errlen)))
@@ -1203,8 +1205,12 @@ static int sa_restore(void *st, const struct mn_profile *prof, const struct mn_p
 	return restore_streams(a, prof, t, false, 0, err, errlen);
 }
 
-/* Equal across merged profiles (`mnemo merge`); the cache geometry, a mapping, merge() checks. */
-static const char *const sa_settings[] = { "cost", "sample_period", "top", "threshold", NULL };
+/*
+ * Equal across merged profiles (`mnemo merge` compares the nodes, so the `cache:` mapping, the
+ * geometry and latencies with cost: cache, too); merge() checks them again (same_options()).
+ */
+static const char *const sa_settings[] = { "cost", "sample_period", "top", "threshold", "cache",
+					   NULL };
 
 const struct mn_module mn_module_structure_affinity = {
 	.name = "structure-affinity",

@@ -13,7 +13,9 @@
  *     worked out below by hand, and whose advice is a split neither run alone gives in this form;
  *   - strides of different runs combine by gcd (made-up events: 48 and 32 give size 16);
  *   - runs of different options are refused; a malformed section is refused with a message
- *     naming the file, line, column and field.
+ *     naming the file, line, column and field;
+ *   - `mnemo merge` itself (skipped while the tree has none) writes the section the merge by hand
+ *     does, and refuses profiles of different settings.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -481,12 +483,13 @@ static void expect_sums(const char *merged, const char *const *in, size_t n)
 				 (unsigned long long)inst, (unsigned long long)acc,
 				 (unsigned long long)cost, (unsigned long long)bytes);
 	}
-	for (size_t k = 0; k < n; k++)
-		for (size_t i = 0; i < mn_pnode_len(get(mn_profile_module(p[k], MODULE), "objects"));
-		     i++)
-			if (!object_row(m, u64(mn_pnode_at(get(mn_profile_module(p[k], MODULE),
-							       "objects"), i), "site")))
+	for (size_t k = 0; k < n; k++) {
+		const struct mn_pnode *po = get(mn_profile_module(p[k], MODULE), "objects");
+
+		for (size_t i = 0; i < mn_pnode_len(po); i++)
+			if (!object_row(m, u64(mn_pnode_at(po, i), "site")))
 				fail_msg("%s: a data object missing from the merge", in[k]);
+	}
 	for (size_t i = 0; i < nm; i++) {
 		struct srow want = { .offset = UINT64_MAX };
 		bool found = false;
@@ -508,9 +511,9 @@ static void expect_sums(const char *merged, const char *const *in, size_t n)
 		if (!found || ms[i].accesses != want.accesses || ms[i].cost != want.cost ||
 		    ms[i].stride != want.stride || ms[i].offset != want.offset ||
 		    ms[i].bytes != want.bytes)
-			fail_msg("stream (object %llu, loop %llu, site %llu): accesses %llu cost %llu "
-				 "stride %llu offset %llu bytes %llu, expected %llu %llu %llu %llu "
-				 "%llu", (unsigned long long)ms[i].object,
+			fail_msg("stream (object %llu, loop %llu, site %llu): accesses %llu cost "
+				 "%llu stride %llu offset %llu bytes %llu, expected %llu %llu %llu "
+				 "%llu %llu", (unsigned long long)ms[i].object,
 				 (unsigned long long)ms[i].loop, (unsigned long long)ms[i].site,
 				 (unsigned long long)ms[i].accesses, (unsigned long long)ms[i].cost,
 				 (unsigned long long)ms[i].stride, (unsigned long long)ms[i].offset,
@@ -953,8 +956,8 @@ static void test_bad_sections(void **state)
 		st = state_new(r);
 		rc = SA->restore(st, p, mn_profile_module(p, MODULE), err, sizeof(err));
 		if (rc != -EINVAL || !strstr(err, msg))
-			fail_msg("case %zu: restore gave %d, '%s'; expected -EINVAL and '%s'", i, rc,
-				 err, msg);
+			fail_msg("case %zu: restore gave %d, '%s'; expected -EINVAL and '%s'", i,
+				 rc, err, msg);
 		/* The message begins with the file, and the line of the row at fault. */
 		if (mark[0])
 			snprintf(want, sizeof(want), "%s:%u:", path, line_of(path, mark));
@@ -969,6 +972,97 @@ static void test_bad_sections(void **state)
 	}
 	free(text);
 	free(good);
+}
+
+/* `mnemo merge -o work/<out>.yaml ARGS`: its exit status; stderr in err. */
+static int mnemo_merge(const char *out, const char *args, char *err, size_t errlen)
+{
+	char name[256], *errpath;
+	int rc;
+
+	snprintf(name, sizeof(name), "%s.err", out);
+	errpath = path_of(name);
+	rc = shell("cd %s && %s/mnemo merge -o %s.yaml %s 2>%s", work, BINDIR, out, args, errpath);
+	slurp(errpath, err, errlen);
+	free(errpath);
+	return rc;
+}
+
+/*
+ * The tool itself (tools/merge.c) on this module: the same section as the merge above by hand, in
+ * either order; merge(p) == p; profiles of different settings (top, sample_period, the cache
+ * geometry) refused, naming the setting.
+ */
+static void test_mnemo_merge(void **state)
+{
+	static const struct {
+		const char *env, *setting;
+	} refused[] = {
+		{ "MNEMO_AFFINITY_TOP=3", "setting 'top' differs" },
+		{ "MNEMO_AFFINITY_TOP=1 MNEMO_AFFINITY_SAMPLE=2",
+		  "setting 'sample_period' differs" },
+	};
+	char *p, *q, *r, *hand, *a, *b, *want, err[4096], args[2048], *c1, *c2, *x;
+
+	if (shell("%s/mnemo merge --help >/dev/null 2>&1", BINDIR))
+		skip();
+	build("inputs", "c");
+	p = run("inputs", "MNEMO_AFFINITY_TOP=1", "1 3 0 0", "tool.p");
+	q = run("inputs", "MNEMO_AFFINITY_TOP=1", "1 0 5 1", "tool.q");
+	r = run("inputs", "MNEMO_AFFINITY_TOP=1", "2 1 1 1", "tool.r");
+	hand = merge("tool.hand", 3, p, q, r);
+	snprintf(args, sizeof(args), "%s %s %s", p, q, r);
+	if (mnemo_merge("tool.pqr", args, err, sizeof(err)))
+		fail_msg("mnemo merge %s: %s", args, err);
+	snprintf(args, sizeof(args), "%s %s %s", r, q, p);
+	if (mnemo_merge("tool.rqp", args, err, sizeof(err)))
+		fail_msg("mnemo merge %s: %s", args, err);
+	want = section_text(hand);
+	a = path_of("tool.pqr.yaml");
+	b = path_of("tool.rqp.yaml");
+	x = section_text(a);
+	expect_same(x, want, "mnemo merge p q r against the merge by hand");
+	free(x);
+	x = section_text(b);
+	expect_same(x, want, "mnemo merge r q p against the merge by hand");
+	free(x);
+	free(a);
+	free(b);
+	free(want);
+	if (mnemo_merge("tool.self", p, err, sizeof(err)))
+		fail_msg("mnemo merge %s: %s", p, err);
+	a = path_of("tool.self.yaml");
+	x = section_text(a);
+	want = section_text(p);
+	expect_same(x, want, "mnemo merge p against p");
+	free(x);
+	free(want);
+	free(a);
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char out[64];
+
+		snprintf(out, sizeof(out), "tool.other%zu", i);
+		x = run("inputs", refused[i].env, "1 1 1 1", out);
+		snprintf(args, sizeof(args), "%s %s", p, x);
+		if (!mnemo_merge(out, args, err, sizeof(err)) || !strstr(err, refused[i].setting))
+			fail_msg("mnemo merge of %s and %s: expected a refusal with \"%s\", "
+				 "got '%s'", p, x, refused[i].setting, err);
+		free(x);
+	}
+	c1 = run("inputs", "MNEMO_AFFINITY_COST=cache", "1", "tool.cache1");
+	c2 = run("inputs", "MNEMO_AFFINITY_COST=cache MNEMO_AFFINITY_L1_SIZE=65536", "1",
+		 "tool.cache2");
+	snprintf(args, sizeof(args), "%s %s", c1, c2);
+	if (!mnemo_merge("tool.cache", args, err, sizeof(err)) ||
+	    !strstr(err, "setting 'cache' differs"))
+		fail_msg("mnemo merge of two cache geometries: expected a refusal, got '%s'", err);
+	free(c1);
+	free(c2);
+	free(hand);
+	free(p);
+	free(q);
+	free(r);
 }
 
 static int setup(void **state)
@@ -999,6 +1093,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_known_merge),
 		cmocka_unit_test(test_laws),
+		cmocka_unit_test(test_mnemo_merge),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
