@@ -3,7 +3,8 @@
  * `mnemo-cc -m value-pattern -O2`, run, and its profile read with libmnemo-profile.  The answers
  * are the program's by construction (its comment): per marked source line, the lengths of every
  * memop row whose site is on that line, summed (the optimizer may unroll a loop into several
- * sites of one line).
+ * sites of one line).  Then `mnemo merge` of three runs with different inputs: every count the sum
+ * of the runs', and merge(p) == p for the section, byte for byte.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -162,10 +163,125 @@ static void test_sizes(void **state)
 	mn_profile_close(p);
 }
 
+/* The value-pattern section of the profile at path, as text: its lines, indented as in the file. */
+static char *section_text(const char *name)
+{
+	char path[512], *text = malloc(1 << 20), *b, *e, *out;
+	size_t n;
+
+	assert_non_null(text);
+	snprintf(path, sizeof(path), "%s/%s", work, name);
+	slurp(path, text, 1 << 20);
+	b = strstr(text, "\n  value-pattern:\n");
+	if (!b)
+		fail_msg("%s: no value-pattern section", name);
+	b++;
+	/* It ends at the next line indented by 2 or less (the next module, or the end). */
+	for (e = strchr(b, '\n') + 1; *e && !strncmp(e, "   ", 3); e = strchr(e, '\n') + 1)
+		;
+	n = (size_t)(e - b);
+	out = strndup(b, n);
+	free(text);
+	return out;
+}
+
+/* The executions of every entry, by site (0 for a site a profile lacks). */
+static void executions(const struct mn_profile *p, uint64_t *by_site, size_t n)
+{
+	const struct mn_pnode *rows = mn_pnode_get(mn_profile_module(p, "value-pattern"), "entries");
+
+	memset(by_site, 0, n * sizeof(*by_site));
+	for (size_t i = 0; i < mn_pnode_len(rows); i++) {
+		uint64_t site = u64(mn_pnode_at(rows, i), "site");
+
+		assert_true(site < n);
+		by_site[site] = u64(mn_pnode_at(rows, i), "executions");
+	}
+}
+
+/* merge(p) == p: the section of one profile merged alone comes back byte for byte. */
+static void test_merge_one_is_identity(void **state)
+{
+	char *a, *b;
+
+	mn_profile_close(run("", "one.yaml"));
+	assert_int_equal(shell("%s/mnemo merge -o %s/alone.yaml %s/one.yaml", BINDIR, work, work), 0);
+	a = section_text("one.yaml");
+	b = section_text("alone.yaml");
+	if (strcmp(a, b))
+		fail_msg("merge(p) != p\n--- p:\n%s\n--- merge(p):\n%s", a, b);
+	free(a);
+	free(b);
+}
+
+/*
+ * Three inputs (no argument, one, two: memcpy 16, 32 and 48 bytes, memmove 3, 4 and 5): merged,
+ * each length's count, every entry's executions and main's entries are the sums of the runs'; and
+ * merging in another order gives the same section.
+ */
+static void test_merge_sums(void **state)
+{
+	enum { N = 4096 };
+	static const char *const args[] = { "", "x", "x y" }, *const names[] = { "r1.yaml",
+										 "r2.yaml",
+										 "r3.yaml" };
+	uint64_t *sum = calloc(N, sizeof(uint64_t)), *one = calloc(N, sizeof(uint64_t));
+	struct mn_profile *p;
+	struct line_sizes copy, fill, move;
+	char path[512], why[512], *a, *b;
+
+	for (int i = 0; i < 3; i++) {
+		p = run(args[i], names[i]);
+		executions(p, one, N);
+		for (size_t s = 0; s < N; s++)
+			sum[s] += one[s];
+		mn_profile_close(p);
+	}
+	assert_int_equal(shell("%s/mnemo merge -o %s/m123.yaml %s/r1.yaml %s/r2.yaml %s/r3.yaml",
+			       BINDIR, work, work, work, work), 0);
+	assert_int_equal(shell("%s/mnemo merge -o %s/m312.yaml %s/r3.yaml %s/r1.yaml %s/r2.yaml",
+			       BINDIR, work, work, work, work), 0);
+	snprintf(path, sizeof(path), "%s/m123.yaml", work);
+	if (mn_profile_open(&p, path, why, sizeof(why)))
+		fail_msg("merged profile: %s", why);
+	copy = sizes_at(p, "copy", "memcpy");
+	fill = sizes_at(p, "fill", "memset");
+	move = sizes_at(p, "move", "memmove");
+	assert_int_equal(copy.executions, 3000);
+	assert_int_equal(copy.nsizes, 3);
+	assert_int_equal(count_of(&copy, 16), 1000);
+	assert_int_equal(count_of(&copy, 32), 1000);
+	assert_int_equal(count_of(&copy, 48), 1000);
+	assert_int_equal(fill.executions, 1200);
+	assert_int_equal(count_of(&fill, 8), 900);
+	assert_int_equal(count_of(&fill, 24), 300);
+	assert_int_equal(move.executions, 150);
+	assert_int_equal(count_of(&move, 3), 50);
+	assert_int_equal(count_of(&move, 4), 50);
+	assert_int_equal(count_of(&move, 5), 50);
+	assert_int_equal(main_entries(p), 3);
+	executions(p, one, N);
+	for (size_t s = 0; s < N; s++)
+		if (one[s] != sum[s])
+			fail_msg("site %zu: merged executions %llu, the runs' sum %llu", s,
+				 (unsigned long long)one[s], (unsigned long long)sum[s]);
+	mn_profile_close(p);
+	a = section_text("m123.yaml");
+	b = section_text("m312.yaml");
+	if (strcmp(a, b))
+		fail_msg("merge(r1, r2, r3) != merge(r3, r1, r2)\n%s\n---\n%s", a, b);
+	free(a);
+	free(b);
+	free(sum);
+	free(one);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
+		cmocka_unit_test(test_merge_one_is_identity),
+		cmocka_unit_test(test_merge_sums),
 	};
 
 	return cmocka_run_group_tests_name("value-pattern memops e2e", tests, setup, teardown);
