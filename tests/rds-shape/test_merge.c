@@ -13,7 +13,8 @@
  *   the cyclic SCCs of the union of the runs' static shape graphs, computed here from the merged
  *   edges: union.c's list input makes type {a}, its tree input type {b}, the union type {a, b}
  *   (known by construction);
- * - a section that does not follow the schema is refused with its file, line and field.
+ * - a section that does not follow the schema is refused with its file, line and field;
+ * - `mnemo merge` writes the same section as this test's own folding.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -751,6 +752,35 @@ static void test_cut(void **state)
 	free(p);
 }
 
+/*
+ * `mnemo merge` (tools/merge.c) gives the same section as restore/merge/emit driven here, for
+ * every order of the three runs; one profile merges into itself byte for byte, the whole file.
+ */
+static void test_mnemo_merge(void **state)
+{
+	static const unsigned order[] = { 0, 1, 2 };
+	char *want, *got, out[600];
+
+	union_runs();
+	want = merged(paths, order, 3);
+	snprintf(out, sizeof(out), "%s/merged.yaml", work);
+	assert_int_equal(shell("%s/mnemo merge -o %s %s %s %s", BINDIR, out, paths[2], paths[0],
+			       paths[1]), 0);
+	got = section_text(out);
+	assert_string_equal(got, want);
+	free(got);
+	assert_int_equal(shell("%s/mnemo merge -o %s %s %s %s", BINDIR, out, paths[1], paths[2],
+			       paths[0]), 0);
+	got = section_text(out);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(shell("%s/mnemo merge -o %s %s", BINDIR, out, paths[i]), 0);
+		assert_int_equal(shell("cmp -s %s %s", out, paths[i]), 0);
+	}
+}
+
 static int setup(void **state)
 {
 	if (!mkdtemp(work))
@@ -776,6 +806,7 @@ int main(void)
 		cmocka_unit_test(test_sums_and_types),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_cut),
+		cmocka_unit_test(test_mnemo_merge),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
