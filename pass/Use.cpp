@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace llvm;
@@ -861,11 +862,23 @@ private:
   void globals();
   bool memops(Function &F);
 
+  /// One remark of a kind per source position: the copies of an unrolled
+  /// or vectorized access say the same thing.
+  bool firstAt(StringRef Remark, const DebugLoc &DL) {
+    if (!DL)
+      return true;
+    return Said
+        .insert({Remark.str(), DL->getFilename().str(), DL->getLine(),
+                 DL->getColumn()})
+        .second;
+  }
+
   Module &M;
   LLVMContext &Ctx;
   FunctionAnalysisManager &FAM;
   const UseInfo &U;
   bool Changed = false;
+  std::set<std::tuple<std::string, std::string, unsigned, unsigned>> Said;
 };
 
 void Applier::loops(Function &F, OptimizationRemarkEmitter &ORE) {
@@ -884,7 +897,8 @@ void Applier::loops(Function &F, OptimizationRemarkEmitter &ORE) {
       setLoopProperty(*L, "mnemo.dependence",
                       {mdInt(Ctx, A.CarriedCount), mdInt(Ctx, A.IntraCount)});
     Changed = true;
-    if (!A.Profiled || A.carried() || Runs->second < ClRemarkMin)
+    if (!A.Profiled || A.carried() || Runs->second < ClRemarkMin ||
+        !firstAt("NoCarriedDependence", loopLoc(*L)))
       continue;
     ORE.emit([&] {
       return OptimizationRemarkAnalysis(RemarkPass, "NoCarriedDependence",
@@ -914,7 +928,8 @@ void Applier::accesses(Function &F, OptimizationRemarkEmitter &ORE) {
           I.setMetadata("mnemo.constant",
                         MDNode::get(Ctx, {mdInt(Ctx, V->Value),
                                           mdInt(Ctx, V->Executions)}));
-          ORE.emit([&] {
+          if (firstAt("ConstantLoad", I.getDebugLoc()))
+            ORE.emit([&] {
             return OptimizationRemarkAnalysis(RemarkPass, "ConstantLoad", &I)
                    << "load always read "
                    << ore::NV("Value", std::to_string(V->Value))
@@ -931,7 +946,10 @@ void Applier::accesses(Function &F, OptimizationRemarkEmitter &ORE) {
                     MDNode::get(Ctx, {mdInt(Ctx, uint64_t(V->Stride)),
                                       mdFloat(Ctx, V->StrideFraction),
                                       mdInt(Ctx, V->Executions)}));
-      ORE.emit([&] {
+      // Stride 0 is one address every time (a scalar kept in memory), not
+      // a walk: metadata, no remark.
+      if (V->Stride != 0 && firstAt("StronglyStrided", I.getDebugLoc()))
+        ORE.emit([&] {
         return OptimizationRemarkAnalysis(RemarkPass, "StronglyStrided", &I)
                << (Store ? "store" : "load") << " is strongly strided: "
                << ore::NV("Stride", V->Stride) << " bytes in "
@@ -957,7 +975,7 @@ void Applier::objects(Function &F, OptimizationRemarkEmitter &ORE) {
                             mdInt(Ctx, T->Traversals),
                             mdInt(Ctx, T->MaxStabilityFactor)}));
       Changed = true;
-      if (Root)
+      if (Root && firstAt("RDSRoot", I.getDebugLoc()))
         ORE.emit([&] {
           OptimizationRemarkAnalysis R(RemarkPass, "RDSRoot", &I);
           R << "allocation site is the root of recursive data structure type "
@@ -979,7 +997,7 @@ void Applier::objects(Function &F, OptimizationRemarkEmitter &ORE) {
                     MDNode::get(Ctx, {MDString::get(Ctx, A->Advice),
                                       mdFloat(Ctx, A->Share)}));
       Changed = true;
-      if (A->splits())
+      if (A->splits() && firstAt("StructureSplitting", I.getDebugLoc()))
         ORE.emit([&] {
           return OptimizationRemarkAnalysis(RemarkPass, "StructureSplitting",
                                             &I)
@@ -1170,6 +1188,10 @@ PreservedAnalyses UsePrintPass::run(Module &M, ModuleAnalysisManager &MAM) {
         OS << "?";
       auto Runs = U.loopRuns(*L);
       DependenceAnswer A = U.loopDependences(*L);
+      if (Runs && Runs->first == 0) {
+        OS << ": never ran\n";
+        continue;
+      }
       if (!Runs || !A.Profiled) {
         OS << ": unknown\n";
         continue;
