@@ -840,7 +840,7 @@ static int restore_runs(struct objrel *r, struct rctx *c, const struct mn_pnode 
 }
 
 static int restore_group(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
-			 uint32_t *prev)
+			 int64_t *prev)
 {
 	const struct mn_pnode *hist;
 	const char *kind;
@@ -851,9 +851,9 @@ static int restore_group(struct objrel *r, struct rctx *c, const struct mn_pnode
 	e = ru32(c, row, "group", &site);
 	if (e)
 		return e;
-	if (*prev && site <= *prev)
+	if ((int64_t)site <= *prev)
 		return BAD(c, row, "group", "groups not sorted by group, or %u twice", site);
-	*prev = site ? site : 1;
+	*prev = site;
 	g = group_get(r, site);
 	if (!g)
 		return -ENOMEM;
@@ -991,7 +991,7 @@ static int restore_stream(struct objrel *r, struct rctx *c, const struct mn_pnod
 }
 
 static int restore_insn(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
-			uint32_t *prev)
+			int64_t *prev)
 {
 	const struct mn_pnode *st;
 	const char *access;
@@ -1003,9 +1003,9 @@ static int restore_insn(struct objrel *r, struct rctx *c, const struct mn_pnode 
 	e = ru32(c, row, "site", &site);
 	if (e)
 		return e;
-	if (*prev && site <= *prev)
+	if ((int64_t)site <= *prev)
 		return BAD(c, row, "site", "instructions not sorted by site, or %u twice", site);
-	*prev = site ? site : 1;
+	*prev = site;
 	in = mn_sitevec_get(&r->insns, site);
 	if (!in)
 		return -ENOMEM;
@@ -1054,7 +1054,7 @@ static int restore_section(struct objrel *r, const struct mn_profile *prof,
 {
 	struct rctx c = { prof, err, errlen };
 	const struct mn_pnode *lost, *groups, *insns, *ll;
-	uint32_t prev = 0;
+	int64_t prev = -1;   /* the last group or site read */
 	int e;
 
 	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
@@ -1101,7 +1101,7 @@ static int restore_section(struct objrel *r, const struct mn_profile *prof,
 	insns = rseq(&c, sec, "instructions");
 	if (!insns)
 		return -EINVAL;
-	prev = 0;
+	prev = -1;
 	for (size_t i = 0; i < mn_pnode_len(insns); i++) {
 		e = restore_insn(r, &c, mn_pnode_at(insns, i), &prev);
 		if (e)
