@@ -12,6 +12,7 @@
 #     of different lmad_limit.
 # Usage: merge.sh BUILD_DIR CHECKER PROGRAMS_DIR
 set -euo pipefail
+export LC_ALL=C   # sort and join agree on the order
 build=$1 check=$2 programs=$3
 bin=$build/bin
 work=$(mktemp -d /tmp/mnemo-objrel-merge.XXXXXX)
@@ -67,7 +68,8 @@ got=$(sed 's/- {//; s/}$//' merged.deps | awk -F', ' "$fields"'
 	{ print v["store"], v["load"], v["conflicts"], v["observed"], v["load_accesses"] }' | sort)
 cmp=$(join -j1 <(echo "$sums" | awk '{ print $1 "/" $2, $3, $4, $5 }') \
 	<(echo "$got" | awk '{ print $1 "/" $2, $3, $4, $5 }'))
-[ "$(echo "$sums" | wc -l)" = "$(echo "$got" | wc -l)" ] ||
+[ "$(echo "$sums" | wc -l)" = "$(echo "$got" | wc -l)" ] &&
+	[ "$(echo "$cmp" | wc -l)" = "$(echo "$got" | wc -l)" ] ||
 	fail "mnemo derive: the merged profile's pairs are not the runs' together:
 $sums
 ---
