@@ -45,9 +45,11 @@ refuse() {
 	echo "$out"
 }
 MNEMO_OBJREL_LOSSLESS=1 MNEMO_OUTPUT=fig3.ll.yaml ./fig3 >/dev/null
-refuse fig3.ll.yaml "fig3.ll.yaml:[0-9]+:[0-9]+: field 'lossless': the lossless streams of a run cannot be merged"
+refuse fig3.ll.yaml \
+	"fig3.ll.yaml:[0-9]+:[0-9]+: field 'lossless': the lossless streams of a run cannot be merged"
 sed '0,/, count: [0-9]*/s//, count: many/' in0.yaml >bad-count.yaml
-refuse bad-count.yaml "bad-count.yaml:[0-9]+:[0-9]+: field 'count': expected an unsigned integer, found 'many'"
+refuse bad-count.yaml \
+	"bad-count.yaml:[0-9]+:[0-9]+: field 'count': expected an unsigned integer, found 'many'"
 sed '0,/lifetime_max: [0-9]*/s//lifetime_max: 100000/' in0.yaml >bad-life.yaml
 refuse bad-life.yaml "bad-life.yaml:[0-9]+:[0-9]+: field 'lifetime_log2': "
 sed '0,/        run: 1$/s//        run: 7/' merged.yaml >bad-run.yaml
@@ -59,11 +61,13 @@ for f in in0 in1 in2 merged; do
 	"$bin/mnemo" derive "$f.yaml" | grep '^- {store:' >"$f.deps" || true
 done
 [ -s merged.deps ] || fail "mnemo derive found no pair in the merged profile"
-fields='{ for (i = 1; i <= NF; i++) { split($i, kv, ": "); gsub(/[{},]/, "", kv[2]); v[kv[1]] = kv[2] } }'
+fields='{ for (i = 1; i <= NF; i++) {
+		split($i, kv, ": "); gsub(/[{},]/, "", kv[2]); v[kv[1]] = kv[2] } }'
 sums=$(cat in0.deps in1.deps in2.deps | sed 's/- {//; s/}$//' | awk -F', ' "$fields"'
 	{ k = v["store"] " " v["load"]; c[k] += v["conflicts"]; o[k] += v["observed"];
 	  a[k] += v["load_accesses"]; n[k]++ }
-	END { for (k in c) print k, c[k], (n[k] == 3 ? o[k] : "-"), (n[k] == 3 ? a[k] : "-") }' | sort)
+	END { for (k in c)
+		print k, c[k], (n[k] == 3 ? o[k] : "-"), (n[k] == 3 ? a[k] : "-") }' | sort)
 got=$(sed 's/- {//; s/}$//' merged.deps | awk -F', ' "$fields"'
 	{ print v["store"], v["load"], v["conflicts"], v["observed"], v["load_accesses"] }' | sort)
 cmp=$(join -j1 <(echo "$sums" | awk '{ print $1 "/" $2, $3, $4, $5 }') \
@@ -75,7 +79,8 @@ $sums
 ---
 $got"
 echo "$cmp" | awk '$2 != $5 || ($3 != "-" && ($3 != $6 || $4 != $7)) { bad = 1; print "FAIL:", $0 }
-	END { exit bad }' >&2 || fail "mnemo derive of the merged profile is not the sum of the runs'"
+	END { exit bad }' >&2 ||
+	fail "mnemo derive of the merged profile is not the sum of the runs'"
 echo "ok mnemo derive of the merged profile: $(echo "$got" | wc -l) pairs, the runs' sums"
 
 if [ -x "$bin/mnemo" ] && "$bin/mnemo" merge --help >/dev/null 2>&1; then

@@ -202,7 +202,8 @@ static void check_sums(const char *merged, char **in, int n)
 {
 	struct mn_profile *m = open_profile(merged), *p[3];
 	const struct mn_pnode *ms = mn_profile_module(m, M->name), *s[3];
-	const struct mn_pnode *mg = mn_pnode_get(ms, "groups"), *mi = mn_pnode_get(ms, "instructions");
+	const struct mn_pnode *mg = mn_pnode_get(ms, "groups");
+	const struct mn_pnode *mi = mn_pnode_get(ms, "instructions");
 	static const char *const counts[] = { "accesses", "unattributed" };
 	uint64_t sum = 0, rows = 0, lmads = 0;
 	size_t checked = 0;
@@ -222,7 +223,8 @@ static void check_sums(const char *merged, char **in, int n)
 	      "sample_quality.accesses: expected the sum %" PRIu64, sum);
 	/* Every group: objects and bytes add, lifetime buckets add, min and max combine. */
 	for (size_t i = 0; i < mn_pnode_len(mg); i++) {
-		const struct mn_pnode *g = mn_pnode_at(mg, i), *h = mn_pnode_get(g, "lifetime_log2");
+		const struct mn_pnode *g = mn_pnode_at(mg, i);
+		const struct mn_pnode *h = mn_pnode_get(g, "lifetime_log2");
 		uint64_t id = u64(g, "group"), obj = 0, bytes = 0, lo = UINT64_MAX, hi = 0;
 		uint64_t bucket[65] = { 0 };
 
@@ -308,13 +310,15 @@ static int laws(char **in, const char *out)
 
 	ab = emit(merge(restore_path(in[0]), restore_path(in[1])));
 	ba = emit(merge(restore_path(in[1]), restore_path(in[0])));
-	CHECK(!strcmp(ab, ba), "merge(a, b) != merge(b, a):\n%s\n---- merge(b, a) ----\n%s", ab, ba);
+	CHECK(!strcmp(ab, ba), "merge(a, b) != merge(b, a):\n%s\n---- merge(b, a) ----\n%s", ab,
+	      ba);
 	if (!strcmp(ab, ba))
 		printf("ok merge(a, b) == merge(b, a)\n");
 
 	/* Over states, in both groupings. */
 	{
-		void *l = merge(merge(restore_path(in[0]), restore_path(in[1])), restore_path(in[2]));
+		void *l = merge(merge(restore_path(in[0]), restore_path(in[1])),
+				restore_path(in[2]));
 		void *r = merge(restore_path(in[0]), merge(restore_path(in[1]),
 							   restore_path(in[2])));
 
