@@ -972,7 +972,8 @@ static void rds_merge(void *into, void *from)
 
 	for (uint32_t e = 0; e < f->nedges; e++) {
 		const struct ssg_edge *x = &f->edges[e];
-		uint32_t u = node_of(r, f->sites[x->u].site), v = node_of(r, f->sites[x->v].site), i;
+		uint32_t u = node_of(r, f->sites[x->u].site), i;
+		uint32_t v = node_of(r, f->sites[x->v].site);
 
 		if (u == UINT32_MAX || v == UINT32_MAX) {
 			r->nomem++;

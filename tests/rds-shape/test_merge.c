@@ -84,7 +84,7 @@ static char *slurp_all(const char *path)
 	return text;
 }
 
-/* The rds-shape section as the profile's file has it: the lines under "  rds-shape:", unindented. */
+/* The rds-shape section as the profile file has it: the lines under "  rds-shape:", unindented. */
 static char *section_text(const char *path)
 {
 	char *text = slurp_all(path), *out = NULL, *save = NULL;
@@ -528,8 +528,9 @@ static void test_sums_and_types(void **state)
 				 u64(mn_profile_module(in[1], "rds-shape"), top[k]) +
 				 u64(mn_profile_module(in[2], "rds-shape"), top[k]));
 	for (size_t k = 0; k < sizeof(heap) / sizeof(heap[0]); k++)
-		assert_int_equal(u64(sec(m, "heap"), heap[k]), u64(sec(in[0], "heap"), heap[k]) +
-				 u64(sec(in[1], "heap"), heap[k]) + u64(sec(in[2], "heap"), heap[k]));
+		assert_int_equal(u64(sec(m, "heap"), heap[k]),
+				 u64(sec(in[0], "heap"), heap[k]) + u64(sec(in[1], "heap"), heap[k]) +
+				 u64(sec(in[2], "heap"), heap[k]));
 	for (int i = 0; i < 3; i++) {
 		uint64_t pk = u64(sec(in[i], "heap"), "peak_live");
 
@@ -652,18 +653,20 @@ static void test_refused(void **state)
 	int rc;
 
 	union_runs();
-	good = section_text(paths[0]);   /* list 10: type {a}, edges a -> a (9 stores), b -> a */
+	good = section_text(paths[0]);   /* list 10: type {a} with one instance; a -> a, b -> a */
 	expect_refused(good, "threshold: 0.99", "threshold: 0.9", "field 'threshold'");
-	expect_refused(good, "stores: 9,", "stores: many,",
-		       "field 'stores': expected an unsigned integer, found 'many'");
-	expect_refused(good, "lifetime_events: 50, ", "", "missing field 'lifetime_events'");
+	expect_refused(good, ", stores: ", ", stores: many",
+		       "field 'stores': expected an unsigned integer, found 'many");
+	/* a profile written before the field existed */
+	expect_refused(good, "lifetime_events: ", "lifetime_evts: ",
+		       "missing field 'lifetime_events'");
 	expect_refused(good, "same_type: true", "same_type: false", "field 'same_type'");
 	expect_refused(good, "instances_listed: 1", "instances_listed: 2",
 		       "field 'instances_listed'");
 	expect_refused(good, "sites: [", "sites: [1, ", "field 'sites'");
 	expect_refused(good, "summary: {types: 1, instances: 1,",
 		       "summary: {types: 1, instances: 2,", "field 'instances'");
-	expect_refused(good, "pattern: dfs}", "stability_capped: false, pattern: dfs}",
+	expect_refused(good, "pattern: ", "stability_capped: false, pattern: ",
 		       "field 'stability_capped'");
 	expect_refused(good, "- {instance: 2, type: 1,", "- {instance: 2, type: 2,",
 		       "field 'type': no type 2");
