@@ -483,7 +483,7 @@ static int emit_entry(const struct site *s, struct mn_prof *p)
 	}
 	slots = strides_of(s, &n);
 	for (uint32_t i = 0; i < n; i++)
-		strides += slots[i].count;   /* every stride counted once: executions - 1 in a run */
+		strides += slots[i].count;   /* each stride counted once: executions - 1 in a run */
 	if (n) {
 		uint64_t covered;
 
@@ -805,9 +805,9 @@ static int restore_entry(struct rd *r, struct vp *vp, const struct mn_pnode *row
 		return e;
 	if (s->capped ? distinct != VALUE_CAP : !distinct || distinct > VALUE_CAP)
 		return mn_pnode_errorf(r->prof, mn_pnode_get(row, "distinct"), r->err, r->errlen,
-				       "field 'distinct': %llu with value_cap %d and distinct_capped "
-				       "%s", (unsigned long long)distinct, VALUE_CAP,
-				       s->capped ? "true" : "false");
+				       "field 'distinct': %llu with value_cap %d and "
+				       "distinct_capped %s", (unsigned long long)distinct,
+				       VALUE_CAP, s->capped ? "true" : "false");
 	if (s->capped)
 		s->ndistinct = VALUE_CAP;
 	else if ((e = restore_values(r, row, s, distinct)))
@@ -867,8 +867,8 @@ static int restore_memop(struct rd *r, struct vp *vp, const struct mn_pnode *row
 			return e;
 		for (size_t j = 0; j < i; j++)
 			if (m->sizes[j].size == m->sizes[i].size)
-				return mn_pnode_errorf(r->prof, c, r->err, r->errlen, "size %llu is "
-						       "listed twice",
+				return mn_pnode_errorf(r->prof, c, r->err, r->errlen,
+						       "size %llu is listed twice",
 						       (unsigned long long)m->sizes[i].size);
 	}
 	m->nsizes = (uint32_t)n;

@@ -188,7 +188,8 @@ static char *section_text(const char *name)
 /* The executions of every entry, by site (0 for a site a profile lacks). */
 static void executions(const struct mn_profile *p, uint64_t *by_site, size_t n)
 {
-	const struct mn_pnode *rows = mn_pnode_get(mn_profile_module(p, "value-pattern"), "entries");
+	const struct mn_pnode *sec = mn_profile_module(p, "value-pattern");
+	const struct mn_pnode *rows = mn_pnode_get(sec, "entries");
 
 	memset(by_site, 0, n * sizeof(*by_site));
 	for (size_t i = 0; i < mn_pnode_len(rows); i++) {
@@ -205,7 +206,8 @@ static void test_merge_one_is_identity(void **state)
 	char *a, *b;
 
 	mn_profile_close(run("", "one.yaml"));
-	assert_int_equal(shell("%s/mnemo merge -o %s/alone.yaml %s/one.yaml", BINDIR, work, work), 0);
+	assert_int_equal(shell("%s/mnemo merge -o %s/alone.yaml %s/one.yaml", BINDIR, work, work),
+			 0);
 	a = section_text("one.yaml");
 	b = section_text("alone.yaml");
 	if (strcmp(a, b))

@@ -447,11 +447,14 @@ static void test_functions_and_memops(void **state)
 		"- {site: 1, entries: 2}\n"
 		"- {site: 8, entries: 3}\n"
 		"memops:\n"
-		"- {site: 3, op: memcpy, executions: 1000, sizes: [{size: 16, count: 1000}], other: 0}\n"
-		"- {site: 4, op: memset, executions: 19, sizes: [{size: 100, count: 7}, {size: 200, "
-		"count: 3}, {size: 1, count: 1}, {size: 2, count: 1}, {size: 3, count: 1}, {size: 4, "
-		"count: 1}, {size: 5, count: 1}, {size: 6, count: 1}], other: 3}\n"
-		"- {site: 5, op: memmove, executions: 1, sizes: [{size: 16777215, count: 1}], other: 0}\n");
+		"- {site: 3, op: memcpy, executions: 1000, sizes: [{size: 16, count: 1000}], "
+		"other: 0}\n"
+		"- {site: 4, op: memset, executions: 19, sizes: [{size: 100, count: 7}, "
+		"{size: 200, count: 3}, {size: 1, count: 1}, {size: 2, count: 1}, {size: 3, "
+		"count: 1}, {size: 4, count: 1}, {size: 5, count: 1}, {size: 6, count: 1}], "
+		"other: 3}\n"
+		"- {site: 5, op: memmove, executions: 1, sizes: [{size: 16777215, count: 1}], "
+		"other: 0}\n");
 	/* The memop stores are value-pattern entries like any store. */
 	assert_int_equal(u64(&s, entry(&s, 3), "executions"), 1000);
 	assert_int_equal(u64(&s, entry(&s, 4), "executions"), 19);
@@ -752,7 +755,8 @@ static struct mn_profile *as_profile(const char *section)
 	snprintf(path, sizeof(path), "%s/p%u.yaml", tmpdir, n++);
 	f = fopen(path, "w");
 	assert_non_null(f);
-	fputs("format: mnemo-profile/1\ncomplete: true\nsites: {}\nmodules:\n  value-pattern:\n", f);
+	fputs("format: mnemo-profile/1\ncomplete: true\nsites: {}\n"
+	      "modules:\n  value-pattern:\n", f);
 	for (const char *l = section; *l;) {
 		const char *e = strchr(l, '\n');
 		size_t len = e ? (size_t)(e - l) : strlen(l);
@@ -802,7 +806,8 @@ static void expect_round_trip(const char *text)
 	char *again = emit_text(st);
 
 	if (strcmp(again, text))
-		fail_msg("emit(restore(s)) != s\n--- s:\n%s\n--- emit(restore(s)):\n%s", text, again);
+		fail_msg("emit(restore(s)) != s\n--- s:\n%s\n--- emit(restore(s)):\n%s", text,
+			 again);
 	free(again);
 	vp_free(st);
 }
@@ -844,7 +849,8 @@ static void *random_run(const struct mn_run *run, uint64_t seed, unsigned first,
 		if (site % 2 && site <= 30)
 			load(st, site, addr[site], value);
 		else
-			VP->store(st, site, addr[site], value, (uint32_t)(rng(&x) % (2 + site % 11)));
+			VP->store(st, site, addr[site], value,
+				  (uint32_t)(rng(&x) % (2 + site % 11)));
 		if (rng(&x) % 16 == 0)
 			VP->func_entry(st, 41 + (uint32_t)(rng(&x) % 5));
 	}
@@ -1051,17 +1057,20 @@ static void test_merge_known(void **state)
 	/* Strides of 7: x's 9 of 8; y's Space-Saving table after 1..9: {2..8: 1, 9: 2 err 1}.
 	 * Union: 8 gets 9 + 1, of 9 + 9 strides in all. */
 	expect_row_has(&s, 7, "executions: 20, constant: false, distinct: 15, "
-		       "distinct_capped: false, values: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, "
-		       "14], stride: 8, stride_fraction: 0.5555555555555556, strongly_strided: false, "
+		       "distinct_capped: false, values: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+		       "13, 14], stride: 8, stride_fraction: 0.5555555555555556, "
+		       "strongly_strided: false, "
 		       "strides: {8: 10, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, 9: 2}, "
 		       "stride_errs: {9: 1}}");
-	assert_non_null(strstr(m, "functions:\n- {site: 1, entries: 7}\n- {site: 8, entries: 1}\n"));
+	assert_non_null(strstr(m, "functions:\n- {site: 1, entries: 7}\n"
+			       "- {site: 8, entries: 1}\n"));
 	/* Every length of the union, by count then size; the 9s of x's other stay in other. */
 	assert_non_null(strstr(m, "- {site: 4, op: memset, executions: 17, sizes: [{size: 1, "
 			       "count: 4}, {size: 2, count: 1}, {size: 3, count: 1}, {size: 4, "
 			       "count: 1}, {size: 5, count: 1}, {size: 6, count: 1}, {size: 7, "
 			       "count: 1}, {size: 8, count: 1}, {size: 9, count: 1}, {size: 10, "
-			       "count: 1}, {size: 11, count: 1}, {size: 12, count: 1}], other: 2}\n"));
+			       "count: 1}, {size: 11, count: 1}, {size: 12, count: 1}], "
+			       "other: 2}\n"));
 	m3 = merged(tx, ty, tz);
 	s.text = m3;
 	expect_row_has(&s, 2, "executions: 16, constant: false, distinct: 2, "
@@ -1104,10 +1113,12 @@ static void test_restore_errors(void **state)
 	static const struct {
 		const char *section, *message;
 	} bad[] = {
-		{ "value_cap: 8\nstrong_stride_fraction: 0.7\nentries: []\nfunctions: []\nmemops: []\n",
+		{ "value_cap: 8\nstrong_stride_fraction: 0.7\nentries: []\nfunctions: []\n"
+		  "memops: []\n",
 		  ":6:16: value_cap 8: this value-pattern tracks 16 values" },
 		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries:\n- {site: 3, access: load, "
-		  "executions: many, constant: true, value: 1, distinct: 1, distinct_capped: false}\n"
+		  "executions: many, constant: true, value: 1, distinct: 1, "
+		  "distinct_capped: false}\n"
 		  "functions: []\nmemops: []\n",
 		  ":9:43: field 'executions': expected an unsigned integer, found 'many'" },
 		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries:\n- {site: 3, access: load, "
