@@ -14,7 +14,8 @@
  *   edges: union.c's list input makes type {a}, its tree input type {b}, the union type {a, b}
  *   (known by construction);
  * - a section that does not follow the schema is refused with its file, line and field;
- * - `mnemo merge` writes the same section as this test's own folding.
+ * - `mnemo merge` writes the same section as this test's own folding;
+ * - a state fresh from events emits the same twice, and merges as its profile restored does.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -784,6 +785,98 @@ static void test_mnemo_merge(void **state)
 	}
 }
 
+/* ---- States of live runs (events, no program) ------------------------------------------------ */
+
+#define OBJ(k) (UINT64_C(0x200000000) + (uint64_t)(k) * 64)
+
+/*
+ * A run driven with events: a list of `n` objects of site `s` (each pointing to the last made),
+ * hung off one object of site `h` (h -> s), walked twice; then a second list of site s made,
+ * walked once and freed (an instance that ends before the run does).  Objects from `base` on.
+ */
+static void *live_run(uint32_t s, uint32_t h, unsigned n, unsigned base)
+{
+	void *st = calloc(1, RDS->state_size);
+	unsigned k;
+
+	assert_non_null(st);
+	assert_int_equal(RDS->init(st, NULL), 0);
+	RDS->heap_alloc(st, h, OBJ(base), 24);
+	for (k = 1; k <= n; k++) {
+		RDS->heap_alloc(st, s, OBJ(base + k), 24);
+		if (k > 1)
+			RDS->store(st, 0, OBJ(base + k), OBJ(base + k - 1), 8);
+	}
+	RDS->store(st, 0, OBJ(base) + 8, OBJ(base + n), 8);
+	for (int w = 0; w < 2; w++)
+		for (k = n; k > 1; k--)
+			RDS->load(st, 0, OBJ(base + k), OBJ(base + k - 1), 8);
+	for (k = 1; k <= 3; k++) {
+		RDS->heap_alloc(st, s, OBJ(base + 100 + k), 24);
+		if (k > 1)
+			RDS->store(st, 0, OBJ(base + 100 + k), OBJ(base + 100 + k - 1), 8);
+	}
+	RDS->load(st, 0, OBJ(base + 103), OBJ(base + 102), 8);
+	for (k = 1; k <= 3; k++)
+		RDS->heap_free(st, 0, OBJ(base + 100 + k));
+	return st;
+}
+
+/*
+ * A state fresh from its events reads as its profile restored: emitted twice it gives the same
+ * section (the end of the run is taken once), and two such runs merged give what their profiles,
+ * restored, give merged.  The runs: site 1 lists hung off site 2 (type {1}), site 2 lists hung off
+ * site 1 (type {2}); merged, one type {1, 2} of four instances.
+ */
+static void test_live_states(void **state)
+{
+	void *a = live_run(1, 2, 5, 0), *b = live_run(2, 1, 7, 1000), *x;
+	char *ta = emit(a), *tb = emit(b), *wa, *wb, *direct, *restored, *again;
+	struct mn_profile *m;
+
+	again = emit(a);
+	assert_string_equal(again, ta);
+	free(again);
+	drop(a);
+	drop(b);
+	wa = wrap(ta);
+	wb = wrap(tb);
+	expect_round_trip(wa);
+	expect_round_trip(wb);
+	/* one run: its rows are over the section's clock (no run_events), and the types' run_events
+	 * are that clock once per instance */
+	m = open_profile(wa);
+	assert_int_equal(u64(sec(m, "summary"), "instances"), 2);
+	assert_int_equal(u64(sec(m, "summary"), "run_events"),
+			 2 * u64(mn_profile_module(m, "rds-shape"), "events"));
+	assert_int_equal(mn_pnode_len(sec(m, "instances")), 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_null(mn_pnode_get(mn_pnode_at(sec(m, "instances"), i), "run_events"));
+	mn_profile_close(m);
+
+	a = live_run(1, 2, 5, 0);
+	b = live_run(2, 1, 7, 1000);
+	RDS->merge(a, b);   /* two live runs, settled by merge() */
+	drop(b);
+	direct = emit(a);
+	drop(a);
+	restored = merged2(wa, wb);
+	assert_string_equal(direct, restored);
+	x = wrap(restored);
+	m = open_profile(x);
+	assert_int_equal(u64(sec(m, "summary"), "types"), 1);
+	assert_int_equal(u64(sec(m, "summary"), "instances"), 4);
+	assert_int_equal(u64(sec(m, "summary"), "nodes"), 5 + 3 + 7 + 3);
+	mn_profile_close(m);
+	free(x);
+	free(ta);
+	free(tb);
+	free(wa);
+	free(wb);
+	free(direct);
+	free(restored);
+}
+
 static int setup(void **state)
 {
 	if (!mkdtemp(work))
@@ -810,6 +903,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_mnemo_merge),
+		cmocka_unit_test(test_live_states),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
