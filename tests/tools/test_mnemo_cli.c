@@ -1,7 +1,9 @@
 /*
  * `mnemo` as a user runs it: bin/mnemo is copied into a fake prefix that has two module specs, and
  * run as a subprocess.  `report` on handcrafted profiles (sorting, --top, site rendering, the
- * incomplete banner, width); `run` option errors, exit status and signal propagation; the helps.
+ * incomplete banner, width); `run` option errors, exit status and signal propagation; `merge` on
+ * handcrafted profiles (the header of one and of several runs, every refusal, OUT as an input);
+ * the helps.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -617,6 +619,242 @@ static void test_run_environment(void **state)
 	free_result(&r);
 }
 
+/* ---- merge ----------------------------------------------------------------------------------- */
+
+/* What a merge profile may vary: the rest is fixed. */
+struct mprof {
+	const char *arg;          /* argv[1] */
+	int exit_status;
+	int events;
+	const char *binary;       /* the `binary:` line, or "" for none */
+	const char *site1_kind;
+	const char *load;         /* null's load count (text: may be malformed) */
+	const char *context;      /* dependence's context: setting */
+	bool dependence;          /* with the dependence section */
+};
+
+/*
+ * A profile as the backend writes one (so that merging it alone gives it back): null's counts and
+ * a dependence section.  Line 11 is null's `load:`.
+ */
+static const char *write_merge_profile(const char *name, const struct mprof *m)
+{
+	const char *path = path_in(name);
+	char text[4096];
+
+	snprintf(text, sizeof(text),
+		 "format: mnemo-profile/1\n"
+		 "program: {argv: [./prog, %s], exit_status: %d, signal: null, events: %d}\n"
+		 "%s"
+		 "complete: true\n"
+		 "sites:\n"
+		 "  1: {kind: %s, function: main, file: p.c, line: 3, column: 5}\n"
+		 "  2: {kind: loop, function: main, file: p.c, line: 2, column: 3}\n"
+		 "modules:\n"
+		 "  \"null\":\n"
+		 "    counts:\n"
+		 "      load: %s\n"
+		 "      store: 2\n"
+		 "      heap_alloc: 0\n"
+		 "      heap_free: 0\n"
+		 "      func_entry: 1\n"
+		 "      func_exit: 1\n"
+		 "      loop_invoke: 1\n"
+		 "      loop_iter: 4\n"
+		 "      loop_exit: 1\n"
+		 "%s%s%s",
+		 m->arg, m->exit_status, m->events, m->binary, m->site1_kind, m->load,
+		 m->dependence ? "  dependence:\n    granularity: 8\n    context: " : "",
+		 m->dependence ? m->context : "",
+		 m->dependence ? "\n    loops:\n"
+		 "    - {loop: 2, invocations: 1, iterations: 4}\n"
+		 "    dependences:\n"
+		 "    - {loop: 2, kind: raw, src: 1, dst: 1, carried: true, count: 3, "
+		 "min_distance: 1, max_distance: 2}\n"
+		 "    lost: {aliases: 0, nomem: 0, clipped: 0, clock_resets: 0}\n" : "");
+	write_file(path, text);
+	return path;
+}
+
+#define BINARY_A "binary: {site_count: 2, site_table_hash: \"0123456789abcdef\"}\n"
+#define BINARY_B "binary: {site_count: 2, site_table_hash: fedcba9876543210}\n"
+
+static const struct mprof mbase = { "x", 0, 10, BINARY_A, "load", "1", "false", true };
+
+/* No leftover temporary file of a merge in dir. */
+static void expect_no_tmp(void)
+{
+	char cmd[4300];
+	char *list;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' > '%s/ls.out'", dir, dir);
+	assert_int_equal(system(cmd), 0);
+	list = read_file(path_in("ls.out"));
+	expect_lacks(list, ".merge.");
+	free(list);
+}
+
+static void test_merge_header(void **state)
+{
+	struct mprof m = mbase;
+	const char *a, *b, *c, *out = path_in("merged.yaml");
+	char *text, *want;
+	struct result r;
+
+	a = write_merge_profile("a.yaml", &m);
+	m.events = 20;
+	m.load = "5";
+	b = write_merge_profile("b.yaml", &m);
+	m.arg = "y";
+	m.exit_status = 3;
+	m.load = "7";
+	c = write_merge_profile("c.yaml", &m);
+
+	/* One profile: itself, byte for byte. */
+	r = run_mnemo("merge", "-o", out, a, NULL);
+	expect_exit(&r, 0);
+	text = read_file(out);
+	want = read_file(a);
+	assert_string_equal(text, want);
+	free(text);
+	free(want);
+	free_result(&r);
+
+	/* Two runs, same argv: kept; events and counts add; distances min/max. */
+	r = run_mnemo("merge", "-o", out, a, b, NULL);
+	expect_exit(&r, 0);
+	text = read_file(out);
+	expect_has(text, "program: {argv: [./prog, x], runs: 2, exit_status: 0, signal: null, "
+		   "events: 30}\n" BINARY_A "complete: true\n");
+	expect_has(text, "      load: 6\n      store: 4\n");
+	expect_has(text, "      loop_iter: 8\n");
+	expect_has(text, "    - {loop: 2, invocations: 2, iterations: 8}\n");
+	expect_has(text, "count: 6, min_distance: 1, max_distance: 2}");
+	free(text);
+	free_result(&r);
+
+	/* argv and exit status differ: left out and null; three runs. */
+	r = run_mnemo("merge", "-o", "-", a, b, c, NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "program: {runs: 3, exit_status: null, signal: null, events: 50}\n");
+	expect_has(r.out, "      load: 13\n");
+	free_result(&r);
+	expect_no_tmp();
+}
+
+static void test_merge_refusals(void **state)
+{
+	struct mprof m = mbase;
+	const char *a, *b, *out = path_in("refused.yaml");
+	char want[9000];
+	struct result r;
+
+	a = write_merge_profile("a.yaml", &m);
+	write_file(out, "untouched\n");
+
+	/* Different binaries: by binary:, and by the site rows when a profile has none. */
+	m.binary = BINARY_B;
+	b = write_merge_profile("b.yaml", &m);
+	r = run_mnemo("merge", "-o", out, a, b, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: merge: '%s' and '%s' are profiles of different "
+		 "binaries (binary.site_table_hash 0123456789abcdef and fedcba9876543210)\n", a, b);
+	assert_string_equal(r.err, want);
+	free_result(&r);
+	m.binary = "";
+	m.site1_kind = "store";
+	b = write_merge_profile("b.yaml", &m);
+	r = run_mnemo("merge", "-o", out, a, b, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: merge: '%s' and '%s' are profiles of different "
+		 "binaries (site 1: kind 'load' and 'store')\n", a, b);
+	assert_string_equal(r.err, want);
+	free_result(&r);
+
+	/* Different settings: the key, both values, both files. */
+	m = mbase;
+	m.context = "true";
+	b = write_merge_profile("b.yaml", &m);
+	r = run_mnemo("merge", "-o", out, a, b, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: merge: module 'dependence': setting 'context' "
+		 "differs: 'false' in '%s', 'true' in '%s'\n", a, b);
+	assert_string_equal(r.err, want);
+	free_result(&r);
+
+	/* Different module sets. */
+	m = mbase;
+	m.dependence = false;
+	b = write_merge_profile("b.yaml", &m);
+	r = run_mnemo("merge", "-o", out, a, b, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: merge: module 'dependence' is in '%s' but not in "
+		 "'%s'\n", a, b);
+	assert_string_equal(r.err, want);
+	free_result(&r);
+
+	/* A section that does not restore: the module's message names file:line:col and field. */
+	m = mbase;
+	m.load = "many";
+	b = write_merge_profile("b.yaml", &m);
+	r = run_mnemo("merge", "-o", out, a, b, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: merge: module 'null': %s:11:", b);
+	expect_has(r.err, want);
+	expect_has(r.err, "field 'load': expected an unsigned integer");
+	free_result(&r);
+
+	/* Nothing was written over OUT, and no temporary file is left. */
+	{
+		char *text = read_file(out);
+
+		assert_string_equal(text, "untouched\n");
+		free(text);
+	}
+	expect_no_tmp();
+
+	/* Usage. */
+	r = run_mnemo("merge", a, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: no output: give -o OUT");
+	free_result(&r);
+	r = run_mnemo("merge", "-o", out, NULL);
+	expect_exit(&r, 2);
+	expect_has(r.err, "mnemo: no profiles to merge");
+	free_result(&r);
+	r = run_mnemo("merge", "-o", out, path_in("missing.yaml"), NULL);
+	expect_exit(&r, 1);
+	expect_has(r.err, "mnemo: merge: ");
+	expect_has(r.err, "missing.yaml");
+	free_result(&r);
+}
+
+/* OUT may be an input: it is read in full before it is replaced. */
+static void test_merge_in_place(void **state)
+{
+	struct mprof m = mbase;
+	const char *a, *b, *ref = path_in("ref.yaml");
+	char *want, *got;
+	struct result r;
+
+	a = write_merge_profile("a.yaml", &m);
+	m.load = "5";
+	b = write_merge_profile("b.yaml", &m);
+	r = run_mnemo("merge", "-o", ref, a, b, NULL);
+	expect_exit(&r, 0);
+	free_result(&r);
+	r = run_mnemo("merge", "-o", a, a, b, NULL);
+	expect_exit(&r, 0);
+	free_result(&r);
+	want = read_file(ref);
+	got = read_file(a);
+	assert_string_equal(got, want);
+	expect_has(got, "runs: 2");
+	free(want);
+	free(got);
+	expect_no_tmp();
+}
+
 /* ---- help ------------------------------------------------------------------------------------ */
 
 static void test_help(void **state)
@@ -719,6 +957,9 @@ int main(void)
 		cmocka_unit_test(test_run_option_errors),
 		cmocka_unit_test(test_run_status_and_signal),
 		cmocka_unit_test(test_run_environment),
+		cmocka_unit_test(test_merge_header),
+		cmocka_unit_test(test_merge_refusals),
+		cmocka_unit_test(test_merge_in_place),
 		cmocka_unit_test(test_help),
 	};
 
