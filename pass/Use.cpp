@@ -84,7 +84,7 @@ struct UseInfo::Data {
 
   // dependence
   bool HasDependence = false;
-  std::vector<DependenceRow> Deps; // sorted by loop
+  std::vector<DependenceRow> Deps;                            // sorted by loop
   DenseMap<uint32_t, std::pair<unsigned, unsigned>> DepRange; // loop -> [b, e)
   DenseMap<uint32_t, std::pair<uint64_t, uint64_t>> LoopRuns;
 
@@ -304,10 +304,10 @@ public:
     return Out;
   }
 
-  template <typename T> bool req(int (*Fn)(const mn_profile *,
-                                           const mn_pnode *, const char *, T *,
-                                           char *, size_t),
-                                 const mn_pnode *Row, const char *Key, T &V) {
+  template <typename T>
+  bool req(int (*Fn)(const mn_profile *, const mn_pnode *, const char *, T *,
+                     char *, size_t),
+           const mn_pnode *Row, const char *Key, T &V) {
     if (Failed)
       return false;
     if (Fn(P, Row, Key, &V, Err, sizeof(Err))) {
@@ -317,10 +317,10 @@ public:
     return true;
   }
   /// An optional field: a missing key keeps V; a wrong type fails.
-  template <typename T> bool opt(int (*Fn)(const mn_profile *,
-                                           const mn_pnode *, const char *, T *,
-                                           char *, size_t),
-                                 const mn_pnode *Row, const char *Key, T &V) {
+  template <typename T>
+  bool opt(int (*Fn)(const mn_profile *, const mn_pnode *, const char *, T *,
+                     char *, size_t),
+           const mn_pnode *Row, const char *Key, T &V) {
     if (Failed)
       return false;
     int R = Fn(P, Row, Key, &V, nullptr, 0);
@@ -384,7 +384,7 @@ void readDependence(const mn_profile *P, const mn_pnode *Sec,
     R.opt(U64, Row, "min_distance", D.MinDistance);
     R.opt(U64, Row, "max_distance", D.MaxDistance);
     StringRef K = Kind;
-    D.K = K == "war" ? DependenceRow::WAR
+    D.K = K == "war"   ? DependenceRow::WAR
           : K == "waw" ? DependenceRow::WAW
                        : DependenceRow::RAW;
     Rows.push_back(D);
@@ -493,8 +493,7 @@ void readRDSShape(const mn_profile *P, const mn_pnode *Sec, UseInfo::Data &D) {
   }
 }
 
-void readAffinity(const mn_profile *P, const mn_pnode *Sec,
-                  UseInfo::Data &D) {
+void readAffinity(const mn_profile *P, const mn_pnode *Sec, UseInfo::Data &D) {
   SectionReader R(P, "structure-affinity");
   std::vector<AffinityAdvice> Advice;
   const mn_pnode *Structs = mn_pnode_get(Sec, "structures");
@@ -768,9 +767,8 @@ UseInfo UseAnalysis::run(Module &M, ModuleAnalysisManager &MAM) {
   errs() << "mnemo-use: " << U.Path << ": " << U.Matched << " of " << U.Total
          << " sites matched (" << (U.ById ? "by id" : "by location") << ")\n";
   if (NUnmatched) {
-    errs() << "mnemo-use: warning: " << U.Path << ": " << NUnmatched
-           << " site" << (NUnmatched == 1 ? "" : "s")
-           << " did not match this build";
+    errs() << "mnemo-use: warning: " << U.Path << ": " << NUnmatched << " site"
+           << (NUnmatched == 1 ? "" : "s") << " did not match this build";
     for (size_t I = 0; I < Unmatched.size(); ++I)
       errs() << (I ? ", " : (ClUseVerbose ? ": " : ", e.g. "))
              << describe(*Unmatched[I]);
@@ -930,12 +928,12 @@ void Applier::accesses(Function &F, OptimizationRemarkEmitter &ORE) {
                                           mdInt(Ctx, V->Executions)}));
           if (firstAt("ConstantLoad", I.getDebugLoc()))
             ORE.emit([&] {
-            return OptimizationRemarkAnalysis(RemarkPass, "ConstantLoad", &I)
-                   << "load always read "
-                   << ore::NV("Value", std::to_string(V->Value))
-                   << " in the profile ("
-                   << ore::NV("Executions", V->Executions) << " executions)";
-          });
+              return OptimizationRemarkAnalysis(RemarkPass, "ConstantLoad", &I)
+                     << "load always read "
+                     << ore::NV("Value", std::to_string(V->Value))
+                     << " in the profile ("
+                     << ore::NV("Executions", V->Executions) << " executions)";
+            });
         }
     for (bool Store : {false, true}) {
       const AccessValues *V = U.values(I, Store);
@@ -950,13 +948,14 @@ void Applier::accesses(Function &F, OptimizationRemarkEmitter &ORE) {
       // a walk: metadata, no remark.
       if (V->Stride != 0 && firstAt("StronglyStrided", I.getDebugLoc()))
         ORE.emit([&] {
-        return OptimizationRemarkAnalysis(RemarkPass, "StronglyStrided", &I)
-               << (Store ? "store" : "load") << " is strongly strided: "
-               << ore::NV("Stride", V->Stride) << " bytes in "
-               << ore::NV("Percent", unsigned(V->StrideFraction * 100 + 0.5))
-               << "% of " << ore::NV("Executions", V->Executions)
-               << " executions";
-      });
+          return OptimizationRemarkAnalysis(RemarkPass, "StronglyStrided", &I)
+                 << (Store ? "store" : "load")
+                 << " is strongly strided: " << ore::NV("Stride", V->Stride)
+                 << " bytes in "
+                 << ore::NV("Percent", unsigned(V->StrideFraction * 100 + 0.5))
+                 << "% of " << ore::NV("Executions", V->Executions)
+                 << " executions";
+        });
       break;
     }
   }
@@ -1002,8 +1001,8 @@ void Applier::objects(Function &F, OptimizationRemarkEmitter &ORE) {
           return OptimizationRemarkAnalysis(RemarkPass, "StructureSplitting",
                                             &I)
                  << "structure "
-                 << ore::NV("Type", A->Type.empty() ? A->Name : A->Type)
-                 << ": " << ore::NV("Advice", A->Advice);
+                 << ore::NV("Type", A->Type.empty() ? A->Name : A->Type) << ": "
+                 << ore::NV("Advice", A->Advice);
         });
     }
   }
@@ -1062,8 +1061,7 @@ bool Applier::memops(Function &F) {
                                           : A.Value < B.Value;
               });
     MI->setMetadata(LLVMContext::MD_prof, nullptr);
-    annotateValueSite(M, *MI, VDs, Op->Executions, IPVK_MemOPSize,
-                      VDs.size());
+    annotateValueSite(M, *MI, VDs, Op->Executions, IPVK_MemOPSize, VDs.size());
     Annotated = true;
   }
   if (!Annotated)
@@ -1198,15 +1196,14 @@ PreservedAnalyses UsePrintPass::run(Module &M, ModuleAnalysisManager &MAM) {
       }
       OS << ": invocations " << Runs->first << " iterations " << Runs->second
          << " carried " << (A.carried() ? "yes" : "no") << " ("
-         << A.CarriedCount << ") intra " << (A.IntraRows ? "yes" : "no")
-         << " (" << A.IntraCount << ")\n";
+         << A.CarriedCount << ") intra " << (A.IntraRows ? "yes" : "no") << " ("
+         << A.IntraCount << ")\n";
       // Every ordered pair of the loop's matched accesses (its own blocks,
       // inner loops included).
       SmallVector<const Instruction *, 32> Acc;
       for (BasicBlock *BB : L->blocks())
         for (Instruction &I : *BB)
-          if ((isa<LoadInst>(I) || isa<StoreInst>(I) ||
-               isa<MemIntrinsic>(I)) &&
+          if ((isa<LoadInst>(I) || isa<StoreInst>(I) || isa<MemIntrinsic>(I)) &&
               !U.sitesOf(&I).empty())
             Acc.push_back(&I);
       for (const Instruction *S : Acc)
@@ -1217,8 +1214,8 @@ PreservedAnalyses UsePrintPass::run(Module &M, ModuleAnalysisManager &MAM) {
           OS << "  " << accessName(*S) << " " << where(*S) << " -> "
              << accessName(*T) << " " << where(*T) << ":";
           if (P.carried())
-            OS << " carried " << P.CarriedCount << " distance "
-               << P.MinDistance << ".." << P.MaxDistance;
+            OS << " carried " << P.CarriedCount << " distance " << P.MinDistance
+               << ".." << P.MaxDistance;
           if (P.IntraRows)
             OS << " intra " << P.IntraCount;
           OS << "\n";

@@ -63,10 +63,10 @@ struct DependenceAnswer {
   /// The profile has the dependence module and the loop ran in it (and, for
   /// a pair, both instructions matched a site).  False: nothing is known.
   bool Profiled = false;
-  bool Manifested = false;       // at least one row
-  uint64_t Count = 0;            // all rows
-  uint64_t CarriedCount = 0;     // rows the loop carried
-  uint64_t IntraCount = 0;       // rows inside one iteration
+  bool Manifested = false;   // at least one row
+  uint64_t Count = 0;        // all rows
+  uint64_t CarriedCount = 0; // rows the loop carried
+  uint64_t IntraCount = 0;   // rows inside one iteration
   unsigned CarriedRows = 0, IntraRows = 0;
   uint64_t MinDistance = 0, MaxDistance = 0; // over carried rows
   bool carried() const { return CarriedRows != 0; }
