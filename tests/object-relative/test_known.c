@@ -166,6 +166,37 @@ static void test_figure3(void **state)
 		assert_true(u64(g, "lifetime_min") > 0);
 		assert_true(u64(g, "lifetime_min") <= u64(g, "lifetime_median"));
 		assert_true(u64(g, "lifetime_median") <= u64(g, "lifetime_max"));
+		/* The histogram (README "Merging"): the 3 lifetimes, in the buckets from that of
+		 * the minimum (2^(b-1) <= min < 2^b) to that of the maximum, which ends the list. */
+		{
+			const struct mn_pnode *h = mn_pnode_get(g, "lifetime_log2");
+			uint64_t n = 0, lo = u64(g, "lifetime_min"), hi = u64(g, "lifetime_max");
+			size_t nb = mn_pnode_len(h);
+
+			assert_true(nb > 1);
+			assert_true(hi >> (nb - 2) == 1);
+			for (size_t b = 0; b < nb; b++) {
+				uint64_t v;
+
+				assert_int_equal(mn_pnode_u64(mn_pnode_at(h, b), &v), 0);
+				if (v)   /* bucket b holds lifetimes below 2^b: min among them */
+					assert_true(b >= 1 && lo >> b == 0);
+				n += v;
+			}
+			assert_int_equal(n, 3);
+		}
+	}
+	{
+		/* One run, whose clock is the section's. */
+		const struct mn_pnode *runs = sec(p, "runs");
+		const char *key;
+
+		assert_int_equal(mn_pnode_len(runs), 1);
+		assert_int_equal(u64(mn_pnode_at(runs, 0), "events"),
+				 u64(mn_profile_module(p, "object-relative"), "events"));
+		key = mn_pnode_str(mn_pnode_get(mn_pnode_at(runs, 0), "key"), NULL);
+		assert_non_null(key);
+		assert_int_equal(strlen(key), 16);
 	}
 	assert_int_equal(u64(sec(p, "lost"), "nomem"), 0);
 	assert_int_equal(u64(sec(p, "lost"), "unknown_frees"), 0);
