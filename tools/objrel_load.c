@@ -14,36 +14,23 @@ void objrel_loaded_free(struct objrel_loaded *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* The typed row fields of libmnemo-profile: "file:line:col: field 'x': expected ..." on error. */
-static int field_u64(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
-		     uint64_t *v, char *err, size_t errlen)
-{
-	return mn_pfield_u64(p, row, key, v, err, errlen) ? -EINVAL : 0;
-}
-
-static int field_i64(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
-		     int64_t *v, char *err, size_t errlen)
-{
-	return mn_pfield_i64(p, row, key, v, err, errlen) ? -EINVAL : 0;
-}
-
 static int read_lmad(const struct mn_profile *p, const struct mn_pnode *row,
 		     struct objrel_lmad *l, char *err, size_t errlen)
 {
-	int e = field_u64(p, row, "object", &l->start[0], err, errlen);
+	int e = mn_pfield_u64(p, row, "object", &l->start[0], err, errlen);
 
 	if (!e)
-		e = field_u64(p, row, "offset", &l->start[1], err, errlen);
+		e = mn_pfield_u64(p, row, "offset", &l->start[1], err, errlen);
 	if (!e)
-		e = field_i64(p, row, "object_stride", &l->stride[0], err, errlen);
+		e = mn_pfield_i64(p, row, "object_stride", &l->stride[0], err, errlen);
 	if (!e)
-		e = field_i64(p, row, "offset_stride", &l->stride[1], err, errlen);
+		e = mn_pfield_i64(p, row, "offset_stride", &l->stride[1], err, errlen);
 	if (!e)
-		e = field_u64(p, row, "count", &l->count, err, errlen);
+		e = mn_pfield_u64(p, row, "count", &l->count, err, errlen);
 	if (!e)
-		e = field_u64(p, row, "first_time", &l->first, err, errlen);
+		e = mn_pfield_u64(p, row, "first_time", &l->first, err, errlen);
 	if (!e)
-		e = field_u64(p, row, "last_time", &l->last, err, errlen);
+		e = mn_pfield_u64(p, row, "last_time", &l->last, err, errlen);
 	if (!e && (!l->count || l->last < l->first)) {
 		mn_pnode_errorf(p, row, err, errlen, "field 'count', 'last_time': an LMAD needs "
 				"count >= 1 and last_time >= first_time");
@@ -101,16 +88,17 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < out->n && !e; i++) {
-		const struct mn_pnode *row = mn_pnode_at(insns, i), *st = mn_pnode_get(row, "streams");
+		const struct mn_pnode *row = mn_pnode_at(insns, i);
+		const struct mn_pnode *st = mn_pnode_get(row, "streams");
 		struct objrel_dinsn *in = &out->insns[i];
 		const char *access = NULL;
 		uint32_t site;
 
 		e = mn_pfield_u32(p, row, "site", &site, err, errlen) ? -EINVAL : 0;
 		if (!e)
-			e = field_u64(p, row, "accesses", &in->accesses, err, errlen);
+			e = mn_pfield_u64(p, row, "accesses", &in->accesses, err, errlen);
 		if (!e)
-			e = field_u64(p, row, "unattributed", &in->unattributed, err, errlen);
+			e = mn_pfield_u64(p, row, "unattributed", &in->unattributed, err, errlen);
 		if (!e && in->unattributed > in->accesses) {
 			mn_pnode_errorf(p, row, err, errlen,
 					"field 'unattributed': exceeds 'accesses'");
@@ -149,21 +137,22 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 				char key[32];
 
 				snprintf(key, sizeof(key), "%s_min", dim[d]);
-				e = field_u64(p, srow, key, &s->min[d], err, errlen);
+				e = mn_pfield_u64(p, srow, key, &s->min[d], err, errlen);
 				snprintf(key, sizeof(key), "%s_max", dim[d]);
 				if (!e)
-					e = field_u64(p, srow, key, &s->max[d], err, errlen);
+					e = mn_pfield_u64(p, srow, key, &s->max[d], err, errlen);
 				snprintf(key, sizeof(key), "%s_granularity", dim[d]);
 				if (!e)
-					e = field_u64(p, srow, key, &s->gran[d], err, errlen);
+					e = mn_pfield_u64(p, srow, key, &s->gran[d], err, errlen);
 			}
 			s->lmads = &out->lmads[li];
 			s->n = mn_pnode_len(lm);
 			for (size_t k = 0; k < s->n && !e; k++)
-				e = read_lmad(p, mn_pnode_at(lm, k), &out->lmads[li++], err, errlen);
+				e = read_lmad(p, mn_pnode_at(lm, k), &out->lmads[li++], err,
+					      errlen);
 		}
 	}
 	if (e)
 		objrel_loaded_free(out);
-	return e;
+	return e == -ENOENT ? -EINVAL : e;   /* a missing field: err names it */
 }
