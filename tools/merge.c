@@ -586,6 +586,26 @@ static void merge_module(struct mn_prof *w, const struct mn_module *mod, const s
 	free(into);
 }
 
+/*
+ * Every site the merged sections reference should be a row of some input: a module that writes
+ * another (a bug) would leave a reader without its kind and place.  Said, not fatal.
+ */
+static void check_sites(const struct mn_prof *w, const struct urow *rows, size_t nrows)
+{
+	size_t nbits, r = 0;
+	const uint64_t *used = mn_prof_sites_used(w, &nbits);
+
+	for (size_t id = 0; used && id < nbits; id++) {
+		if (!(used[id / 64] >> (id % 64) & 1))
+			continue;
+		while (r < nrows && rows[r].s->id < id)
+			r++;
+		if (r == nrows || rows[r].s->id != id)
+			warning("merge: a merged section references site %zu, which no input lists "
+				"in its sites:", id);
+	}
+}
+
 /* ---- The command ----------------------------------------------------------------------------- */
 
 /* Opens the output: a temporary file beside out (or a memory stream for "-"). */
@@ -735,6 +755,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	mn_prof_map_end(w);
 	mn_prof_map_end(w);
+	check_sites(w, rows, nrows);
 	if ((ret = mn_prof_close(w)))
 		die(1, "merge: cannot write '%s': %s", out, ret == -EINVAL ?
 		    "a module wrote a malformed section" : strerror(-ret));
