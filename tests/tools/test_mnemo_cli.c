@@ -631,6 +631,7 @@ struct mprof {
 	const char *load;         /* null's load count (text: may be malformed) */
 	const char *context;      /* dependence's context: setting */
 	bool dependence;          /* with the dependence section */
+	const char *complete;     /* the complete: line(s); NULL: "complete: true" */
 };
 
 /*
@@ -646,7 +647,7 @@ static const char *write_merge_profile(const char *name, const struct mprof *m)
 		 "format: mnemo-profile/1\n"
 		 "program: {argv: [./prog, %s], exit_status: %d, signal: null, events: %d}\n"
 		 "%s"
-		 "complete: true\n"
+		 "%s"
 		 "sites:\n"
 		 "  1: {kind: %s, function: main, file: p.c, line: 3, column: 5}\n"
 		 "  2: {kind: loop, function: main, file: p.c, line: 2, column: 3}\n"
@@ -663,7 +664,8 @@ static const char *write_merge_profile(const char *name, const struct mprof *m)
 		 "      loop_iter: 4\n"
 		 "      loop_exit: 1\n"
 		 "%s%s%s",
-		 m->arg, m->exit_status, m->events, m->binary, m->site1_kind, m->load,
+		 m->arg, m->exit_status, m->events, m->binary,
+		 m->complete ? m->complete : "complete: true\n", m->site1_kind, m->load,
 		 m->dependence ? "  dependence:\n    granularity: 8\n    context: " : "",
 		 m->dependence ? m->context : "",
 		 m->dependence ? "\n    loops:\n"
@@ -679,7 +681,7 @@ static const char *write_merge_profile(const char *name, const struct mprof *m)
 #define BINARY_A "binary: {site_count: 2, site_table_hash: \"0123456789abcdef\"}\n"
 #define BINARY_B "binary: {site_count: 2, site_table_hash: fedcba9876543210}\n"
 
-static const struct mprof mbase = { "x", 0, 10, BINARY_A, "load", "1", "false", true };
+static const struct mprof mbase = { "x", 0, 10, BINARY_A, "load", "1", "false", true, NULL };
 
 /* No leftover temporary file of a merge in dir. */
 static void expect_no_tmp(void)
@@ -738,6 +740,22 @@ static void test_merge_header(void **state)
 	expect_exit(&r, 0);
 	expect_has(r.out, "program: {runs: 3, exit_status: null, signal: null, events: 50}\n");
 	expect_has(r.out, "      load: 13\n");
+	free_result(&r);
+
+	/* Incomplete runs: each reason once, sorted; one profile keeps its own as it is. */
+	m = mbase;
+	m.complete = "complete: false\nincomplete_reason: b went wrong; a went wrong\n";
+	b = write_merge_profile("b.yaml", &m);
+	m.complete = "complete: false\nincomplete_reason: c went wrong; a went wrong\n";
+	c = write_merge_profile("c.yaml", &m);
+	r = run_mnemo("merge", "-o", "-", a, b, c, NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "complete: false\nincomplete_reason: a went wrong; b went wrong; c went "
+		   "wrong\nsites:\n");
+	free_result(&r);
+	r = run_mnemo("merge", "-o", "-", b, NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "complete: false\nincomplete_reason: b went wrong; a went wrong\n");
 	free_result(&r);
 	expect_no_tmp();
 }
