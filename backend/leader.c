@@ -417,7 +417,7 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 	mn_prof_map_end(p);
 }
 
-/* ---- Function sites ---------------------------------------------------------------------------- */
+/* ---- Function sites ------------------------------------------------------------------------- */
 
 static int cmp_fsite(const void *a, const void *b, void *arg)
 {

@@ -519,7 +519,7 @@ static const char **module_order(const struct input *in, size_t n, size_t *count
 	return names;
 }
 
-/* Checks a module's settings (module.h) agree in every input; dies naming the first that does not. */
+/* Dies at the first of a module's settings (module.h) that differs between two inputs. */
 static void check_settings(const struct mn_module *mod, const struct input *in, size_t n)
 {
 	for (const char *const *key = mod->settings; key && *key; key++) {
