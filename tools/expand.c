@@ -80,20 +80,22 @@ bad(const struct mn_profile *p, const struct mn_pnode *n, const char *fmt, ...)
 static void expand_stream(const struct mn_profile *p, const struct mn_pnode *s, const char *name,
 			  struct vec *out)
 {
-	const struct mn_pnode *rules = mn_pnode_get(s, "grammar");
+	const struct mn_pnode *rules;
 	struct mn_seq *g;
 	uint64_t length;
-	char *text = NULL;
+	char *text = NULL, msg[1024];
 	size_t len = 0;
 	FILE *f;
 	int err;
 
 	if (mn_pnode_kind(s) != MN_PNODE_MAP)
 		bad(p, s, "lossless: no stream '%s'", name);
-	if (mn_pnode_u64(mn_pnode_get(s, "length"), &length))
-		bad(p, s, "lossless stream '%s': expected an integer 'length'", name);
-	if (mn_pnode_kind(rules) != MN_PNODE_SEQ)
-		bad(p, s, "lossless stream '%s': expected a list 'grammar'", name);
+	/* "file:line:col: field 'length': expected ..." from the reader, for stream `name`. */
+	if (mn_pfield_u64(p, s, "length", &length, msg, sizeof(msg)))
+		die(1, "%s (lossless stream '%s')", msg, name);
+	rules = mn_pfield_node(p, s, "grammar", MN_PNODE_SEQ, msg, sizeof(msg));
+	if (!rules)
+		die(1, "%s (lossless stream '%s')", msg, name);
 	f = open_memstream(&text, &len);
 	if (!f)
 		die(1, "%s", strerror(errno));
@@ -179,7 +181,9 @@ int cmd_expand(int argc, char **argv)
 	if (!ll)
 		die(1, "%s: the '%s' section has no lossless streams (run the program with "
 		    "MNEMO_OBJREL_LOSSLESS=1)", argv[optind], module);
-	if (mn_pnode_bool(mn_pnode_get(ll, "complete"), &complete) || !complete)
+	if (mn_pfield_bool(p, ll, "complete", &complete, err, sizeof(err)))
+		die(1, "%s", err);
+	if (!complete)
 		bad(p, ll, "lossless: the streams are not complete (the module ran out of memory)");
 	streams = mn_pnode_get(ll, "streams");
 	for (int i = 0; i < NSTREAMS; i++)

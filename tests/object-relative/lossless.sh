@@ -65,4 +65,17 @@ if "$bin/mnemo" expand "$work/plain.yaml" >/dev/null 2>"$work/err"; then
 	fail "mnemo expand accepted a profile without lossless streams"
 fi
 grep -q "no lossless streams" "$work/err" || fail "unclear error: $(cat "$work/err")"
+# A malformed stream length and completeness flag: the file, line, column and field.
+sed '0,/ length: [0-9]*$/s// length: lots/' "$work/fig3.yaml" >"$work/bad-length.yaml"
+if "$bin/mnemo" expand "$work/bad-length.yaml" >/dev/null 2>"$work/err"; then
+	fail "mnemo expand accepted a stream without a length"
+fi
+grep -q "bad-length.yaml:[0-9]*:[0-9]*: field 'length': expected an unsigned integer, found 'lots' (lossless stream 'instruction')" \
+	"$work/err" || fail "unclear error: $(cat "$work/err")"
+sed '/^    lossless:/,/complete/ s/complete: true/complete: maybe/' "$work/fig3.yaml" >"$work/bad-complete.yaml"
+if "$bin/mnemo" expand "$work/bad-complete.yaml" >/dev/null 2>"$work/err"; then
+	fail "mnemo expand accepted 'complete: maybe'"
+fi
+grep -q "bad-complete.yaml:[0-9]*:[0-9]*: field 'complete': expected true or false" "$work/err" ||
+	fail "unclear error: $(cat "$work/err")"
 echo "PASS: mnemo expand equals the reference on all $n test and bench programs"
