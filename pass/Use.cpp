@@ -904,7 +904,8 @@ void Applier::loops(Function &F, OptimizationRemarkEmitter &ORE) {
              << "loop carried no memory dependence in the profile ("
              << ore::NV("Iterations", Runs->second) << " iterations in "
              << ore::NV("Invocations", Runs->first)
-             << " invocations): a parallelization candidate";
+             << (Runs->first == 1 ? " invocation" : " invocations")
+             << "): a parallelization candidate";
     });
   }
 }

@@ -1239,7 +1239,8 @@ static void or_merge(void *into_, void *from_)
 		in->store = fi->store;
 		in->accesses += fi->accesses;
 		in->unattributed += fi->unattributed;
-		qsort(in->s, in->n, sizeof(*in->s), by_group);
+		if (in->n > 1)
+			qsort(in->s, in->n, sizeof(*in->s), by_group);
 	}
 	MN_SITEVEC_FOREACH(&from->groups, id, f) {
 		if (!f->seen)
