@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,10 +24,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <yaml.h>
 
 #include "abi.h"
 #include "barrier.h"
+#include "profile.h"
 #include "queue.h"
 #include "session.h"
 
@@ -201,17 +202,18 @@ static void run_cleanup(struct run *r)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* ---- Reading the profile --------------------------------------------------------------------- */
+/* ---- Reading the profile: with libmnemo-profile, as every client reads one ----------------- */
 
+/* A loaded profile, and its text: shown on failure, and looked at for a collection's style. */
 struct prof {
 	char *text;
-	yaml_document_t doc;
-	yaml_node_t *root;
+	struct mn_profile *prof;
+	const struct mn_pnode *root;
 };
 
 static void prof_load(struct prof *p, const char *path)
 {
-	yaml_parser_t parser;
+	char err[512];
 	FILE *f = fopen(path, "r");
 	size_t len;
 
@@ -223,61 +225,79 @@ static void prof_load(struct prof *p, const char *path)
 	p->text = calloc(1, len + 1);
 	assert_int_equal(fread(p->text, 1, len, f), len);
 	fclose(f);
-	assert_true(yaml_parser_initialize(&parser));
-	yaml_parser_set_input_string(&parser, (unsigned char *)p->text, len);
-	if (!yaml_parser_load(&parser, &p->doc))
-		fail_msg("the profile does not parse: %s\n%s", parser.problem, p->text);
-	yaml_parser_delete(&parser);
-	p->root = yaml_document_get_root_node(&p->doc);
+	if (mn_profile_open(&p->prof, path, err, sizeof(err)))
+		fail_msg("the profile does not load: %s\n%s", err, p->text);
+	p->root = mn_profile_root(p->prof);
 	assert_non_null(p->root);
 }
 
 static void prof_free(struct prof *p)
 {
-	yaml_document_delete(&p->doc);
+	mn_profile_close(p->prof);
 	free(p->text);
 }
 
-static yaml_node_t *get(struct prof *p, yaml_node_t *map, const char *key)
+/* The value of key in map; NULL when map is no mapping or lacks the key. */
+static const struct mn_pnode *get(const struct mn_pnode *map, const char *key)
 {
-	if (!map || map->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
-	     pr++) {
-		yaml_node_t *k = yaml_document_get_node(&p->doc, pr->key);
-
-		if (!strcmp((char *)k->data.scalar.value, key))
-			return yaml_document_get_node(&p->doc, pr->value);
-	}
-	return NULL;
+	return mn_pnode_get(map, key);
 }
 
-static const char *str(struct prof *p, yaml_node_t *map, const char *key)
+/* A scalar node's text. */
+static const char *scalar(const struct prof *p, const struct mn_pnode *n)
 {
-	yaml_node_t *n = get(p, map, key);
-
-	if (!n || n->type != YAML_SCALAR_NODE)
-		fail_msg("expected a scalar '%s'\n%s", key, p->text);
-	return (const char *)n->data.scalar.value;
+	if (mn_pnode_kind(n) != MN_PNODE_SCALAR)
+		fail_msg("expected a scalar at %u:%u\n%s", mn_pnode_line(n), mn_pnode_column(n),
+			 p->text);
+	return mn_pnode_str(n, NULL);
 }
 
-static size_t len(yaml_node_t *n)
+static const char *str(struct prof *p, const struct mn_pnode *map, const char *key)
 {
-	if (n->type == YAML_SEQUENCE_NODE)
-		return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-	assert_int_equal(n->type, YAML_MAPPING_NODE);
-	return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+	char err[512];
+	const struct mn_pnode *n = mn_pfield_node(p->prof, map, key, MN_PNODE_SCALAR, err,
+						  sizeof(err));
+
+	if (!n)
+		fail_msg("expected a scalar '%s': %s\n%s", key, err, p->text);
+	return mn_pnode_str(n, NULL);
 }
 
-static yaml_node_t *at(struct prof *p, yaml_node_t *seq, size_t i)
+static size_t len(const struct mn_pnode *n)
 {
-	return yaml_document_get_node(&p->doc, seq->data.sequence.items.start[i]);
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		assert_int_equal(mn_pnode_kind(n), MN_PNODE_MAP);
+	return mn_pnode_len(n);
 }
 
-static const char *key_at(struct prof *p, yaml_node_t *map, size_t i)
+static const struct mn_pnode *at(const struct mn_pnode *seq, size_t i)
 {
-	return (const char *)yaml_document_get_node(&p->doc, map->data.mapping.pairs.start[i].key)
-		->data.scalar.value;
+	assert_int_equal(mn_pnode_kind(seq), MN_PNODE_SEQ);
+	assert_true(i < mn_pnode_len(seq));
+	return mn_pnode_at(seq, i);
+}
+
+static const char *key_at(struct prof *p, const struct mn_pnode *map, size_t i)
+{
+	return scalar(p, mn_pnode_key_node(map, i));
+}
+
+/*
+ * Whether n is a flow mapping, {a: 1, b: 2}: the reader does not say a node's style, but libyaml
+ * starts a flow mapping's node at its '{' and a block mapping's at its first key.
+ */
+static bool is_flow_map(const struct prof *p, const struct mn_pnode *n)
+{
+	const char *t = p->text;
+
+	if (mn_pnode_kind(n) != MN_PNODE_MAP)
+		return false;
+	for (unsigned l = 1; t && l < mn_pnode_line(n); l++)
+		if ((t = strchr(t, '\n')))
+			t++;
+	assert_non_null(t);
+	assert_true(mn_pnode_column(n) <= strcspn(t, "\n"));
+	return t[mn_pnode_column(n) - 1] == '{';
 }
 
 /* No temporary file is left next to the profile. */
@@ -307,7 +327,7 @@ static void test_profile_layout(void **state)
 	static const int ok[] = { 0 };
 	struct run r;
 	struct prof p;
-	yaml_node_t *prog, *sites, *vp, *entries, *e;
+	const struct mn_pnode *prog, *sites, *vp, *entries, *e;
 
 	run_start(&r, mods, 1);
 	push_program();
@@ -332,61 +352,60 @@ static void test_profile_layout(void **state)
 		for (size_t i = 0; i < sizeof(sites_blob) - 1; i++)
 			h = (h ^ (unsigned char)sites_blob[i]) * 0x100000001b3ull;
 		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)h);
-		assert_string_equal(str(&p, get(&p, p.root, "binary"), "site_count"), "5");
-		assert_string_equal(str(&p, get(&p, p.root, "binary"), "site_table_hash"), hex);
+		assert_string_equal(str(&p, get(p.root, "binary"), "site_count"), "5");
+		assert_string_equal(str(&p, get(p.root, "binary"), "site_table_hash"), hex);
 	}
 	assert_string_equal(str(&p, p.root, "format"), "mnemo-profile/1");
 	assert_string_equal(str(&p, p.root, "complete"), "true");
-	prog = get(&p, p.root, "program");
-	assert_int_equal(prog->data.mapping.style, YAML_FLOW_MAPPING_STYLE);
-	assert_int_equal(len(get(&p, prog, "argv")), 3);
+	prog = get(p.root, "program");
+	assert_true(is_flow_map(&p, prog));
+	assert_int_equal(len(get(prog, "argv")), 3);
 	for (size_t i = 0; i < 3; i++)
-		assert_string_equal((char *)at(&p, get(&p, prog, "argv"), i)->data.scalar.value,
-				    argv_in[i]);
+		assert_string_equal(scalar(&p, at(get(prog, "argv"), i)), argv_in[i]);
 	assert_int_equal(atoi(str(&p, prog, "pid")), getpid());
 	assert_string_equal(str(&p, prog, "exit_status"), "3");
 	assert_string_equal(str(&p, prog, "signal"), "null");
 	assert_true(strtod(str(&p, prog, "wall_seconds"), NULL) >= 0);
 	assert_string_equal(str(&p, prog, "events"), "12501");   /* 1 + 5000 * 2.5 */
 	/* What the backend cost: its events, and a peak RSS no backend can run below. */
-	e = get(&p, get(&p, p.root, "backend"), "value-pattern");
+	e = get(get(p.root, "backend"), "value-pattern");
 	assert_string_equal(str(&p, e, "events"), "12501");
 	assert_true(atol(str(&p, e, "peak_rss_kib")) > 100);
 	assert_true(strtod(str(&p, e, "cpu_seconds"), NULL) >= 0);
 
 	/* Only the referenced sites, with their table rows, and the function site of main (sum
 	 * has none in the table: nothing is added for it). */
-	sites = get(&p, p.root, "sites");
+	sites = get(p.root, "sites");
 	assert_int_equal(len(sites), 4);
 	assert_string_equal(key_at(&p, sites, 0), "1");
 	assert_string_equal(key_at(&p, sites, 1), "2");
 	assert_string_equal(key_at(&p, sites, 2), "3");
 	assert_string_equal(key_at(&p, sites, 3), "5");
-	assert_string_equal(str(&p, get(&p, sites, "5"), "kind"), "function");
-	e = get(&p, sites, "3");
+	assert_string_equal(str(&p, get(sites, "5"), "kind"), "function");
+	e = get(sites, "3");
 	assert_string_equal(str(&p, e, "kind"), "load");
 	assert_string_equal(str(&p, e, "function"), "sum");
 	assert_string_equal(str(&p, e, "file"), "lib/sum.c");
 	assert_string_equal(str(&p, e, "line"), "20");
 	assert_string_equal(str(&p, e, "column"), "9");
-	assert_null(get(&p, e, "name"));
-	assert_null(get(&p, e, "type_size"));
+	assert_null(get(e, "name"));
+	assert_null(get(e, "type_size"));
 
 	/* The section, copied verbatim. */
-	vp = get(&p, get(&p, p.root, "modules"), "value-pattern");
+	vp = get(get(p.root, "modules"), "value-pattern");
 	assert_non_null(vp);
-	entries = get(&p, vp, "entries");
+	entries = get(vp, "entries");
 	assert_int_equal(len(entries), 3);
-	e = at(&p, entries, 0);
-	assert_int_equal(e->data.mapping.style, YAML_FLOW_MAPPING_STYLE);
+	e = at(entries, 0);
+	assert_true(is_flow_map(&p, e));
 	assert_string_equal(str(&p, e, "site"), "1");
 	assert_string_equal(str(&p, e, "constant"), "true");
 	assert_string_equal(str(&p, e, "value"), "42");
-	e = at(&p, entries, 1);
+	e = at(entries, 1);
 	assert_string_equal(str(&p, e, "site"), "3");
 	assert_string_equal(str(&p, e, "stride"), "8");
 	assert_string_equal(str(&p, e, "distinct_capped"), "true");
-	e = at(&p, entries, 2);
+	e = at(entries, 2);
 	assert_string_equal(str(&p, e, "site"), "2");
 	assert_string_equal(str(&p, e, "access"), "store");
 	assert_string_equal(str(&p, e, "stride"), "24");
@@ -415,8 +434,8 @@ static void test_failed_backend(void **state)
 	assert_string_equal(str(&p, p.root, "complete"), "false");
 	assert_non_null(strstr(str(&p, p.root, "incomplete_reason"),
 			       "module no-such-module failed: unknown module"));
-	assert_non_null(get(&p, get(&p, p.root, "modules"), "value-pattern"));
-	assert_null(get(&p, get(&p, p.root, "modules"), "no-such-module"));
+	assert_non_null(get(get(p.root, "modules"), "value-pattern"));
+	assert_null(get(get(p.root, "modules"), "no-such-module"));
 	expect_only_profile(&r);
 	prof_free(&p);
 	run_cleanup(&r);
@@ -436,8 +455,8 @@ static void test_failed_leader_module(void **state)
 	run_reap(&r, st);
 	prof_load(&p, r.output);
 	assert_string_equal(str(&p, p.root, "complete"), "false");
-	assert_non_null(get(&p, get(&p, p.root, "modules"), "value-pattern"));
-	assert_int_equal(len(get(&p, p.root, "sites")), 4);   /* 1, 2, 3 and main's 5 */
+	assert_non_null(get(get(p.root, "modules"), "value-pattern"));
+	assert_int_equal(len(get(p.root, "sites")), 4);   /* 1, 2, 3 and main's 5 */
 	expect_only_profile(&r);
 	prof_free(&p);
 	run_cleanup(&r);
@@ -461,8 +480,8 @@ static void test_signal_and_dropped(void **state)
 	why = str(&p, p.root, "incomplete_reason");
 	assert_non_null(strstr(why, "killed by signal 11 (SIGSEGV)"));
 	assert_non_null(strstr(why, "; 17 events from threads other than the first were dropped"));
-	assert_string_equal(str(&p, get(&p, p.root, "program"), "signal"), "11");
-	assert_string_equal(str(&p, get(&p, p.root, "program"), "exit_status"), "null");
+	assert_string_equal(str(&p, get(p.root, "program"), "signal"), "11");
+	assert_string_equal(str(&p, get(p.root, "program"), "exit_status"), "null");
 	prof_free(&p);
 	run_cleanup(&r);
 }
@@ -486,7 +505,7 @@ static void test_corrupt_record(void **state)
 	assert_string_equal(str(&p, p.root, "complete"), "false");
 	assert_non_null(strstr(str(&p, p.root, "incomplete_reason"),
 			       "module value-pattern: 1 corrupt event records"));
-	assert_string_equal(str(&p, get(&p, p.root, "program"), "events"), "1");
+	assert_string_equal(str(&p, get(p.root, "program"), "events"), "1");
 	prof_free(&p);
 	run_cleanup(&r);
 }
@@ -509,7 +528,7 @@ static void test_zero_word_skipped(void **state)
 	run_reap(&r, ok);
 	prof_load(&p, r.output);
 	assert_string_equal(str(&p, p.root, "complete"), "true");
-	assert_string_equal(str(&p, get(&p, p.root, "program"), "events"), "2");
+	assert_string_equal(str(&p, get(p.root, "program"), "events"), "2");
 	prof_free(&p);
 	run_cleanup(&r);
 }
@@ -551,8 +570,8 @@ static void test_producer_killed(void **state)
 	assert_string_equal(str(&p, p.root, "complete"), "false");
 	assert_non_null(strstr(str(&p, p.root, "incomplete_reason"),
 			       "the program ended without flushing (killed by SIGKILL?)"));
-	assert_string_equal(str(&p, get(&p, p.root, "program"), "exit_status"), "null");
-	assert_non_null(get(&p, get(&p, p.root, "modules"), "value-pattern"));
+	assert_string_equal(str(&p, get(p.root, "program"), "exit_status"), "null");
+	assert_non_null(get(get(p.root, "modules"), "value-pattern"));
 	prof_free(&p);
 	{
 		char cmd[128];
