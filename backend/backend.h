@@ -49,6 +49,18 @@ struct mn_run_site {
 int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen);
 void mn_run_destroy(struct mn_run *run);
 
+struct mn_site;  /* a row of a profile's `sites:` (profile.h) */
+
+/*
+ * A run for the site table a profile tells (mnemo merge, which restores modules' sections on it):
+ * a mnemo-sites/2 table of count lines, made from rows (sorted by increasing id; ids 0 and above
+ * count are left out, and of rows with one id the first counts), with an "unknown" line for every
+ * id the rows do not have.  Tabs and newlines in a row's strings become spaces.  Returns what
+ * mn_run_create() does; the table costs about 16 bytes per unknown id, so callers bound count.
+ */
+int mn_run_from_sites(struct mn_run **rp, const struct mn_site *const *rows, size_t n,
+		      uint32_t count, char *why, size_t whylen);
+
 /* The highest site id (ids are 1..count); 0 for no table. */
 uint32_t mn_run_site_count(const struct mn_run *run);
 /* The site table's line for site, or NULL for 0 and for ids the table does not have. */

@@ -171,6 +171,81 @@ fail:
 	return err;
 }
 
+/* The blob mn_run_from_sites() builds; on a failed allocation, failed is set and nothing grows. */
+struct blob {
+	char *text;
+	size_t len, cap;
+	bool failed;
+};
+
+/* Appends s and then sep, with tabs and newlines (impossible in a table field) made spaces. */
+static void blob_field(struct blob *b, const char *s, char sep)
+{
+	size_t n = strlen(s);
+
+	if (b->failed)
+		return;
+	if (b->len + n + 2 > b->cap) {
+		size_t cap = 2 * (b->len + n + 2);
+		char *text = realloc(b->text, cap);
+
+		if (!text) {
+			b->failed = true;
+			return;
+		}
+		b->text = text;
+		b->cap = cap;
+	}
+	for (size_t i = 0; i < n; i++)
+		b->text[b->len++] = s[i] == '\t' || s[i] == '\n' ? ' ' : s[i];
+	b->text[b->len++] = sep;
+}
+
+int mn_run_from_sites(struct mn_run **rp, const struct mn_site *const *rows, size_t n,
+		      uint32_t count, char *why, size_t whylen)
+{
+	struct blob b = { 0 };
+	size_t r = 0;
+	char num[24];
+	int err;
+
+	*rp = NULL;
+	blob_field(&b, SITES_HEADER_V2, '\n');
+	for (uint64_t id = 1; id <= count && !b.failed; id++) {   /* count may be UINT32_MAX */
+		const struct mn_site *s;
+
+		while (r < n && rows[r]->id < id)
+			r++;
+		s = r < n && rows[r]->id == id ? rows[r] : NULL;
+		if (!s || !strcmp(s->kind, "unknown")) {   /* 9 fields, all but the kind empty */
+			blob_field(&b, "unknown", '\t');
+			for (int k = 1; k < 9; k++)
+				blob_field(&b, "", k < 8 ? '\t' : '\n');
+			continue;
+		}
+		blob_field(&b, s->kind, '\t');
+		blob_field(&b, s->function, '\t');
+		blob_field(&b, s->file, '\t');
+		snprintf(num, sizeof(num), "%u", s->line);
+		blob_field(&b, num, '\t');
+		snprintf(num, sizeof(num), "%u", s->column);
+		blob_field(&b, num, '\t');
+		blob_field(&b, s->name, '\t');
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)s->type_size);
+		blob_field(&b, num, '\t');
+		snprintf(num, sizeof(num), "%u", s->loop);
+		blob_field(&b, num, '\t');
+		blob_field(&b, s->fields, '\n');
+	}
+	if (b.failed) {
+		free(b.text);
+		return -ENOMEM;
+	}
+	err = mn_run_create(rp, b.text, b.len, why, whylen);
+	free(b.text);
+	return err;
+}
+
 void mn_run_destroy(struct mn_run *run)
 {
 	if (!run)

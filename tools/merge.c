@@ -190,60 +190,21 @@ static size_t one_binary(const struct input *in, size_t n, struct urow **rows,
 
 /* ---- The run modules see -------------------------------------------------------------------- */
 
-/* Appends s to the blob with tabs and newlines (impossible in a table field) made spaces. */
-static void blob_field(char **blob, size_t *len, size_t *cap, const char *s, char sep)
-{
-	size_t n = strlen(s);
-
-	if (*len + n + 2 > *cap) {
-		*cap = 2 * (*len + n + 2);
-		*blob = xrealloc(*blob, *cap);
-	}
-	for (size_t i = 0; i < n; i++)
-		(*blob)[(*len)++] = s[i] == '\t' || s[i] == '\n' ? ' ' : s[i];
-	(*blob)[(*len)++] = sep;
-}
-
 /*
- * The site table the binary had, as far as the profiles tell it: a mnemo-sites/2 blob of count
- * lines, the rows the inputs list, "unknown" lines for the ids they do not.
+ * The site table the binary had, as far as the profiles tell it (mn_run_from_sites(): the rows
+ * the inputs list, "unknown" lines for the ids they do not).
  */
 static struct mn_run *make_run(const struct urow *rows, size_t nrows, uint32_t count)
 {
-	size_t len = 0, cap = 4096, r = 0;
-	char *blob = xmalloc(cap), num[3][24], why[256];
+	const struct mn_site **sites = xmalloc((nrows ? nrows : 1) * sizeof(*sites));
 	struct mn_run *run;
+	char why[256];
 	int err;
 
-	blob_field(&blob, &len, &cap, "mnemo-sites/2", '\n');
-	for (uint32_t id = 1; id <= count; id++) {
-		const struct mn_site *s;
-
-		while (r < nrows && rows[r].s->id < id)
-			r++;
-		s = r < nrows && rows[r].s->id == id ? rows[r].s : NULL;
-		if (!s || !strcmp(s->kind, "unknown")) {   /* 9 fields, all but the kind empty */
-			blob_field(&blob, &len, &cap, "unknown", '\t');
-			for (int k = 1; k < 9; k++)
-				blob_field(&blob, &len, &cap, "", k < 8 ? '\t' : '\n');
-			continue;
-		}
-		snprintf(num[0], sizeof(num[0]), "%u", s->line);
-		snprintf(num[1], sizeof(num[1]), "%u", s->column);
-		snprintf(num[2], sizeof(num[2]), "%llu", (unsigned long long)s->type_size);
-		blob_field(&blob, &len, &cap, s->kind, '\t');
-		blob_field(&blob, &len, &cap, s->function, '\t');
-		blob_field(&blob, &len, &cap, s->file, '\t');
-		blob_field(&blob, &len, &cap, num[0], '\t');
-		blob_field(&blob, &len, &cap, num[1], '\t');
-		blob_field(&blob, &len, &cap, s->name, '\t');
-		blob_field(&blob, &len, &cap, num[2], '\t');
-		snprintf(num[0], sizeof(num[0]), "%u", s->loop);
-		blob_field(&blob, &len, &cap, num[0], '\t');
-		blob_field(&blob, &len, &cap, s->fields, '\n');
-	}
-	err = mn_run_create(&run, blob, len, why, sizeof(why));
-	free(blob);
+	for (size_t i = 0; i < nrows; i++)
+		sites[i] = rows[i].s;
+	err = mn_run_from_sites(&run, sites, nrows, count, why, sizeof(why));
+	free(sites);
 	if (err)
 		die(1, "merge: cannot make the site table for the modules: %s",
 		    err == -EINVAL ? why : strerror(-err));
