@@ -191,6 +191,13 @@ static size_t one_binary(const struct input *in, size_t n, struct urow **rows,
 /* ---- The run modules see -------------------------------------------------------------------- */
 
 /*
+ * A binary's table has one line per site the pass made; the run built from a profile costs about
+ * 16 bytes per id, so a count above this is a damaged or hand-made profile, refused before the
+ * table is built rather than after hundreds of megabytes.
+ */
+#define MERGE_SITE_COUNT_MAX (UINT32_C(1) << 24)
+
+/*
  * The site table the binary had, as far as the profiles tell it (mn_run_from_sites(): the rows
  * the inputs list, "unknown" lines for the ids they do not).
  */
@@ -667,6 +674,12 @@ int cmd_merge(int argc, char **argv)
 		check_settings(mod, in, n);
 	}
 	count = ref ? ref->site_count : nrows ? rows[nrows - 1].s->id : 0;
+	if (ref && count > MERGE_SITE_COUNT_MAX)
+		die(1, "merge: '%s': binary.site_count %u is implausible (more than %u sites)",
+		    in[ref_in].path, count, MERGE_SITE_COUNT_MAX);
+	if (!ref && count > MERGE_SITE_COUNT_MAX)
+		die(1, "merge: '%s': site %u is implausible (more than %u sites)",
+		    in[rows[nrows - 1].in].path, count, MERGE_SITE_COUNT_MAX);
 	run = make_run(rows, nrows, count);
 
 	f = open_out(out, &mem, &memlen);

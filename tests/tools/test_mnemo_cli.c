@@ -789,6 +789,32 @@ static void test_merge_refusals(void **state)
 	assert_string_equal(r.err, want);
 	free_result(&r);
 
+	/*
+	 * An implausible site count (more than 1 << 24): refused, naming the file, before a table
+	 * of that many lines is built; without `binary:`, the highest site id listed counts.
+	 */
+	m = mbase;
+	m.binary = "binary: {site_count: 16777217, site_table_hash: \"0123456789abcdef\"}\n";
+	b = write_merge_profile("b.yaml", &m);
+	r = run_mnemo("merge", "-o", out, b, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: merge: '%s': binary.site_count 16777217 is "
+		 "implausible (more than 16777216 sites)\n", b);
+	assert_string_equal(r.err, want);
+	free_result(&r);
+	b = path_in("b.yaml");
+	write_file(b, "format: mnemo-profile/1\n"
+		   "complete: true\n"
+		   "sites:\n"
+		   "  4000000000: {kind: load, function: main, file: p.c, line: 3, column: 5}\n"
+		   "modules: {}\n");
+	r = run_mnemo("merge", "-o", out, b, NULL);
+	expect_exit(&r, 1);
+	snprintf(want, sizeof(want), "mnemo: merge: '%s': site 4000000000 is implausible (more "
+		 "than 16777216 sites)\n", b);
+	assert_string_equal(r.err, want);
+	free_result(&r);
+
 	/* Different settings: the key, both values, both files. */
 	m = mbase;
 	m.context = "true";
