@@ -9,9 +9,9 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <setjmp.h>
-#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
 /*
  * Tests of the value-pattern module: its handlers are driven directly with synthetic event streams,
- * its section is emitted into memory, read back with libyaml and checked field by field; and it
- * agrees with a brute-force reference (every event kept in a list) on random streams.
+ * its section is emitted, read back with libmnemo-profile (as a profile file holding only that
+ * section) and checked field by field; and it agrees with a brute-force reference (every event
+ * kept in a list) on random streams.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <yaml.h>
 
 #include "backend.h"
 #include "module.h"
@@ -51,18 +51,45 @@ static void store(void *st, uint32_t site, uint64_t addr, uint64_t value)
 	VP->store(st, site, addr, value, 8);
 }
 
-/* A parsed section, and the site ids the writer was told about. */
+static char tmpdir[] = "/tmp/mnemo-vp-test.XXXXXX";
+
+/* A profile file holding section (as emit() wrote it) as value-pattern's, opened. */
+static struct mn_profile *as_profile(const char *section)
+{
+	static unsigned n;
+	char path[128], err[512];
+	struct mn_profile *prof;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/p%u.yaml", tmpdir, n++);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("format: mnemo-profile/1\ncomplete: true\nsites: {}\n"
+	      "modules:\n  value-pattern:\n", f);
+	for (const char *l = section; *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) : strlen(l);
+
+		fprintf(f, "    %.*s\n", (int)len, l);
+		l += len + (e != NULL);
+	}
+	fclose(f);
+	if (mn_profile_open(&prof, path, err, sizeof(err)))
+		fail_msg("the section does not load: %s\n%s", err, section);
+	return prof;
+}
+
+/* A section loaded as a profile's, and the site ids the writer was told about. */
 struct section {
 	char *text;
-	yaml_document_t doc;
-	yaml_node_t *root;
+	struct mn_profile *prof;
+	const struct mn_pnode *root;
 	uint64_t sites_used[128]; /* bitmap of ids < 8192 */
 };
 
 static void emit(void *st, struct section *s)
 {
 	struct mn_prof *p;
-	yaml_parser_t parser;
 	size_t len, nbits;
 	const uint64_t *bits;
 	FILE *f;
@@ -81,72 +108,109 @@ static void emit(void *st, struct section *s)
 	assert_int_equal(mn_prof_close(p), 0);
 	fclose(f);
 
-	assert_true(yaml_parser_initialize(&parser));
-	yaml_parser_set_input_string(&parser, (unsigned char *)s->text, len);
-	if (!yaml_parser_load(&parser, &s->doc))
-		fail_msg("the section does not parse: %s\n%s", parser.problem, s->text);
-	yaml_parser_delete(&parser);
-	s->root = yaml_document_get_root_node(&s->doc);
+	s->prof = as_profile(s->text);
+	s->root = mn_profile_module(s->prof, "value-pattern");
 	assert_non_null(s->root);
-	assert_int_equal(s->root->type, YAML_MAPPING_NODE);
+	assert_int_equal(mn_pnode_kind(s->root), MN_PNODE_MAP);
 }
 
 static void section_free(struct section *s)
 {
-	yaml_document_delete(&s->doc);
+	mn_profile_close(s->prof);
 	free(s->text);
 }
 
-static yaml_node_t *find(struct section *s, yaml_node_t *map, const char *key)
+static const struct mn_pnode *find(const struct mn_pnode *map, const char *key)
 {
-	for (yaml_node_pair_t *pr = map->data.mapping.pairs.start; pr < map->data.mapping.pairs.top;
-	     pr++) {
-		yaml_node_t *k = yaml_document_get_node(&s->doc, pr->key);
-
-		if (!strcmp((char *)k->data.scalar.value, key))
-			return yaml_document_get_node(&s->doc, pr->value);
-	}
-	return NULL;
+	return mn_pnode_get(map, key);
 }
 
-static const char *str(struct section *s, yaml_node_t *map, const char *key)
+static const char *str(struct section *s, const struct mn_pnode *map, const char *key)
 {
-	yaml_node_t *n = find(s, map, key);
+	char err[512];
+	const struct mn_pnode *n = mn_pfield_node(s->prof, map, key, MN_PNODE_SCALAR, err,
+						  sizeof(err));
 
 	if (!n)
-		fail_msg("expected key '%s' in the row", key);
-	assert_int_equal(n->type, YAML_SCALAR_NODE);
-	return (const char *)n->data.scalar.value;
+		fail_msg("expected key '%s' in the row, a scalar: %s", key, err);
+	return mn_pnode_str(n, NULL);
 }
 
-static uint64_t u64(struct section *s, yaml_node_t *map, const char *key)
+static uint64_t u64(struct section *s, const struct mn_pnode *map, const char *key)
 {
-	return strtoull(str(s, map, key), NULL, 10);
+	char err[512];
+	uint64_t v;
+
+	if (mn_pfield_u64(s->prof, map, key, &v, err, sizeof(err)))
+		fail_msg("expected key '%s' in the row, an unsigned integer: %s", key, err);
+	return v;
+}
+
+static double f64(struct section *s, const struct mn_pnode *map, const char *key)
+{
+	char err[512];
+	double v;
+
+	if (mn_pfield_f64(s->prof, map, key, &v, err, sizeof(err)))
+		fail_msg("expected key '%s' in the row, a number: %s", key, err);
+	return v;
+}
+
+static const struct mn_pnode *entries(struct section *s)
+{
+	char err[512];
+	const struct mn_pnode *e = mn_pfield_node(s->prof, s->root, "entries", MN_PNODE_SEQ, err,
+						  sizeof(err));
+
+	if (!e)
+		fail_msg("expected a sequence 'entries': %s", err);
+	return e;
 }
 
 static size_t nentries(struct section *s)
 {
-	yaml_node_t *e = find(s, s->root, "entries");
+	return mn_pnode_len(entries(s));
+}
+
+static const struct mn_pnode *entry_at(struct section *s, size_t i)
+{
+	const struct mn_pnode *e = mn_pnode_at(entries(s), i);
 
 	assert_non_null(e);
-	assert_int_equal(e->type, YAML_SEQUENCE_NODE);
-	return (size_t)(e->data.sequence.items.top - e->data.sequence.items.start);
+	return e;
 }
 
-static yaml_node_t *entry_at(struct section *s, size_t i)
-{
-	yaml_node_t *e = find(s, s->root, "entries");
-
-	return yaml_document_get_node(&s->doc, e->data.sequence.items.start[i]);
-}
-
-static yaml_node_t *entry(struct section *s, uint32_t site)
+static const struct mn_pnode *entry(struct section *s, uint32_t site)
 {
 	for (size_t i = 0; i < nentries(s); i++)
 		if (u64(s, entry_at(s, i), "site") == site)
 			return entry_at(s, i);
 	fail_msg("no entry for site %u", site);
 	return NULL;
+}
+
+/*
+ * The character of the profile file at which node n starts.  The reader does not say a node's
+ * style, but libyaml starts a flow mapping's node at its '{', a block mapping's at its first key.
+ */
+static int char_at(const struct section *s, const struct mn_pnode *n)
+{
+	FILE *f = fopen(mn_profile_path(s->prof), "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int c = EOF;
+
+	assert_non_null(f);
+	for (unsigned l = 1; (len = getline(&line, &cap, f)) >= 0; l++)
+		if (l == mn_pnode_line(n)) {
+			if (mn_pnode_column(n) >= 1 && mn_pnode_column(n) <= (size_t)len)
+				c = line[mn_pnode_column(n) - 1];
+			break;
+		}
+	free(line);
+	fclose(f);
+	return c;
 }
 
 /* The expectation for one entry; stride fields are checked when executions >= 2. */
@@ -165,7 +229,7 @@ struct want {
 
 static void check(struct section *s, const struct want *w)
 {
-	yaml_node_t *e = entry(s, w->site);
+	const struct mn_pnode *e = entry(s, w->site);
 	char buf[32];
 
 	assert_string_equal(str(s, e, "access"), w->access);
@@ -174,13 +238,13 @@ static void check(struct section *s, const struct want *w)
 	if (w->constant)
 		assert_int_equal(u64(s, e, "value"), w->value);
 	else
-		assert_null(find(s, e, "value"));
+		assert_null(find(e, "value"));
 	assert_int_equal(u64(s, e, "distinct"), w->distinct);
 	assert_string_equal(str(s, e, "distinct_capped"), w->capped ? "true" : "false");
 	if (w->executions < 2) {
-		assert_null(find(s, e, "stride"));
-		assert_null(find(s, e, "stride_fraction"));
-		assert_null(find(s, e, "strongly_strided"));
+		assert_null(find(e, "stride"));
+		assert_null(find(e, "stride_fraction"));
+		assert_null(find(e, "strongly_strided"));
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%" PRId64, w->stride);
@@ -274,15 +338,16 @@ static void test_order_and_columns(void **state)
 	feed(st);
 	emit(st, &s);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		yaml_node_t *e = entry_at(&s, i);
-		yaml_node_pair_t *pairs = e->data.mapping.pairs.start;
-		yaml_node_t *k1 = yaml_document_get_node(&s.doc, pairs[1].key);
-		yaml_node_t *k2 = yaml_document_get_node(&s.doc, pairs[2].key);
+		const struct mn_pnode *e = entry_at(&s, i);
 
 		assert_int_equal(u64(&s, e, "site"), order[i]);
-		assert_int_equal(e->data.mapping.style, YAML_FLOW_MAPPING_STYLE);
-		assert_string_equal((char *)k1->data.scalar.value, "access");
-		assert_string_equal((char *)k2->data.scalar.value, "executions");
+		/* A flow mapping: one row, one line. */
+		assert_int_equal(mn_pnode_kind(e), MN_PNODE_MAP);
+		assert_int_equal(char_at(&s, e), '{');
+		assert_non_null(mn_pnode_key(e, 1));
+		assert_non_null(mn_pnode_key(e, 2));
+		assert_string_equal(mn_pnode_key(e, 1), "access");
+		assert_string_equal(mn_pnode_key(e, 2), "executions");
 	}
 	section_free(&s);
 	vp_free(st);
@@ -349,7 +414,7 @@ static void test_many_strides_lower_bound(void **state)
 	void *st = vp_new(NULL);
 	uint64_t addr = 0x100000, heavy = 0;
 	struct section s;
-	yaml_node_t *e;
+	const struct mn_pnode *e;
 	double frac;
 	uint64_t x = 12345;
 
@@ -371,7 +436,7 @@ static void test_many_strides_lower_bound(void **state)
 	emit(st, &s);
 	e = entry(&s, 1);
 	assert_string_equal(str(&s, e, "stride"), "64");
-	frac = strtod(str(&s, e, "stride_fraction"), NULL);
+	frac = f64(&s, e, "stride_fraction");
 	assert_true(frac <= (double)heavy / 9999.0);
 	assert_true(frac > 0.3);   /* the bound is useful: err is at most 9999 / 8 */
 	section_free(&s);
@@ -594,7 +659,7 @@ static void test_agrees_with_reference(void **state)
 	{
 		for (uint32_t site = 1; site <= NSITES; site++) {
 			struct ref_row r;
-			yaml_node_t *e;
+			const struct mn_pnode *e;
 			char buf[32];
 			bool strong;
 
@@ -617,7 +682,7 @@ static void test_agrees_with_reference(void **state)
 			if (strcmp(str(&s, e, "stride"), buf))
 				fail_msg("site %u: expected stride %s, got %s", site, buf,
 					 str(&s, e, "stride"));
-			assert_true(strtod(str(&s, e, "stride_fraction"), NULL) ==
+			assert_true(f64(&s, e, "stride_fraction") ==
 				    (double)r.stride_count / (double)(r.executions - 1));
 			strong = r.stride_count * 10 >= (r.executions - 1) * 7;
 			assert_string_equal(str(&s, e, "strongly_strided"),
@@ -726,8 +791,6 @@ static void test_stride_errs_listed(void **state)
 
 /* ---- Restore and merge ----------------------------------------------------------------------- */
 
-static char tmpdir[] = "/tmp/mnemo-vp-test.XXXXXX";
-
 /* What emit() writes, as text. */
 static char *emit_text(void *st)
 {
@@ -742,32 +805,6 @@ static char *emit_text(void *st)
 	assert_int_equal(mn_prof_close(p), 0);
 	fclose(f);
 	return text;
-}
-
-/* A profile file holding section (as emit() wrote it) as value-pattern's, opened. */
-static struct mn_profile *as_profile(const char *section)
-{
-	static unsigned n;
-	char path[128], err[512];
-	struct mn_profile *prof;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/p%u.yaml", tmpdir, n++);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("format: mnemo-profile/1\ncomplete: true\nsites: {}\n"
-	      "modules:\n  value-pattern:\n", f);
-	for (const char *l = section; *l;) {
-		const char *e = strchr(l, '\n');
-		size_t len = e ? (size_t)(e - l) : strlen(l);
-
-		fprintf(f, "    %.*s\n", (int)len, l);
-		l += len + (e != NULL);
-	}
-	fclose(f);
-	if (mn_profile_open(&prof, path, err, sizeof(err)))
-		fail_msg("the section does not load: %s\n%s", err, section);
-	return prof;
 }
 
 /* A state restored from section, or the failure and its message. */
