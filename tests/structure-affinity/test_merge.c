@@ -914,17 +914,26 @@ static void test_bad_sections(void **state)
 		{ "threshold: 0.8", "threshold: high", "field 'threshold'", NULL },
 	};
 	char *good, *text, *at;
+	const struct mn_pnode *st, *streams = NULL;
+	struct mn_profile *gp;
 	unsigned hot, loop, site;
 
 	build("hotcold", "c");
 	good = run("hotcold", "", "", "bad.good");
 	text = read_all(good);
-	at = strstr(text, "    structures:\n      site_");
-	if (!at || sscanf(at, "    structures:\n      site_%u", &hot) != 1)
+	/* The first structure (the hottest), and the first stream listed under the structures. */
+	gp = open_profile(good);
+	st = get(mn_profile_module(gp, MODULE), "structures");
+	if (!mn_pnode_len(st))
 		fail_msg("%s: no hot structure", good);
-	at = strstr(at, "streams:\n        - {loop: ");
-	if (!at || sscanf(at, "streams:\n        - {loop: %u, site: %u", &loop, &site) != 2)
+	hot = (unsigned)u64(mn_pnode_at(st, 0), "site");
+	for (size_t i = 0; i < mn_pnode_len(st) && !mn_pnode_len(streams); i++)
+		streams = get(mn_pnode_at(st, i), "streams");
+	if (!mn_pnode_len(streams))
 		fail_msg("%s: no stream", good);
+	loop = (unsigned)u64(mn_pnode_at(streams, 0), "loop");
+	site = (unsigned)u64(mn_pnode_at(streams, 0), "site");
+	mn_profile_close(gp);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char name[64], *path, err[1024] = "", want[1200], from[256], to[256], msg[256];
 		char mark[256];
