@@ -627,7 +627,8 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 			}
 			s[n++] = in->v[i].s;
 		}
-	qsort(s, n, sizeof(*s), by_loop_site);
+	if (n)   /* s is NULL then, and qsort's base must not be */
+		qsort(s, n, sizeof(*s), by_loop_site);
 	sa_layout_build(l, s, n, declared_size(a, d->site), a->opt.threshold);
 	if (rs)
 		sa_layout_name(l, rs->fields);
