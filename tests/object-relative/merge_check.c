@@ -1,7 +1,7 @@
 /*
  * The merge laws of the object-relative module (modules/object-relative/README.md "Merging"),
  * driven through its restore(), merge() and emit() as `mnemo merge` drives them:
- *   merge_check roundtrip P...     emit(restore(P)) is P's `modules:` block byte for byte
+ *   merge_check roundtrip P...     emit(restore(P)) is P's section byte for byte
  *   merge_check laws A B C OUT     on three runs: merge commutative and associative byte for
  *                                  byte, over states and over merged profiles read back;
  *                                  merged counts the sums (minima, maxima) of the inputs';
@@ -19,6 +19,7 @@
 
 #include "module.h"
 #include "profile.h"
+#include "modtest.h"
 
 extern const struct mn_module mn_module_object_relative;
 static const struct mn_module *const M = &mn_module_object_relative;
@@ -40,30 +41,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0, len = 0, n;
-
-	if (!f)
-		die(path);
-	do {
-		if (len + 4096 > cap) {
-			cap = 2 * cap + 4096;
-			buf = realloc(buf, cap + 1);
-			if (!buf)
-				die("no memory");
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-	} while (n);
-	fclose(f);
-	buf[len] = '\0';
-	return buf;
-}
-
-/* The text from the line "modules:" on: the part emit() writes, framed as the backend frames it. */
+/* Where the line "modules:" starts: what comes before it is the run's header. */
 static const char *modules_block(const char *text)
 {
 	const char *m = strstr(text, "\nmodules:\n");
@@ -73,104 +51,46 @@ static const char *modules_block(const char *text)
 	return m + 1;
 }
 
-static struct mn_profile *open_profile(const char *path)
-{
-	struct mn_profile *p;
-	char err[1024];
-
-	if (mn_profile_open(&p, path, err, sizeof(err)))
-		die(err);
-	return p;
-}
-
-static void *state_new(void)
-{
-	void *st = calloc(1, M->state_size);
-
-	if (!st || M->init(st, NULL))
-		die("init");
-	return st;
-}
-
-static void state_free(void *st)
-{
-	M->fini(st);
-	free(st);
-}
-
-static void *restore(const struct mn_profile *p)
-{
-	void *st = state_new();
-	char err[1024];
-
-	if (M->restore(st, p, mn_profile_module(p, M->name), err, sizeof(err)))
-		die(err);
-	return st;
-}
-
 static void *restore_path(const char *path)
 {
-	struct mn_profile *p = open_profile(path);
-	void *st = restore(p);
-
-	mn_profile_close(p);   /* the state must own everything it keeps */
-	return st;
+	return mt_restored_path(M, NULL, path);
 }
 
-/* emit(st) as the `modules:` block of a profile holding this module alone; st is freed. */
+/* emit(st) as section text; st is freed. */
 static char *emit(void *st)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct mn_prof *p = NULL;
+	char *text = mt_emit_text(M, st, NULL);
 
-	if (!f || mn_prof_open(&p, f))
-		die("writer");
-	mn_prof_map_begin(p);
-	mn_prof_key(p, "modules");
-	mn_prof_map_begin(p);
-	mn_prof_key(p, M->name);
-	if (M->emit(st, p))
-		die("emit");
-	mn_prof_map_end(p);
-	mn_prof_map_end(p);
-	if (mn_prof_close(p) || fclose(f))
-		die("writer");
-	state_free(st);
-	return buf;
+	mt_state_free(M, st);
+	return text;
 }
 
 /* merge(a, b): b folded into a, b freed; a returned. */
 static void *merge(void *a, void *b)
 {
-	M->merge(a, b);
-	state_free(b);
-	return a;
+	return mt_fold(M, a, b);
 }
 
-/* A profile file: the header of `like` (everything before `modules:`) and the block. */
-static void write_profile(const char *path, const char *like, const char *block)
+/* A profile file: the header of `like` (everything before `modules:`) and the section. */
+static void write_profile(const char *path, const char *like, const char *section)
 {
-	FILE *f = fopen(path, "w");
+	char *head = strndup(like, (size_t)(modules_block(like) - like));
 
-	if (!f)
-		die(path);
-	fwrite(like, 1, (size_t)(modules_block(like) - like), f);
-	fputs(block, f);
-	if (fclose(f))
-		die(path);
+	if (!head)
+		die("no memory");
+	mt_write_profile(path, head, M->name, section);
+	free(head);
 }
 
 static int roundtrip(int n, char **paths)
 {
 	for (int i = 0; i < n; i++) {
-		char *text = slurp(paths[i]);
+		char *text = mt_section_text(paths[i], M->name);
 		char *got = emit(restore_path(paths[i]));
 
-		CHECK(!strcmp(got, modules_block(text)), "%s: emit(restore(p)) differs from p:\n"
-		      "%s\n---- expected ----\n%s", paths[i], got, modules_block(text));
-		if (!strcmp(got, modules_block(text)))
+		CHECK(!strcmp(got, text), "%s: emit(restore(p)) differs from p:\n"
+		      "%s\n---- expected ----\n%s", paths[i], got, text);
+		if (!strcmp(got, text))
 			printf("ok emit(restore(p)) == p: %s (%zu bytes)\n", paths[i], strlen(got));
 		free(text);
 		free(got);
@@ -200,7 +120,7 @@ static const struct mn_pnode *row(const struct mn_pnode *seq, const char *key, u
 
 static void check_sums(const char *merged, char **in, int n)
 {
-	struct mn_profile *m = open_profile(merged), *p[3];
+	struct mn_profile *m = mt_open(merged, NULL), *p[3];
 	const struct mn_pnode *ms = mn_profile_module(m, M->name), *s[3];
 	const struct mn_pnode *mg = mn_pnode_get(ms, "groups");
 	const struct mn_pnode *mi = mn_pnode_get(ms, "instructions");
@@ -209,7 +129,7 @@ static void check_sums(const char *merged, char **in, int n)
 	size_t checked = 0;
 
 	for (int k = 0; k < n; k++) {
-		p[k] = open_profile(in[k]);
+		p[k] = mt_open(in[k], NULL);
 		s[k] = mn_profile_module(p[k], M->name);
 		sum += u64(s[k], "events");
 	}
@@ -304,7 +224,7 @@ static void check_sums(const char *merged, char **in, int n)
 
 static int laws(char **in, const char *out)
 {
-	char *text = slurp(in[0]), *ab, *ba, *ab_c, *a_bc, *tmp, *x;
+	char *text = mt_read_file(in[0]), *ab, *ba, *ab_c, *a_bc, *tmp, *x;
 	char path[4096];
 	int same;
 
@@ -376,17 +296,13 @@ static int laws(char **in, const char *out)
 
 static int refuse(const char *path, const char *want)
 {
-	struct mn_profile *p = open_profile(path);
-	void *st = state_new();
-	char err[1024] = "";
-	int e = M->restore(st, p, mn_profile_module(p, M->name), err, sizeof(err));
+	char err[1024];
+	int e = mt_try_restore_path(M, NULL, path, err, sizeof(err));
 
 	CHECK(e == -EINVAL, "%s: restore returned %d, expected -EINVAL", path, e);
 	CHECK(strstr(err, want), "%s: message '%s' lacks '%s'", path, err, want);
 	if (e == -EINVAL && strstr(err, want))
 		printf("ok refused: %s\n", err);
-	state_free(st);
-	mn_profile_close(p);
 	return 0;
 }
 

@@ -34,6 +34,7 @@
 
 #include "module.h"
 #include "profile.h"
+#include "modtest.h"
 #include "shell.h"
 
 extern const struct mn_module mn_module_rds_shape;
@@ -69,146 +70,33 @@ static char *run(const char *args)
 	return path;
 }
 
-static char *slurp_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, n;
-	char buf[65536];
-	FILE *m = open_memstream(&text, &len);
-
-	assert_non_null(f);
-	assert_non_null(m);
-	while ((n = fread(buf, 1, sizeof(buf), f)))
-		fwrite(buf, 1, n, m);
-	fclose(f);
-	fclose(m);
-	return text;
-}
-
-/* The rds-shape section as the profile file has it: the lines under "  rds-shape:", unindented. */
+/* The rds-shape section of the profile at path, as emit() writes it (malloc'd). */
 static char *section_text(const char *path)
 {
-	char *text = slurp_all(path), *out = NULL, *save = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&out, &len);
-	bool in = false;
-
-	assert_non_null(m);
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strcmp(line, "  rds-shape:")) {
-			in = true;
-			continue;
-		}
-		if (in && strncmp(line, "    ", 4))
-			break;
-		if (in)
-			fprintf(m, "%s\n", line + 4);
-	}
-	fclose(m);
-	free(text);
-	if (!in)
-		fail_msg("%s: no rds-shape section", path);
-	return out;
+	return mt_section_text(path, RDS->name);
 }
 
 /* Writes section text as the only section of a minimal profile; returns its path (malloc'd). */
 static char *wrap(const char *section)
 {
-	char *path, *copy = strdup(section), *save = NULL;
-	FILE *f;
+	char *path;
 
-	if (asprintf(&path, "%s/m%u.yaml", work, nfiles++) < 0 || !copy)
+	if (asprintf(&path, "%s/m%u.yaml", work, nfiles++) < 0)
 		fail_msg("no memory");
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "format: mnemo-profile/1\nprogram: {argv: [t], exit_status: 0, signal: null}\n"
-		   "complete: true\nsites: {}\nmodules:\n  rds-shape:\n");
-	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		fprintf(f, "    %s\n", line);
-	fclose(f);
-	free(copy);
+	mt_write_profile(path, MT_HEAD, RDS->name, section);
 	return path;
-}
-
-static struct mn_profile *open_profile(const char *path)
-{
-	struct mn_profile *p;
-	char why[512];
-
-	if (mn_profile_open(&p, path, why, sizeof(why)))
-		fail_msg("%s", why);
-	return p;
-}
-
-/* restore() of the profile at path into a fresh state; rc and err for the caller to check. */
-static void *try_restore(const char *path, int *rc, char *err, size_t errlen)
-{
-	struct mn_profile *p = open_profile(path);
-	void *st = calloc(1, RDS->state_size);
-
-	assert_non_null(st);
-	assert_int_equal(RDS->init(st, NULL), 0);
-	err[0] = '\0';
-	*rc = RDS->restore(st, p, mn_profile_module(p, "rds-shape"), err, errlen);
-	mn_profile_close(p);   /* the state keeps nothing of the profile */
-	return st;
-}
-
-static void *restore(const char *path)
-{
-	char err[1024];
-	int rc;
-	void *st = try_restore(path, &rc, err, sizeof(err));
-
-	if (rc)
-		fail_msg("restore(%s): %d: %s", path, rc, err);
-	return st;
-}
-
-static void drop(void *st)
-{
-	RDS->fini(st);
-	free(st);
-}
-
-/* emit() of st as text, one line per line, without the document markers. */
-static char *emit(void *st)
-{
-	char *text = NULL, *out = NULL, *save = NULL;
-	size_t len = 0, olen = 0;
-	struct mn_prof *p;
-	FILE *f = open_memstream(&text, &len), *m;
-
-	assert_non_null(f);
-	assert_int_equal(mn_prof_open(&p, f), 0);
-	assert_int_equal(RDS->emit(st, p), 0);
-	assert_int_equal(mn_prof_close(p), 0);
-	fclose(f);
-	m = open_memstream(&out, &olen);
-	assert_non_null(m);
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (strcmp(line, "---") && strcmp(line, "..."))
-			fprintf(m, "%s\n", line);
-	fclose(m);
-	free(text);
-	return out;
 }
 
 /* The profiles at paths[order[0]], ... restored and folded in that order, emitted. */
 static char *merged(char *const *paths, const unsigned *order, unsigned n)
 {
-	void *into = restore(paths[order[0]]);
+	void *into = mt_restored_path(RDS, NULL, paths[order[0]]);
 	char *text;
 
-	for (unsigned i = 1; i < n; i++) {
-		void *from = restore(paths[order[i]]);
-
-		RDS->merge(into, from);
-		drop(from);
-	}
-	text = emit(into);
-	drop(into);
+	for (unsigned i = 1; i < n; i++)
+		mt_fold(RDS, into, mt_restored_path(RDS, NULL, paths[order[i]]));
+	text = mt_emit_text(RDS, into, NULL);
+	mt_state_free(RDS, into);
 	return text;
 }
 
@@ -224,11 +112,11 @@ static char *merged2(const char *a, const char *b)
 static void expect_round_trip(const char *path)
 {
 	char *want = section_text(path), *got, *again;
-	void *st = restore(path);
+	void *st = mt_restored_path(RDS, NULL, path);
 
-	got = emit(st);
-	again = emit(st);
-	drop(st);
+	got = mt_emit_text(RDS, st, NULL);
+	again = mt_emit_text(RDS, st, NULL);
+	mt_state_free(RDS, st);
 	if (strcmp(got, want)) {
 		print_message("--- p\n%s--- emit(restore(p))\n%s", want, got);
 		fail_msg("%s: emit(restore(p)) differs from p (above)", path);
@@ -379,7 +267,7 @@ static void test_round_trip(void **state)
 		path = run(runs[i].args);
 		expect_round_trip(path);
 		if (!strcmp(runs[i].args, "1200")) {
-			struct mn_profile *p = open_profile(path);
+			struct mn_profile *p = mt_open(path, NULL);
 
 			/* the cut happened: 1200 instances, 1000 listed */
 			assert_int_equal(u64(sec(p, "summary"), "instances"), 1200);
@@ -474,7 +362,7 @@ static void test_self(void **state)
 	pp = merged2(paths[0], paths[0]);
 	wpp = wrap(pp);
 	expect_round_trip(wpp);
-	m = open_profile(wpp);
+	m = mt_open(wpp, NULL);
 	assert_int_equal(u64(mn_profile_module(m, "rds-shape"), "instances_listed"), 2);
 	assert_int_equal(u64(sec(m, "summary"), "instances"), 2);
 	mn_profile_close(m);
@@ -507,7 +395,7 @@ static void test_sums_and_types(void **state)
 
 	union_runs();
 	for (int i = 0; i < 3; i++)
-		in[i] = open_profile(paths[i]);
+		in[i] = mt_open(paths[i], NULL);
 	sites[0] = site_at(in[0], "a");
 	sites[1] = site_at(in[0], "b");
 	/* the same binary: the same sites in every run */
@@ -523,7 +411,7 @@ static void test_sums_and_types(void **state)
 
 	text = merged(paths, order, 3);
 	path = wrap(text);
-	m = open_profile(path);
+	m = mt_open(path, NULL);
 	for (size_t k = 0; k < sizeof(top) / sizeof(top[0]); k++)
 		assert_int_equal(u64(mn_profile_module(m, "rds-shape"), top[k]),
 				 u64(mn_profile_module(in[0], "rds-shape"), top[k]) +
@@ -616,10 +504,8 @@ static char *edit(const char *text, const char *from, const char *to)
 static void expect_refused(const char *good, const char *from, const char *to, const char *want)
 {
 	char *text = edit(good, from, to), *path = wrap(text), err[1024], prefix[600];
-	int rc;
-	void *st = try_restore(path, &rc, err, sizeof(err));
+	int rc = mt_try_restore_path(RDS, NULL, path, err, sizeof(err));
 
-	drop(st);
 	if (rc != -EINVAL || !strstr(err, want))
 		fail_msg("'%s' -> '%s': rc %d, message '%s', expected '%s'", from, to, rc, err,
 			 want);
@@ -680,7 +566,7 @@ static void test_refused(void **state)
 	free(t);
 	/* the unedited section restores (the failures above are the edits') */
 	path = wrap(good);
-	drop(try_restore(path, &rc, err, sizeof(err)));
+	rc = mt_try_restore_path(RDS, NULL, path, err, sizeof(err));
 	assert_int_equal(rc, 0);
 	free(path);
 
@@ -690,7 +576,7 @@ static void test_refused(void **state)
 	assert_non_null(rows);
 	/* the section's clock, and the first run_events of the instances' rows */
 	path = wrap(two);
-	m = open_profile(path);
+	m = mt_open(path, NULL);
 	events = u64(mn_profile_module(m, "rds-shape"), "events");
 	for (size_t i = 0; !have && i < mn_pnode_len(sec(m, "instances")); i++) {
 		const struct mn_pnode *row = mn_pnode_at(sec(m, "instances"), i);
@@ -741,7 +627,7 @@ static void test_cut(void **state)
 	three[0] = three[1] = three[2] = p;
 	pp = merged2(p, p);
 	wpp = wrap(pp);
-	m = open_profile(wpp);
+	m = mt_open(wpp, NULL);
 	assert_int_equal(u64(mn_profile_module(m, "rds-shape"), "instances_listed"), 1000);
 	assert_int_equal(u64(sec(m, "summary"), "instances"), 2400);
 	for (size_t i = 0; i < 1000; i += 2)
@@ -755,7 +641,7 @@ static void test_cut(void **state)
 	assert_string_equal(left, all);
 	assert_string_equal(right, all);
 	w = wrap(all);
-	m = open_profile(w);
+	m = mt_open(w, NULL);
 	assert_int_equal(u64(mn_profile_module(m, "rds-shape"), "instances_listed"), 1002);
 	assert_int_equal(u64(sec(m, "summary"), "instances"), 3600);
 	mn_profile_close(m);
@@ -809,11 +695,9 @@ static void test_mnemo_merge(void **state)
  */
 static void *live_run(uint32_t s, uint32_t h, unsigned n, unsigned base)
 {
-	void *st = calloc(1, RDS->state_size);
+	void *st = mt_state_new(RDS, NULL);
 	unsigned k;
 
-	assert_non_null(st);
-	assert_int_equal(RDS->init(st, NULL), 0);
 	RDS->heap_alloc(st, h, OBJ(base), 24);
 	for (k = 1; k <= n; k++) {
 		RDS->heap_alloc(st, s, OBJ(base + k), 24);
@@ -844,21 +728,22 @@ static void *live_run(uint32_t s, uint32_t h, unsigned n, unsigned base)
 static void test_live_states(void **state)
 {
 	void *a = live_run(1, 2, 5, 0), *b = live_run(2, 1, 7, 1000), *x;
-	char *ta = emit(a), *tb = emit(b), *wa, *wb, *direct, *restored, *again;
+	char *ta = mt_emit_text(RDS, a, NULL), *tb = mt_emit_text(RDS, b, NULL);
+	char *wa, *wb, *direct, *restored, *again;
 	struct mn_profile *m;
 
-	again = emit(a);
+	again = mt_emit_text(RDS, a, NULL);
 	assert_string_equal(again, ta);
 	free(again);
-	drop(a);
-	drop(b);
+	mt_state_free(RDS, a);
+	mt_state_free(RDS, b);
 	wa = wrap(ta);
 	wb = wrap(tb);
 	expect_round_trip(wa);
 	expect_round_trip(wb);
 	/* one run: its rows are over the section's clock (no run_events), and the types' run_events
 	 * are that clock once per instance */
-	m = open_profile(wa);
+	m = mt_open(wa, NULL);
 	assert_int_equal(u64(sec(m, "summary"), "instances"), 2);
 	assert_int_equal(u64(sec(m, "summary"), "run_events"),
 			 2 * u64(mn_profile_module(m, "rds-shape"), "events"));
@@ -869,14 +754,13 @@ static void test_live_states(void **state)
 
 	a = live_run(1, 2, 5, 0);
 	b = live_run(2, 1, 7, 1000);
-	RDS->merge(a, b);   /* two live runs, settled by merge() */
-	drop(b);
-	direct = emit(a);
-	drop(a);
+	mt_fold(RDS, a, b);   /* two live runs, settled by merge() */
+	direct = mt_emit_text(RDS, a, NULL);
+	mt_state_free(RDS, a);
 	restored = merged2(wa, wb);
 	assert_string_equal(direct, restored);
 	x = wrap(restored);
-	m = open_profile(x);
+	m = mt_open(x, NULL);
 	assert_int_equal(u64(sec(m, "summary"), "types"), 1);
 	assert_int_equal(u64(sec(m, "summary"), "instances"), 4);
 	assert_int_equal(u64(sec(m, "summary"), "nodes"), 5 + 3 + 7 + 3);

@@ -34,6 +34,7 @@
 #include "backend.h"
 #include "module.h"
 #include "profile.h"
+#include "modtest.h"
 #include "shell.h"
 
 #define MODULE "structure-affinity"
@@ -54,25 +55,6 @@ static char *path_of(const char *name)
 	if (asprintf(&p, "%s/%s", work, name) < 0)
 		fail_msg("out of memory");
 	return p;
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, n;
-	char buf[65536];
-	FILE *m;
-
-	if (!f)
-		fail_msg("cannot read %s", path);
-	m = open_memstream(&text, &len);
-	assert_non_null(m);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, m);
-	fclose(f);
-	fclose(m);
-	return text;
 }
 
 /* Builds programs/<name>.<ext> (-O1 -g, as test_known.c) into work/<name>. */
@@ -101,66 +83,10 @@ static char *run(const char *prog, const char *env, const char *args, const char
 	return path;
 }
 
-/*
- * The module's section as the file has it: the lines under "  structure-affinity:" (the profile
- * writer indents module sections by four), unindented, as emit() writes them on its own.
- */
+/* The module's section of the profile at path, as emit() writes it on its own (malloc'd). */
 static char *section_text(const char *path)
 {
-	char *text = read_all(path), *at = strstr(text, "\n  " MODULE ":\n"), *out = NULL;
-	size_t len = 0;
-	FILE *m;
-
-	if (!at)
-		fail_msg("%s: no " MODULE " section", path);
-	m = open_memstream(&out, &len);
-	assert_non_null(m);
-	at = strchr(at + 1, '\n') + 1;
-	while (!strncmp(at, "    ", 4)) {
-		char *nl = strchr(at, '\n');
-
-		fwrite(at + 4, 1, nl ? (size_t)(nl + 1 - at - 4) : strlen(at + 4), m);
-		if (!nl)
-			break;
-		at = nl + 1;
-	}
-	fclose(m);
-	free(text);
-	return out;
-}
-
-/* emit() into text, without the stream's document markers; NULL when emit() fails (*rc). */
-static char *emit_text(void *st, int *rc)
-{
-	char *text = NULL, *out = NULL;
-	size_t len = 0, olen = 0;
-	struct mn_prof *p;
-	FILE *f, *m;
-	int e;
-
-	f = open_memstream(&text, &len);
-	assert_non_null(f);
-	assert_int_equal(mn_prof_open(&p, f), 0);
-	e = SA->emit(st, p);
-	if (!e)
-		e = mn_prof_close(p);
-	else
-		mn_prof_close(p);
-	fclose(f);
-	if (rc)
-		*rc = e;
-	if (e) {
-		free(text);
-		return NULL;
-	}
-	m = open_memstream(&out, &olen);
-	assert_non_null(m);
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-		if (strcmp(line, "---") && strcmp(line, "..."))
-			fprintf(m, "%s\n", line);
-	fclose(m);
-	free(text);
-	return out;
+	return mt_section_text(path, MODULE);
 }
 
 /* The texts must be equal; on a difference, says where. */
@@ -177,18 +103,6 @@ static void expect_same(const char *got, const char *want, const char *what)
 }
 
 /* ---- The run, states, and a merge as `mnemo merge` does it ----------------------------------- */
-
-static struct mn_profile *open_profile(const char *path)
-{
-	struct mn_profile *p;
-	char why[1024];
-
-	if (mn_profile_open(&p, path, why, sizeof(why)))
-		fail_msg("%s", why);
-	if (!mn_profile_module(p, MODULE))
-		fail_msg("%s: no " MODULE " section", path);
-	return p;
-}
 
 /* A site table blob with the sites of every profile (one binary: the same row for one id). */
 static struct mn_run *run_of(struct mn_profile *const *prof, size_t n)
@@ -226,32 +140,6 @@ static struct mn_run *run_of(struct mn_profile *const *prof, size_t n)
 	return r;
 }
 
-static void *state_new(const struct mn_run *run)
-{
-	void *st = calloc(1, SA->state_size);
-
-	assert_non_null(st);
-	assert_int_equal(SA->init(st, run), 0);
-	return st;
-}
-
-static void state_free(void *st)
-{
-	SA->fini(st);
-	free(st);
-}
-
-static void *restored(const struct mn_profile *prof, const struct mn_run *run)
-{
-	void *st = state_new(run);
-	char err[1024] = "";
-	int e = SA->restore(st, prof, mn_profile_module(prof, MODULE), err, sizeof(err));
-
-	if (e)
-		fail_msg("restore(%s): %d: %s", mn_profile_path(prof), e, err);
-	return st;
-}
-
 /* A YAML double-quoted string. */
 static void put_quoted(FILE *f, const char *s)
 {
@@ -267,8 +155,9 @@ static void put_quoted(FILE *f, const char *s)
 /* A profile of the run's sites and the section text. */
 static void write_profile(const char *path, const struct mn_run *run, const char *section)
 {
-	FILE *f = fopen(path, "w");
-	const char *at = section;
+	char *head = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&head, &len);
 
 	assert_non_null(f);
 	fprintf(f, "format: " MN_PROFILE_FORMAT "\nprogram: {argv: [merged], exit_status: 0, "
@@ -291,15 +180,9 @@ static void write_profile(const char *path, const struct mn_run *run, const char
 		put_quoted(f, s->fields);
 		fprintf(f, "}\n");
 	}
-	fprintf(f, "modules:\n  " MODULE ":\n");
-	while (*at) {
-		const char *nl = strchr(at, '\n');
-		size_t n = nl ? (size_t)(nl - at) : strlen(at);
-
-		fprintf(f, "    %.*s\n", (int)n, at);
-		at += n + (nl != NULL);
-	}
 	fclose(f);
+	mt_write_profile(path, head, MODULE, section);
+	free(head);
 }
 
 /*
@@ -313,23 +196,22 @@ static char *merge(const char *out, size_t n, ...)
 	struct mn_run *r;
 	char name[256], *path, *text;
 	va_list ap;
+	int e;
 
 	assert_true(n >= 1 && n <= MAX_IN);
 	va_start(ap, n);
 	for (size_t k = 0; k < n; k++)
-		prof[k] = open_profile(va_arg(ap, const char *));
+		prof[k] = mt_open(va_arg(ap, const char *), MODULE);
 	va_end(ap);
 	r = run_of(prof, n);
 	for (size_t k = 0; k < n; k++)
-		st[k] = restored(prof[k], r);
-	for (size_t k = 1; k < n; k++) {
-		SA->merge(st[0], st[k]);
-		state_free(st[k]);
-	}
-	text = emit_text(st[0], NULL);
+		st[k] = mt_restored(SA, r, prof[k]);
+	for (size_t k = 1; k < n; k++)
+		mt_fold(SA, st[0], st[k]);
+	text = mt_emit_text(SA, st[0], &e);
 	if (!text)
-		fail_msg("%s: emit() of the merged state failed", out);
-	state_free(st[0]);
+		fail_msg("%s: emit() of the merged state failed: %d", out, e);
+	mt_state_free(SA, st[0]);
 	snprintf(name, sizeof(name), "%s.yaml", out);
 	path = path_of(name);
 	write_profile(path, r, text);
@@ -447,12 +329,12 @@ static void expect_sums(const char *merged, const char *const *in, size_t n)
 	static const char *const totals[] = { "accesses", "cost", "unattributed_accesses",
 					      "unattributed_cost" };
 	static struct srow ms[4096], is[4096];
-	struct mn_profile *m = open_profile(merged), *p[MAX_IN];
+	struct mn_profile *m = mt_open(merged, MODULE), *p[MAX_IN];
 	const struct mn_pnode *mo = get(mn_profile_module(m, MODULE), "objects");
 	size_t nm = streams_of(m, ms, 4096), seen = 0;
 
 	for (size_t k = 0; k < n; k++)
-		p[k] = open_profile(in[k]);
+		p[k] = mt_open(in[k], MODULE);
 	for (size_t t = 0; t < sizeof(totals) / sizeof(totals[0]); t++) {
 		uint64_t sum = 0;
 
@@ -539,16 +421,16 @@ static void expect_sums(const char *merged, const char *const *in, size_t n)
 /* emit(restore(p)) == p for the profile at path; also merge(p) == p through a written file. */
 static void expect_round_trip(const char *path, const char *what)
 {
-	struct mn_profile *p = open_profile(path);
+	struct mn_profile *p = mt_open(path, MODULE);
 	struct mn_run *r = run_of(&p, 1);
-	void *st = restored(p, r);
-	char *want = section_text(path), *got = emit_text(st, NULL), out[256], *m, *again;
+	void *st = mt_restored(SA, r, p);
+	char *want = section_text(path), *got = mt_emit_text(SA, st, NULL), out[256], *m, *again;
 
 	assert_non_null(got);
 	if (!strstr(want, "\nobjects:\n") || !strstr(want, "\nother_streams:"))
 		fail_msg("%s: the section carries no objects or other_streams", what);
 	expect_same(got, want, what);
-	state_free(st);
+	mt_state_free(SA, st);
 	mn_run_destroy(r);
 	mn_profile_close(p);
 	snprintf(out, sizeof(out), "%s.self", what);
@@ -721,14 +603,14 @@ static void test_known_merge(void **state)
 	build("inputs", "c");
 	p = run("inputs", "", "1 3 0 0", "known.p");
 	q = run("inputs", "", "1 0 5 1", "known.q");
-	pp = open_profile(p);
+	pp = mt_open(p, MODULE);
 	assert_string_equal(str(table_of(pp), "advice"), "do not split: all fields are used "
 			    "together");
 	assert_int_equal(mn_pnode_len(get(table_of(pp), "fields")), 2);
 	mn_profile_close(pp);
 
 	m = merge("known.pq", 2, p, q);
-	mp = open_profile(m);
+	mp = mt_open(m, MODULE);
 	s = table_of(mp);
 	assert_int_equal(u64(get(s, "size"), "inferred"), 16);
 	f = get(s, "fields");
@@ -782,7 +664,7 @@ static struct mn_run *made_up_run(void)
 static void *made_up(const struct mn_run *r, uint64_t bytes, uint32_t size, const uint64_t *o1,
 		     const uint64_t *o2, size_t n)
 {
-	void *st = state_new(r);
+	void *st = mt_state_new(SA, r);
 
 	SA->global(st, S_GLOBAL, GLOBAL, bytes);
 	for (size_t i = 0; i < n; i++) {
@@ -804,20 +686,16 @@ static void test_strides(void **state)
 	static const uint64_t a2[] = { 32, 64, 96 }, b2[] = { 40, 72, 104 };
 	struct mn_run *r = made_up_run();
 	void *x = made_up(r, 4800, 4, a1, b1, 3), *y = made_up(r, 9600, 8, a2, b2, 3);
-	char *one = emit_text(x, NULL), *two = emit_text(y, NULL), *xy, *yx;
+	char *one = mt_emit_text(SA, x, NULL), *two = mt_emit_text(SA, y, NULL), *xy, *yx;
 
 	assert_non_null(strstr(one, "size: {inferred: 48,"));
 	assert_non_null(strstr(two, "size: {inferred: 32,"));
-	SA->merge(x, y);
-	state_free(y);
-	xy = emit_text(x, NULL);
-	state_free(x);
+	xy = mt_emit_text(SA, mt_fold(SA, x, y), NULL);
+	mt_state_free(SA, x);
 	x = made_up(r, 4800, 4, a1, b1, 3);
 	y = made_up(r, 9600, 8, a2, b2, 3);
-	SA->merge(y, x);
-	state_free(x);
-	yx = emit_text(y, NULL);
-	state_free(y);
+	yx = mt_emit_text(SA, mt_fold(SA, y, x), NULL);
+	mt_state_free(SA, y);
 	expect_same(yx, xy, "merge(run 2, run 1) against merge(run 1, run 2)");
 	if (!strstr(xy, "size: {inferred: 16, declared: null, agree: null, used: 16, "
 		    "source: strides}") ||
@@ -865,11 +743,11 @@ static void test_conflict(void **state)
 		y = made_up(r, 64, 4, o, o, 2);
 		unsetenv("MNEMO_AFFINITY_COST");
 		SA->merge(x, y);
-		t = emit_text(x, &rc);
+		t = mt_emit_text(SA, x, &rc);
 		if (t || rc != -EINVAL)
 			fail_msg("case %zu: runs of different options merged (rc %d)", i, rc);
-		state_free(x);
-		state_free(y);
+		mt_state_free(SA, x);
+		mt_state_free(SA, y);
 	}
 	mn_run_destroy(r);
 }
@@ -877,7 +755,7 @@ static void test_conflict(void **state)
 /* The 1-based line of the first occurrence of s in the file. */
 static unsigned line_of(const char *path, const char *s)
 {
-	char *text = read_all(path), *at = strstr(text, s);
+	char *text = mt_read_file(path), *at = strstr(text, s);
 	unsigned line = 1;
 
 	if (!at)
@@ -920,9 +798,9 @@ static void test_bad_sections(void **state)
 
 	build("hotcold", "c");
 	good = run("hotcold", "", "", "bad.good");
-	text = read_all(good);
+	text = mt_read_file(good);
 	/* The first structure (the hottest), and the first stream listed under the structures. */
-	gp = open_profile(good);
+	gp = mt_open(good, MODULE);
 	st = get(mn_profile_module(gp, MODULE), "structures");
 	if (!mn_pnode_len(st))
 		fail_msg("%s: no hot structure", good);
@@ -960,10 +838,9 @@ static void test_bad_sections(void **state)
 		assert_non_null(f);
 		fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
 		fclose(f);
-		p = open_profile(path);
+		p = mt_open(path, MODULE);
 		r = run_of(&p, 1);
-		st = state_new(r);
-		rc = SA->restore(st, p, mn_profile_module(p, MODULE), err, sizeof(err));
+		rc = mt_try_restore(SA, r, p, &st, err, sizeof(err));
 		if (rc != -EINVAL || !strstr(err, msg))
 			fail_msg("case %zu: restore gave %d, '%s'; expected -EINVAL and '%s'", i,
 				 rc, err, msg);
@@ -974,7 +851,6 @@ static void test_bad_sections(void **state)
 			snprintf(want, sizeof(want), "%s:", path);
 		if (strncmp(err, want, strlen(want)))
 			fail_msg("case %zu: '%s' does not begin with '%s'", i, err, want);
-		state_free(st);
 		mn_run_destroy(r);
 		mn_profile_close(p);
 		free(path);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "profile.h"
+#include "modtest.h"
 #include "shell.h"
 
 static char work[] = "/tmp/mnemo-vp-memops.XXXXXX";
@@ -163,26 +164,13 @@ static void test_sizes(void **state)
 	mn_profile_close(p);
 }
 
-/* The value-pattern section of the profile at path, as text: its lines, indented as in the file. */
+/* The value-pattern section of the profile work/<name>, as text (malloc'd). */
 static char *section_text(const char *name)
 {
-	char path[512], *text = malloc(1 << 20), *b, *e, *out;
-	size_t n;
+	char path[512];
 
-	assert_non_null(text);
 	snprintf(path, sizeof(path), "%s/%s", work, name);
-	slurp(path, text, 1 << 20);
-	b = strstr(text, "\n  value-pattern:\n");
-	if (!b)
-		fail_msg("%s: no value-pattern section", name);
-	b++;
-	/* It ends at the next line indented by 2 or less (the next module, or the end). */
-	for (e = strchr(b, '\n') + 1; *e && !strncmp(e, "   ", 3); e = strchr(e, '\n') + 1)
-		;
-	n = (size_t)(e - b);
-	out = strndup(b, n);
-	free(text);
-	return out;
+	return mt_section_text(path, "value-pattern");
 }
 
 /* The executions of every entry, by site (0 for a site a profile lacks). */

@@ -20,26 +20,12 @@
 #include "backend.h"
 #include "module.h"
 #include "profile.h"
+#include "modtest.h"
 
 extern const struct mn_module mn_module_value_pattern;
 #define VP (&mn_module_value_pattern)
 
 /* ---- Driving the module ---------------------------------------------------------------------- */
-
-static void *vp_new(const struct mn_run *run)
-{
-	void *st = calloc(1, VP->state_size);
-
-	assert_non_null(st);
-	assert_int_equal(VP->init(st, run), 0);
-	return st;
-}
-
-static void vp_free(void *st)
-{
-	VP->fini(st);
-	free(st);
-}
 
 static void load(void *st, uint32_t site, uint64_t addr, uint64_t value)
 {
@@ -59,21 +45,9 @@ static struct mn_profile *as_profile(const char *section)
 	static unsigned n;
 	char path[128], err[512];
 	struct mn_profile *prof;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/p%u.yaml", tmpdir, n++);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs("format: mnemo-profile/1\ncomplete: true\nsites: {}\n"
-	      "modules:\n  value-pattern:\n", f);
-	for (const char *l = section; *l;) {
-		const char *e = strchr(l, '\n');
-		size_t len = e ? (size_t)(e - l) : strlen(l);
-
-		fprintf(f, "    %.*s\n", (int)len, l);
-		l += len + (e != NULL);
-	}
-	fclose(f);
+	mt_write_profile(path, MT_HEAD, VP->name, section);
 	if (mn_profile_open(&prof, path, err, sizeof(err)))
 		fail_msg("the section does not load: %s\n%s", err, section);
 	return prof;
@@ -313,7 +287,7 @@ static const struct want wants[] = {
 
 static void test_every_field(void **state)
 {
-	void *st = vp_new(NULL);
+	void *st = mt_state_new(VP, NULL);
 	struct section s;
 
 	feed(st);
@@ -324,7 +298,7 @@ static void test_every_field(void **state)
 	for (size_t i = 0; i < sizeof(wants) / sizeof(wants[0]); i++)
 		check(&s, &wants[i]);
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 }
 
 /* Sorted by executions, descending, then by site id; executions is the first numeric column. */
@@ -332,7 +306,7 @@ static void test_order_and_columns(void **state)
 {
 	static const uint32_t order[] = { S_CONST, S_MIX70, S_MIX60, S_VARYING, S_ARRAY8, S_ARRAY24,
 					  S_SIXTEEN, S_NEG, S_ONCE };
-	void *st = vp_new(NULL);
+	void *st = mt_state_new(VP, NULL);
 	struct section s;
 
 	feed(st);
@@ -350,13 +324,14 @@ static void test_order_and_columns(void **state)
 		assert_string_equal(mn_pnode_key(e, 2), "executions");
 	}
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 }
 
 /* Two workers owning disjoint sites, merged, say what one worker says. */
 static void test_merge_disjoint(void **state)
 {
-	void *w0 = vp_new(NULL), *w1 = vp_new(NULL), *all = vp_new(NULL);
+	void *w0 = mt_state_new(VP, NULL), *w1 = mt_state_new(VP, NULL);
+	void *all = mt_state_new(VP, NULL);
 	struct section a, b;
 
 	/* Split the synthetic stream by site parity, as MN_SHARD_SITE with two workers would. */
@@ -369,15 +344,14 @@ static void test_merge_disjoint(void **state)
 		load(all, site, (uint64_t)(0x1000 * site + 8 * i), (uint64_t)(i % 3));
 	}
 	feed(w0);   /* the synthetic sites all go to worker 0 */
-	VP->merge(w0, w1);
-	vp_free(w1);
+	mt_fold(VP, w0, w1);
 	emit(w0, &a);
 	emit(all, &b);
 	assert_string_equal(a.text, b.text);
 	section_free(&a);
 	section_free(&b);
-	vp_free(w0);
-	vp_free(all);
+	mt_state_free(VP, w0);
+	mt_state_free(VP, all);
 }
 
 /* A site table sizes the array; ids beyond it still work (the array grows). */
@@ -393,7 +367,7 @@ static void test_with_site_table(void **state)
 	assert_int_equal(mn_run_create(&run, blob, sizeof(blob) - 1, NULL, 0), 0);
 	assert_int_equal(mn_run_site_count(run), 2);
 	assert_string_equal(mn_run_site_kind(run, 2), "store");
-	st = vp_new(run);
+	st = mt_state_new(VP, run);
 	load(st, 1, 0x100, 7);
 	store(st, 2, 0x200, 8);
 	load(st, 5000, 0x300, 9);
@@ -401,7 +375,7 @@ static void test_with_site_table(void **state)
 	assert_int_equal(nentries(&s), 3);
 	assert_int_equal(u64(&s, entry(&s, 5000), "value"), 9);
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 	mn_run_destroy(run);
 }
 
@@ -411,7 +385,7 @@ static void test_with_site_table(void **state)
  */
 static void test_many_strides_lower_bound(void **state)
 {
-	void *st = vp_new(NULL);
+	void *st = mt_state_new(VP, NULL);
 	uint64_t addr = 0x100000, heavy = 0;
 	struct section s;
 	const struct mn_pnode *e;
@@ -440,7 +414,7 @@ static void test_many_strides_lower_bound(void **state)
 	assert_true(frac <= (double)heavy / 9999.0);
 	assert_true(frac > 0.3);   /* the bound is useful: err is at most 9999 / 8 */
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 }
 
 /* ---- Functions and memops ------------------------------------------------------------------- */
@@ -484,7 +458,7 @@ static void test_functions_and_memops(void **state)
 
 	if (mn_run_create(&run, memop_blob, sizeof(memop_blob) - 1, why, sizeof(why)))
 		fail_msg("site table: %s", why);
-	st = vp_new(run);
+	st = mt_state_new(VP, run);
 	for (int i = 0; i < 1000; i++) {
 		load(st, 2, 0x1000 + 16 * (uint64_t)i, 0);
 		store_sized(st, 3, 0x9000 + 16 * (uint64_t)i, 0, 16);   /* memcpy: always 16 */
@@ -528,21 +502,21 @@ static void test_functions_and_memops(void **state)
 		if (id != 2 && id != 6 && id != 7)   /* memop and function sites are in sites: */
 			assert_true(s.sites_used[0] >> id & 1);
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 	mn_run_destroy(run);
 }
 
 /* Without a site table, or with no memop and no function, both tables are there, empty. */
 static void test_empty_tables(void **state)
 {
-	void *st = vp_new(NULL);
+	void *st = mt_state_new(VP, NULL);
 	struct section s;
 
 	store_sized(st, 3, 0x1000, 0, 16);   /* no table: site 3 is no memop */
 	emit(st, &s);
 	assert_string_equal(tail_from(&s, "functions:"), "functions: []\nmemops: []\n");
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 }
 
 /* ---- The reference --------------------------------------------------------------------------- */
@@ -626,7 +600,7 @@ static void test_agrees_with_reference(void **state)
 	int64_t menu[NSITES + 1][8];
 	unsigned nmenu[NSITES + 1], nvalues[NSITES + 1];
 	bool is_store[NSITES + 1];
-	void *st = vp_new(NULL);
+	void *st = mt_state_new(VP, NULL);
 	struct section s;
 	size_t row = 0;
 
@@ -698,7 +672,7 @@ static void test_agrees_with_reference(void **state)
 		}
 	}
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 	free(evs);
 }
 
@@ -739,7 +713,7 @@ static void expect_row_lacks(const struct section *s, uint32_t site, const char 
 /* The values (while not capped) and the stride counters are in the rows: what merge needs. */
 static void test_counters_listed(void **state)
 {
-	void *st = vp_new(NULL);
+	void *st = mt_state_new(VP, NULL);
 	struct section s;
 
 	feed(st);
@@ -761,7 +735,7 @@ static void test_counters_listed(void **state)
 	expect_row_lacks(&s, S_ONCE, "strides");
 	expect_row_lacks(&s, S_CONST, "stride_errs");
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 }
 
 /*
@@ -771,7 +745,7 @@ static void test_counters_listed(void **state)
  */
 static void test_stride_errs_listed(void **state)
 {
-	void *st = vp_new(NULL);
+	void *st = mt_state_new(VP, NULL);
 	uint64_t addr = 0x1000;
 	struct section s;
 
@@ -786,43 +760,18 @@ static void test_stride_errs_listed(void **state)
 		       "strongly_strided: false, strides: {2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 7: 1, "
 		       "8: 1, 9: 2}, stride_errs: {9: 1}}");
 	section_free(&s);
-	vp_free(st);
+	mt_state_free(VP, st);
 }
 
 /* ---- Restore and merge ----------------------------------------------------------------------- */
-
-/* What emit() writes, as text. */
-static char *emit_text(void *st)
-{
-	struct mn_prof *p;
-	char *text = NULL;
-	size_t len;
-	FILE *f = open_memstream(&text, &len);
-
-	assert_non_null(f);
-	assert_int_equal(mn_prof_open(&p, f), 0);
-	assert_int_equal(VP->emit(st, p), 0);
-	assert_int_equal(mn_prof_close(p), 0);
-	fclose(f);
-	return text;
-}
 
 /* A state restored from section, or the failure and its message. */
 static int try_restore(const char *section, void **stp, char *err, size_t errlen)
 {
 	struct mn_profile *prof = as_profile(section);
-	void *st = vp_new(NULL);
-	int e;
+	int e = mt_try_restore(VP, NULL, prof, stp, err, errlen);
 
-	err[0] = '\0';
-	e = VP->restore(st, prof, mn_profile_module(prof, "value-pattern"), err, errlen);
 	mn_profile_close(prof);
-	if (e) {
-		vp_free(st);
-		*stp = NULL;
-	} else {
-		*stp = st;
-	}
 	return e;
 }
 
@@ -840,13 +789,13 @@ static void *restored(const char *section)
 static void expect_round_trip(const char *text)
 {
 	void *st = restored(text);
-	char *again = emit_text(st);
+	char *again = mt_emit_text(VP, st, NULL);
 
 	if (strcmp(again, text))
 		fail_msg("emit(restore(s)) != s\n--- s:\n%s\n--- emit(restore(s)):\n%s", text,
 			 again);
 	free(again);
-	vp_free(st);
+	mt_state_free(VP, st);
 }
 
 /* Sites 1..40 are loads and stores (31..40 memcpy, memmove and memset stores), 41..45 functions. */
@@ -874,7 +823,7 @@ static char *random_blob(size_t *len)
  */
 static void *random_run(const struct mn_run *run, uint64_t seed, unsigned first, unsigned nev)
 {
-	void *st = vp_new(run);
+	void *st = mt_state_new(VP, run);
 	uint64_t x = seed, addr[41] = { 0 };
 
 	for (unsigned i = 0; i < nev; i++) {
@@ -903,29 +852,29 @@ static void test_restore_round_trip(void **state)
 
 	assert_int_equal(mn_run_create(&run, blob, len, NULL, 0), 0);
 	/* The synthetic stream, the brute-force test's, a random run, memops, an empty state. */
-	st = vp_new(NULL);
+	st = mt_state_new(VP, NULL);
 	feed(st);
-	text = emit_text(st);
+	text = mt_emit_text(VP, st, NULL);
 	expect_round_trip(text);
 	free(text);
-	vp_free(st);
+	mt_state_free(VP, st);
 
 	for (uint64_t seed = 1; seed <= 4; seed++) {
 		st = random_run(run, seed * 0x9e3779b97f4a7c15u, (unsigned)seed * 5, 20000);
-		text = emit_text(st);
+		text = mt_emit_text(VP, st, NULL);
 		assert_non_null(strstr(text, "stride_errs"));   /* evictions are covered */
 		assert_non_null(strstr(text, "distinct_capped: true"));
 		assert_non_null(strstr(text, "op: memset"));
 		expect_round_trip(text);
 		free(text);
-		vp_free(st);
+		mt_state_free(VP, st);
 	}
 
-	st = vp_new(NULL);
-	text = emit_text(st);
+	st = mt_state_new(VP, NULL);
+	text = mt_emit_text(VP, st, NULL);
 	expect_round_trip(text);
 	free(text);
-	vp_free(st);
+	mt_state_free(VP, st);
 	mn_run_destroy(run);
 	free(blob);
 }
@@ -933,19 +882,13 @@ static void test_restore_round_trip(void **state)
 /* merge() into a restored state of text a, the restored states of texts b, c (if not NULL). */
 static char *merged(const char *a, const char *b, const char *c)
 {
-	void *m = restored(a), *o;
+	void *m = mt_fold(VP, restored(a), restored(b));
 	char *t;
 
-	o = restored(b);
-	VP->merge(m, o);
-	vp_free(o);
-	if (c) {
-		o = restored(c);
-		VP->merge(m, o);
-		vp_free(o);
-	}
-	t = emit_text(m);
-	vp_free(m);
+	if (c)
+		mt_fold(VP, m, restored(c));
+	t = mt_emit_text(VP, m, NULL);
+	mt_state_free(VP, m);
 	return t;
 }
 
@@ -972,8 +915,8 @@ static void test_merge_laws(void **state)
 	assert_int_equal(mn_run_create(&run, blob, len, NULL, 0), 0);
 	for (int i = 0; i < 3; i++) {
 		st = random_run(run, 0x1234567u + (uint64_t)i * 77, (unsigned)i * 6 + 1, 6000);
-		t[i] = emit_text(st);
-		vp_free(st);
+		t[i] = mt_emit_text(VP, st, NULL);
+		mt_state_free(VP, st);
 	}
 	ref = merged(t[0], t[1], t[2]);
 	for (int k = 1; k < 6; k++) {
@@ -995,12 +938,9 @@ static void test_merge_laws(void **state)
 	a = restored(t[0]);
 	b = restored(t[1]);
 	st = restored(t[2]);
-	VP->merge(b, st);
-	vp_free(st);
-	VP->merge(a, b);
-	vp_free(b);
-	x = emit_text(a);
-	vp_free(a);
+	mt_fold(VP, a, mt_fold(VP, b, st));
+	x = mt_emit_text(VP, a, NULL);
+	mt_state_free(VP, a);
 	expect_same("(a + b) + c and a + (b + c)", ref, x);
 	free(x);
 	bc = merged(t[1], t[2], NULL);
@@ -1011,9 +951,9 @@ static void test_merge_laws(void **state)
 	free(bc);
 	expect_round_trip(ref);
 
-	st = vp_new(NULL);
-	empty = emit_text(st);
-	vp_free(st);
+	st = mt_state_new(VP, NULL);
+	empty = mt_emit_text(VP, st, NULL);
+	mt_state_free(VP, st);
 	x = merged(t[0], empty, NULL);
 	expect_same("merge(p, empty) and p", t[0], x);
 	free(x);
@@ -1042,9 +982,9 @@ static void test_merge_known(void **state)
 	struct section s;
 
 	assert_int_equal(mn_run_create(&run, memop_blob, sizeof(memop_blob) - 1, NULL, 0), 0);
-	x = vp_new(run);
-	y = vp_new(run);
-	z = vp_new(run);
+	x = mt_state_new(VP, run);
+	y = mt_state_new(VP, run);
+	z = mt_state_new(VP, run);
 	/* Site 2 (a load): x reads 42 ten times at one address, y five times; z 43 once. */
 	for (int i = 0; i < 10; i++)
 		load(x, 2, 0x100, 42);
@@ -1083,9 +1023,9 @@ static void test_merge_known(void **state)
 		VP->func_entry(y, 1);
 	VP->func_entry(y, 8);
 
-	tx = emit_text(x);
-	ty = emit_text(y);
-	tz = emit_text(z);
+	tx = mt_emit_text(VP, x, NULL);
+	ty = mt_emit_text(VP, y, NULL);
+	tz = mt_emit_text(VP, z, NULL);
 	m = merged(tx, ty, NULL);
 	s.text = m;
 	expect_row_has(&s, 2, "executions: 15, constant: true, value: 42, distinct: 1, "
@@ -1120,28 +1060,27 @@ static void test_merge_known(void **state)
 	free(tx);
 	free(ty);
 	free(tz);
-	vp_free(x);
-	vp_free(y);
-	vp_free(z);
+	mt_state_free(VP, x);
+	mt_state_free(VP, y);
+	mt_state_free(VP, z);
 	mn_run_destroy(run);
 }
 
 /* Workers of one run all see every function entry: merged, they count them once. */
 static void test_worker_merge_functions_once(void **state)
 {
-	void *w0 = vp_new(NULL), *w1 = vp_new(NULL);
+	void *w0 = mt_state_new(VP, NULL), *w1 = mt_state_new(VP, NULL);
 	char *t;
 
 	for (int i = 0; i < 3; i++) {
 		VP->func_entry(w0, 5);
 		VP->func_entry(w1, 5);
 	}
-	VP->merge(w0, w1);
-	vp_free(w1);
-	t = emit_text(w0);
+	mt_fold(VP, w0, w1);
+	t = mt_emit_text(VP, w0, NULL);
 	assert_non_null(strstr(t, "functions:\n- {site: 5, entries: 3}\n"));
 	free(t);
-	vp_free(w0);
+	mt_state_free(VP, w0);
 }
 
 /* A section that does not follow the schema: -EINVAL and the place and field at fault. */
