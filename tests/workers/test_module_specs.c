@@ -11,24 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <cmocka.h>
 
 #include "module.h"
+#include "registry.h"   /* the modules of modules.def, as mnemo-backend and mnemo merge see them */
 #include "spec.h"
-
-#define MN_MODULE(c) extern const struct mn_module mn_module_##c;
-#include "modules.def"
-#undef MN_MODULE
-
-static const struct mn_module *const registry[] = {
-#define MN_MODULE(c) &mn_module_##c,
-#include "modules.def"
-#undef MN_MODULE
-};
-
-#define NREGISTRY (sizeof(registry) / sizeof(registry[0]))
 
 /* Whether m has a handler for catalogue event code c (codes of events.yaml, never renumbered). */
 static bool has_handler(const struct mn_module *m, unsigned c)
@@ -66,13 +54,10 @@ static void test_specs_match_modules(void **state)
 	if (mn_spec_module_names(&names, MNEMO_MODULES_DIR, &err))
 		fail_msg("cannot list %s", MNEMO_MODULES_DIR);
 	for (char **n = names; *n; n++, nfolders++) {
-		const struct mn_module *m = NULL;
+		const struct mn_module *m = mn_module_find(*n);
 		struct mn_module_spec *spec;
 		char path[4096];
 
-		for (size_t i = 0; i < NREGISTRY; i++)
-			if (!strcmp(registry[i]->name, *n))
-				m = registry[i];
 		if (!m)
 			fail_msg("modules/%s has an events.yaml but no MN_MODULE line in modules.def "
 				 "names a module called '%s'", *n, *n);
@@ -97,9 +82,9 @@ static void test_specs_match_modules(void **state)
 		}
 		mn_spec_module_free(spec);
 	}
-	if (nfolders != NREGISTRY)
+	if (nfolders != mn_module_count())
 		fail_msg("modules.def registers %zu modules, modules/ has %u folders with an "
-			 "events.yaml", NREGISTRY, nfolders);
+			 "events.yaml", mn_module_count(), nfolders);
 	mn_spec_names_free(names);
 	mn_spec_catalogue_free(cat);
 }
