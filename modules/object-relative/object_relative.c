@@ -458,7 +458,8 @@ static void finalize(struct objrel *r)
 		if (mn_obj(&r->objs, s)->live)
 			end_object(r, s);
 	MN_SITEVEC_FOREACH(&r->insns, id, in)
-		qsort(in->s, in->n, sizeof(*in->s), by_group);
+		if (in->n > 1)   /* s is NULL while empty, and qsort's base must not be */
+			qsort(in->s, in->n, sizeof(*in->s), by_group);
 }
 
 /* ---- A run's key: FNV-1a 64 over its state, in emit order ---------------------------------- */
