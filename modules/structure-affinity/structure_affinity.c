@@ -808,7 +808,8 @@ static int sa_emit(void *st, struct mn_prof *p)
 		free(l);
 		return err;
 	}
-	qsort(hot, n, sizeof(*hot), by_cost);
+	if (n)   /* with no data object, hot is NULL, which qsort's base must not be */
+		qsort(hot, n, sizeof(*hot), by_cost);
 	nhot = n < a->opt.top ? n : a->opt.top;
 	for (size_t i = 0; i < nhot; i++)
 		hot[i]->hot = true;
