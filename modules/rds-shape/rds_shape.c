@@ -447,7 +447,8 @@ static size_t listed(const struct rds *r)
 /* Keeps only the rows that may be listed. */
 static void rows_trim(struct rds *r)
 {
-	qsort(r->rows, r->nrows, sizeof(*r->rows), by_traversals);
+	if (r->nrows)   /* rows is NULL before the first, and qsort's base must not be */
+		qsort(r->rows, r->nrows, sizeof(*r->rows), by_traversals);
 	r->nrows = listed(r);
 }
 
