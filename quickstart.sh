@@ -52,12 +52,13 @@ tests() {
 	# the peers) identical to native; its timings judge nothing there.
 	say "bench harness, --quick"
 	bench/run.sh "$BUILD_DIR" --quick
-	# Every C unit test once more under AddressSanitizer and UndefinedBehaviorSanitizer.
-	say "unit tests under ASan + UBSan"
+	# Every C unit test once more under AddressSanitizer and UndefinedBehaviorSanitizer, and the
+	# merge tests, which restore and fold every module's sections of real profiles.
+	say "unit and merge tests under ASan + UBSan"
 	cmake -S . -B "$BUILD_DIR-asan" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
 		-DCMAKE_BUILD_TYPE=Debug -DMNEMO_SANITIZE=ON >/dev/null
 	cmake --build "$BUILD_DIR-asan" -j "$JOBS"
-	ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$JOBS" -L unit
+	ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$JOBS" -L 'unit|merge'
 }
 
 case "${1:-demo}" in
