@@ -627,7 +627,7 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 			}
 			s[n++] = in->v[i].s;
 		}
-	if (n)   /* s is NULL then, and qsort's base must not be */
+	if (n)   /* with no stream, s is NULL, which qsort's base must not be */
 		qsort(s, n, sizeof(*s), by_loop_site);
 	sa_layout_build(l, s, n, declared_size(a, d->site), a->opt.threshold);
 	if (rs)
