@@ -4,7 +4,9 @@
 // plugin asks:
 //
 //   const mnemo::UseInfo &U = MAM.getResult<mnemo::UseAnalysis>(M);
-//   if (U.hasModule("dependence") && !U.loopCarried(*L).Manifested) ...
+//   if (mnemo::DependenceAnswer A = U.loopDependences(*L);
+//       A.Profiled && !A.carried())
+//     ...; // no loop-carried memory dependence manifested in the profiled run
 //
 // The analysis reads the profile named by -mnemo-use=PROFILE (or, in an LTO
 // link, by the module's !mnemo.use metadata), recomputes the module's site ids
