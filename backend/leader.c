@@ -565,12 +565,11 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	struct section sec[MN_MAX_MODULES];
 	struct reasons r = { .len = 0 };
 	char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX + 1];
-	char tmp[MN_PATH_MAX + 32];
 	uint64_t *bits = NULL;
 	size_t nwords = 0;
 	unsigned nsections = 0;
 	struct mn_prof *p = NULL;
-	FILE *f = NULL;
+	struct mn_prof_file out = { 0 };
 	uint64_t events = in->events;
 	bool ended;
 	int err = 0;
@@ -651,13 +650,10 @@ int mn_leader_finish(const struct mn_leader_input *in)
 		goto done;
 	}
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", s->output, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f) {
-		err = -errno;
+	err = mn_prof_file_open(&out, s->output);
+	if (err)
 		goto done;
-	}
-	err = mn_prof_open(&p, f);
+	err = mn_prof_open(&p, out.f);
 	if (err)
 		goto done;
 	mn_prof_map_begin(p);
@@ -711,12 +707,9 @@ done:
 		if (!err)
 			err = e;
 	}
-	if (f && fclose(f) && !err)
-		err = -errno;
-	if (f && !err && rename(tmp, s->output))
-		err = -errno;
-	if (f && err)
-		unlink(tmp);
+	if (out.f && !err)
+		err = mn_prof_file_commit(&out);
+	mn_prof_file_abort(&out);
 	for (unsigned i = 0; i < n; i++)
 		if (mn_load_acquire(&s->backend[i].state) == MN_BACKEND_WRITTEN)
 			unlink(s->backend[i].section_path);

@@ -13,11 +13,17 @@
  * same bytes.  Documents start lazily at the first node; a node after a complete root starts
  * another document ("a stream of documents is fine for very large profiles").
  */
+#define _GNU_SOURCE   /* mkostemp */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -584,4 +590,88 @@ void mn_prof_emit_event(struct mn_prof *p, yaml_event_t *ev)
 	emit(p, ev);
 	if (type != YAML_SEQUENCE_START_EVENT && type != YAML_MAPPING_START_EVENT)
 		node_done(p);
+}
+
+/* ---- Output files ---------------------------------------------------------------------------- */
+
+static void prof_file_free(struct mn_prof_file *o)
+{
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+	o->f = NULL;
+}
+
+int mn_prof_file_open(struct mn_prof_file *o, const char *path)
+{
+	struct stat st;
+	const char *slash;
+	mode_t mask;
+	int fd, err;
+
+	memset(o, 0, sizeof(*o));
+	/* Through a link to the file it names, so that the link survives the rename. */
+	o->path = realpath(path, NULL);
+	if (!o->path && !(o->path = strdup(path)))
+		return -ENOMEM;
+	if (!stat(o->path, &st) && !S_ISREG(st.st_mode)) {
+		o->f = fopen(o->path, "we");
+		if (!o->f) {
+			err = -errno;
+			prof_file_free(o);
+			return err;
+		}
+		return 0;
+	}
+	slash = strrchr(o->path, '/');
+	if (slash)
+		err = asprintf(&o->tmp, "%.*s/.%s.XXXXXX", (int)(slash - o->path), o->path, slash + 1);
+	else
+		err = asprintf(&o->tmp, ".%s.XXXXXX", o->path);
+	if (err < 0) {
+		o->tmp = NULL;
+		prof_file_free(o);
+		return -ENOMEM;
+	}
+	fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		prof_file_free(o);
+		return err;
+	}
+	/* mkostemp makes it 0600; a profile gets what any file created here would. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) || !(o->f = fdopen(fd, "w"))) {
+		err = -errno;
+		close(fd);
+		unlink(o->tmp);
+		prof_file_free(o);
+		return err;
+	}
+	return 0;
+}
+
+int mn_prof_file_commit(struct mn_prof_file *o)
+{
+	int err = 0;
+
+	if (fclose(o->f))
+		err = -errno;
+	if (o->tmp && !err && rename(o->tmp, o->path))
+		err = -errno;
+	if (o->tmp && err)
+		unlink(o->tmp);
+	prof_file_free(o);
+	return err;
+}
+
+void mn_prof_file_abort(struct mn_prof_file *o)
+{
+	if (!o->f)
+		return;
+	fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);
+	prof_file_free(o);
 }

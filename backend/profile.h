@@ -61,6 +61,26 @@ void mn_prof_kv_f64(struct mn_prof *p, const char *key, double v);
 void mn_prof_kv_bool(struct mn_prof *p, const char *key, bool v);
 void mn_prof_kv_site(struct mn_prof *p, const char *key, uint32_t site);
 
+/*
+ * The file a profile goes to.  An existing regular file is replaced only once the new profile is
+ * whole: it is written to a temporary file beside its target and renamed into place by
+ * mn_prof_file_commit(), so no reader (and no failed write) sees half of it, and the target may be
+ * a profile the new one was made from.  A target that is not a regular file (/dev/null,
+ * /dev/stdout, a FIFO) is written in place: renaming over it would replace it.  A symbolic link
+ * is followed: the file it names is replaced, the link stays.
+ */
+struct mn_prof_file {
+	FILE *f;         /* write the profile here */
+	char *tmp;       /* the temporary file; NULL when writing in place */
+	char *path;      /* the file the profile ends up in */
+};
+/* Opens the file for path (created with 0666 less the umask).  Returns 0 or -errno. */
+int mn_prof_file_open(struct mn_prof_file *o, const char *path);
+/* Closes it and renames it into place.  Returns 0, or -errno after removing the temporary file. */
+int mn_prof_file_commit(struct mn_prof_file *o);
+/* Closes it and removes the temporary file: the target stays as it was.  Never fails. */
+void mn_prof_file_abort(struct mn_prof_file *o);
+
 #ifdef __cplusplus
 }
 #endif

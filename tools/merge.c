@@ -16,8 +16,9 @@
  * Every rule is commutative and associative, so the header does not depend on the inputs' order
  * or grouping either.  `sites:` is the union of the inputs' rows.
  *
- * OUT is written to a temporary file in its folder and renamed into place: an input named as OUT
- * is read in full before, and a merge that fails leaves OUT as it was.
+ * OUT is written to a temporary file in its folder and renamed into place (mn_prof_file_open(): a
+ * device such as /dev/null is written in place): an input named as OUT is read in full before,
+ * and a merge that fails leaves OUT as it was.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,13 +70,12 @@ struct input {
 	struct mn_profile *prof;
 };
 
-/* The temporary file, removed at exit unless renamed into place. */
-static char *tmp_path;
+/* The output file; its temporary file is removed at exit unless it was renamed into place. */
+static struct mn_prof_file outf;
 
 static void remove_tmp(void)
 {
-	if (tmp_path)
-		unlink(tmp_path);
+	mn_prof_file_abort(&outf);
 }
 
 /* ---- One binary ------------------------------------------------------------------------------ */
@@ -576,13 +576,14 @@ static void check_sites(const struct mn_prof *w, const struct urow *rows, size_t
 
 /* ---- The command ----------------------------------------------------------------------------- */
 
-/* Opens the output: a temporary file beside out (or a memory stream for "-"). */
+/*
+ * Opens the output: a memory stream for "-" (written out once whole), else mn_prof_file_open()'s
+ * (a temporary file beside a regular file, or in place: /dev/null stays a device).
+ */
 static FILE *open_out(const char *out, char **mem, size_t *memlen)
 {
-	const char *slash = strrchr(out, '/');
-	mode_t mask;
 	FILE *f;
-	int fd;
+	int ret;
 
 	if (!strcmp(out, "-")) {
 		f = open_memstream(mem, memlen);
@@ -590,26 +591,11 @@ static FILE *open_out(const char *out, char **mem, size_t *memlen)
 			die(1, "merge: %s", strerror(errno));
 		return f;
 	}
-	tmp_path = slash ? xasprintf("%.*s/.%s.merge.XXXXXX", (int)(slash - out), out, slash + 1) :
-			   xasprintf(".%s.merge.XXXXXX", out);
-	fd = mkstemp(tmp_path);
-	if (fd < 0) {
-		int e = errno;
-
-		free(tmp_path);
-		tmp_path = NULL;
-		die(1, "merge: cannot write '%s': %s", out, strerror(e));
-	}
+	ret = mn_prof_file_open(&outf, out);
+	if (ret)
+		die(1, "merge: cannot write '%s': %s", out, strerror(-ret));
 	atexit(remove_tmp);
-	/* mkstemp makes it 0600; a profile gets what any file created here would. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask))
-		die(1, "merge: cannot write '%s': %s", out, strerror(errno));
-	f = fdopen(fd, "w");
-	if (!f)
-		die(1, "merge: cannot write '%s': %s", out, strerror(errno));
-	return f;
+	return outf.f;
 }
 
 int cmd_merge(int argc, char **argv)
@@ -733,17 +719,14 @@ int cmd_merge(int argc, char **argv)
 	if ((ret = mn_prof_close(w)))
 		die(1, "merge: cannot write '%s': %s", out, ret == -EINVAL ?
 		    "a module wrote a malformed section" : strerror(-ret));
-	if (fclose(f))
-		die(1, "merge: cannot write '%s': %s", out, strerror(errno));
-	if (mem) {
+	if (f != outf.f) {   /* "-": the memory stream */
+		if (fclose(f))
+			die(1, "merge: cannot write the standard output: %s", strerror(errno));
 		if (fwrite(mem, 1, memlen, stdout) != memlen || fflush(stdout))
 			die(1, "merge: cannot write the standard output: %s", strerror(errno));
 		free(mem);
-	} else {
-		if (rename(tmp_path, out))
-			die(1, "merge: cannot write '%s': %s", out, strerror(errno));
-		free(tmp_path);
-		tmp_path = NULL;
+	} else if ((ret = mn_prof_file_commit(&outf))) {
+		die(1, "merge: cannot write '%s': %s", out, strerror(-ret));
 	}
 
 	mn_run_destroy(run);

@@ -187,7 +187,8 @@ static void forward(int sig)
 }
 
 struct file_id {
-	bool exists;
+	bool exists;            /* a regular file */
+	bool special;           /* not a regular file (/dev/null): whether it was written is unknown */
 	dev_t dev;
 	ino_t ino;
 	struct timespec mtime;
@@ -199,7 +200,10 @@ static struct file_id file_id(const char *path)
 	struct file_id id = { 0 };
 	struct stat st;
 
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (stat(path, &st))
+		return id;
+	id.special = !S_ISREG(st.st_mode);
+	if (!id.special) {
 		id.exists = true;
 		id.dev = st.st_dev;
 		id.ino = st.st_ino;
@@ -469,7 +473,7 @@ int cmd_run(int argc, char **argv)
 	if (disabled) {
 		if (verbose)
 			warning("MNEMO_DISABLE is set: the program ran unprofiled");
-	} else if (!after.exists || !file_changed(&before, &after)) {
+	} else if (!after.special && (!after.exists || !file_changed(&before, &after))) {
 		if (has_site_table(prog) == 0)
 			warning("no profile was written: %s was not built with mnemo-cc (it carries "
 				"no Mnemo site table)", prog);
