@@ -159,23 +159,48 @@ static void produce_with_signals(struct mn_queue *q, struct qt_shared *s, const 
  * Consumer for two interleaved sequences (the program's and the handler's).  Each must arrive in
  * order and intact; the handler's may have gaps where its events were dropped.  One program
  * record may go missing only where a handler's push crossed a buffer boundary while that record
- * was reserved but not yet (completely) written: it is then the last record of its buffer, left
- * as zeros, or with word 0 written and the rest zeros (queue.h, the losses of mn_queue_push()).
+ * was reserved but not yet (completely) written (queue.h, the losses of mn_queue_push()): it is
+ * then the last program record of its buffer, left as zeros, or with word 0 written and each
+ * other word written or zero (streaming stores land in any order), and only the handler's own
+ * records (those it pushed until the buffer was full) and zeros follow it in that buffer.
  */
-/* Is the record at w[j] the last of its buffer with only its word 0 written: zeros after it? */
-static bool torn_last(const uint64_t *w, size_t j, size_t n)
+/* From w[k] to the buffer's end, only zero words and whole handler records? */
+static bool only_handler_records(const uint64_t *w, size_t k, size_t n)
 {
-	for (size_t k = j + 1; k < n; k++)
-		if (w[k])
+	while (k < n) {
+		unsigned len = (unsigned)(w[k] & 0xff);
+
+		if (!w[k]) {
+			k++;
+			continue;
+		}
+		if (w[k] >> 48 != QT_TAG_ALT || len < 1 || len > 4 || k + len > n)
 			return false;
-	return j + 1 < n;
+		k += len;
+	}
+	return true;
+}
+
+/*
+ * Is the program record at w[j] (exp, len words, not intact) the torn one: word 0 written, each
+ * other word as expected or zero, and only handler records after it?
+ */
+static bool torn(const uint64_t *w, size_t j, size_t n, const uint64_t *exp, unsigned len)
+{
+	if (j + len > n || w[j] != exp[0] || len < 2)
+		return false;
+	for (unsigned k = 1; k < len; k++)
+		if (w[j + k] && w[j + k] != exp[k])
+			return false;
+	return only_handler_records(w, j + len, n);
 }
 
 static void consume_two_streams(struct qt_shared *s, int fd)
 {
 	struct qt_consumer *r = &s->c[0];
 	uint64_t next[2] = { 0, 0 }, lost = 0;
-	bool prev_hole = false;  /* the previous buffer ended in zero words */
+	bool prev_hole = false;  /* the previous buffer's last program record was followed by a
+				  * zero gap (handler records may follow the gap) */
 	const uint64_t *w;
 	struct mn_queue *q;
 	size_t n;
@@ -199,7 +224,6 @@ static void consume_two_streams(struct qt_shared *s, int fd)
 				j++;
 				continue;
 			}
-			hole = false;
 			which = (w[j] >> 48) == QT_TAG_ALT;
 			i = next[which];
 			/* The handler's sequence has gaps: events it pushed while the slow path was
@@ -212,12 +236,12 @@ static void consume_two_streams(struct qt_shared *s, int fd)
 				i++;
 			}
 			len = qt_make(i, which ? QT_TAG_ALT : QT_TAG, exp);
-			if ((j + len > n || memcmp(w + j, exp, len * 8)) && !which && len > 1 &&
-			    w[j] == exp[0] && torn_last(w, j, n)) {
+			if ((j + len > n || memcmp(w + j, exp, len * 8)) && !which &&
+			    torn(w, j, n, exp, len)) {
 				lost++;   /* word 0 written, then a handler published the buffer */
 				next[0] = i + 1;
-				hole = true;
-				break;
+				j += len;
+				continue;
 			}
 			if (j + len > n || memcmp(w + j, exp, len * 8)) {
 				qt_err(r->err, sizeof(r->err), "%s record %" PRIu64 ": expected %#" PRIx64
@@ -228,6 +252,8 @@ static void consume_two_streams(struct qt_shared *s, int fd)
 			if (which) {
 				r->torn++;  /* here: handler records received */
 			} else {
+				/* A gap before this record is no loss: it was the handler's. */
+				hole = false;
 				first_program = false;
 				r->records++;
 			}
