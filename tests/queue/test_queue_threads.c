@@ -230,10 +230,16 @@ static void consume_two_streams(struct qt_shared *s, int fd)
 			 * busy were dropped (and counted).  Its numbers must still increase. */
 			if (which && ((w[j] >> 8) & UINT64_C(0xffffffffff)) > i)
 				i = (w[j] >> 8) & UINT64_C(0xffffffffff);
-			if (!which && first_program && prev_hole && w[j] != qt_make(i, QT_TAG, exp) &&
-			    w[j] == qt_make(i + 1, QT_TAG, exp)) {
-				lost++;
-				i++;
+			if (!which && first_program && prev_hole) {
+				uint64_t next_exp[4];
+
+				/* qt_make() returns the length; the words are what it fills in. */
+				qt_make(i, QT_TAG, exp);
+				qt_make(i + 1, QT_TAG, next_exp);
+				if (w[j] != exp[0] && w[j] == next_exp[0]) {
+					lost++;
+					i++;
+				}
 			}
 			len = qt_make(i, which ? QT_TAG_ALT : QT_TAG, exp);
 			if ((j + len > n || memcmp(w + j, exp, len * 8)) && !which &&
