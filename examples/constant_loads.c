@@ -1,7 +1,7 @@
 /*
  * A libmnemo-profile client: lists the loads a value-pattern profile found constant, heaviest
  * first, as "file:line:column function: value (executions)".  It is what a compiler or a script
- * does with a profile, in forty lines: open, check, walk one module's rows with typed fields.
+ * does with a profile, in one page: open, check, walk one module's rows with typed fields.
  *
  *   cc constant_loads.c $(pkg-config --cflags --libs mnemo-profile) -o constant_loads
  *   ./constant_loads prog.mnemo.yaml
