@@ -521,31 +521,18 @@ static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint6
 		for (uint64_t m = bits[w]; m; m &= m - 1) {
 			uint32_t id = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(m));
 			const struct mn_run_site *site = mn_run_site(run, id);
+			/* 0 ("no site"), or an id beyond the table: unknown */
+			struct mn_site row = { .id = id, .kind = "unknown" };
 
-			mn_prof_u64(p, id);
-			mn_prof_map_begin_flow(p);
-			if (!site) {
-				/* 0 ("no site"), or an id beyond the table */
-				mn_prof_kv_str(p, "kind", "unknown");
-				mn_prof_map_end(p);
-				continue;
-			}
-			mn_prof_kv_str(p, "kind", site->kind);
-			mn_prof_kv_str(p, "function", site->function);
-			mn_prof_kv_str(p, "file", site->file);
-			mn_prof_kv_u64(p, "line", site->line);
-			mn_prof_kv_u64(p, "column", site->column);
-			if (site->name[0])
-				mn_prof_kv_str(p, "name", site->name);
-			if (site->type_size)
-				mn_prof_kv_u64(p, "type_size", site->type_size);
-			/* Only when set, as name and type_size: a row without them reads as
-			 * it did before the site table had them. */
-			if (site->loop)
-				mn_prof_kv_u64(p, "loop", site->loop);
-			if (site->fields[0])
-				mn_prof_kv_str(p, "fields", site->fields);
-			mn_prof_map_end(p);
+			if (site)
+				row = (struct mn_site){
+					.id = id, .kind = site->kind, .function = site->function,
+					.file = site->file, .line = site->line,
+					.column = site->column, .name = site->name,
+					.type_size = site->type_size, .loop = site->loop,
+					.fields = site->fields,
+				};
+			mn_prof_site_row(p, &row);
 		}
 	}
 	mn_prof_map_end(p);

@@ -592,6 +592,30 @@ void mn_prof_emit_event(struct mn_prof *p, yaml_event_t *ev)
 		node_done(p);
 }
 
+/* ---- Site rows ------------------------------------------------------------------------------ */
+
+void mn_prof_site_row(struct mn_prof *p, const struct mn_site *s)
+{
+	mn_prof_u64(p, s->id);
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_str(p, "kind", s->kind);
+	if (strcmp(s->kind, "unknown")) {
+		mn_prof_kv_str(p, "function", s->function);
+		mn_prof_kv_str(p, "file", s->file);
+		mn_prof_kv_u64(p, "line", s->line);
+		mn_prof_kv_u64(p, "column", s->column);
+		if (s->name[0])
+			mn_prof_kv_str(p, "name", s->name);
+		if (s->type_size)
+			mn_prof_kv_u64(p, "type_size", s->type_size);
+		if (s->loop)
+			mn_prof_kv_u64(p, "loop", s->loop);
+		if (s->fields[0])
+			mn_prof_kv_str(p, "fields", s->fields);
+	}
+	mn_prof_map_end(p);
+}
+
 /* ---- Output files ---------------------------------------------------------------------------- */
 
 static void prof_file_free(struct mn_prof_file *o)

@@ -61,6 +61,16 @@ void mn_prof_kv_f64(struct mn_prof *p, const char *key, double v);
 void mn_prof_kv_bool(struct mn_prof *p, const char *key, bool v);
 void mn_prof_kv_site(struct mn_prof *p, const char *key, uint32_t site);
 
+struct mn_site;   /* a row of the `sites:` table, declared with the reader below */
+/*
+ * Writes one row of the `sites:` table, `<id>: {kind, function, file, line, column, ...}` on one
+ * line: name, type_size, loop and fields only when set, so a row without them reads as it did
+ * before the site table had them; a site of kind `unknown` is its kind alone.  The one writer of
+ * rows, for the backend and for `mnemo merge`, so that a merged profile's rows are byte for byte
+ * the ones the run wrote.
+ */
+void mn_prof_site_row(struct mn_prof *p, const struct mn_site *s);
+
 /*
  * The file a profile goes to.  An existing regular file is replaced only once the new profile is
  * whole: it is written to a temporary file beside its target and renamed into place by

@@ -422,33 +422,13 @@ static char *merged_reason(const struct input *in, size_t n)
 	return out;
 }
 
-/* sites: as the leader writes them (backend/leader.c, write_sites). */
+/* sites: the rows, as the leader writes them (mn_prof_site_row()). */
 static void write_sites(struct mn_prof *w, const struct urow *rows, size_t n)
 {
 	mn_prof_key(w, "sites");
 	mn_prof_map_begin(w);
-	for (size_t i = 0; i < n; i++) {
-		const struct mn_site *s = rows[i].s;
-
-		mn_prof_u64(w, s->id);
-		mn_prof_map_begin_flow(w);
-		mn_prof_kv_str(w, "kind", s->kind);
-		if (strcmp(s->kind, "unknown")) {
-			mn_prof_kv_str(w, "function", s->function);
-			mn_prof_kv_str(w, "file", s->file);
-			mn_prof_kv_u64(w, "line", s->line);
-			mn_prof_kv_u64(w, "column", s->column);
-			if (s->name[0])
-				mn_prof_kv_str(w, "name", s->name);
-			if (s->type_size)
-				mn_prof_kv_u64(w, "type_size", s->type_size);
-			if (s->loop)
-				mn_prof_kv_u64(w, "loop", s->loop);
-			if (s->fields[0])
-				mn_prof_kv_str(w, "fields", s->fields);
-		}
-		mn_prof_map_end(w);
-	}
+	for (size_t i = 0; i < n; i++)
+		mn_prof_site_row(w, rows[i].s);
 	mn_prof_map_end(w);
 }
 

@@ -139,33 +139,13 @@ static int restore(const struct mn_module *mod, const struct mn_run *run,
 
 /* ---- Profiles written here ------------------------------------------------------------------- */
 
-/* sites: as mnemo merge writes them (tools/merge.c, write_sites): every row of prof. */
+/* sites: every row of prof, as mnemo merge writes them (mn_prof_site_row()). */
 static void write_sites(struct mn_prof *w, const struct mn_profile *prof)
 {
 	mn_prof_key(w, "sites");
 	mn_prof_map_begin(w);
-	for (size_t i = 0; i < mn_profile_site_count(prof); i++) {
-		const struct mn_site *s = mn_profile_site_at(prof, i);
-
-		mn_prof_u64(w, s->id);
-		mn_prof_map_begin_flow(w);
-		mn_prof_kv_str(w, "kind", s->kind);
-		if (strcmp(s->kind, "unknown")) {
-			mn_prof_kv_str(w, "function", s->function);
-			mn_prof_kv_str(w, "file", s->file);
-			mn_prof_kv_u64(w, "line", s->line);
-			mn_prof_kv_u64(w, "column", s->column);
-			if (s->name[0])
-				mn_prof_kv_str(w, "name", s->name);
-			if (s->type_size)
-				mn_prof_kv_u64(w, "type_size", s->type_size);
-			if (s->loop)
-				mn_prof_kv_u64(w, "loop", s->loop);
-			if (s->fields[0])
-				mn_prof_kv_str(w, "fields", s->fields);
-		}
-		mn_prof_map_end(w);
-	}
+	for (size_t i = 0; i < mn_profile_site_count(prof); i++)
+		mn_prof_site_row(w, mn_profile_site_at(prof, i));
 	mn_prof_map_end(w);
 }
 
