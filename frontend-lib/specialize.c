@@ -192,6 +192,7 @@ struct gen {
 	const char *sample_blocker;  /* with sample_var: a module needing every access, or NULL */
 	bool sample;              /* the access entry points count down (sample_var, no blocker) */
 	bool send_done[MN_WIRE_MAX_EVENTS];  /* send_<event>() is written (sampled events) */
+	bool lamport;             /* --queue=lamport: push through mn_queue_push_lamport() */
 };
 
 /* Prints s inside a C comment, so that no "*" "/" in a path can end it. */
@@ -376,6 +377,14 @@ static void put_header(const struct gen *g)
 	fputs("\";\nconst char __mnemo_sample_blocker[] = \"", f);
 	put_c_string(f, g->sample_blocker ? g->sample_blocker : "");
 	fputs("\";\n", f);
+	if (g->lamport)
+		fputs("/*\n"
+		      " * --queue=lamport: records go through the out-of-line Lamport queue, the\n"
+		      " * conventional baseline of the overhead breakdown; the runtime sees this\n"
+		      " * symbol (a weak reference) and creates the queue in that mode.\n"
+		      " */\n"
+		      "__attribute__((visibility(\"default\"))) const unsigned char "
+		      "__mnemo_queue_lamport = 1;\n", f);
 	if (g->sample)
 		put_sampling(g);
 
@@ -472,7 +481,8 @@ static void put_record(const struct gen *g, const struct abi_entry *e,
 			fputs("0", f);   /* padding: fixed 16-byte records (spec.h) */
 		fputs(";\n", f);
 	}
-	fprintf(f, "\tmn_queue_push(w, %u);\n", nwords);
+	fprintf(f, "\t%s(w, %u);\n", g->lamport ? "mn_queue_push_lamport" : "mn_queue_push",
+		nwords);
 }
 
 /* "site, addr, value, size" of "uint32_t site, const void *addr, ...": the parameter names. */
@@ -754,7 +764,7 @@ static void usage(FILE *f)
 {
 	static const char text[] =
 		"usage: " PROG " [--catalogue FILE] [--modules-dir DIR] --modules a,b\n"
-		"                        [--backend PATH] -o OUTDIR\n"
+		"                        [--backend PATH] [--queue=pingpong|lamport] -o OUTDIR\n"
 		"       " PROG " [--catalogue FILE] [--modules-dir DIR] --list\n"
 		"       " PROG " [--catalogue FILE] --check DIR/<name>/events.yaml\n"
 		"\n"
@@ -770,6 +780,10 @@ static void usage(FILE *f)
 		"  --modules a,b        the modules to specialize for, in backend order\n"
 		"  --backend PATH       the mnemo-backend the program runs (__mnemo_backend_path)\n"
 		"  -o, --output OUTDIR  where to write callbacks.c; created if missing\n"
+		"  --queue=KIND         pingpong (default): records go through the inline push of\n"
+		"                       the ping-pong queue (PROMPT 5.2); lamport: through the\n"
+		"                       out-of-line mn_queue_push_lamport(), a conventional queue,\n"
+		"                       the baseline of the overhead breakdown (docs/internals.md)\n"
 		"  --list               list the modules in DIR with their doc line\n"
 		"  --check FILE         validate one module spec (module: must name its folder)\n"
 		"  -h, --help           this text\n"
@@ -911,7 +925,7 @@ out:
 
 /* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
 static int specialize(const struct mn_catalogue *c, const char *dir, const char *modules,
-		      const char *backend, const char *outdir)
+		      const char *backend, const char *outdir, bool lamport)
 {
 	struct mn_module_spec *m[MN_MAX_MODULES];
 	char *buf = NULL, names[MN_MAX_MODULES * MN_SPEC_NAME_MAX] = "";
@@ -946,6 +960,7 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 	g.modules = names;
 	g.backend = backend ? backend : "";
 	g.heap = mn_spec_uses_heap(&wire, c);
+	g.lamport = lamport;
 	generate(&g);
 	if (fclose(g.f)) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -966,6 +981,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_CATALOGUE = 256, OPT_MODULES_DIR, OPT_MODULES, OPT_BACKEND, OPT_LIST, OPT_CHECK,
+		OPT_QUEUE,
 	};
 	static const struct option opts[] = {
 		{ "catalogue", required_argument, NULL, OPT_CATALOGUE },
@@ -975,6 +991,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "check", required_argument, NULL, OPT_CHECK },
+		{ "queue", required_argument, NULL, OPT_QUEUE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -982,7 +999,7 @@ int main(int argc, char **argv)
 	char *check = NULL, *def_catalogue = NULL, *def_dir = NULL;
 	struct mn_catalogue *c = NULL;
 	struct mn_spec_error err;
-	bool list = false;
+	bool list = false, lamport = false;
 	int opt, status = 2;
 
 	opterr = 0;  /* our own messages, with our own prefix */
@@ -995,6 +1012,14 @@ int main(int argc, char **argv)
 		case 'o': outdir = optarg; break;
 		case OPT_LIST: list = true; break;
 		case OPT_CHECK: check = optarg; break;
+		case OPT_QUEUE:
+			if (!strcmp(optarg, "lamport") || !strcmp(optarg, "pingpong")) {
+				lamport = optarg[0] == 'l';
+				break;
+			}
+			fprintf(stderr, PROG ": --queue: unknown queue '%s' (known: pingpong, "
+				"lamport)\n", optarg);
+			return 2;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, PROG ": option '%s' needs an argument (see --help)\n",
@@ -1040,7 +1065,7 @@ int main(int argc, char **argv)
 	else if (check)
 		status = check_module(c, check);
 	else
-		status = specialize(c, dir, modules, backend, outdir);
+		status = specialize(c, dir, modules, backend, outdir, lamport);
 out:
 	mn_spec_catalogue_free(c);
 	free(def_catalogue);

@@ -100,6 +100,9 @@ extern __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
  */
 void mn_queue_push_slow(const uint64_t *words, unsigned n);
 
+/* The conventional queue's push, for callbacks.c built with mnemo-specialize --queue=lamport. */
+void mn_queue_push_lamport(const uint64_t *words, unsigned n);
+
 /*
  * One word of a record, with a streaming store (movnti: bypasses the cache, so the program's
  * working set is not evicted by events).  Signal-ordered (barrier.h): it stays after the cursor
