@@ -17,10 +17,12 @@
  * backend decodes exactly what was encoded.
  *
  *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
- *                    -o OUTDIR
+ *                    [--all-events] [--queue=pingpong|lamport] -o OUTDIR
  *
  * writes OUT/callbacks.c (only when its content changes, so builds stay incremental) and prints
  * heap=1 or heap=0: whether the program must link libmnemo-heap.a, the heap interposer.
+ * --all-events and --queue=lamport undo two of the optimizations, for the rows of the overhead
+ * breakdown (PROMPT's Table 8; docs/internals.md, "Ablation switches for the breakdown").
  *
  * The C side of each event (which parameter of which entry point carries which catalogue argument)
  * is the table abi[] below, which must agree with abi.h: the generated file includes abi.h, so the
@@ -41,6 +43,7 @@
 #include "spec.h"
 
 #define PROG "mnemo-specialize"
+#define ALL_EVENTS "all-events"  /* --all-events's stand-in module, never a real one */
 
 /* ---- The entry points of abi.h ---------------------------------------------------------- */
 
@@ -193,6 +196,7 @@ struct gen {
 	bool sample;              /* the access entry points count down (sample_var, no blocker) */
 	bool send_done[MN_WIRE_MAX_EVENTS];  /* send_<event>() is written (sampled events) */
 	bool lamport;             /* --queue=lamport: push through mn_queue_push_lamport() */
+	bool all_events;          /* --all-events: m[0] is the stand-in module all-events */
 };
 
 /* Prints s inside a C comment, so that no "*" "/" in a path can end it. */
@@ -322,6 +326,11 @@ static void put_header(const struct gen *g)
 	      " * then the arguments in catalogue order, each in the first word with room for\n"
 	      " * it; __mnemo_wire at the end describes this packing to the backend.\n"
 	      " * Addresses, ids and codes keep their low bits; sizes saturate.\n", f);
+	if (g->all_events)
+		fputs(" * Not specialized (--all-events): the stand-in module " ALL_EVENTS " uses every\n"
+		      " * event of the catalogue with every argument and every access, as a build\n"
+		      " * without specialization would send them; the backends still run only the\n"
+		      " * modules above, and drop the events they have no handler for.\n", f);
 	if (g->sample) {
 		fputs(" * Loads and stores are sampled: one in N, N from the environment\n"
 		      " * variable ", f);
@@ -378,11 +387,12 @@ static void put_header(const struct gen *g)
 	put_c_string(f, g->sample_blocker ? g->sample_blocker : "");
 	fputs("\";\n", f);
 	if (g->lamport)
-		fputs("/*\n"
+		fputs("\n/*\n"
 		      " * --queue=lamport: records go through the out-of-line Lamport queue, the\n"
 		      " * conventional baseline of the overhead breakdown; the runtime sees this\n"
 		      " * symbol (a weak reference) and creates the queue in that mode.\n"
 		      " */\n"
+		      "extern const unsigned char __mnemo_queue_lamport;\n"
 		      "__attribute__((visibility(\"default\"))) const unsigned char "
 		      "__mnemo_queue_lamport = 1;\n", f);
 	if (g->sample)
@@ -764,7 +774,8 @@ static void usage(FILE *f)
 {
 	static const char text[] =
 		"usage: " PROG " [--catalogue FILE] [--modules-dir DIR] --modules a,b\n"
-		"                        [--backend PATH] [--queue=pingpong|lamport] -o OUTDIR\n"
+		"                        [--backend PATH] [--all-events] [--queue=pingpong|lamport]\n"
+		"                        -o OUTDIR\n"
 		"       " PROG " [--catalogue FILE] [--modules-dir DIR] --list\n"
 		"       " PROG " [--catalogue FILE] --check DIR/<name>/events.yaml\n"
 		"\n"
@@ -780,6 +791,11 @@ static void usage(FILE *f)
 		"  --modules a,b        the modules to specialize for, in backend order\n"
 		"  --backend PATH       the mnemo-backend the program runs (__mnemo_backend_path)\n"
 		"  -o, --output OUTDIR  where to write callbacks.c; created if missing\n"
+		"  --all-events         no specialization, the baseline of PROMPT's Table 8:\n"
+		"                       callbacks.c sends every event of the catalogue with every\n"
+		"                       argument, as if a module (" ALL_EVENTS ") used them all with\n"
+		"                       `accesses: all` (so heap=1, and no sampling); the program\n"
+		"                       still runs only the chosen modules, which drop the rest\n"
 		"  --queue=KIND         pingpong (default): records go through the inline push of\n"
 		"                       the ping-pong queue (PROMPT 5.2); lamport: through the\n"
 		"                       out-of-line mn_queue_push_lamport(), a conventional queue,\n"
@@ -924,10 +940,33 @@ out:
 }
 
 /* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
-static int specialize(const struct mn_catalogue *c, const char *dir, const char *modules,
-		      const char *backend, const char *outdir, bool lamport)
+/*
+ * --all-events: *all becomes a module spec that lists every event of c with every argument and
+ * `accesses: all`, and no `sample:`.  Put first among the modules, it makes the packing send
+ * everything, gives every access entry point a body, and, being a module that needs every access,
+ * turns sampling off with the runtime's usual note when a chosen module's variable asks for it.
+ */
+static void all_events_spec(struct mn_module_spec *all, const struct mn_catalogue *c)
 {
-	struct mn_module_spec *m[MN_MAX_MODULES];
+	*all = (struct mn_module_spec){
+		.path = "(" PROG " --all-events)",
+		.name = ALL_EVENTS,
+		.doc = "every event of the catalogue with every argument",
+		.accesses = MN_ACCESSES_ALL,
+	};
+	for (unsigned i = 0; i < c->nevents; i++) {
+		const struct mn_spec_event *ev = &c->event[i];
+
+		all->events |= UINT32_C(1) << ev->code;
+		all->args[ev->code] = (uint8_t)((1u << ev->nargs) - 1);
+	}
+}
+
+static int specialize(const struct mn_catalogue *c, const char *dir, const char *modules,
+		      const char *backend, const char *outdir, bool lamport, bool all_events)
+{
+	struct mn_module_spec *m[MN_MAX_MODULES], all;
+	const struct mn_module_spec *gm[MN_MAX_MODULES + 1];
 	char *buf = NULL, names[MN_MAX_MODULES * MN_SPEC_NAME_MAX] = "";
 	struct mn_spec_error err;
 	struct mn_wire wire;
@@ -944,7 +983,14 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 	for (unsigned i = 0; i < n; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? "," : "",
 			 m[i]->name);
-	if (mn_spec_pack(&wire, c, (const struct mn_module_spec *const *)m, n, &err)) {
+	/* What the generator sees: with --all-events, the stand-in first, then the chosen ones. */
+	if (all_events) {
+		all_events_spec(&all, c);
+		gm[g.nm++] = &all;
+	}
+	for (unsigned i = 0; i < n; i++)
+		gm[g.nm++] = m[i];
+	if (mn_spec_pack(&wire, c, gm, g.nm, &err)) {
 		fprintf(stderr, PROG ": %s (modules %s)\n", err.msg, modules);
 		goto out;
 	}
@@ -954,13 +1000,13 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 		goto out;
 	}
 	g.c = c;
-	g.m = (const struct mn_module_spec *const *)m;
-	g.nm = n;
+	g.m = gm;
 	g.w = &wire;
 	g.modules = names;
 	g.backend = backend ? backend : "";
 	g.heap = mn_spec_uses_heap(&wire, c);
 	g.lamport = lamport;
+	g.all_events = all_events;
 	generate(&g);
 	if (fclose(g.f)) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -981,7 +1027,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_CATALOGUE = 256, OPT_MODULES_DIR, OPT_MODULES, OPT_BACKEND, OPT_LIST, OPT_CHECK,
-		OPT_QUEUE,
+		OPT_QUEUE, OPT_ALL_EVENTS,
 	};
 	static const struct option opts[] = {
 		{ "catalogue", required_argument, NULL, OPT_CATALOGUE },
@@ -992,6 +1038,7 @@ int main(int argc, char **argv)
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "check", required_argument, NULL, OPT_CHECK },
 		{ "queue", required_argument, NULL, OPT_QUEUE },
+		{ "all-events", no_argument, NULL, OPT_ALL_EVENTS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -999,7 +1046,7 @@ int main(int argc, char **argv)
 	char *check = NULL, *def_catalogue = NULL, *def_dir = NULL;
 	struct mn_catalogue *c = NULL;
 	struct mn_spec_error err;
-	bool list = false, lamport = false;
+	bool list = false, lamport = false, all_events = false;
 	int opt, status = 2;
 
 	opterr = 0;  /* our own messages, with our own prefix */
@@ -1020,6 +1067,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": --queue: unknown queue '%s' (known: pingpong, "
 				"lamport)\n", optarg);
 			return 2;
+		case OPT_ALL_EVENTS: all_events = true; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, PROG ": option '%s' needs an argument (see --help)\n",
@@ -1065,7 +1113,7 @@ int main(int argc, char **argv)
 	else if (check)
 		status = check_module(c, check);
 	else
-		status = specialize(c, dir, modules, backend, outdir, lamport);
+		status = specialize(c, dir, modules, backend, outdir, lamport, all_events);
 out:
 	mn_spec_catalogue_free(c);
 	free(def_catalogue);
