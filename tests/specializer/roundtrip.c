@@ -11,7 +11,9 @@
  * `accesses: pointer`), __mnemo_load and __mnemo_store must push nothing.  Callbacks built with a
  * sampling countdown (spec.h `sample:`) send every access at the runtime's default periods (1);
  * with --sample, the periods of N = 1000 are set and 1,000,000 loads and stores must send
- * 900..1100 records, every gap between two within [500, 1500].
+ * 900..1100 records, every gap between two within [500, 1500].  Callbacks of `--queue=lamport`
+ * push through mn_queue_push_lamport() (defined here, into the same array) and define
+ * __mnemo_queue_lamport = 1; the others do neither: a line "queue: lamport" says which.
  * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
  */
 #include <stdbool.h>
@@ -38,6 +40,16 @@ void mn_queue_push_slow(const uint64_t *words, unsigned n)
 {
 	fprintf(stderr, "roundtrip: unexpected slow path (%u words)\n", n);
 	exit(1);
+}
+
+/* --queue=lamport's push, into the same array; weak: only those callbacks define the flag. */
+extern const unsigned char __mnemo_queue_lamport __attribute__((weak));
+static unsigned lamport_pushes;
+
+void mn_queue_push_lamport(const uint64_t *words, unsigned n)
+{
+	lamport_pushes++;
+	mn_queue_push(words, n);
 }
 
 /* Arguments with bits set above every width, so truncation and saturation show. */
@@ -229,5 +241,18 @@ int main(int argc, char **argv)
 		bad++;
 	}
 	printf("heap_events: %u\n", __mnemo_heap_events);
+	if (&__mnemo_queue_lamport) {
+		printf("queue: lamport\n");
+		if (__mnemo_queue_lamport != 1 || !lamport_pushes) {
+			printf("lamport: expected __mnemo_queue_lamport 1 and pushes through "
+			       "mn_queue_push_lamport(), got %u and %u\n", __mnemo_queue_lamport,
+			       lamport_pushes);
+			bad++;
+		}
+	} else if (lamport_pushes) {
+		printf("lamport: %u pushes through mn_queue_push_lamport() without "
+		       "__mnemo_queue_lamport\n", lamport_pushes);
+		bad++;
+	}
 	return bad ? 1 : 0;
 }

@@ -150,15 +150,24 @@ static void run(struct fixture *fx, struct run *r, const char *const *argv)
 	read_file(err, r->err, sizeof(r->err));
 }
 
-/* mnemo-specialize --modules <modules> with fx's modules dir (or the tree's) and output. */
-static void specialize(struct fixture *fx, struct run *r, const char *modules_dir,
-		       const char *modules)
+/*
+ * mnemo-specialize --modules <modules> with fx's modules dir (or the tree's) and output, and one
+ * more option opt unless it is NULL.
+ */
+static void specialize_opt(struct fixture *fx, struct run *r, const char *modules_dir,
+			   const char *modules, const char *opt)
 {
 	const char *argv[] = { MNEMO_SPECIALIZE, "--catalogue", catalogue_path(), "--modules-dir",
 			       modules_dir, "--modules", modules, "--backend",
-			       "/opt/mnemo/bin/mnemo-backend", "-o", fx->out, NULL };
+			       "/opt/mnemo/bin/mnemo-backend", "-o", fx->out, opt, NULL };
 
 	run(fx, r, argv);
+}
+
+static void specialize(struct fixture *fx, struct run *r, const char *modules_dir,
+		       const char *modules)
+{
+	specialize_opt(fx, r, modules_dir, modules, NULL);
 }
 
 /* mnemo-specialize --check path. */
@@ -1104,10 +1113,11 @@ static void test_generated_compiles(void **state)
 }
 
 /*
- * Builds roundtrip.c with the callbacks for modules and runs it, with flag (NULL for none); returns
- * its stdout in r.
+ * Builds roundtrip.c with the callbacks for modules (made with the extra option spec_opt, or none
+ * when NULL) and runs it, with flag (NULL for none); returns its stdout in r.
  */
-static void roundtrip(struct fixture *fx, struct run *r, const char *modules, const char *flag)
+static void roundtrip_opt(struct fixture *fx, struct run *r, const char *modules,
+			  const char *spec_opt, const char *flag)
 {
 	char src[256], exe[256];
 	const char *args[] = { "-flto", "-fuse-ld=lld", MNEMO_TEST_SRC_DIR "/roundtrip.c", src,
@@ -1116,7 +1126,7 @@ static void roundtrip(struct fixture *fx, struct run *r, const char *modules, co
 
 	snprintf(src, sizeof(src), "%s/callbacks.c", fx->out);
 	snprintf(exe, sizeof(exe), "%s/roundtrip", fx->out);
-	specialize(fx, r, fx->modules, modules);
+	specialize_opt(fx, r, fx->modules, modules, spec_opt);
 	expect_ok(r);
 	clang(fx, r, args);
 	if (r->status)
@@ -1124,6 +1134,11 @@ static void roundtrip(struct fixture *fx, struct run *r, const char *modules, co
 	run(fx, r, argv);
 	if (r->status)
 		fail_msg("roundtrip for %s: exit %d:\n%s%s", modules, r->status, r->out, r->err);
+}
+
+static void roundtrip(struct fixture *fx, struct run *r, const char *modules, const char *flag)
+{
+	roundtrip_opt(fx, r, modules, NULL, flag);
 }
 
 static void test_roundtrip_everything(void **state)
@@ -1175,6 +1190,213 @@ static void test_roundtrip_pointer_only(void **state)
 	roundtrip(fx, &r, "rds-shape", "--pointer-only");
 	assert_string_equal(r.out, "sent: load store heap_alloc heap_realloc heap_free\n"
 			    "heap_events: 1\n");
+}
+
+/* ---- Ablation switches (docs/internals.md, "Ablation switches for the breakdown") ---------- */
+
+/* Occurrences of needle in text. */
+static unsigned count(const char *text, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* Replaces every from in text (in place; to no longer than from) by to. */
+static void replace_all(char *text, const char *from, const char *to)
+{
+	size_t lf = strlen(from), lt = strlen(to);
+	char *p;
+
+	assert_true(lt <= lf);
+	while ((p = strstr(text, from))) {
+		memcpy(p, to, lt);
+		memmove(p + lt, p + lf, strlen(p + lf) + 1);
+	}
+}
+
+/*
+ * --queue=pingpong is today's output byte for byte; --queue=lamport differs only in the pushes
+ * (every mn_queue_push() becomes mn_queue_push_lamport(), sampled send paths included) and in the
+ * flag the runtime looks for; any other value is one usage error that names it.
+ */
+static void test_queue_option(void **state)
+{
+	static const char *const sets[] = { "dependence", "structure-affinity",
+					    "null,value-pattern,rds-shape" };
+	static const char flag[] =
+		"\n/*\n"
+		" * --queue=lamport: records go through the out-of-line Lamport queue, the\n"
+		" * conventional baseline of the overhead breakdown; the runtime sees this\n"
+		" * symbol (a weak reference) and creates the queue in that mode.\n"
+		" */\n"
+		"extern const unsigned char __mnemo_queue_lamport;\n"
+		"__attribute__((visibility(\"default\"))) const unsigned char "
+		"__mnemo_queue_lamport = 1;\n";
+	static char plain[65536], other[65536];
+	struct fixture *fx = *state;
+	char path[256], heap[16];
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	for (unsigned i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		char *at;
+
+		specialize(fx, &r, MNEMO_MODULES_DIR, sets[i]);
+		expect_ok(&r);
+		snprintf(heap, sizeof(heap), "%s", r.out);
+		read_file(path, plain, sizeof(plain));
+		assert_true(count(plain, "\tmn_queue_push(w, ") > 0);
+
+		specialize_opt(fx, &r, MNEMO_MODULES_DIR, sets[i], "--queue=pingpong");
+		expect_ok(&r);
+		assert_string_equal(r.out, heap);
+		read_file(path, other, sizeof(other));
+		if (strcmp(plain, other))
+			fail_msg("%s: --queue=pingpong changed callbacks.c:\n%s", sets[i], other);
+
+		specialize_opt(fx, &r, MNEMO_MODULES_DIR, sets[i], "--queue=lamport");
+		expect_ok(&r);
+		assert_string_equal(r.out, heap);
+		read_file(path, other, sizeof(other));
+		if (count(other, "mn_queue_push(") || count(other, "\tmn_queue_push_lamport(w, ") !=
+		    count(plain, "\tmn_queue_push(w, "))
+			fail_msg("%s: --queue=lamport: expected every push through "
+				 "mn_queue_push_lamport(), got:\n%s", sets[i], other);
+		at = strstr(other, flag);
+		if (!at || count(other, "__mnemo_queue_lamport") != 2)
+			fail_msg("%s: --queue=lamport: expected the flag\n%s\nonce, got:\n%s",
+				 sets[i], flag, other);
+		memmove(at, at + strlen(flag), strlen(at + strlen(flag)) + 1);
+		replace_all(other, "mn_queue_push_lamport(", "mn_queue_push(");
+		if (strcmp(plain, other))
+			fail_msg("%s: --queue=lamport changed more than the pushes and the flag:\n%s",
+				 sets[i], other);
+	}
+
+	static const char *const bad[] = { "--queue=foo", "--queue=", "--queue=Lamport" };
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[64];
+
+		specialize_opt(fx, &r, MNEMO_MODULES_DIR, "dependence", bad[i]);
+		snprintf(want, sizeof(want), "mnemo-specialize: --queue: unknown queue '%s' ",
+			 bad[i] + strlen("--queue="));
+		if (r.status != 2 || strncmp(r.err, want, strlen(want)) ||
+		    count(r.err, "\n") != 1 || r.out[0])
+			fail_msg("%s: expected exit 2 and one line \"%s...\", got %d: %s", bad[i],
+				 want, r.status, r.err);
+	}
+}
+
+/* Expects the definition of entry point fn in callbacks.c text to have a body, or an empty one. */
+static void expect_some_body(const char *text, const char *fn, bool full)
+{
+	char head[128];
+	const char *at;
+
+	snprintf(head, sizeof(head), "MN_ENTRY void %s(", fn);
+	at = strstr(text, head);
+	if (!at)
+		fail_msg("callbacks.c: expected a definition of %s", fn);
+	at = strstr(at, ")\n{\n");
+	assert_non_null(at);
+	at += 4;
+	if (full && !strncmp(at, "}\n", 2))
+		fail_msg("callbacks.c: expected %s to have a body, got an empty one", fn);
+	if (!full && strncmp(at, "}\n", 2))
+		fail_msg("callbacks.c: expected %s to have an empty body, got:\n%.200s", fn, at);
+}
+
+/*
+ * --all-events: every entry point of abi.h that callbacks.c defines has a body (the events of the
+ * whole catalogue, loads and stores of every value, and __mnemo_heap_site, heap events being sent),
+ * heap=1, the session's modules unchanged; no countdown, the sampled module's variable recorded
+ * with the stand-in module all-events as what needs every access; every argument sent (null,
+ * which takes no value, gets the values).
+ */
+static void test_all_events(void **state)
+{
+	static char text[65536], abi[32768];
+	struct fixture *fx = *state;
+	unsigned entries = 0;
+	char path[256];
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	read_file(MNEMO_FRONTEND_DIR "/abi.h", abi, sizeof(abi));
+	assert_true(strlen(abi) > 0);
+
+	/* The baseline: dependence alone leaves most entry points empty. */
+	specialize(fx, &r, MNEMO_MODULES_DIR, "dependence");
+	expect_ok(&r);
+	assert_string_equal(r.out, "heap=0\n");
+	read_file(path, text, sizeof(text));
+	expect_some_body(text, "__mnemo_heap_alloc", false);
+	expect_some_body(text, "__mnemo_pointer_create", false);
+
+	specialize_opt(fx, &r, MNEMO_MODULES_DIR, "dependence", "--all-events");
+	expect_ok(&r);
+	assert_string_equal(r.out, "heap=1\n");
+	read_file(path, text, sizeof(text));
+	for (const char *p = strstr(abi, "\nvoid __mnemo_"); p; p = strstr(p + 1, "\nvoid __mnemo_")) {
+		char fn[64], head[80];
+		const char *name = p + strlen("\nvoid "), *end = strchr(name, '(');
+
+		assert_non_null(end);
+		snprintf(fn, sizeof(fn), "%.*s", (int)(end - name), name);
+		snprintf(head, sizeof(head), "MN_ENTRY void %s(", fn);
+		if (!strstr(text, head))
+			continue;   /* not a callback: the pass defines it (__mnemo_register_globals) */
+		expect_some_body(text, fn, true);
+		entries++;
+	}
+	if (entries < 19)
+		fail_msg("expected at least the 19 entry points of abi.h defined, got %u", entries);
+	expect_contains("callbacks.c", text, "const char __mnemo_modules[] = \"dependence\";\n");
+	expect_contains("callbacks.c", text, "const uint32_t __mnemo_heap_events = 1;\n");
+
+	specialize_opt(fx, &r, MNEMO_MODULES_DIR, "structure-affinity", "--all-events");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	if (strstr(text, "sample_countdown"))
+		fail_msg("--all-events: expected no countdown, got:\n%s", text);
+	expect_contains("callbacks.c", text,
+			"const char __mnemo_sample_var[] = \"MNEMO_AFFINITY_SAMPLE\";\n");
+	expect_contains("callbacks.c", text,
+			"const char __mnemo_sample_blocker[] = \"all-events\";\n");
+
+	specialize(fx, &r, MNEMO_MODULES_DIR, "null");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	assert_int_equal(count(text, "= value;"), 0);
+	specialize_opt(fx, &r, MNEMO_MODULES_DIR, "null", "--all-events");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	assert_int_equal(count(text, "\tw[2] = value;\n"), 4);  /* load, store and their _ptr */
+}
+
+/* What the ablation switches write decodes as the backend decodes it. */
+static void test_roundtrip_ablation(void **state)
+{
+	struct fixture *fx = *state;
+	struct run r;
+
+	copy_tree_spec(fx, "dependence");
+	copy_tree_spec(fx, "structure-affinity");
+	roundtrip_opt(fx, &r, "dependence", "--all-events", NULL);
+	assert_string_equal(r.out, "sent: load store pointer_create heap_alloc heap_realloc "
+			    "heap_free stack_alloc stack_free global func_entry func_exit "
+			    "loop_invoke loop_iter loop_exit program_start program_end\n"
+			    "heap_events: 1\n");
+	roundtrip_opt(fx, &r, "dependence", "--queue=lamport", NULL);
+	assert_string_equal(r.out, "sent: load store func_entry func_exit loop_invoke loop_iter "
+			    "loop_exit\nheap_events: 0\nqueue: lamport\n");
+	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", NULL);
+	expect_contains("roundtrip", r.out, "queue: lamport\n");
+	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", "--sample");
+	expect_contains("roundtrip", r.out, "sampled: ");
 }
 
 /* Disassembles symbol fn of exe into r->out. */
@@ -1272,6 +1494,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_value_pattern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_pointer_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_all_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_ablation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lto_removes_unused_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged_output_kept, setup, teardown),
 	};
