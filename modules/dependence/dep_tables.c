@@ -1,8 +1,10 @@
 /*
  * The dependence module's plumbing: two open-addressing hash tables and the run-length coded
- * iteration starts of a loop invocation (dep_tables.h).  Tables are power-of-two sized and kept at
- * most half full.  When one cannot grow, the access table takes no new access (0) and the row
- * table goes on at a higher load until it is full (NULL): the module counts either as nomem.
+ * iteration starts of a loop invocation (dep_tables.h), plus the plain chained map that can stand
+ * in for the row table (MNEMO_DEP_TABLE=plain).  Tables are power-of-two sized and kept at most
+ * half full.  When one cannot grow, the access table takes no new access (0) and the row table
+ * goes on at a higher load until it is full (NULL), the plain map with longer chains until a node
+ * cannot be allocated (NULL): the module counts either as nomem.
  */
 #define _GNU_SOURCE   /* qsort_r */
 #include <stdlib.h>
@@ -135,9 +137,73 @@ static int table_grow(struct dep_table *t)
 	return 0;
 }
 
+/* ---- The plain map (MNEMO_DEP_TABLE=plain) ---- */
+
+/* FNV-1a over the key's bytes: simple, and what a hand-written std::hash would be. */
+static uint64_t plain_hash(const struct dep_key *k)
+{
+	const unsigned char *b = (const unsigned char *)k;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+/* Twice the buckets, every node relinked; nodes stay where they are.  -1 without memory. */
+static int plain_rehash(struct dep_table *t)
+{
+	size_t nb = t->nbucket ? 2 * t->nbucket : 16;
+	struct dep_node **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return -1;
+	for (size_t i = 0; i < t->nbucket; i++) {
+		struct dep_node *n, *next;
+
+		for (n = t->bucket[i]; n; n = next) {
+			next = n->next;
+			n->next = b[n->hash & (nb - 1)];
+			b[n->hash & (nb - 1)] = n;
+		}
+	}
+	free(t->bucket);
+	t->bucket = b;
+	t->nbucket = nb;
+	return 0;
+}
+
+static __attribute__((noinline)) struct dep_entry *plain_get(struct dep_table *t,
+							      const struct dep_key *k)
+{
+	uint64_t h = plain_hash(k);
+	struct dep_node *n;
+
+	if (t->nbucket)
+		for (n = t->bucket[h & (t->nbucket - 1)]; n; n = n->next)
+			if (n->hash == h && key_equal(&n->e.k, k))
+				return &n->e;
+	/* load 1: grow; a map that cannot grow goes on with longer chains */
+	if (t->n + 1 > t->nbucket && plain_rehash(t) && !t->nbucket)
+		return NULL;
+	if (!(n = malloc(sizeof(*n))))
+		return NULL;
+	n->hash = h;
+	n->e = (struct dep_entry){ .k = *k, .dmin = UINT64_MAX };
+	n->next = t->bucket[h & (t->nbucket - 1)];
+	t->bucket[h & (t->nbucket - 1)] = n;
+	t->n++;
+	return &n->e;
+}
+
+/* ---- The reduction table and the interface ---- */
+
 struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k)
 {
 	size_t size = t->e ? (size_t)1 << t->bits : 0, i;
+
+	if (__builtin_expect(t->plain, 0))
+		return plain_get(t, k);
 
 	if (2 * (t->n + 1) > size && table_grow(t) && t->n + 1 >= size)
 		return NULL;
@@ -175,24 +241,54 @@ static int by_key(const void *a_, const void *b_, void *rank_)
 	return cmp_u32(a->dst_ctx, b->dst_ctx);
 }
 
+struct dep_entry *dep_table_next(const struct dep_table *t, struct dep_cursor *c)
+{
+	if (t->plain) {
+		if (c->node && (c->node = c->node->next))
+			return &c->node->e;
+		while (c->i < t->nbucket)
+			if ((c->node = t->bucket[c->i++]))
+				return &c->node->e;
+		return NULL;
+	}
+	for (; t->e && c->i < (size_t)1 << t->bits; c->i++)
+		if (t->e[c->i].count)
+			return &t->e[c->i++];
+	return NULL;
+}
+
 struct dep_entry **dep_table_sorted(const struct dep_table *t, const uint32_t *ctx_rank)
 {
 	struct dep_entry **v = malloc((t->n + 1) * sizeof(*v));
+	struct dep_cursor c = { 0 };
+	struct dep_entry *e;
 	size_t n = 0;
 
 	if (!v)
 		return NULL;
-	for (size_t i = 0; t->e && i < (size_t)1 << t->bits; i++)
-		if (t->e[i].count)
-			v[n++] = &t->e[i];
+	while ((e = dep_table_next(t, &c)))
+		v[n++] = e;
 	qsort_r(v, n, sizeof(*v), by_key, (void *)ctx_rank);
 	return v;
 }
 
+/* Frees every entry; the table is then empty, in the same mode. */
 void dep_table_free(struct dep_table *t)
 {
+	bool plain = t->plain;
+
+	for (size_t i = 0; i < t->nbucket; i++) {
+		struct dep_node *n, *next;
+
+		for (n = t->bucket[i]; n; n = next) {
+			next = n->next;
+			free(n);
+		}
+	}
+	free(t->bucket);
 	free(t->e);
 	memset(t, 0, sizeof(*t));
+	t->plain = plain;
 }
 
 /* ---- Iteration starts ------------------------------------------------------------------------ */

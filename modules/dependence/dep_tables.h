@@ -55,18 +55,42 @@ struct dep_entry {
 	uint64_t stamp;              /* the last access that counted this entry */
 };
 
+/* An entry of the plain map: one allocation each, never moved. */
+struct dep_node {
+	struct dep_node *next;       /* in its bucket's chain */
+	uint64_t hash;               /* of e.k, kept for rehashing */
+	struct dep_entry e;
+};
+
+/*
+ * Two implementations behind one interface, chosen before the first entry (MNEMO_DEP_TABLE): the
+ * reduction table (open addressing, entries in place, kept at most half full), and a plain
+ * chained hash map (plain: an array of bucket heads, one malloc'd node per entry, rehashed at
+ * load 1), what std::unordered_map is: the baseline of PROMPT's Table 8, and the reduction
+ * table's slow, obviously correct twin in tests.  A branch on plain per lookup, not a pointer.
+ */
 struct dep_table {
 	struct dep_entry *e;         /* 2^bits slots */
-	size_t n;                    /* entries in use */
+	size_t n;                    /* entries in use (both) */
 	unsigned bits;
-	unsigned gen;                /* bumped when entries move: pointers to them are stale */
+	unsigned gen;                /* bumped when entries move: pointers to them are stale.  The
+				      * plain map's nodes never move: its gen never changes */
+	bool plain;
+	struct dep_node **bucket;    /* plain: nbucket chains */
+	size_t nbucket;
 };
 
 /*
  * The entry of key k: found, or added with count 0 (the caller must then make it > 0).  NULL when
- * k is new and the table is full and cannot grow.
+ * k is new and the table is full and cannot grow (plain: a node cannot be allocated).
  */
 struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k);
+/* Every entry in use, in no particular order: start with a zeroed cursor, stop at NULL. */
+struct dep_cursor {
+	size_t i;
+	struct dep_node *node;
+};
+struct dep_entry *dep_table_next(const struct dep_table *t, struct dep_cursor *c);
 /* The entries in use, sorted by key (loop, src, dst, kind, carried, src_via, dst_via, contexts),
  * into a new array of t->n pointers that the caller frees; NULL without memory.  Contexts compare
  * by ctx_rank[id] when ctx_rank is not NULL (the module ranks them by their sites, so that the

@@ -427,6 +427,28 @@ static void dep_fini(void *st)
 	memset(d, 0, sizeof(*d));
 }
 
+/*
+ * MNEMO_DEP_TABLE (README, "Tables"): plain keeps the rows in a plain chained hash map, for
+ * PROMPT's Table 8 and the tests; reduction (or unset), the module's own table.  Another value is
+ * said once per process (init runs once per worker) and the module goes on with the default: it
+ * changes the speed, never the profile, so it is no reason to lose the run.
+ */
+static bool table_plain(void)
+{
+	static bool said;
+	const char *v = getenv("MNEMO_DEP_TABLE");
+
+	if (!v || !*v || !strcmp(v, "reduction"))
+		return false;
+	if (!strcmp(v, "plain"))
+		return true;
+	if (!said)
+		fprintf(stderr, "mnemo: dependence: MNEMO_DEP_TABLE=%s: expected plain or reduction; "
+			"using reduction\n", v);
+	said = true;
+	return false;
+}
+
 static int dep_init(void *st, const struct mn_run *run)
 {
 	struct dep *d = st;
@@ -435,6 +457,7 @@ static int dep_init(void *st, const struct mn_run *run)
 	int err;
 
 	d->run = run;
+	d->deps.plain = table_plain();
 	d->context = context && *context && strcmp(context, "0");
 	d->clock_limit = limit && *limit ? (uint32_t)strtoul(limit, NULL, 10) : UINT32_MAX;
 	err = mn_ctx_create(&d->ctx, CTX_DEPTH);
@@ -468,6 +491,7 @@ static uint32_t ctx_translate(struct dep *into, const struct dep *from, uint32_t
 static void dep_merge(void *into_, void *from_)
 {
 	struct dep *into = into_, *from = from_;
+	const struct dep_entry *f;
 
 	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
 	into->nomem += from->nomem;
@@ -495,13 +519,10 @@ static void dep_merge(void *into_, void *from_)
 			t->iterations += f->iterations;
 		}
 	}
-	for (size_t i = 0; from->deps.e && i < (size_t)1 << from->deps.bits; i++) {
-		const struct dep_entry *f = &from->deps.e[i];
+	for (struct dep_cursor c = { 0 }; (f = dep_table_next(&from->deps, &c));) {
 		struct dep_key k = f->k;
 		struct dep_entry *e;
 
-		if (!f->count)
-			continue;
 		if (from->restored && from->context) {
 			k.src_ctx = ctx_translate(into, from, k.src_ctx);
 			k.dst_ctx = ctx_translate(into, from, k.dst_ctx);
@@ -696,13 +717,12 @@ static uint32_t *ctx_ranks(const struct dep *d)
 	uint32_t *rank = calloc(nids ? nids : 1, sizeof(*rank));
 	uint8_t *used = calloc(nids ? nids : 1, 1);
 	struct ctx_path *paths = NULL;
+	const struct dep_entry *e;
 
 	if (!rank || !used)
 		goto fail;
-	for (size_t i = 0; d->deps.e && i < (size_t)1 << d->deps.bits; i++) {
-		const struct dep_entry *e = &d->deps.e[i];
-
-		if (e->count && e->k.src_ctx < nids && e->k.dst_ctx < nids) {
+	for (struct dep_cursor c = { 0 }; (e = dep_table_next(&d->deps, &c));) {
+		if (e->k.src_ctx < nids && e->k.dst_ctx < nids) {
 			n += !used[e->k.src_ctx];
 			used[e->k.src_ctx] = 1;
 			n += !used[e->k.dst_ctx];

@@ -3,7 +3,8 @@
 # program (programs/*.c) and every bench program at a small input is built for the dependence
 # module, run with mnemo-record in place of the backend (the whole stream is recorded), and the
 # recording replayed by dep-oracle: plain, with --context, and with a small clock limit so that
-# the clock resets of README happen.  Bench inputs come from bench/programs/small_inputs.sh.
+# the clock resets of README happen; bench programs also with the plain map of MNEMO_DEP_TABLE.
+# Bench inputs come from bench/programs/small_inputs.sh.
 # Usage: oracle.sh BUILD_DIR RECORDER ORACLE TEST_PROGRAMS_DIR BENCH_PROGRAMS_DIR
 set -euo pipefail
 build=$1 recorder=$2 oracle=$3 tests=$4 bench=$5
@@ -11,6 +12,7 @@ bin=$build/bin
 work=$(mktemp -d /tmp/mnemo-dep-oracle.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+unset MNEMO_DEP_TABLE   # the reduction table, but where a run asks for the plain map
 
 # Every bench program's small input (a bench program without one fails the test).
 source "$bench/small_inputs.sh"
@@ -44,6 +46,7 @@ for src in "$bench"/*.c; do
 	"$oracle" "$work/$p.rec" || fail "$p"
 	"$oracle" "$work/$p.rec" --context || fail "$p --context"
 	"$oracle" "$work/$p.rec" --clock-limit 10000 || fail "$p --clock-limit 10000"
+	MNEMO_DEP_TABLE=plain "$oracle" "$work/$p.rec" --context || fail "$p plain map --context"
 	rm -f "$work/$p.rec"
 	n=$((n + 1))
 done
