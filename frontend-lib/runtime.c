@@ -81,6 +81,10 @@
 #pragma weak __mnemo_sample_var
 #pragma weak __mnemo_sample_blocker
 
+/* Defined (1) by callbacks.c of `mnemo-cc --mnemo-queue=lamport`: the queue's Lamport mode, the
+ * overhead breakdown's baseline (queue.h). */
+extern const unsigned char __mnemo_queue_lamport __attribute__((weak));
+
 __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
 
 /* The sampling periods of callbacks built with a countdown (abi.h): every access until set-up. */
@@ -1196,6 +1200,13 @@ static int setup(int argc, char **argv)
 	cfg.nbufs = MN_RT_NBUFS;
 	cfg.nconsumers = (unsigned)nmod;
 	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len;
+	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
+	if (cfg.lamport && nmod > 1) {
+		dprintf(STDERR_FILENO, "mnemo: the Lamport queue (--mnemo-queue=lamport) takes one "
+			"module, not %d; running unprofiled, no profile written\n", nmod);
+		free(args);
+		return -1;
+	}
 	ret = mn_queue_create(&rt.q, &cfg);
 	if (ret) {
 		dprintf(STDERR_FILENO, "mnemo: cannot create the event queue (%u MiB): %s; "

@@ -5,7 +5,9 @@
  * The producer's fast path (mn_queue_push() in queue.h) only moves a thread-local cursor and issues
  * streaming stores.  Everything here is the cold side: set-up, the buffer boundary (publish the full
  * buffer, wait for the next one to be handed back), the consumers' pop and release, end of stream,
- * and the death of either side.
+ * and the death of either side.  The Lamport mode (the overhead breakdown's baseline queue, one
+ * record published at a time: mn_queue_push_lamport(), pop_lamport()) shares all of it but the
+ * buffers' protocol.
  *
  * Waiting spins MN_QUEUE_SPIN pause instructions, then sleeps on a futex in the shared memory (not
  * FUTEX_PRIVATE: the waker is another process) with a MN_QUEUE_WAIT_NS timeout; every timeout the
@@ -80,6 +82,8 @@ struct mn_queue {
 	uint32_t nbufs;
 	uint32_t nconsumers;
 	bool is_producer;
+	bool lamport;                  /* the Lamport mode: the buffers are one ring (ring_words) */
+	uint64_t ring_words;
 
 	/* Producer: guarded by busy, except where said. */
 	uint32_t busy;                 /* try-lock; never waited on */
@@ -96,6 +100,11 @@ struct mn_queue {
 	void (*hook)(const char *why); /* set before producing */
 	uint64_t dropped_other;        /* atomic, relaxed */
 	char why[128];
+	/* Producer, Lamport mode: owned by the push that set lpushing (the producer thread). */
+	uint32_t lpushing;             /* a push is under way; signal-ordered */
+	uint64_t lwrite;               /* words pushed; hdr.lwrite once published */
+	uint64_t lwoff;                /* lwrite % ring_words */
+	uint64_t lread;                /* hdr.lread as last seen */
 
 	/* Consumer. */
 	unsigned index;
@@ -107,6 +116,9 @@ struct mn_queue {
 	bool dead;                     /* producer process gone: nothing more will be published */
 	bool died;                     /* the stream ended by that death */
 	bool ended;
+	uint64_t lr;                   /* Lamport mode: words released */
+	uint64_t lroff;                /* lr % ring_words */
+	uint64_t lheld;                /* words of the popped, unreleased part */
 };
 
 _Static_assert(offsetof(struct mn_queue, dropped_threads) == 0, "stripes start the handle");
@@ -331,10 +343,8 @@ static void reap_detached(struct mn_queue *q, uint32_t k, uint32_t lap)
  * Every liveness check period, while waiting for slot k: fails the queue when a consumer the slot
  * waits for exited without detaching, or never attached in time.  Returns true if it failed.
  */
-static bool check_consumers(struct mn_queue *q, uint32_t k)
+static bool check_consumers_of(struct mn_queue *q, uint32_t pending)
 {
-	uint32_t pending = mn_load_relaxed(&ctl_of(q, k)->readers) &
-			   ~mn_load_acquire(&q->hdr->detached);
 	char why[sizeof(q->why)], *p = why, *end = why + sizeof(why) - 1;
 
 	for (unsigned i = 0; i < q->nconsumers; i++) {
@@ -367,6 +377,12 @@ static bool check_consumers(struct mn_queue *q, uint32_t k)
 		return true;
 	}
 	return false;
+}
+
+static bool check_consumers(struct mn_queue *q, uint32_t k)
+{
+	return check_consumers_of(q, mn_load_relaxed(&ctl_of(q, k)->readers) &
+				     ~mn_load_acquire(&q->hdr->detached));
 }
 
 /*
@@ -458,6 +474,12 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t
 
 	if (!q)
 		return;
+	if (q->lamport) {
+		/* Every inline push comes here in that mode (mn_q_end stays NULL): the runtime's own
+		 * events, and any caller not generated for it. */
+		mn_queue_push_lamport(words, n);
+		return;
+	}
 	if (&mn_q_cur != q->cur_ptr) {
 		count_drop_thread(q);
 		return;
@@ -522,6 +544,167 @@ out:
 	errno = saved_errno;
 }
 
+/* ---- Producer, Lamport mode -------------------------------------------------------------------- */
+
+/* The consumer sleeps, or is about to: wake it, once per sleep (whoever clears sleepers wakes). */
+static void lamport_wake(struct mn_queue *q)
+{
+	struct mn_qhdr *h = q->hdr;
+
+	if (mn_exchange_acquire(&h->sleepers, 0)) {
+		/* Changes the futex word, so a consumer not yet asleep does not go to sleep. */
+		mn_fetch_add_release(&h->stream, 2);
+		futex_wake(&h->stream, INT_MAX);
+	}
+}
+
+static inline bool lamport_room(const struct mn_queue *q, uint64_t need)
+{
+	return q->lwrite + need - q->lread <= q->ring_words;
+}
+
+/*
+ * Waits until `need` words of the ring are free.  Returns 0, -ECANCELED when the stream ended
+ * meanwhile (a finish on another thread, or in a handler), or -EPIPE after failing the queue (the
+ * consumer exited, never attached, or detached).  Under lpushing; takes busy to fail the queue.
+ */
+static int lamport_wait(struct mn_queue *q, uint64_t need)
+{
+	struct mn_qhdr *h = q->hdr;
+	uint32_t *lread_lo = (uint32_t *)&h->lread;  /* little-endian: the half that moves */
+	int64_t next_check;
+	int ret = 0;
+
+	for (int i = 0; i < MN_QUEUE_SPIN; i++) {
+		/* The consumer's reads of the words it released happen before our stores over them;
+		 * pairs with the release store in mn_queue_release(). */
+		q->lread = mn_load_acquire(&h->lread);
+		if (lamport_room(q, need))
+			return 0;
+		mn_cpu_relax();
+	}
+	if (mn_exchange_acquire(&q->busy, 1))
+		return -ECANCELED;  /* only a finish holds it: the stream is ending */
+	next_check = now_ns() + MN_QUEUE_WAIT_NS;
+	for (;;) {
+		if (mn_load_relaxed(&q->disabled) ||
+		    (mn_load_relaxed(&h->stream) & MN_QSTREAM_END)) {
+			q->disabled = true;
+			ret = -ECANCELED;
+			break;
+		}
+		/* Pairs with the release in mn_queue_detach() / mn_queue_forget_consumer(). */
+		if ((mn_load_acquire(&h->detached) & q->all_mask) == q->all_mask) {
+			fail(q, "every backend detached");
+			ret = -EPIPE;
+			break;
+		}
+		mn_store_relaxed(&h->prod_waiting, 1);
+		/* Store buffering with mn_queue_release(): either we see its lread, or it sees
+		 * prod_waiting; and with pop_lamport(): either it sees our lwrite, or we see
+		 * sleepers (a wake the push missed is made up here). */
+		mn_fence_seq_cst();
+		if (mn_load_relaxed(&h->sleepers))
+			lamport_wake(q);
+		/* As above, pairs with the release store in mn_queue_release(). */
+		q->lread = mn_load_acquire(&h->lread);
+		if (lamport_room(q, need))
+			break;
+		futex_wait(lread_lo, (uint32_t)q->lread, MN_QUEUE_WAIT_NS);
+		if (now_ns() >= next_check) {
+			if (check_consumers_of(q, q->all_mask & ~mn_load_acquire(&h->detached))) {
+				ret = -EPIPE;
+				break;
+			}
+			next_check = now_ns() + MN_QUEUE_WAIT_NS;
+		}
+	}
+	mn_store_relaxed(&h->prod_waiting, 0);
+	/* Pairs with the exchange above (and the one in mn_queue_producer_finish()). */
+	mn_store_release(&q->busy, 0);
+	return ret;
+}
+
+/*
+ * The whole push is guarded by lpushing, a flag only this thread and its signal handlers touch
+ * (signal-ordered, no atomic instruction): a handler that finds it set drops its event.  A handler
+ * that runs between the test and the set finishes its push before this one reads any state.
+ */
+MN_EXPORT void mn_queue_push_lamport(const uint64_t *words, unsigned n)
+{
+	/* Pairs with the release store in mn_queue_producer_start(). */
+	struct mn_queue *q = mn_load_acquire(&producer);
+	uint64_t pad, need, *dst;
+	int saved_errno;
+
+	if (!q)
+		return;
+	if (!q->lamport) {
+		mn_queue_push(words, n);
+		return;
+	}
+	if (&mn_q_cur != q->cur_ptr) {
+		count_drop_thread(q);
+		return;
+	}
+	if (mn_load_signal(&q->lpushing)) {
+		count_drop_other(q);  /* a handler that interrupted a push on this thread */
+		return;
+	}
+	mn_store_signal(&q->lpushing, 1);
+	/* The flag is set before any state is read, as a handler on this thread sees it. */
+	mn_signal_fence();
+	if (mn_load_relaxed(&q->disabled) || n == 0 || n > MN_WIRE_MAX_WORDS) {
+		count_drop_other(q);  /* finished, failed, abandoned (a fork child) */
+		goto out;
+	}
+	if (!mn_q_base) {
+		/* A newer thread whose TLS block took the exited producer thread's address. */
+		count_drop_thread(q);
+		goto out;
+	}
+	/* A record never crosses the ring's end (a pop hands out whole records): zeros before it. */
+	pad = q->lwoff + n > q->ring_words ? q->ring_words - q->lwoff : 0;
+	need = pad + n;
+	if (!lamport_room(q, need)) {
+		int r;
+
+		saved_errno = errno;
+		r = lamport_wait(q, need);
+		errno = saved_errno;
+		if (r) {
+			count_drop_other(q);
+			goto out;
+		}
+	}
+	dst = buf_of(q, 0) + q->lwoff;
+	if (pad) {
+		for (uint64_t i = 0; i < pad; i++)
+			dst[i] = 0;
+		dst = buf_of(q, 0);
+	}
+	for (unsigned i = 0; i < n; i++)
+		dst[i] = words[i];
+	q->lwrite += need;
+	q->lwoff = (uint64_t)(dst - buf_of(q, 0)) + n;
+	if (q->lwoff == q->ring_words)
+		q->lwoff = 0;
+	/* Publish: the record's words happen before the index that covers them; pairs with the
+	 * acquire load of lwrite in pop_lamport(). */
+	mn_store_release(&q->hdr->lwrite, q->lwrite);
+	/* No fence (one per record would be the cost of a seq_cst store): a consumer going to sleep
+	 * just now may be missed, which costs it one futex timeout at most (queue_internal.h). */
+	if (mn_load_relaxed(&q->hdr->sleepers)) {
+		saved_errno = errno;
+		lamport_wake(q);
+		errno = saved_errno;
+	}
+out:
+	/* Our state changes happen before the flag clears, as a handler sees them. */
+	mn_signal_fence();
+	mn_store_signal(&q->lpushing, 0);
+}
+
 static int memfd_open(void)
 {
 	int fd = (int)syscall(SYS_memfd_create, "mnemo-queue", MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
@@ -544,6 +727,10 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 	*qp = NULL;
 	if (cfg->buf_bytes < MN_QUEUE_PAGE || cfg->buf_bytes % MN_QUEUE_PAGE || cfg->nbufs < 2 ||
 	    cfg->nconsumers < 1 || cfg->nconsumers > MN_QUEUE_MAX_CONSUMERS)
+		return -EINVAL;
+	/* Lamport mode: one consumer, which frees what it read; several would each need an index
+	 * for the producer to wait on. */
+	if (cfg->lamport && cfg->nconsumers != 1)
 		return -EINVAL;
 	hdr_bytes = mn_qhdr_bytes(cfg->nbufs);
 	if (hdr_bytes > UINT32_MAX || cfg->buf_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs ||
@@ -587,8 +774,11 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 	h->extra_bytes = cfg->extra_bytes;
 	h->map_bytes = total;
 	h->producer_pid = getpid();
+	h->mode = cfg->lamport ? MN_QMODE_LAMPORT : MN_QMODE_PINGPONG;
 
 	q->base = map;
+	q->lamport = cfg->lamport;
+	q->ring_words = bufs_bytes / 8;
 	q->hdr = h;
 	q->map_bytes = total;
 	q->buf_bytes = cfg->buf_bytes;
@@ -659,11 +849,18 @@ MN_EXPORT void mn_queue_producer_start(struct mn_queue *q)
 	q->start_ns = now_ns();
 	q->cur_ptr = &mn_q_cur;
 	q->seq = 0;
-	q->filling = true;  /* slot 0, lap 0: free from the start */
+	q->filling = !q->lamport;  /* ping-pong: slot 0, lap 0, free from the start */
 	/* A consumer that attaches from now on watches this process; one attached earlier watches the
 	 * creator, which is the same process unless the caller split them.  Pairs with the acquire in
 	 * mn_queue_attach(). */
 	mn_store_release(&q->hdr->producer_pid, (int32_t)q->pid);
+	if (q->lamport) {
+		/* mn_q_end stays NULL, so that inline pushes reach the slow path, which forwards them
+		 * to mn_queue_push_lamport(); a base marks this thread's cursors as live. */
+		mn_q_base = buf_of(q, 0);
+		mn_store_release(&producer, q);
+		return;
+	}
 	mn_q_base = buf_of(q, 0);
 	mn_q_cur = buf_of(q, 0);
 	/* Base and cursor are in place before the end makes them usable (cursor rules at
@@ -797,6 +994,8 @@ static bool header_valid(const struct mn_qhdr *h, uint64_t file_bytes)
 
 	if (h->magic != MN_QUEUE_MAGIC || h->version != MN_QUEUE_VERSION)
 		return false;
+	if (h->mode > MN_QMODE_LAMPORT || (h->mode == MN_QMODE_LAMPORT && h->nconsumers != 1))
+		return false;
 	if (h->nbufs < 2 || h->nconsumers < 1 || h->nconsumers > MN_QUEUE_MAX_CONSUMERS ||
 	    h->buf_bytes < MN_QUEUE_PAGE || h->buf_bytes % MN_QUEUE_PAGE)
 		return false;
@@ -849,6 +1048,8 @@ MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
 	q->bufs_off = h.bufs_off;
 	q->nbufs = h.nbufs;
 	q->nconsumers = h.nconsumers;
+	q->lamport = h.mode == MN_QMODE_LAMPORT;
+	q->ring_words = h.buf_bytes * h.nbufs / 8;
 	q->fd = -1;
 	q->index = index;
 	q->bit = UINT32_C(1) << index;
@@ -933,6 +1134,79 @@ end:
 	return 0;
 }
 
+/*
+ * Lamport mode: whatever is published, as soon as it is.  The end is looked at before lwrite, so
+ * an end seen covers every push before it.
+ */
+static int pop_lamport(struct mn_queue *q, const uint64_t **words, size_t *nwords)
+{
+	struct mn_qhdr *h = q->hdr;
+	int spins = 0;
+
+	for (;;) {
+		/* Pairs with the release in mn_queue_producer_finish() (the end, and what the producer
+		 * wrote before it). */
+		uint32_t s = mn_load_acquire(&h->stream);
+		/* Pairs with the release in mn_queue_push_lamport(): the records below lwrite. */
+		uint64_t w = mn_load_acquire(&h->lwrite);
+
+		if (w != q->lr) {
+			uint64_t avail = w - q->lr, to_end = q->ring_words - q->lroff;
+
+			if (avail > q->ring_words)
+				return -EIO;
+			q->lheld = avail < to_end ? avail : to_end;
+			*words = buf_of(q, 0) + q->lroff;
+			*nwords = q->lheld;
+			q->held = HELD_BUF;
+			return 1;
+		}
+		if (s & MN_QSTREAM_END) {
+			q->ended = true;
+			return 0;
+		}
+		if (q->dead) {
+			q->died = true;  /* an unpublished last record is lost */
+			q->ended = true;
+			return 0;
+		}
+		if (spins < MN_QUEUE_SPIN) {
+			spins++;
+			mn_cpu_relax();
+			continue;
+		}
+		if (producer_exited(q)) {
+			q->dead = true;  /* look at lwrite once more */
+			continue;
+		}
+		mn_store_relaxed(&h->sleepers, 1);
+		/* Store buffering with lamport_wait() and mn_queue_producer_finish(): either we see its
+		 * lwrite or end, or it sees sleepers (the push itself may miss it: queue_internal.h). */
+		mn_fence_seq_cst();
+		if (mn_load_relaxed(&h->stream) == s && mn_load_relaxed(&h->lwrite) == w)
+			futex_wait(&h->stream, s, MN_QUEUE_WAIT_NS);
+		mn_store_relaxed(&h->sleepers, 0);
+	}
+}
+
+static void release_lamport(struct mn_queue *q)
+{
+	struct mn_qhdr *h = q->hdr;
+
+	q->lr += q->lheld;
+	q->lroff += q->lheld;
+	if (q->lroff == q->ring_words)
+		q->lroff = 0;
+	q->lheld = 0;
+	/* Our reads of those words happen before the producer's stores over them; pairs with the
+	 * acquire loads of lread in lamport_wait(). */
+	mn_store_release(&h->lread, q->lr);
+	/* Store buffering with lamport_wait(): either it sees lread, or we see prod_waiting. */
+	mn_fence_seq_cst();
+	if (mn_load_relaxed(&h->prod_waiting))
+		futex_wake((uint32_t *)&h->lread, 1);
+}
+
 MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords)
 {
 	struct mn_qhdr *h;
@@ -944,6 +1218,8 @@ MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *n
 		return -EBUSY;
 	if (q->ended)
 		return 0;
+	if (q->lamport)
+		return pop_lamport(q, words, nwords);
 	h = q->hdr;
 	for (;;) {
 		/* Pairs with the release in publish() (the buffer's records and control words) and in
@@ -987,6 +1263,8 @@ MN_EXPORT void mn_queue_release(struct mn_queue *q)
 		return;
 	if (q->held == HELD_TAIL) {
 		q->ended = true;  /* nothing to hand back: the producer is gone */
+	} else if (q->lamport) {
+		release_lamport(q);
 	} else {
 		release_seq(q, q->cseq);
 		mn_fetch_add_relaxed(&slot_of(q, q->index)->released, 1);
@@ -1018,6 +1296,11 @@ MN_EXPORT void mn_queue_detach(struct mn_queue *q)
 	/* From here on the producer leaves us out; pairs with the acquire loads of detached in
 	 * publish() and reap_detached(). */
 	mn_fetch_or_release(&h->detached, q->bit);
+	if (q->lamport) {
+		/* Nothing to hand back but the ring, which the producer then stops waiting for. */
+		futex_wake((uint32_t *)&h->lread, 1);
+		goto unmap;
+	}
 	/* Our detached bit is globally ordered before the count we read below, so any buffer
 	 * published after that count was published without us, or is reaped by the producer. */
 	mn_fence_seq_cst();
@@ -1026,6 +1309,7 @@ MN_EXPORT void mn_queue_detach(struct mn_queue *q)
 	for (uint32_t i = 0; i < q->nbufs && (uint32_t)(q->cseq & MN_QSTREAM_COUNT_MASK) != published;
 	     i++, q->cseq++)
 		release_seq(q, q->cseq);
+unmap:
 	if (q->pidfd >= 0)
 		close(q->pidfd);
 	munmap(q->base, q->map_bytes);

@@ -15,6 +15,10 @@
  * The shared memory is an anonymous memfd, so nothing is left behind in /dev/shm on any exit path.
  * Its layout is documented in queue_internal.h like a file format.
  *
+ * The Lamport mode (mn_queue_config.lamport) is the conventional queue this one improves on, kept
+ * as the baseline of the overhead breakdown (docs/internals.md, Runtime): not for normal use.  See
+ * mn_queue_push_lamport().
+ *
  * Producer calls are for the single producing thread (mn_queue_producer_finish() for any thread of
  * the producing process); consumer calls are for one thread per consumer handle.  Library calls
  * return 0 or -errno.
@@ -100,9 +104,6 @@ extern __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
  */
 void mn_queue_push_slow(const uint64_t *words, unsigned n);
 
-/* The conventional queue's push, for callbacks.c built with mnemo-specialize --queue=lamport. */
-void mn_queue_push_lamport(const uint64_t *words, unsigned n);
-
 /*
  * One word of a record, with a streaming store (movnti: bypasses the cache, so the program's
  * working set is not evicted by events).  Signal-ordered (barrier.h): it stays after the cursor
@@ -173,6 +174,24 @@ static inline __attribute__((always_inline)) void mn_queue_push(const uint64_t *
 		mn_stream_store64(c + i, words[i]);
 }
 
+/*
+ * The Lamport mode's push (a queue created with mn_queue_config.lamport; `mnemo-cc
+ * --mnemo-queue=lamport` makes the generated callbacks call it instead of mn_queue_push()): the
+ * classic single-producer ring of Lamport and the Liberty queues, the baseline PROMPT 5.2 improves
+ * on.  Every record is published on its own: written with ordinary stores into a ring of words,
+ * then made visible by a release store of the write index, after checking the consumer's read
+ * index (cached; re-read when the ring looks full, and waited for, spinning then sleeping, when it
+ * is).  The consumer takes whatever is published as soon as it is, so while it keeps up the two
+ * sides exchange a cache line or two per record.  Out of line, and not for normal use.
+ *
+ * Drops and counts exactly where mn_queue_push() does (other threads, fork children, after
+ * failure or finish).  Signal handlers on the producer thread may push: a push that interrupted
+ * no push goes through; one that interrupted a push (or its wait for room) is dropped and
+ * counted, so the interrupted push neither deadlocks nor is torn.  Preserves errno.
+ * Async-signal-safe.  On a queue in the ping-pong mode it is mn_queue_push().
+ */
+void mn_queue_push_lamport(const uint64_t *words, unsigned n);
+
 /* ---- Producer set-up and shutdown (cold) -------------------------------------------------------- */
 
 struct mn_queue;
@@ -185,13 +204,16 @@ struct mn_queue_config {
 	unsigned nconsumers;   /* consumers that will attach, 1..MN_QUEUE_MAX_CONSUMERS; each must
 				* read every buffer */
 	size_t extra_bytes;    /* bytes of caller-owned shared memory after the buffers (session) */
+	bool lamport;          /* the Lamport mode (mn_queue_push_lamport()): the buffers become one
+				* ring of records published one by one; nconsumers must be 1 */
 };
 
 /*
  * Creates the shared memory (memfd, mapped here) for a producer.  Call it in the producing process.
  * The fd is not close-on-exec so a spawned backend inherits it (once the backends run, the caller
- * may set FD_CLOEXEC so the program's own children do not).  Returns 0, -EINVAL for a bad config,
- * or the -errno of memfd_create, ftruncate or mmap; nothing is left behind on failure.
+ * may set FD_CLOEXEC so the program's own children do not).  Returns 0, -EINVAL for a bad config
+ * (a Lamport one with nconsumers > 1 included), or the -errno of memfd_create, ftruncate or
+ * mmap; nothing is left behind on failure.
  */
 int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config *cfg);
 /*
@@ -288,6 +310,11 @@ int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index);
  *
  * A consumer notices producer death within 200 ms.  Every popped buffer must be released before
  * the next pop.  Spins briefly, then sleeps on a futex.
+ *
+ * In the Lamport mode a pop returns as soon as any record is published: the words [read, write)
+ * up to the ring's end, whole records (the producer pads a record that would cross the ring's end
+ * with zero words before it, which decoders skip).  A dead producer's unpublished last record is
+ * not returned.
  */
 int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords);
 /* Hands the popped buffer back; the last consumer to release a buffer returns it to the producer. */

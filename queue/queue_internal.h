@@ -44,6 +44,30 @@
  *
  * Counters are 32 bits and wrap: only equality is ever tested, and no party is more than nbufs
  * sequence numbers (far below 2^31) ahead of another.
+ *
+ * Lamport mode (hdr.mode == MN_QMODE_LAMPORT, one consumer; queue.h says what it is for): the
+ * buffers are one ring of R = nbufs * buf_bytes / 8 words, and none of ctl[], the readers bits or
+ * the buffer sequence numbers are used.  Word positions p = 0, 1, 2, ... live at ring[p % R].
+ *
+ *   producer pushes        -- plain stores of the record at lwrite % R (a record that would cross
+ *                             the ring's end is preceded by zero words up to it), only once
+ *                             lwrite + its words - lread <= R; then hdr.lwrite += words (release)
+ *   consumer reads         -- [lread, lwrite) up to the ring's end, once lwrite != lread (acquire)
+ *   consumer releases      -- hdr.lread += the words it read (release); seq_cst fence; futex-wakes
+ *                             the low half of lread if hdr.prod_waiting
+ *   consumer sleeps        -- sleepers = 1; seq_cst fence; re-reads lwrite and stream; futex-waits
+ *                             on stream.  The producer, after a push, reads sleepers without a
+ *                             fence (a fence per record would be the cost of a seq_cst store): when
+ *                             set, it clears it, adds 2 to stream and futex-wakes stream.  A wake
+ *                             it misses that way costs the consumer one futex timeout at most; the
+ *                             producer's own waits (ring full, below) and the end of stream use
+ *                             the fenced handshake and miss none.
+ *   producer waits         -- prod_waiting = 1; seq_cst fence; wakes a sleeping consumer; re-reads
+ *                             lread; futex-waits on its low half
+ *   end of stream          -- as in the ping-pong mode: stream |= 1 after the last push
+ *
+ * A consumer reads nothing the producer has not published, so a dead producer's last record, if
+ * unpublished, is lost rather than returned incomplete.
  */
 #ifndef MNEMO_QUEUE_INTERNAL_H
 #define MNEMO_QUEUE_INTERNAL_H
@@ -59,14 +83,19 @@
 #endif
 
 #define MN_QUEUE_MAGIC         UINT64_C(0x3145554555514e4d)  /* "MNQUEUE1" little-endian */
-#define MN_QUEUE_VERSION       1u
+#define MN_QUEUE_VERSION       2u  /* 2: the Lamport mode (mode, lwrite, lread) */
 #define MN_QUEUE_LINE          64u
 #define MN_QUEUE_PAGE          4096u
 /* MN_QUEUE_MAX_CONSUMERS (queue.h): one bit each in mn_qctl.readers and mn_qhdr.detached. */
 #define MN_QUEUE_SLOTS_OFF     256u
 #define MN_QUEUE_CTL_OFF       (MN_QUEUE_SLOTS_OFF + MN_QUEUE_LINE * MN_QUEUE_MAX_CONSUMERS)
 
-/* hdr.stream: published buffer count in bits 31..1, end of stream in bit 0. */
+/* hdr.mode */
+#define MN_QMODE_PINGPONG      0u
+#define MN_QMODE_LAMPORT       1u
+
+/* hdr.stream: published buffer count in bits 31..1 (Lamport mode: wake-ups), end of stream in
+ * bit 0. */
 #define MN_QSTREAM_END         1u
 #define MN_QSTREAM_COUNT_MASK  UINT32_C(0x7fffffff)
 
@@ -83,15 +112,20 @@
  *   48      8     extra_bytes    as asked for; the mapping is rounded up to a page
  *   56      8     map_bytes      size of the memfd
  *   64      4     producer_pid   creator; mn_queue_producer_start() rewrites it before producing
- *   68      60    reserved (zero)
+ *   68      4     mode           creator: MN_QMODE_*
+ *   72      56    reserved (zero)
  *   128     4     stream         producer: futex word consumers sleep on (see MN_QSTREAM_*)
- *   132     4     prod_waiting   producer: 1 while it may sleep on some ctl[k].freed
- *   136     56    reserved
+ *   132     4     prod_waiting   producer: 1 while it may sleep on some ctl[k].freed (Lamport
+ *                                mode: on lread)
+ *   136     8     lwrite         producer, Lamport mode: words pushed (padding included)
+ *   144     48    reserved
  *   192     4     sleepers       consumers: how many may sleep on stream (producer skips the wake
  *                                when 0)
  *   196     4     detached       consumers (or the producer, for a consumer it gave up on): bit i
  *                                once consumer i left for good
- *   200     56    reserved
+ *   200     8     lread          the consumer, Lamport mode: words released; the producer
+ *                                futex-waits on its low 32 bits
+ *   208     48    reserved
  */
 struct mn_qhdr {
 	uint64_t magic;
@@ -105,17 +139,20 @@ struct mn_qhdr {
 	uint64_t extra_bytes;
 	uint64_t map_bytes;
 	int32_t producer_pid;
-	uint32_t reserved0[15];
+	uint32_t mode;
+	uint32_t reserved0[14];
 
 	/* Cache line 2: written by the producer only. */
 	uint32_t stream;
 	uint32_t prod_waiting;
-	uint32_t reserved1[14];
+	uint64_t lwrite;
+	uint32_t reserved1[12];
 
-	/* Cache line 3: written by the consumers. */
+	/* Cache line 3: written by the consumers (and sleepers cleared by a Lamport producer). */
 	uint32_t sleepers;
 	uint32_t detached;
-	uint32_t reserved2[14];
+	uint64_t lread;
+	uint32_t reserved2[12];
 };
 
 /* Consumer slot states. */
@@ -161,6 +198,8 @@ _Static_assert(sizeof(struct mn_qhdr) == MN_QUEUE_SLOTS_OFF, "mn_qhdr is the fir
 _Static_assert(offsetof(struct mn_qhdr, producer_pid) == 64, "format: producer_pid at 64");
 _Static_assert(offsetof(struct mn_qhdr, stream) == 128, "format: stream on its own line");
 _Static_assert(offsetof(struct mn_qhdr, sleepers) == 192, "format: consumer line at 192");
+_Static_assert(offsetof(struct mn_qhdr, lwrite) == 136 && offsetof(struct mn_qhdr, lread) == 200,
+	       "format: Lamport indices on the producer's and the consumers' lines");
 _Static_assert(sizeof(struct mn_qslot) == MN_QUEUE_LINE, "one consumer slot per cache line");
 _Static_assert(sizeof(struct mn_qctl) == 2 * MN_QUEUE_LINE, "two cache lines per buffer");
 _Static_assert(offsetof(struct mn_qctl, readers) == MN_QUEUE_LINE, "consumer half on line 2");

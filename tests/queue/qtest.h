@@ -387,6 +387,9 @@ static inline void qt_reap_all(struct qt_shared *sh, int timeout_ms)
 			fail_msg("%s", (err));                                                     \
 	} while (0)
 
+/* The producer's queue is in the Lamport mode: push with mn_queue_push_lamport(). */
+static bool qt_lamport;
+
 /* Producer side of a standard run: push records 0..n-1 of the pattern. */
 static inline void qt_produce(uint64_t n)
 {
@@ -395,7 +398,10 @@ static inline void qt_produce(uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		unsigned len = qt_make(i, QT_TAG, w);
 
-		mn_queue_push(w, len);
+		if (qt_lamport)
+			mn_queue_push_lamport(w, len);
+		else
+			mn_queue_push(w, len);
 	}
 }
 
@@ -414,6 +420,7 @@ struct qt_run {
 	qt_produce_fn produce;                /* NULL: qt_produce(records) */
 	bool no_finish;                       /* leave the stream open (the producer gets killed) */
 	bool place;                           /* mn_queue_place(q, node) before producing */
+	bool lamport;                         /* the queue's Lamport mode */
 	int node;
 	struct qt_consume_opts copts[QT_MAX_CONSUMERS];
 };
@@ -440,6 +447,7 @@ static inline pid_t qt_spawn_producer(struct qt_shared *sh, const struct qt_run 
 		.nbufs = run->nbufs,
 		.nconsumers = run->nconsumers,
 		.extra_bytes = 4096,
+		.lamport = run->lamport,
 	};
 	pid_t cp[QT_MAX_CONSUMERS] = { 0 };
 	struct mn_queue *q;
@@ -449,6 +457,7 @@ static inline pid_t qt_spawn_producer(struct qt_shared *sh, const struct qt_run 
 	if (p)
 		return p;
 	qt_cur = sh;
+	qt_lamport = run->lamport;
 	sh->producer_fds_before = qt_count_fds();
 	sh->producer_maps_after = -1;
 	ret = mn_queue_create(&q, &cfg);
