@@ -26,7 +26,7 @@ calls=$(body loop_only "$work/vp" | grep -c '__mnemo_' || true)
 [ "$calls" -eq 0 ] || fail "value-pattern build: loop_only calls __mnemo_* $calls times, expected 0"
 n=$(body store_only "$work/vp" | grep -c movnti || true)
 [ "$n" -gt 0 ] || fail "value-pattern build: store_only has no queue write, expected the store event"
-if nm "$work/vp" | grep -qw 'T malloc'; then fail "value-pattern build interposes malloc; it uses no heap event"; fi
+if nm "$work/vp" | grep -w 'T malloc' >/dev/null; then fail "value-pattern build interposes malloc; it uses no heap event"; fi
 echo "value-pattern: loop_only 1 queue write (function entry), store_only writes, no malloc interposition"
 
 # 2. rds-shape alone: loads and stores of pointer values only (accesses: pointer).
@@ -53,6 +53,6 @@ clang-19 -O2 -flto -fuse-ld=lld -Wl,--load-pass-plugin="$build/lib/mnemo/mnemo-p
 	-Wl,--no-whole-archive -lpthread -ldl -o "$work/all"
 n=$(body loop_only "$work/all" | grep -c movnti || true)
 [ "$n" -gt 0 ] || fail "all-events build: loop_only has no queue write, expected function and loop events"
-nm "$work/all" | grep -qw 'T malloc' || fail "all-events build does not interpose malloc"
+nm "$work/all" | grep -w 'T malloc' >/dev/null || fail "all-events build does not interpose malloc"
 echo "all-events: loop_only has $n queue writes, malloc interposed"
 echo "1 passed, 0 failed"
