@@ -12,7 +12,6 @@
 
 #include <poll.h>
 #include <pthread.h>
-#include <sys/time.h>
 
 static struct qt_shared *sh;
 static int gate[2];  /* the producer writes a byte here once its records are pushed */
@@ -246,18 +245,35 @@ static void push_in_handler(int sig)
 	mn_queue_push_lamport(w, len);
 }
 
-/* Pushes run->records records while a 20 µs CPU timer's handler pushes its own. */
+static volatile int signaler_stop;
+
+/* Interrupts the producer thread every ~50 µs (nanosleep's slack) until told to stop. */
+static void *signaler(void *arg)
+{
+	pthread_t target = *(pthread_t *)arg;
+	struct timespec ts = { 0, 10000 };
+
+	while (!signaler_stop) {
+		pthread_kill(target, SIGUSR1);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* Pushes run->records records while another thread's signals make the handler push its own. */
 static void produce_with_signals(struct mn_queue *q, struct qt_shared *s, const struct qt_run *run)
 {
 	struct sigaction sa = { .sa_handler = push_in_handler, .sa_flags = SA_RESTART };
-	struct itimerval it = { .it_interval = { 0, 20 }, .it_value = { 0, 20 } };
+	pthread_t self = pthread_self(), t;
 	sigset_t block;
 
-	sigaction(SIGPROF, &sa, NULL);
-	setitimer(ITIMER_PROF, &it, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_create(&t, NULL, signaler, &self);
 	qt_produce(run->records);
+	signaler_stop = 1;
+	pthread_join(t, NULL);
 	sigemptyset(&block);
-	sigaddset(&block, SIGPROF);
+	sigaddset(&block, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &block, NULL);
 	s->pushed = sig_next;  /* the handler's pushes */
 }
