@@ -475,8 +475,8 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t
 	if (!q)
 		return;
 	if (q->lamport) {
-		/* Every inline push comes here in that mode (mn_q_end stays NULL): the runtime's own
-		 * events, and any caller not generated for it. */
+		/* Every inline push comes here in that mode (mn_q_end stays NULL): the
+		 * runtime's own events, and any caller not generated for it. */
 		mn_queue_push_lamport(words, n);
 		return;
 	}
@@ -544,7 +544,7 @@ out:
 	errno = saved_errno;
 }
 
-/* ---- Producer, Lamport mode -------------------------------------------------------------------- */
+/* ---- Producer, Lamport mode ------------------------------------------------------------------ */
 
 /* The consumer sleeps, or is about to: wake it, once per sleep (whoever clears sleepers wakes). */
 static void lamport_wake(struct mn_queue *q)
@@ -663,7 +663,7 @@ MN_EXPORT void mn_queue_push_lamport(const uint64_t *words, unsigned n)
 		count_drop_thread(q);
 		goto out;
 	}
-	/* A record never crosses the ring's end (a pop hands out whole records): zeros before it. */
+	/* A record never crosses the ring's end (pops hand out whole records): zeros before it. */
 	pad = q->lwoff + n > q->ring_words ? q->ring_words - q->lwoff : 0;
 	need = pad + n;
 	if (!lamport_room(q, need)) {
@@ -855,8 +855,8 @@ MN_EXPORT void mn_queue_producer_start(struct mn_queue *q)
 	 * mn_queue_attach(). */
 	mn_store_release(&q->hdr->producer_pid, (int32_t)q->pid);
 	if (q->lamport) {
-		/* mn_q_end stays NULL, so that inline pushes reach the slow path, which forwards them
-		 * to mn_queue_push_lamport(); a base marks this thread's cursors as live. */
+		/* mn_q_end stays NULL, so that inline pushes reach the slow path, which forwards
+		 * them to mn_queue_push_lamport(); a base marks this thread's cursors as live. */
 		mn_q_base = buf_of(q, 0);
 		mn_store_release(&producer, q);
 		return;
@@ -1144,8 +1144,8 @@ static int pop_lamport(struct mn_queue *q, const uint64_t **words, size_t *nword
 	int spins = 0;
 
 	for (;;) {
-		/* Pairs with the release in mn_queue_producer_finish() (the end, and what the producer
-		 * wrote before it). */
+		/* Pairs with the release in mn_queue_producer_finish() (the end, and what the
+		 * producer wrote before it). */
 		uint32_t s = mn_load_acquire(&h->stream);
 		/* Pairs with the release in mn_queue_push_lamport(): the records below lwrite. */
 		uint64_t w = mn_load_acquire(&h->lwrite);
@@ -1180,8 +1180,9 @@ static int pop_lamport(struct mn_queue *q, const uint64_t **words, size_t *nword
 			continue;
 		}
 		mn_store_relaxed(&h->sleepers, 1);
-		/* Store buffering with lamport_wait() and mn_queue_producer_finish(): either we see its
-		 * lwrite or end, or it sees sleepers (the push itself may miss it: queue_internal.h). */
+		/* Store buffering with lamport_wait() and mn_queue_producer_finish(): either we
+		 * see its lwrite or end, or it sees sleepers (the push itself may miss it:
+		 * queue_internal.h). */
 		mn_fence_seq_cst();
 		if (mn_load_relaxed(&h->stream) == s && mn_load_relaxed(&h->lwrite) == w)
 			futex_wait(&h->stream, s, MN_QUEUE_WAIT_NS);

@@ -28,13 +28,14 @@ for p in histogram linkedlist; do
 		# two ping-pong runs would pass whatever the queue did).
 		# (grep reads all of nm's output: with -q, pipefail would see nm's SIGPIPE.)
 		nm "$work/$m.lamport/$p" | grep ' R __mnemo_queue_lamport$' >/dev/null ||
-			fail "$p -m $m --mnemo-queue=lamport: no __mnemo_queue_lamport in the binary"
+			fail "$p -m $m --mnemo-queue=lamport: no __mnemo_queue_lamport defined"
 		if nm "$work/$m.pingpong/$p" | grep ' R __mnemo_queue_lamport$' >/dev/null; then
 			fail "$p -m $m: __mnemo_queue_lamport defined without --mnemo-queue=lamport"
 		fi
-		[ -f "$work/$p.native" ] || MNEMO_DISABLE=1 "$work/$m.pingpong/$p" $args >"$work/$p.native"
+		[ -f "$work/$p.native" ] ||
+			MNEMO_DISABLE=1 "$work/$m.pingpong/$p" $args >"$work/$p.native"
 		for q in pingpong lamport; do
-			# Same directory name length and argv, so that the profiles may be compared whole.
+			# Run as ./NAME in its own directory: the same argv, so profiles compare whole.
 			(cd "$work/$m.$q" && "$bin/mnemo" run --reproducible -o "$p.yaml" "./$p" $args \
 				>"$p.out") || fail "$p -m $m, $q queue: exit status $?"
 			cmp -s "$work/$p.native" "$work/$m.$q/$p.out" ||
