@@ -277,6 +277,11 @@ row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct
 		m->pair = 0;   /* not remembered: the next instance tries again, and counts again */
 		return NULL;
 	}
+	/* The plain map is Table 8's baseline, what PROMPT's std::unordered_map was: every instance
+	 * pays the via walks and a lookup, so the memo, part of the reduction table's speed, stays
+	 * empty (no branch on the hit path: an empty slot never matches). */
+	if (d->deps.plain)
+		return e;
 	/* gen: after the lookup, which may have grown the table */
 	*m = (struct memo){ src | (uint64_t)dst << 32, l ? l->mkey : 0,
 			    (uint32_t)kind << 1 | carried, d->deps.gen, e };
