@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Mnemo bench harness: every bench program natively and under each module, side by side, in one run.
 #
-#   bench/run.sh [BUILD_DIR] [--quick] [-m MODULES] [-p PROGRAMS] [-P PEERS] [-r REPEATS] [-j WORKERS]
+#   bench/run.sh [BUILD_DIR] [--quick] [--no-breakdown] [-m MODULES] [-p PROGRAMS] [-P PEERS]
+#                [-r REPEATS] [-j WORKERS]
 #
+# Inputs: bench/programs/small_inputs.sh (bench_args: about 0.3 s natively, SQLite 1 s).
 # --quick: small inputs, one repetition, no sqlite: the whole harness as a smoke run (CI-sized).
+# --no-breakdown: leave out the dependence module's breakdown (PROMPT's Table 8; see below).
 #
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
 # second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
@@ -31,8 +34,9 @@
 # Columns with a speed target in their issue get a line "<column> speed: ... (target <= N)".
 #
 # With object-relative among the modules, a section at the small inputs follows: its derived
-# profiles against exact ones, and its lossless mode (time and grammar sizes); see below.  Last,
-# without --quick, the scaling of every column on hashtable at 1x, 4x and 16x the events.
+# profiles against exact ones, and its lossless mode (time and grammar sizes); see below.  With
+# dependence among the modules, the breakdown (PROMPT's Table 8), and last, without --quick,
+# the scaling of every column on hashtable at 1x, 4x and 16x the events, and the harness's time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -43,16 +47,18 @@ default_programs=$programs
 repeats=1
 peers=default
 quick=0
+breakdown=1
 frontend_target=2.5   # geomean slowdown under the null module
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
+	--no-breakdown) breakdown=0; shift ;;
 	-m) modules=$2; shift 2 ;;
 	-p) programs=${2//,/ }; shift 2 ;;
 	-P) peers=$2; shift 2 ;;
 	-r) repeats=$2; shift 2 ;;
 	-j) export MNEMO_WORKERS=$2; shift 2 ;;
-	-h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	*) build=$(cd "$1" && pwd); shift ;;
 	esac
@@ -134,7 +140,40 @@ for q in $peers; do
 done
 peers=$have_peers
 
+# Builds are cached across runs in BUILD_DIR/bench-cache/bin, by a key of everything that makes
+# the binary: the compiler, every part of this Mnemo build that goes into a program (mnemo-cc,
+# the pass, the runtime, the specializer, the event specs), the command, and the program's
+# sources.  SQLite's instrumented builds are what this saves: its link, the whole amalgamation
+# instrumented and optimized at once, takes one to two minutes per module.
+# Only the current Mnemo build's binaries are kept.
+toolkey=$( { clang-19 --version; cat "$bin/mnemo-cc" "$bin/mnemo-specialize" "$build/lib/mnemo/mnemo-pass.so" \
+	"$build/lib/mnemo/libmnemo-rt.a" "$build/lib/mnemo/libmnemo-heap.a"
+	find "$build/share/mnemo" -name '*.yaml' | sort | xargs cat; } | sha1sum | cut -c1-40)
+cache=$build/bench-cache/bin/$toolkey
+find "$build/bench-cache/bin" -mindepth 1 -maxdepth 1 ! -name "$toolkey" -exec rm -rf {} + 2>/dev/null || true
+mkdir -p "$cache"
+declare -A srckey
+# cbuild P OUT CMD...: makes OUT, a build of program P, with CMD, or copies it from the cache.
+# The instrumented links read $work/P.o, compiled here on the first link that needs it.
+cbuild() {
+	local p=$1 out=$2 key
+	shift 2
+	[ -n "${srckey[$p]:-}" ] ||
+		srckey[$p]=$(cat "$(prog_src "$p")" $([ "$p" != sqlite ] || echo "$sqlite_dir/sqlite3.c") | sha1sum | cut -c1-40)
+	key=$(printf '%s\n' "$toolkey" "${srckey[$p]}" "${@//$work/W}" | sha1sum | cut -c1-40)
+	if [ -x "$cache/$key" ]; then
+		cp "$cache/$key" "$out"
+		return
+	fi
+	if [[ " $* " == *" $work/$p.o "* ]] && [ ! -f "$work/$p.o" ]; then
+		# shellcheck disable=SC2046  # FLAGS are words on purpose
+		"$bin/mnemo-cc" -O2 -c -o "$work/$p.o" "$(prog_src "$p")" $(prog_flags "$p" | sed 's/ -lm//')
+	fi
+	"$@"
+	cp "$out" "$cache/$key.tmp" && mv "$cache/$key.tmp" "$cache/$key"
+}
 now() { date +%s.%N; }
+started=$(now)
 # judge CONDITION: PASS or FAIL as bc finds CONDITION; with --quick, whose runs last milliseconds
 # and measure startup, no verdict.
 judge() {
@@ -165,10 +204,11 @@ n=0
 for p in $programs; do
 	src=$(prog_src "$p") flags=$(prog_flags "$p")
 	# shellcheck disable=SC2086  # FLAGS are words on purpose
-	clang-19 -O2 -o "$work/$p.native" "$src" $flags
-	args=
+	cbuild "$p" "$work/$p.native" clang-19 -O2 -o "$work/$p.native" "$src" $flags
 	if [ $quick = 1 ]; then
 		args=$(small_args "$p") || { echo "bench/run.sh: $p has no small input" >&2; exit 1; }
+	else
+		args=$(bench_args "$p") || { echo "bench/run.sh: $p has no bench input" >&2; exit 1; }
 	fi
 	# shellcheck disable=SC2086  # ARGS are words on purpose
 	native=$(best_time $((quick ? 1 : repeats > 3 ? repeats : 3)) "$work/$p.native" $args)
@@ -179,13 +219,11 @@ for p in $programs; do
 	native_rss[$p]=$(tail -n 1 "$work/$p.rss")
 	printf '%-11s %8s %8.1f' "$p" "$native" "$(echo "${native_rss[$p]} / 1024" | bc -l)"
 	# Compiled once (the pass marks functions; which events it instruments is decided at the
-	# link), linked once per module: sqlite's compile alone takes about a minute.
-	# shellcheck disable=SC2086
-	"$bin/mnemo-cc" -O2 -c -o "$work/$p.o" "$src" ${flags//-lm/}
+	# link), when a link needs it (cbuild), and linked once per module.
 	for m in $cols; do
 		exe=$work/$p.${col_mod[$m]//,/+}
 		# shellcheck disable=SC2086
-		[ -x "$exe" ] || "$bin/mnemo-cc" -m "${col_mod[$m]}" -O2 -o "$exe" "$work/$p.o" $flags
+		[ -x "$exe" ] || cbuild "$p" "$exe" "$bin/mnemo-cc" -m "${col_mod[$m]}" -O2 -o "$exe" "$work/$p.o" $flags
 		prof=$work/$p.${m//\//-}.mnemo.yaml
 		# shellcheck disable=SC2086  # the column's environment: none, or one VAR=value
 		secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${col_env[$m]} "$exe" $args)
@@ -206,13 +244,13 @@ for p in $programs; do
 		case $q in
 		dhat)
 			# shellcheck disable=SC2086
-			clang-19 -O2 -gdwarf-4 -o "$work/$p.dhat" "$src" $flags
+			cbuild "$p" "$work/$p.dhat" clang-19 -O2 -gdwarf-4 -o "$work/$p.dhat" "$src" $flags
 			# shellcheck disable=SC2086
 			secs=$(best_time "$repeats" valgrind --tool=dhat --dhat-out-file=/dev/null \
 				--log-file="$work/$p.dhat.log" "$work/$p.dhat" $args) ;;
 		memprof)
 			# shellcheck disable=SC2086
-			clang-19 -O2 -fmemory-profile -o "$work/$p.memprof" "$src" $flags
+			cbuild "$p" "$work/$p.memprof" clang-19 -O2 -fmemory-profile -o "$work/$p.memprof" "$src" $flags
 			# shellcheck disable=SC2086
 			secs=$(MEMPROF_OPTIONS=log_path=$work/$p.memprofraw best_time "$repeats" \
 				env -C "$work" "$work/$p.memprof" $args)
@@ -297,6 +335,80 @@ if [ -n "${logsum[dhat]:-}" ]; then
 			"$(judge "$g < $dg")" "$g" "$dg"
 	done
 fi
+# The breakdown (issue "Overhead budget"; PROMPT's Table 8): the dependence module with PROMPT's
+# optimizations added one at a time, every program at its breakdown input (small_inputs.sh: a
+# quarter of the table's work; small inputs with --quick).  The rows, each the one before plus:
+#   baseline            no specialization (mnemo-cc --mnemo-no-specialize: every catalogue event
+#                       with every argument), the Lamport queue (--mnemo-queue=lamport: each
+#                       record published as written, ordinary stores), one worker, the plain map
+#                       (MNEMO_DEP_TABLE=plain: one malloc'd node per dependence)
+#   + specialization    only the dependence module's events and arguments
+#   + queue             ping-pong buffers written with streaming stores (PROMPT 5.2)
+#   + data parallelism  MNEMO_WORKERS=2 (sharded by address)
+#   + reduction maps    the module's reduction table (open addressing, reductions in place)
+# Each row: every program's slowdown and the geomean, and what the step bought over the row
+# before (PROMPT's "improvement": before / after - 1).  Every row's output must be the native one
+# and its dependence section the same as every other row's: the switches change the cost, never
+# the profile.  The events line is PROMPT's Table 9: the events specialization removed.
+if [ "$breakdown" = 1 ] && [[ " $modules " == *" dependence "* ]]; then
+	brow=(baseline "+ specialization" "+ queue" "+ data parallelism" "+ reduction maps")
+	bexe=(nospec lamport default default default)
+	benv=("MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain"
+		"MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=2 MNEMO_DEP_TABLE=plain"
+		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction")
+	declare -A bflags=([nospec]="--mnemo-no-specialize --mnemo-queue=lamport"
+		[lamport]="--mnemo-queue=lamport" [default]=)
+	echo "breakdown (PROMPT Table 8): the dependence module, one optimization added per row, at the breakdown inputs"
+	printf '  %-20s' row
+	for p in $programs; do printf ' %10s' "$p"; done
+	printf ' | %8s %11s\n' geomean improvement
+	declare -A bslow bsum bev
+	for p in $programs; do
+		src=$(prog_src "$p") flags=$(prog_flags "$p")
+		if [ $quick = 1 ]; then args=$(small_args "$p"); else args=$(breakdown_args "$p"); fi ||
+			{ echo "bench/run.sh: $p has no breakdown input" >&2; exit 1; }
+		# shellcheck disable=SC2086
+		nat=$(best_time 3 "$work/$p.native" $args)
+		cp "$work/out" "$work/$p.bd.expected"
+		for k in nospec lamport; do
+			# shellcheck disable=SC2086
+			cbuild "$p" "$work/$p.dep-$k" "$bin/mnemo-cc" -m dependence ${bflags[$k]} -O2 -o "$work/$p.dep-$k" "$work/$p.o" $flags
+		done
+		ln -sf "$work/$p.dependence" "$work/$p.dep-default"   # the table's dependence column's
+		for i in 0 1 2 3 4; do
+			prof=$work/$p.bd$i.mnemo.yaml
+			# shellcheck disable=SC2086
+			secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${benv[$i]} \
+				"$work/$p.dep-${bexe[$i]}" $args)
+			if ! cmp -s "$work/out" "$work/$p.bd.expected"; then
+				echo "bench/run.sh: $p under breakdown row '${brow[$i]}' printed something else than natively" >&2
+				exit 1
+			fi
+			sed -n '/^modules:/,$p' "$prof" >"$work/$p.bd$i.section"
+			if [ $i -gt 0 ] && ! cmp -s "$work/$p.bd0.section" "$work/$p.bd$i.section"; then
+				echo "bench/run.sh: $p: the dependence section of breakdown row '${brow[$i]}' differs from the baseline's" >&2
+				diff "$work/$p.bd0.section" "$work/$p.bd$i.section" | head >&2
+				exit 1
+			fi
+			bev[$p.$i]=$(field events "$prof")
+			bslow[$p.$i]=$(echo "$secs / $nat" | bc -l)
+			bsum[$i]=$(echo "${bsum[$i]:-0} + l(${bslow[$p.$i]})" | bc -l)
+		done
+	done
+	evsum=0
+	for p in $programs; do evsum=$(echo "$evsum + l(${bev[$p.1]} / ${bev[$p.0]})" | bc -l); done
+	prev=
+	for i in 0 1 2 3 4; do
+		printf '  %-20s' "${brow[$i]}"
+		for p in $programs; do printf ' %9.2fx' "${bslow[$p.$i]}"; done
+		g=$(echo "e(${bsum[$i]} / $n)" | bc -l)
+		if [ -n "$prev" ]; then imp=$(printf '%+.0f%%' "$(echo "100 * ($prev / $g - 1)" | bc -l)"); else imp=-; fi
+		printf ' | %7.2fx %11s\n' "$g" "$imp"
+		prev=$g
+	done
+	printf 'breakdown: specialization removed %.1f%% of the events (geomean; PROMPT Table 9, dependence: 17.19%%); every row printed what native did and the same dependence section\n' \
+		"$(echo "100 * (1 - e($evsum / $n))" | bc -l)"
+fi
 # object-relative beyond its speed (its issue), at the small inputs (bench/programs/
 # small_inputs.sh), where a whole event stream can be recorded and a lossless grammar built:
 #  - its derived profiles (`mnemo derive`) against exact ones over one recording of the program
@@ -362,11 +474,11 @@ if [[ " $modules " == *" object-relative "* ]]; then
 		"$(echo "e($nsum / $ln)" | bc -l)" "$(echo "e($lsum / $ln)" | bc -l)" \
 		"$(echo "e($msum / $ln)" | bc -l)" "$(echo "e($rsum / $ln)" | bc -l)"
 fi
-# Scaling (issue "Overhead budget"): hashtable at 1x, 4x and 16x its events (1.5, 6 and 24 million
-# operations; 24 million is its default input) under every column: the slowdown and the backend
+# Scaling (issue "Overhead budget"): hashtable at 1x, 4x and 16x its events (0.5, 2 and 8 million
+# operations; 8 million is its bench input) under every column: the slowdown and the backend
 # peak RSS must grow slower than the events (here: less than 16 times from 1x to 16x).
 if [ $quick = 0 ] && [[ " $programs " == *" hashtable "* ]]; then
-	sizes="1500000 6000000 24000000"
+	sizes="500000 2000000 8000000"
 	echo "scaling: hashtable at 1x, 4x, 16x the events (operations: ${sizes// /, }): slowdown, backend peak RSS MiB"
 	for m in $cols; do
 		exe=$work/hashtable.${col_mod[$m]//,/+}
@@ -386,4 +498,10 @@ if [ $quick = 0 ] && [[ " $programs " == *" hashtable "* ]]; then
 			"$(judge "$gs < 16 && $gr < 16")"
 	done
 fi
+# The harness's own time (issue: under 20 minutes in full, under 3 with --quick), builds included.
+elapsed=$(echo "$(now) - $started" | bc -l)
+limit=$((quick ? 3 : 20))
+printf 'harness: %d min %02d s (target < %d min): %s\n' "$(echo "$elapsed / 60" | bc)" \
+	"$(echo "$elapsed % 60 / 1" | bc)" $limit \
+	"$(if [ "$(echo "$elapsed < 60 * $limit" | bc)" = 1 ]; then echo PASS; else echo FAIL; fi)"
 printf '(%s, %s cores, %s)\n' "$(date -u +%Y-%m-%d)" "$(nproc)" "$(uname -m)"
