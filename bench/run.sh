@@ -353,9 +353,9 @@ fi
 #   + data parallelism  MNEMO_WORKERS=2 (sharded by address)
 #   + reduction maps    the module's reduction table (open addressing, reductions in place)
 # Each row: every program's slowdown and the geomean, and what the step bought over the row
-# before (PROMPT's "improvement": before / after - 1).  Every row's output must be the native one
-# and its dependence section the same as every other row's: the switches change the cost, never
-# the profile.  The events line is PROMPT's Table 9: the events specialization removed.
+# before (PROMPT's "improvement": before / after - 1).  Every row's output must be the native one;
+# its dependence section is compared with the baseline's and differences are counted.  The events
+# line is PROMPT's Table 9: the events specialization removed.
 if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 	brow=(baseline "+ specialization" "+ queue" "+ data parallelism" "+ reduction maps")
 	bexe=(nospec lamport default default default)
@@ -395,19 +395,18 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 				exit 1
 			fi
 			sed -n '/^modules:/,$p' "$prof" >"$work/$p.bd$i.section"
-			if [ $i -gt 1 ] && ! cmp -s "$work/$p.bd1.section" "$work/$p.bd$i.section"; then
-				echo "bench/run.sh: $p: the dependence section of breakdown row '${brow[$i]}' differs from row '${brow[1]}'" >&2
-				diff "$work/$p.bd1.section" "$work/$p.bd$i.section" | head -n 20 >&2 || true
-				exit 1
-			fi
 			bev[$p.$i]=$(field events "$prof")
 			bslow[$p.$i]=$(echo "$secs / $nat" | bc -l)
 			bsum[$i]=$(echo "${bsum[$i]:-0} + l(${bslow[$p.$i]})" | bc -l)
 		done
-		# The baseline links the heap interposer (its allocations move the program's), so
-		# dependences through reused memory may differ there: counted, not failed.
-		d=$(diff "$work/$p.bd0.section" "$work/$p.bd1.section" | grep -c '^[<>]' || true)
-		[ "$d" = 0 ] || bdiff+=" $p ($d rows)"
+		# Rows' dependence sections against the first's: the switches change the cost, not the
+		# profile, but a program whose runs differ (SQLite seeds its PRNG from /dev/urandom; the
+		# baseline's heap interposer moves allocations) differs in dependences through reused
+		# memory: counted, not failed.
+		for i in 1 2 3 4; do
+			d=$(diff "$work/$p.bd0.section" "$work/$p.bd$i.section" | grep -c '^[<>]' || true)
+			[ "$d" = 0 ] || bdiff+=" $p row $((i + 1)) ($d lines)"
+		done
 	done
 	evsum=0
 	for p in $programs; do evsum=$(echo "$evsum + l(${bev[$p.1]} / ${bev[$p.0]})" | bc -l); done
@@ -420,8 +419,8 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 		printf ' | %7.2fx %11s\n' "$g" "$imp"
 		prev=$g
 	done
-	printf 'breakdown: specialization removed %.1f%% of the events (geomean; PROMPT Table 9, dependence: 17.19%%); every row printed what native did; rows 2-5 the same dependence section; the baseline the same%s\n' \
-		"$(echo "100 * (1 - e($evsum / $n))" | bc -l)" "${bdiff:+ except on$bdiff}"
+	printf 'breakdown: specialization removed %.1f%% of the events (geomean; PROMPT Table 9, dependence: 17.19%%); every row printed what native did, and the same dependence section as the baseline%s\n' \
+		"$(echo "100 * (1 - e($evsum / $n))" | bc -l)" "${bdiff:+ except:$bdiff}"
 fi
 # object-relative beyond its speed (its issue), at the small inputs (bench/programs/
 # small_inputs.sh), where a whole event stream can be recorded and a lossless grammar built:
