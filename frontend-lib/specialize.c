@@ -939,7 +939,6 @@ out:
 	return status;
 }
 
-/* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
 /*
  * --all-events: *all becomes a module spec that lists every event of c with every argument and
  * `accesses: all`, and no `sample:`.  Put first among the modules, it makes the packing send
@@ -962,6 +961,7 @@ static void all_events_spec(struct mn_module_spec *all, const struct mn_catalogu
 	}
 }
 
+/* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
 static int specialize(const struct mn_catalogue *c, const char *dir, const char *modules,
 		      const char *backend, const char *outdir, bool lamport, bool all_events)
 {
