@@ -34,6 +34,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/ValueTracking.h"
 #include "llvm/BinaryFormat/Dwarf.h"
 #include "llvm/Demangle/Demangle.h"
@@ -55,6 +57,7 @@
 #include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/LowerAtomic.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -74,7 +77,7 @@ using namespace llvm;
 // bump the ABI version.
 //===----------------------------------------------------------------------===//
 
-constexpr uint32_t MnemoAbiVersion = 2;
+constexpr uint32_t MnemoAbiVersion = 3;
 constexpr char MnemoLoadName[] = "__mnemo_load";
 constexpr char MnemoStoreName[] = "__mnemo_store";
 constexpr char MnemoLoadPtrName[] = "__mnemo_load_ptr";
@@ -88,6 +91,10 @@ constexpr char MnemoFuncExitName[] = "__mnemo_func_exit";
 constexpr char MnemoLoopInvokeName[] = "__mnemo_loop_invoke";
 constexpr char MnemoLoopIterName[] = "__mnemo_loop_iter";
 constexpr char MnemoLoopExitName[] = "__mnemo_loop_exit";
+constexpr char MnemoLoopSummaryLoadName[] = "__mnemo_loop_summary_load";
+constexpr char MnemoLoopSummaryStoreName[] = "__mnemo_loop_summary_store";
+constexpr char MnemoLoopSummaryName[] = "__mnemo_loop_summary";
+constexpr char MnemoSummaryPlanName[] = "__mnemo_summary_plan";
 constexpr char MnemoGlobalName[] = "__mnemo_global";
 constexpr char MnemoRegisterGlobalsName[] = "__mnemo_register_globals";
 constexpr char MnemoSiteTableName[] = "__mnemo_site_table";
@@ -128,6 +135,13 @@ static_assert(std::is_same_v<decltype(__mnemo_loop_iter), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_loop_exit), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_global),
                              void(uint32_t, const void *, uint64_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_summary_load),
+                             void(uint32_t, const void *, int64_t, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_summary_store),
+                             void(uint32_t, const void *, int64_t, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_summary),
+                             void(uint32_t, uint32_t, uint64_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_summary_plan), const uint32_t>);
 static_assert(std::is_same_v<decltype(__mnemo_register_globals), void()>);
 static_assert(std::is_same_v<decltype(__mnemo_site_table), const char[]>);
 static_assert(
@@ -176,6 +190,13 @@ static cl::opt<bool> ClLoops("mnemo-instrument-loops",
                                       "and exit"),
                              cl::Hidden, cl::init(true));
 
+static cl::opt<int64_t> ClSummaryPlan(
+    "mnemo-summary-plan",
+    cl::desc("Summarize affine loops as this __mnemo_summary_plan says "
+             "(abi.h); -1: read __mnemo_summary_plan from the module, off "
+             "when it has none (IR tests set it)"),
+    cl::Hidden, cl::init(-1));
+
 STATISTIC(NumLoads, "Number of load events (incl. atomics, memcpy sources)");
 STATISTIC(NumStores, "Number of store events (incl. atomics, memcpy/memset)");
 STATISTIC(NumPointerLoads,
@@ -189,6 +210,9 @@ STATISTIC(NumGlobals, "Number of global variables registered");
 STATISTIC(NumFunctions, "Number of functions instrumented");
 STATISTIC(NumLoops, "Number of loops instrumented");
 STATISTIC(NumPointerCreations, "Number of pointer creation events");
+STATISTIC(NumSummarizedLoops, "Number of loops summarized");
+STATISTIC(NumSummarizedAccesses,
+          "Number of load and store sites summarized in their loop");
 
 namespace {
 
@@ -604,13 +628,53 @@ std::string assignedFields(CallBase &CB) {
 }
 
 //===----------------------------------------------------------------------===//
+// SummaryPlan: what __mnemo_summary_plan says the callbacks do.
+//===----------------------------------------------------------------------===//
+
+/// Written by the specializer into the callbacks, which the LTO link merged
+/// into this module (abi.h): for each entry point, whether its body is empty,
+/// sends a record an access summary can stand for, or must stay per access.
+struct SummaryPlan {
+  enum State : unsigned { Empty = 0, Summarizable = 1, PerAccess = 2 };
+  enum Entry : unsigned {
+    Load,
+    Store,
+    LoadPtr,
+    StorePtr,
+    PointerCreate,
+    LoopEvents
+  };
+  uint32_t Bits = 0;
+
+  bool on() const { return (Bits >> 31) & 1; }
+  State state(Entry E) const {
+    unsigned V = (Bits >> (2 * E)) & 3;
+    return V > PerAccess ? PerAccess : State(V);
+  }
+  /// -mnemo-summary-plan if given, else the module's __mnemo_summary_plan,
+  /// else off (callbacks that know nothing of summaries).
+  static SummaryPlan of(const Module &M) {
+    SummaryPlan P;
+    if (ClSummaryPlan >= 0) {
+      P.Bits = uint32_t(ClSummaryPlan);
+      return P;
+    }
+    if (const GlobalVariable *G = M.getNamedGlobal(MnemoSummaryPlanName))
+      if (G->hasDefinitiveInitializer())
+        if (auto *C = dyn_cast<ConstantInt>(G->getInitializer()))
+          P.Bits = uint32_t(C->getZExtValue());
+    return P;
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // RuntimeCallbacks: the entry points, declared in the module.
 //===----------------------------------------------------------------------===//
 
 struct RuntimeCallbacks {
   FunctionCallee Load, Store, LoadPtr, StorePtr, PointerCreate, HeapSite,
       StackAlloc, StackFree, FuncEntry, FuncExit, LoopInvoke, LoopIter,
-      LoopExit, Global;
+      LoopExit, LoopSummaryLoad, LoopSummaryStore, LoopSummary, Global;
 
   explicit RuntimeCallbacks(Module &M) {
     LLVMContext &Ctx = M.getContext();
@@ -639,6 +703,10 @@ struct RuntimeCallbacks {
     LoopInvoke = Get(MnemoLoopInvokeName, Void, {I32});
     LoopIter = Get(MnemoLoopIterName, Void, {I32});
     LoopExit = Get(MnemoLoopExitName, Void, {I32});
+    LoopSummaryLoad = Get(MnemoLoopSummaryLoadName, Void, {I32, Ptr, I64, I32});
+    LoopSummaryStore =
+        Get(MnemoLoopSummaryStoreName, Void, {I32, Ptr, I64, I32});
+    LoopSummary = Get(MnemoLoopSummaryName, Void, {I32, I32, I64});
     Global = Get(MnemoGlobalName, Void, {I32, Ptr, I64});
   }
 
@@ -683,8 +751,9 @@ public:
   /// function's site ids in the order the file header states and records
   /// what to insert.  Changes nothing else.
   void collect();
-  /// Inserts the calls to RT's entry points.  Call once, after collect().
-  void rewrite(const RuntimeCallbacks &Callbacks);
+  /// Inserts the calls to RT's entry points, summarizing the loops that
+  /// qualify under Plan.  Call once, after collect().
+  void rewrite(const RuntimeCallbacks &Callbacks, SummaryPlan Plan);
   Function &function() const { return F; }
 
 private:
@@ -727,6 +796,25 @@ private:
     uint32_t Site2 = 0;
     uint32_t PtrSite = 0;
     unsigned Obj = 0;
+    bool Summarized = false; // Site's access goes out in its loop's summary
+  };
+
+  /// A loop whose invocations go out as one summary each (README.md, "Loop
+  /// summaries"): its affine accesses in the order an iteration runs them.
+  struct Summary {
+    struct Access {
+      unsigned Event;  // index in Events
+      bool IsStore;
+      uint32_t Site;
+      uint32_t Size;   // bytes, saturated as accessSize() does
+      const SCEV *StartS, *StepS; // address in iteration 0; bytes per iteration
+      Value *Start = nullptr; // expanded in the preheader
+      Value *Step = nullptr;  // i64, bytes per iteration
+    };
+    Loop *L;
+    uint32_t Site;
+    SmallVector<Access, 8> Accesses;
+    Value *Iterations = nullptr; // header executions so far, from the header
   };
 
   // ---- collection ----
@@ -749,6 +837,18 @@ private:
     return Id;
   }
   void setAccessLoops();
+
+  // ---- loop summaries ----
+  void planSummaries(SummaryPlan Plan);
+  std::optional<Summary> qualify(const LoopSite &LS, SummaryPlan Plan,
+                                 ScalarEvolution &SE, SCEVExpander &Exp) const;
+  bool hasSummaryShape(const Loop *L) const;
+  bool runsOncePerIteration(const BasicBlock *BB, const Loop *L) const;
+  bool addSummaryAccess(Summary &S, unsigned EventIdx, SummaryPlan Plan,
+                        ScalarEvolution &SE, SCEVExpander &Exp) const;
+  void sortSummaryAccesses(Summary &S) const;
+  void expandSummary(Summary &S, ScalarEvolution &SE, SCEVExpander &Exp);
+  void emitSummary(IRBuilder<> &IRB, const Summary &S) const;
 
   // ---- rewriting ----
   void instrumentEntry();
@@ -789,6 +889,8 @@ private:
   /// The stack objects each llvm.stackrestore releases.
   DenseMap<const Instruction *, SmallVector<unsigned, 2>> RestoreFrees;
   std::vector<Event> Events; // in instruction order
+  std::vector<Summary> Summaries;
+  DenseMap<const Loop *, unsigned> SummaryOf; // index in Summaries
   /// Load and store sites, for their `loop` column.
   SmallVector<std::pair<const Instruction *, uint32_t>, 32> Accesses;
 };
@@ -1235,6 +1337,208 @@ void FunctionInstrumenter::instrumentEntry() {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Loop summaries: one record per loop invocation instead of one per access.
+//===----------------------------------------------------------------------===//
+
+/// Most accesses one summary carries: the loop_summary record counts them in
+/// 16 bits, and a loop with more is rare enough to go per access.
+constexpr unsigned MaxSummaryAccesses = 256;
+
+/// Picks the loops whose every event can be described by a summary and gives
+/// them their values in the preheader.  Runs before anything else is
+/// inserted in the function, while ScalarEvolution sees the IR it analyzed.
+void FunctionInstrumenter::planSummaries(SummaryPlan Plan) {
+  if (!Plan.on() || !ClLoops || !ClMemory || Loops.empty())
+    return;
+  // LoopSimplify changed the CFG after anything cached; it kept DT and LI.
+  PreservedAnalyses PA;
+  PA.preserve<DominatorTreeAnalysis>();
+  PA.preserve<LoopAnalysis>();
+  FAM.invalidate(F, PA);
+  auto &SE = FAM.getResult<ScalarEvolutionAnalysis>(F);
+  SCEVExpander Exp(SE, DL, "mnemo.sum");
+  for (const LoopSite &LS : Loops)
+    if (std::optional<Summary> S = qualify(LS, Plan, SE, Exp)) {
+      SummaryOf[LS.L] = Summaries.size();
+      Summaries.push_back(std::move(*S));
+    }
+  for (Summary &S : Summaries) {
+    expandSummary(S, SE, Exp);
+    for (const Summary::Access &A : S.Accesses)
+      Events[A.Event].Summarized = true;
+    ++NumSummarizedLoops;
+    NumSummarizedAccesses += S.Accesses.size();
+  }
+}
+
+/// A summary when every event inside L is an access it can stand for, or one
+/// that sends nothing (an empty callback), and L calls nothing.
+std::optional<FunctionInstrumenter::Summary>
+FunctionInstrumenter::qualify(const LoopSite &LS, SummaryPlan Plan,
+                              ScalarEvolution &SE, SCEVExpander &Exp) const {
+  Loop *L = LS.L;
+  if (!hasSummaryShape(L))
+    return std::nullopt;
+  for (BasicBlock *BB : L->blocks())
+    for (Instruction &I : *BB)
+      if (auto *CB = dyn_cast<CallBase>(&I); CB && !isa<IntrinsicInst>(CB))
+        return std::nullopt;
+  Summary S{L, LS.Site, {}};
+  for (unsigned Idx = 0; Idx < Events.size(); ++Idx)
+    if (L->contains(Events[Idx].I) &&
+        !addSummaryAccess(S, Idx, Plan, SE, Exp))
+      return std::nullopt;
+  if (S.Accesses.size() > MaxSummaryAccesses)
+    return std::nullopt;
+  // Nothing at all to send: leave the loop as it is (its calls are empty).
+  if (S.Accesses.empty() &&
+      Plan.state(SummaryPlan::LoopEvents) == SummaryPlan::Empty)
+    return std::nullopt;
+  sortSummaryAccesses(S);
+  return S;
+}
+
+/// Innermost, entered from a preheader, one latch, and left only into
+/// dedicated exit blocks that can hold the summary's calls: the places where
+/// the per-access build puts loop_invoke, loop_iter and loop_exit.
+bool FunctionInstrumenter::hasSummaryShape(const Loop *L) const {
+  if (!L->isInnermost() || !L->getLoopPreheader() || !L->getLoopLatch())
+    return false;
+  SmallVector<BasicBlock *, 4> Exits;
+  L->getUniqueExitBlocks(Exits);
+  for (BasicBlock *Exit : Exits) {
+    if (Exit->isEHPad() || Exit->getFirstInsertionPt() == Exit->end())
+      return false;
+    for (BasicBlock *P : predecessors(Exit))
+      if (!L->contains(P))
+        return false;
+  }
+  return L->getHeader()->getFirstInsertionPt() != L->getHeader()->end();
+}
+
+/// BB runs once in every iteration, the last included: it dominates the
+/// latch (no path around it, back to the header) and every block the loop is
+/// left from (no way out before it).
+bool FunctionInstrumenter::runsOncePerIteration(const BasicBlock *BB,
+                                                const Loop *L) const {
+  if (LI->getLoopFor(BB) != L || !DT->dominates(BB, L->getLoopLatch()))
+    return false;
+  SmallVector<BasicBlock *, 4> Exiting;
+  L->getExitingBlocks(Exiting);
+  return all_of(Exiting,
+                [&](const BasicBlock *E) { return DT->dominates(BB, E); });
+}
+
+/// Adds event EventIdx of S's loop to S if it is an access the summary can
+/// stand for.  Returns true when the event does not stop the summary (it
+/// was added, or its callback is empty), false when it does.
+bool FunctionInstrumenter::addSummaryAccess(Summary &S, unsigned EventIdx,
+                                            SummaryPlan Plan,
+                                            ScalarEvolution &SE,
+                                            SCEVExpander &Exp) const {
+  const Event &E = Events[EventIdx];
+  bool PointerCreateSent =
+      Plan.state(SummaryPlan::PointerCreate) != SummaryPlan::Empty;
+  if (E.Kind == EventKind::IntToPtr)
+    return !PointerCreateSent;
+  if (E.Kind != EventKind::Load && E.Kind != EventKind::Store)
+    return false; // atomics, memory intrinsics, heap, stack
+  if (E.PtrSite && PointerCreateSent)
+    return false;
+  if (!E.Site)
+    return true;
+  bool IsStore = E.Kind == EventKind::Store;
+  Type *Ty = getLoadStoreType(E.I);
+  SummaryPlan::Entry Entry =
+      IsStore ? (Ty->isPointerTy() ? SummaryPlan::StorePtr : SummaryPlan::Store)
+              : (Ty->isPointerTy() ? SummaryPlan::LoadPtr : SummaryPlan::Load);
+  switch (Plan.state(Entry)) {
+  case SummaryPlan::Empty:
+    return true;
+  case SummaryPlan::PerAccess:
+    return false;
+  case SummaryPlan::Summarizable:
+    break;
+  }
+  bool Simple = IsStore ? cast<StoreInst>(E.I)->isSimple()
+                        : cast<LoadInst>(E.I)->isSimple();
+  TypeSize Bytes = DL.getTypeStoreSize(Ty);
+  if (!Simple || Bytes.isScalable() ||
+      !runsOncePerIteration(E.I->getParent(), S.L))
+    return false;
+  // {start,+,step} in this loop, or the same address every time.
+  const SCEV *Addr = SE.getSCEV(getLoadStorePointerOperand(E.I));
+  const SCEV *Start, *Step;
+  if (auto *AR = dyn_cast<SCEVAddRecExpr>(Addr);
+      AR && AR->getLoop() == S.L && AR->isAffine()) {
+    Start = AR->getStart();
+    Step = AR->getStepRecurrence(SE);
+  } else if (SE.isLoopInvariant(Addr, S.L)) {
+    Start = Addr;
+    Step = SE.getZero(DL.getIndexType(Addr->getType()));
+  } else {
+    return false;
+  }
+  Instruction *At = S.L->getLoopPreheader()->getTerminator();
+  if (!Exp.isSafeToExpandAt(Start, At) || !Exp.isSafeToExpandAt(Step, At))
+    return false;
+  uint64_t Size = std::min<uint64_t>(Bytes.getFixedValue(), MnemoMaxAccessSize);
+  S.Accesses.push_back({EventIdx, IsStore, E.Site, uint32_t(Size), Start, Step});
+  return true;
+}
+
+/// The order the events would come in within one iteration: the accesses'
+/// blocks all dominate the latch, so they lie on one chain of the dominator
+/// tree, and within a block in instruction order.
+void FunctionInstrumenter::sortSummaryAccesses(Summary &S) const {
+  auto Before = [&](const Summary::Access &A, const Summary::Access &B) {
+    const Instruction *IA = Events[A.Event].I, *IB = Events[B.Event].I;
+    if (IA->getParent() == IB->getParent())
+      return IA->comesBefore(IB);
+    return DT->getNode(IA->getParent())->getLevel() <
+           DT->getNode(IB->getParent())->getLevel();
+  };
+  std::sort(S.Accesses.begin(), S.Accesses.end(), Before);
+}
+
+/// Computes each access's start and step in the preheader, and counts the
+/// header's executions: mnemo.iter.next is the number of iterations begun,
+/// available in every exit block, since the header dominates their
+/// predecessors.
+void FunctionInstrumenter::expandSummary(Summary &S, ScalarEvolution &SE,
+                                         SCEVExpander &Exp) {
+  BasicBlock *Preheader = S.L->getLoopPreheader();
+  Instruction *At = Preheader->getTerminator();
+  Type *I64 = Type::getInt64Ty(Ctx);
+  IRBuilder<> IRB(At);
+  for (Summary::Access &A : S.Accesses) {
+    A.Start = Exp.expandCodeFor(A.StartS, PointerType::getUnqual(Ctx), At);
+    Value *Step = Exp.expandCodeFor(A.StepS, nullptr, At);
+    IRB.SetInsertPoint(At);
+    A.Step = IRB.CreateSExtOrTrunc(Step, I64);
+  }
+  BasicBlock *Header = S.L->getHeader();
+  IRB.SetInsertPoint(Header, Header->begin());
+  PHINode *Iter = IRB.CreatePHI(I64, 2, "mnemo.iter");
+  IRB.SetInsertPoint(Header, Header->getFirstInsertionPt());
+  Value *Next = IRB.CreateAdd(Iter, IRB.getInt64(1), "mnemo.iter.next",
+                              /*HasNUW=*/true);
+  Iter->addIncoming(IRB.getInt64(0), Preheader);
+  Iter->addIncoming(Next, S.L->getLoopLatch());
+  S.Iterations = Next;
+}
+
+/// At an exit: one record per access, in iteration order, then the loop's.
+void FunctionInstrumenter::emitSummary(IRBuilder<> &IRB,
+                                       const Summary &S) const {
+  for (const Summary::Access &A : S.Accesses)
+    emit(IRB, A.IsStore ? RT->LoopSummaryStore : RT->LoopSummaryLoad,
+         {IRB.getInt32(A.Site), A.Start, A.Step, IRB.getInt32(A.Size)});
+  emit(IRB, RT->LoopSummary,
+       {IRB.getInt32(S.Site), IRB.getInt32(S.Accesses.size()), S.Iterations});
+}
+
 void FunctionInstrumenter::instrumentLoops() {
   if (Loops.empty())
     return;
@@ -1247,6 +1551,11 @@ void FunctionInstrumenter::instrumentLoops() {
     Instruction *Before;
     FunctionCallee Callee;
     uint32_t Site;
+    const Summary *Sum = nullptr; // the summary's calls instead of Callee's
+  };
+  auto SummaryFor = [&](const Loop *L) -> const Summary * {
+    auto It = SummaryOf.find(L);
+    return It == SummaryOf.end() ? nullptr : &Summaries[It->second];
   };
   DenseMap<const Loop *, uint32_t> SiteOf;
   for (const LoopSite &LS : Loops)
@@ -1265,23 +1574,29 @@ void FunctionInstrumenter::instrumentLoops() {
         continue;
       BasicBlock::iterator It = Exit->getFirstInsertionPt();
       if (It != Exit->end())
-        Anchors.push_back({&*It, RT->LoopExit, SiteOf[L]});
+        Anchors.push_back({&*It, RT->LoopExit, SiteOf[L], SummaryFor(L)});
     }
   }
   for (const LoopSite &LS : Loops) {
+    if (SummaryFor(LS.L))
+      continue;
     BasicBlock *Header = LS.L->getHeader();
     BasicBlock::iterator It = Header->getFirstInsertionPt();
     if (It != Header->end())
       Anchors.push_back({&*It, RT->LoopIter, LS.Site});
   }
   for (const LoopSite &LS : Loops)
-    if (BasicBlock *Preheader = LS.L->getLoopPreheader())
+    if (BasicBlock *Preheader = LS.L->getLoopPreheader();
+        Preheader && !SummaryFor(LS.L))
       Anchors.push_back({Preheader->getTerminator(), RT->LoopInvoke, LS.Site});
 
   IRBuilder<> IRB(Ctx);
   for (const Anchor &A : Anchors) {
     setInsertPoint(IRB, A.Before->getIterator(), A.Before);
-    emit(IRB, A.Callee, {IRB.getInt32(A.Site)});
+    if (A.Sum)
+      emitSummary(IRB, *A.Sum);
+    else
+      emit(IRB, A.Callee, {IRB.getInt32(A.Site)});
   }
 }
 
@@ -1296,7 +1611,7 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
   case EventKind::Load: {
     auto *L = cast<LoadInst>(I);
     After();
-    if (E.Site)
+    if (E.Site && !E.Summarized)
       emit(IRB, RT->loadOf(L->getType()),
            {Site(E.Site), L->getPointerOperand(), toI64(IRB, L),
             accessSize(IRB, L->getType())});
@@ -1307,6 +1622,8 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
   }
   case EventKind::Store: {
     auto *S = cast<StoreInst>(I);
+    if (E.Summarized)
+      return;
     Before();
     Value *V = S->getValueOperand();
     emit(IRB, RT->storeOf(V->getType()),
@@ -1458,8 +1775,10 @@ void FunctionInstrumenter::instrumentExits() {
   }
 }
 
-void FunctionInstrumenter::rewrite(const RuntimeCallbacks &Callbacks) {
+void FunctionInstrumenter::rewrite(const RuntimeCallbacks &Callbacks,
+                                   SummaryPlan Plan) {
   RT = &Callbacks;
+  planSummaries(Plan);
   instrumentEntry();
   instrumentLoops();
   for (Event &E : Events)
@@ -1632,8 +1951,9 @@ bool ModuleInstrumenter::collect() {
 
 void ModuleInstrumenter::rewrite() {
   RuntimeCallbacks RT(M);
+  SummaryPlan Plan = SummaryPlan::of(M);
   for (auto &FI : Functions)
-    FI->rewrite(RT);
+    FI->rewrite(RT, Plan);
   Function *Reg = Globals.emit(M, RT);
   Sites.emit(M);
   if (Reg) {
