@@ -38,7 +38,11 @@ static void choose_size(struct sa_layout *l, const struct sa_stream *s, size_t n
 {
 	for (size_t i = 0; i < n; i++)
 		l->inferred = sa_gcd(l->inferred, s[i].stride);
-	if (l->inferred) {
+	if (l->inferred > l->declared && sa_layout_agree(l)) {
+		/* k elements of the declared structure per stride (enum sa_size_source). */
+		l->used = l->declared;
+		l->source = SA_SIZE_FOLDED;
+	} else if (l->inferred) {
 		l->used = l->inferred;
 		l->source = SA_SIZE_STRIDES;
 	} else if (l->declared) {

@@ -4,6 +4,7 @@
  *
  *   stride of a stream   gcd of the differences between its successive addresses   (Eq. 2, 3)
  *   structure size       gcd of the strides of the object's streams                (Eq. 5)
+ *                        (the declared size instead when it divides that: folded)
  *   field of a stream    (its address - the object's base) mod size                (Eq. 6)
  *   affinity A(i, j)     cost of i and j in the loops touching both / cost of i and j  (Eq. 7)
  *   clusters             complete linkage: every two fields of a cluster have A >= threshold
@@ -40,9 +41,19 @@ struct sa_stream {
 	uint64_t accesses, cost;
 };
 
-/* Where the size the fields are computed with comes from. */
+/*
+ * Where the size the fields are computed with comes from.  Strides are multiples of the size
+ * (StructSlim 4.2.2: a loop whose index steps k elements strides k sizes), so an inferred size
+ * that is a multiple of the declared one, larger than it, is k elements of the declared structure:
+ * a loop unrolled k times, or one over every k-th element, in every stream of the object.  The
+ * declared size is then used and the offsets are folded modulo it, so that each member is one
+ * field, once.  An inferred size that is no multiple of the declared one (smaller, as from an
+ * instruction walking inside an element, or memory not used as its declared type) is what the
+ * accesses show and is used as it is.
+ */
 enum sa_size_source {
 	SA_SIZE_STRIDES,               /* inferred from the strides (Eq. 5) */
+	SA_SIZE_FOLDED,                /* inferred a multiple of declared: declared, folded */
 	SA_SIZE_DECLARED,              /* no stride: the type size the site table gives */
 	SA_SIZE_OBJECT,                /* neither: offsets from each instance's base, unreduced */
 };
@@ -89,7 +100,8 @@ static inline void sa_stride_add(uint64_t *stride, uint64_t a, uint64_t b)
 
 /*
  * Computes l's size, fields, affinities and clusters from the n streams s[] of one data object
- * (any order), with declared (0: unknown) the type size the site table gives and threshold the
+ * (any order), with declared (0: unknown) the type size the site table gives (used instead of the
+ * inferred size when that is a multiple of it: SA_SIZE_FOLDED) and threshold the
  * affinity from which two fields belong together.  Never fails: a layout with more than
  * SA_FIELDS_MAX fields keeps the smallest offsets and counts the other streams in
  * dropped_streams; without memory for the affinities, every field is its own cluster.
@@ -99,6 +111,15 @@ void sa_layout_build(struct sa_layout *l, const struct sa_stream *s, size_t n, u
 
 /* The field index of offset off in l (offset already reduced modulo l->used), or -1. */
 int sa_layout_field(const struct sa_layout *l, uint64_t off);
+
+/*
+ * Whether l's inferred size is consistent with its declared one: equal to it, or a multiple of it
+ * (SA_SIZE_FOLDED).  Meaningful only when both are known.
+ */
+static inline bool sa_layout_agree(const struct sa_layout *l)
+{
+	return l->inferred && l->declared && l->inferred % l->declared == 0;
+}
 
 /* The offset a stream's accesses fall at within the structure of l (Eq. 6). */
 static inline uint64_t sa_layout_offset(const struct sa_layout *l, const struct sa_stream *s)

@@ -6,8 +6,9 @@
  * table's `loop`, the pass's static loop nest, as the paper takes it from the binary, so that no
  * function or loop event is needed.  The objects' shares of the cost give the hot ones (Eq. 1); per
  * (loop, instruction, data object) stream the gcd of address differences gives a stride
- * (Eq. 2-3), whose gcd over an object's streams is its structure size (Eq. 5), and offsets modulo
- * size its fields (Eq. 6), named where the site table gives the structure's members (`fields`);
+ * (Eq. 2-3), whose gcd over an object's streams is its structure size (Eq. 5; the declared size
+ * when it is a multiple of that, as an unrolled loop's strides are), and offsets modulo the size
+ * its fields (Eq. 6), named where the site table gives the structure's members (`fields`);
  * fields' costs in common loops give their affinities (Eq. 7) and clusters of them the splitting
  * advice.  The arithmetic is in affinity.c, the cache model of MNEMO_AFFINITY_COST=cache in
  * cache.c.  Schema and options: README.md.
@@ -466,15 +467,20 @@ static void kv_size(struct mn_prof *p, const char *key, uint64_t v)
 
 static void emit_size(struct mn_prof *p, const struct sa_layout *l, uint64_t instances)
 {
-	static const char *const sources[] = { "strides", "declared", "object" };
+	static const char *const sources[] = {
+		[SA_SIZE_STRIDES] = "strides", [SA_SIZE_FOLDED] = "folded",
+		[SA_SIZE_DECLARED] = "declared", [SA_SIZE_OBJECT] = "object",
+	};
 
 	mn_prof_key(p, "size");
 	mn_prof_map_begin_flow(p);
 	kv_size(p, "inferred", l->inferred);
 	kv_size(p, "declared", l->declared);
+	/* Equal, or inferred a multiple of declared (folded into it): the strides are whole
+	 * elements of the declared structure. */
 	mn_prof_key(p, "agree");
 	if (l->inferred && l->declared)
-		mn_prof_bool(p, l->inferred == l->declared);
+		mn_prof_bool(p, sa_layout_agree(l));
 	else
 		mn_prof_null(p);
 	kv_size(p, "used", l->used);

@@ -4,7 +4,9 @@
  * wide access), run with mnemo run --reproducible, the profile checked against answers worked out
  * by hand from StructSlim's equations and written in each program's opening comment, never copied
  * from output.  Data objects are found by the source line of their allocation, global or array:
- * the programs mark them MARK:<name>.
+ * the programs mark them MARK:<name>.  programs/six_fields.c is also built at -O2, without and with
+ * -fno-unroll-loops -fno-vectorize -fno-slp-vectorize, and with its loops unrolled by a pragma:
+ * the same answer, its strides of several elements folded into the declared size.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -24,16 +26,26 @@
 
 #define MODULE "structure-affinity"
 
-static char work[] = "/tmp/mnemo-affinity.XXXXXX";
-static const char *prog, *prog_ext;
+/* No unrolling or vectorizing before instrumentation: strides are the source's (README, Limits). */
+#define NO_UNROLL "-fno-unroll-loops -fno-vectorize -fno-slp-vectorize"
 
-static void build(const char *name, const char *ext)
+static char work[] = "/tmp/mnemo-affinity.XXXXXX";
+static const char *prog, *prog_ext, *exe;
+
+/* Builds programs/<name>.<ext> with the compiler options flags into work/<out>, run next. */
+static void build_as(const char *name, const char *ext, const char *flags, const char *out)
 {
 	prog = name;
 	prog_ext = ext;
-	assert_int_equal(shell("%s/mnemo-%s -m " MODULE " -O1 -g %s/%s.%s -o %s/%s", BINDIR,
-			       strcmp(ext, "c") ? "c++" : "cc", PROGRAMS_DIR, name, ext, work,
-			       name), 0);
+	exe = out;
+	assert_int_equal(shell("%s/mnemo-%s -m " MODULE " %s -g %s/%s.%s -o %s/%s", BINDIR,
+			       strcmp(ext, "c") ? "c++" : "cc", flags, PROGRAMS_DIR, name, ext,
+			       work, out), 0);
+}
+
+static void build(const char *name, const char *ext)
+{
+	build_as(name, ext, "-O1", name);
 }
 
 /* Runs the program built last with env (a prefix of `VAR=value ` words, or "") in its
@@ -44,16 +56,16 @@ static struct mn_profile *run_env(const char *env)
 	struct mn_profile *p;
 
 	if (shell("cd %s && %s %s/mnemo run --reproducible -o %s.yaml -- ./%s >%s.out 2>%s.err",
-		  work, env, BINDIR, prog, prog, prog, prog)) {
-		snprintf(path, sizeof(path), "%s/%s.err", work, prog);
+		  work, env, BINDIR, exe, exe, exe, exe)) {
+		snprintf(path, sizeof(path), "%s/%s.err", work, exe);
 		slurp(path, err, sizeof(err));
-		fail_msg("%s: mnemo run failed: %s", prog, err);
+		fail_msg("%s: mnemo run failed: %s", exe, err);
 	}
-	snprintf(path, sizeof(path), "%s/%s.yaml", work, prog);
+	snprintf(path, sizeof(path), "%s/%s.yaml", work, exe);
 	if (mn_profile_open(&p, path, why, sizeof(why)))
 		fail_msg("profile: %s", why);
 	if (!mn_profile_module(p, MODULE))
-		fail_msg("%s: no " MODULE " section", prog);
+		fail_msg("%s: no " MODULE " section", exe);
 	return p;
 }
 
@@ -67,7 +79,7 @@ static const struct mn_pnode *get(const struct mn_pnode *n, const char *key)
 	const struct mn_pnode *v = mn_pnode_get(n, key);
 
 	if (!v)
-		fail_msg("%s: line %u: expected '%s'", prog, mn_pnode_line(n), key);
+		fail_msg("%s: line %u: expected '%s'", exe, mn_pnode_line(n), key);
 	return v;
 }
 
@@ -76,7 +88,7 @@ static uint64_t u64(const struct mn_pnode *n, const char *key)
 	uint64_t v = 0;
 
 	if (mn_pnode_u64(get(n, key), &v))
-		fail_msg("%s: line %u: expected an integer '%s'", prog, mn_pnode_line(n), key);
+		fail_msg("%s: line %u: expected an integer '%s'", exe, mn_pnode_line(n), key);
 	return v;
 }
 
@@ -85,7 +97,7 @@ static double f64(const struct mn_pnode *n, const char *key)
 	double v = 0;
 
 	if (mn_pnode_f64(get(n, key), &v))
-		fail_msg("%s: line %u: expected a number '%s'", prog, mn_pnode_line(n), key);
+		fail_msg("%s: line %u: expected a number '%s'", exe, mn_pnode_line(n), key);
 	return v;
 }
 
@@ -94,14 +106,14 @@ static const char *str(const struct mn_pnode *n, const char *key)
 	const char *s = mn_pnode_str(get(n, key), NULL);
 
 	if (!s)
-		fail_msg("%s: line %u: expected a string '%s'", prog, mn_pnode_line(n), key);
+		fail_msg("%s: line %u: expected a string '%s'", exe, mn_pnode_line(n), key);
 	return s;
 }
 
 static void expect_near(double got, double want, const char *what)
 {
 	if (got < want - 1e-9 || got > want + 1e-9)
-		fail_msg("%s: %s: expected %.12g, got %.12g", prog, what, want, got);
+		fail_msg("%s: %s: expected %.12g, got %.12g", exe, what, want, got);
 }
 
 /*
@@ -142,13 +154,13 @@ static uint32_t site_at(const struct mn_profile *p, const char *kind, const char
 
 		if ((int)s->line == line && !strcmp(s->kind, kind)) {
 			if (found)
-				fail_msg("%s: two %s sites on the line marked %s", prog, kind,
+				fail_msg("%s: two %s sites on the line marked %s", exe, kind,
 					 mark);
 			found = s->id;
 		}
 	}
 	if (!found)
-		fail_msg("%s: no %s site on the line marked %s (line %d)", prog, kind, mark, line);
+		fail_msg("%s: no %s site on the line marked %s (line %d)", exe, kind, mark, line);
 	return found;
 }
 
@@ -171,7 +183,7 @@ static void expect_size(const struct mn_pnode *s, uint64_t inferred, uint64_t de
 	if (inferred)
 		assert_int_equal(u64(z, "inferred"), inferred);
 	else if (!mn_pnode_is_null(get(z, "inferred")))
-		fail_msg("%s: size.inferred: expected null (unknown), got %s", prog,
+		fail_msg("%s: size.inferred: expected null (unknown), got %s", exe,
 			 mn_pnode_str(get(z, "inferred"), NULL));
 	if (declared)
 		assert_int_equal(u64(z, "declared"), declared);
@@ -186,7 +198,7 @@ static void expect_fields(const struct mn_pnode *s, const uint64_t *off, size_t 
 	const struct mn_pnode *f = get(s, "fields");
 
 	if (mn_pnode_len(f) != n)
-		fail_msg("%s: expected %zu fields, got %zu", prog, n, mn_pnode_len(f));
+		fail_msg("%s: expected %zu fields, got %zu", exe, n, mn_pnode_len(f));
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(u64(mn_pnode_at(f, i), "offset"), off[i]);
 }
@@ -202,15 +214,15 @@ static void expect_names(const struct mn_pnode *s, const char *type, const char 
 
 	assert_string_equal(str(s, "type"), type);
 	if (mn_pnode_len(f) != n)
-		fail_msg("%s: expected %zu fields, got %zu", prog, n, mn_pnode_len(f));
+		fail_msg("%s: expected %zu fields, got %zu", exe, n, mn_pnode_len(f));
 	for (size_t i = 0; i < n; i++) {
 		const struct mn_pnode *got = mn_pnode_get(mn_pnode_at(f, i), "name");
 
 		if (!name[i] && got)
-			fail_msg("%s: field %zu: expected no name, got '%s'", prog, i,
+			fail_msg("%s: field %zu: expected no name, got '%s'", exe, i,
 				 mn_pnode_str(got, NULL));
 		if (name[i] && !got)
-			fail_msg("%s: field %zu: expected name '%s', got none", prog, i, name[i]);
+			fail_msg("%s: field %zu: expected name '%s', got none", exe, i, name[i]);
 		if (name[i])
 			assert_string_equal(mn_pnode_str(got, NULL), name[i]);
 	}
@@ -223,7 +235,7 @@ static const struct mn_pnode *field(const struct mn_pnode *s, uint64_t off)
 	for (size_t i = 0; i < mn_pnode_len(f); i++)
 		if (u64(mn_pnode_at(f, i), "offset") == off)
 			return mn_pnode_at(f, i);
-	fail_msg("%s: no field at offset %llu", prog, (unsigned long long)off);
+	fail_msg("%s: no field at offset %llu", exe, (unsigned long long)off);
 	return NULL;
 }
 
@@ -237,7 +249,7 @@ static double affinity(const struct mn_pnode *s, uint64_t i, uint64_t j)
 	for (size_t r = 0; r < mn_pnode_len(m); r++)
 		if (u64(mn_pnode_at(m, r), "field") == i)
 			return f64(mn_pnode_at(m, r), col);
-	fail_msg("%s: no affinity row for field %llu", prog, (unsigned long long)i);
+	fail_msg("%s: no affinity row for field %llu", exe, (unsigned long long)i);
 	return 0;
 }
 
@@ -491,6 +503,122 @@ static void test_declared(void **state)
 	mn_profile_close(p);
 }
 
+/* The fields of programs/six_fields.c by the loop that touches them: {a, d}, {b, e, f}, {c}. */
+static const uint64_t six_group[3][3] = { { 0, 12 }, { 4, 16, 20 }, { 8 } };
+static const size_t six_group_len[3] = { 2, 3, 1 };
+
+static int six_group_of(uint64_t off)
+{
+	for (int g = 0; g < 3; g++)
+		for (size_t k = 0; k < six_group_len[g]; k++)
+			if (six_group[g][k] == off)
+				return g;
+	return -1;
+}
+
+/*
+ * six_fields built with flags into out: used size 24 whatever the strides, six fields a to f at
+ * 0 to 20, each named once, 2400 accesses each; A = 1 within a group, 0 across; three clusters,
+ * the groups; every loop touches exactly one group, every group has a loop.  inferred: the
+ * expected inferred size, 24 (source strides) or a multiple of it (source folded); 0: whatever
+ * multiple of 24 the optimizer's strides give.
+ */
+static void check_six(const char *flags, const char *out, uint64_t inferred)
+{
+	static const uint64_t off[] = { 0, 4, 8, 12, 16, 20 };
+	static const char *const names[] = { "a", "b", "c", "d", "e", "f" };
+	const struct mn_pnode *s, *z, *loops, *c;
+	bool agree = false, seen[3] = { false };
+	struct mn_profile *p;
+	uint64_t got;
+
+	build_as("six_fields", "c", flags, out);
+	p = run();
+	s = structure(p, "alloc", "arr");
+	z = get(s, "size");
+	got = u64(z, "inferred");
+	print_message("six_fields %s: size inferred %llu, used %llu, source %s; advice: %s\n",
+		      flags, (unsigned long long)got, (unsigned long long)u64(z, "used"),
+		      str(z, "source"), str(s, "advice"));
+	if (inferred && got != inferred)
+		fail_msg("six_fields %s: size.inferred: expected %llu, got %llu", flags,
+			 (unsigned long long)inferred, (unsigned long long)got);
+	if (!got || got % 24)
+		fail_msg("six_fields %s: size.inferred: expected a multiple of 24, got %llu", flags,
+			 (unsigned long long)got);
+	expect_size(s, got, 24, got == 24 ? "strides" : "folded");
+	assert_int_equal(u64(z, "used"), 24);
+	assert_int_equal(mn_pnode_bool(get(z, "agree"), &agree), 0);
+	assert_true(agree);
+	expect_fields(s, off, 6);
+	expect_names(s, "six", names, 6);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(u64(field(s, off[i]), "cost"), 2400);
+		for (int j = 0; j < 6; j++)
+			expect_near(affinity(s, off[i], off[j]),
+				    six_group_of(off[i]) == six_group_of(off[j]) ? 1.0 : 0.0,
+				    "affinity");
+	}
+	c = get(s, "clusters");
+	assert_int_equal(mn_pnode_len(c), 3);
+	for (int g = 0; g < 3; g++) {
+		const struct mn_pnode *cl = mn_pnode_at(c, (size_t)g);
+
+		assert_int_equal(mn_pnode_len(cl), six_group_len[g]);
+		for (size_t k = 0; k < six_group_len[g]; k++) {
+			assert_int_equal(mn_pnode_u64(mn_pnode_at(cl, k), &got), 0);
+			assert_int_equal(got, six_group[g][k]);
+		}
+	}
+	expect_advice(s, "split into {a, d}, {b, e, f} and {c}");
+
+	/* Unrolled or not, a loop's fields are one group (the optimizer may make several loops of
+	 * one source loop: a remainder, a prologue). */
+	loops = get(s, "loops");
+	for (size_t i = 0; i < mn_pnode_len(loops); i++) {
+		const struct mn_pnode *f = get(mn_pnode_at(loops, i), "fields");
+		uint64_t first;
+		int g;
+
+		assert_true(mn_pnode_len(f) > 0);
+		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, 0), &first), 0);
+		g = six_group_of(first);
+		assert_true(g >= 0);
+		if (mn_pnode_len(f) != six_group_len[g])
+			fail_msg("six_fields %s: loop row %zu: expected the %zu fields of one "
+				 "group, got %zu", flags, i, six_group_len[g], mn_pnode_len(f));
+		for (size_t k = 0; k < six_group_len[g]; k++) {
+			assert_int_equal(mn_pnode_u64(mn_pnode_at(f, k), &got), 0);
+			assert_int_equal(got, six_group[g][k]);
+		}
+		seen[g] = true;
+	}
+	assert_true(seen[0] && seen[1] && seen[2]);
+	/* Every stream's field is its offset folded modulo 24. */
+	for (size_t i = 0; i < mn_pnode_len(get(s, "streams")); i++) {
+		const struct mn_pnode *r = mn_pnode_at(get(s, "streams"), i);
+
+		assert_int_equal(u64(r, "field"), u64(r, "offset") % 24);
+	}
+	mn_profile_close(p);
+}
+
+/*
+ * Six fields, three loops (programs/six_fields.c): size 24 and every field named once, whether the
+ * strides are one element (-O1; -O2 with or without the options that keep loops as written) or
+ * several because the loops were unrolled (`unroll_count`: strides 48 and 72, folded into the
+ * declared 24).
+ */
+static void test_six_fields(void **state)
+{
+	check_six("-O1", "six_o1", 24);
+	check_six("-O2 " NO_UNROLL, "six_o2", 24);
+	check_six("-O2", "six_o2_opt", 0);
+	check_six("-O1 -DUNROLL=2 " NO_UNROLL, "six_u2", 48);
+	check_six("-O2 -DUNROLL=3 " NO_UNROLL, "six_u3", 72);
+	check_six("-O2 -DUNROLL=2", "six_u2_opt", 0);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(work) ? 0 : -1;
@@ -514,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_two_structs),
 		cmocka_unit_test(test_declared),
+		cmocka_unit_test(test_six_fields),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -212,6 +212,67 @@ static void test_unknown_size(void **state)
 	expect_advice(&lay, "split into {0} and {8}");
 }
 
+/*
+ * Strides a multiple of the declared size (every loop unrolled twice: six ints, {a, d}, {b, e, f},
+ * {c}, each instruction twice, at offsets k and 24 + k, stride 48): the declared 24 is used and
+ * the offsets folded into it, each member one field; with a declared size that does not divide
+ * the inferred one, or a larger one, the strides win as before.
+ */
+static void test_folded_size(void **state)
+{
+	struct sa_stream s[] = {
+		st(1, 1, 48, 0, 50), st(1, 2, 48, 12, 50),
+		st(1, 3, 48, 24, 50), st(1, 4, 48, 36, 50),
+		st(2, 5, 48, 4, 50), st(2, 6, 48, 16, 50), st(2, 7, 48, 20, 50),
+		st(2, 8, 48, 28, 50), st(2, 9, 48, 40, 50), st(2, 10, 48, 44, 50),
+		st(3, 11, 48, 8, 50), st(3, 12, 48, 32, 50),
+	};
+	const char *fields = "six/24:a@0,b@4,c@8,d@12,e@16,f@20";
+
+	sa_layout_build(&lay, s, 12, 24, 0.8);
+	assert_int_equal(lay.inferred, 48);
+	assert_int_equal(lay.declared, 24);
+	assert_int_equal(lay.used, 24);
+	assert_int_equal(lay.source, SA_SIZE_FOLDED);
+	assert_true(sa_layout_agree(&lay));
+	assert_int_equal(lay.nfields, 6);
+	for (uint32_t i = 0; i < 6; i++) {
+		assert_int_equal(lay.field[i].offset, 4 * i);
+		assert_int_equal(lay.field[i].cost, 100);
+	}
+	assert_int_equal(sa_layout_offset(&lay, &s[3]), 12);
+	assert_true(sa_layout_name(&lay, fields));
+	expect_advice(&lay, "split into {a, d}, {b, e, f} and {c}");
+
+	/* Without a declared size the strides are all there is: 48, fields of two elements. */
+	sa_layout_build(&lay, s, 12, 0, 0.8);
+	assert_int_equal(lay.used, 48);
+	assert_int_equal(lay.source, SA_SIZE_STRIDES);
+	assert_int_equal(lay.nfields, 12);
+
+	/* Equal: strides, agreeing.  Declared 36 (not dividing 48) and 96 (larger): strides win. */
+	sa_layout_build(&lay, s, 12, 48, 0.8);
+	assert_int_equal(lay.source, SA_SIZE_STRIDES);
+	assert_true(sa_layout_agree(&lay));
+	sa_layout_build(&lay, s, 12, 36, 0.8);
+	assert_int_equal(lay.used, 48);
+	assert_int_equal(lay.source, SA_SIZE_STRIDES);
+	assert_false(sa_layout_agree(&lay));
+	sa_layout_build(&lay, s, 12, 96, 0.8);
+	assert_int_equal(lay.used, 48);
+	assert_int_equal(lay.source, SA_SIZE_STRIDES);
+	assert_false(sa_layout_agree(&lay));
+
+	/* Three times (stride 72) folds the same way. */
+	for (size_t i = 0; i < 12; i++)
+		s[i].stride = 72;
+	sa_layout_build(&lay, s, 12, 24, 0.8);
+	assert_int_equal(lay.inferred, 72);
+	assert_int_equal(lay.used, 24);
+	assert_int_equal(lay.source, SA_SIZE_FOLDED);
+	assert_int_equal(lay.nfields, 6);
+}
+
 static void test_edge_advice(void **state)
 {
 	struct sa_stream one[] = { st(1, 1, 8, 0, 5), st(2, 2, 8, 8, 5) };
@@ -275,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_hot_cold),
 		cmocka_unit_test(test_complete_linkage),
 		cmocka_unit_test(test_unknown_size),
+		cmocka_unit_test(test_folded_size),
 		cmocka_unit_test(test_edge_advice),
 		cmocka_unit_test(test_cache),
 	};

@@ -11,7 +11,8 @@
  *   - a known answer: programs/inputs.c with one input using fields {a, c} and another using
  *     {b, d} (and all four once), whose merged affinities are Eq. 7 on the summed counts,
  *     worked out below by hand, and whose advice is a split neither run alone gives in this form;
- *   - strides of different runs combine by gcd (made-up events: 48 and 32 give size 16);
+ *   - strides of different runs combine by gcd (made-up events: 48 and 32 give size 16); strides
+ *     that are multiples of the declared size fold into it, in each run and merged;
  *   - runs of different options are refused; a malformed section is refused with a message
  *     naming the file, line, column and field;
  *   - `mnemo merge` itself (skipped while the tree has none) writes the section the merge by hand
@@ -57,12 +58,18 @@ static char *path_of(const char *name)
 	return p;
 }
 
+/* Builds programs/<name>.<ext> with -g and the compiler options flags into work/<out>. */
+static void build_as(const char *name, const char *ext, const char *flags, const char *out)
+{
+	if (shell("%s/mnemo-%s -m " MODULE " %s -g %s/%s.%s -o %s/%s", BINDIR,
+		  strcmp(ext, "c") ? "c++" : "cc", flags, PROGRAMS_DIR, name, ext, work, out))
+		fail_msg("%s.%s (%s) does not build", name, ext, flags);
+}
+
 /* Builds programs/<name>.<ext> (-O1 -g, as test_known.c) into work/<name>. */
 static void build(const char *name, const char *ext)
 {
-	if (shell("%s/mnemo-%s -m " MODULE " -O1 -g %s/%s.%s -o %s/%s", BINDIR,
-		  strcmp(ext, "c") ? "c++" : "cc", PROGRAMS_DIR, name, ext, work, name))
-		fail_msg("%s.%s does not build", name, ext);
+	build_as(name, ext, "-O1", name);
 }
 
 /* Runs work/<prog> ARGS with ENV (`VAR=value ` words) into work/<out>.yaml; the path. */
@@ -477,6 +484,21 @@ static void test_round_trip(void **state)
 		expect_round_trip(path, what);
 		free(path);
 	}
+
+	/* Strides of two elements folded into the declared size (source: folded) come back too. */
+	build_as("six_fields", "c", "-O1 -DUNROLL=2 -fno-unroll-loops -fno-vectorize "
+		 "-fno-slp-vectorize", "six_fields_u2");
+	{
+		char *path = run("six_fields_u2", "", "", "rt.six_fields_u2"), *text;
+
+		text = section_text(path);
+		if (!strstr(text, "size: {inferred: 48, declared: 24, agree: true, used: 24, "
+			    "source: folded}"))
+			fail_msg("six_fields -DUNROLL=2: expected the size folded:\n%s", text);
+		free(text);
+		expect_round_trip(path, "rt.six_fields_u2");
+		free(path);
+	}
 }
 
 /* Commutative and associative byte for byte on three runs; the result holds the sums. */
@@ -705,6 +727,64 @@ static void test_strides(void **state)
 		    "offset: 8, bytes: 8}") ||
 	    !strstr(xy, "- {site: 1, kind: global, instances: 2, bytes: 9600, accesses: 12, "
 		    "cost: 12}"))
+		fail_msg("merged section:\n%s", xy);
+	free(one);
+	free(two);
+	free(xy);
+	free(yx);
+	mn_run_destroy(r);
+}
+
+/* A global of struct six {int a, b, c, d, e, f;} with its layout in the site table. */
+static const char sites_six[] =
+	"mnemo-sites/2\n"
+	"global\t\tg.c\t1\t0\tg\t0\t0\tsix/24:a@0,b@4,c@8,d@12,e@16,f@20\n"   /* S_GLOBAL */
+	"loop\tmain\tg.c\t5\t2\t\t0\t0\t\n"      /* S_LOOP */
+	"load\tmain\tg.c\t6\t3\t\t0\t2\t\n"      /* S_LD1, in S_LOOP */
+	"load\tmain\tg.c\t7\t3\t\t0\t2\t\n";     /* S_LD2 */
+
+/*
+ * Folding across runs: run 1 reads a and d of every other element (LD1 at 0, 48, 96, LD2 at 12,
+ * 60, 108: strides 48), run 2 of every third (LD1 at 24, 96, 168, LD2 at 36, 108, 180: strides
+ * 72).  Each alone: inferred 48 or 72, a multiple of the declared 24, folded (used 24, fields 0
+ * and 12, a and d).  Merged: strides gcd(48, 72) = 24, the declared size itself (source strides),
+ * the same fields and names; either order gives the same section.
+ */
+static void test_folded_strides(void **state)
+{
+	static const uint64_t a1[] = { 0, 48, 96 }, b1[] = { 12, 60, 108 };
+	static const uint64_t a2[] = { 24, 96, 168 }, b2[] = { 36, 108, 180 };
+	static const char *const fields[] = {
+		"- {offset: 0, name: a, bytes: 4, accesses: ",
+		"- {offset: 12, name: d, bytes: 4, accesses: ",
+	};
+	struct mn_run *r;
+	char why[256], *one, *two, *xy, *yx;
+	void *x, *y;
+
+	if (mn_run_create(&r, sites_six, sizeof(sites_six) - 1, why, sizeof(why)))
+		fail_msg("the made-up site table: %s", why);
+	x = made_up(r, 2400, 4, a1, b1, 3);
+	y = made_up(r, 2400, 4, a2, b2, 3);
+	one = mt_emit_text(SA, x, NULL);
+	two = mt_emit_text(SA, y, NULL);
+	if (!strstr(one, "size: {inferred: 48, declared: 24, agree: true, used: 24, "
+		    "source: folded}") ||
+	    !strstr(one, "do not split: all fields are used together") ||
+	    !strstr(one, fields[0]) || !strstr(one, fields[1]))
+		fail_msg("run 1, strides 48:\n%s", one);
+	if (!strstr(two, "size: {inferred: 72, declared: 24, agree: true, used: 24, "
+		    "source: folded}") || !strstr(two, fields[0]) || !strstr(two, fields[1]))
+		fail_msg("run 2, strides 72:\n%s", two);
+	xy = mt_emit_text(SA, mt_fold(SA, x, y), NULL);
+	mt_state_free(SA, x);
+	x = made_up(r, 2400, 4, a1, b1, 3);
+	y = made_up(r, 2400, 4, a2, b2, 3);
+	yx = mt_emit_text(SA, mt_fold(SA, y, x), NULL);
+	mt_state_free(SA, y);
+	expect_same(yx, xy, "merge(run 2, run 1) against merge(run 1, run 2)");
+	if (!strstr(xy, "size: {inferred: 24, declared: 24, agree: true, used: 24, "
+		    "source: strides}") || !strstr(xy, fields[0]) || !strstr(xy, fields[1]))
 		fail_msg("merged section:\n%s", xy);
 	free(one);
 	free(two);
@@ -973,6 +1053,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strides),
+		cmocka_unit_test(test_folded_strides),
 		cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_bad_sections),
 		cmocka_unit_test(test_round_trip),
