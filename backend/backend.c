@@ -153,6 +153,7 @@ static void workers_free(struct backend *b)
 	mn_pool_destroy(b->pool);
 	b->pool = NULL;
 	for (unsigned i = 0; b->workers && i < b->nworkers; i++) {
+		mn_worker_finish(&b->workers[i], NULL);
 		if (i < b->ninit && b->mod->fini)
 			b->mod->fini(b->workers[i].state);
 		free(b->workers[i].state);
@@ -360,9 +361,13 @@ static int consume(struct backend *b)
 		}
 		mn_queue_release(b->q);
 	}
-	/* Every worker decoded the same records: worker 0 speaks for the stream. */
-	if (b->mod)
+	/* The stream is over: what is still pending will never be closed.  Every worker decoded the
+	 * same records: worker 0 speaks for the stream (summaries counted once, not per worker). */
+	if (b->mod) {
+		for (unsigned i = 0; i < b->nworkers; i++)
+			mn_worker_finish(&b->workers[i], &b->wstats[i]);
 		b->stats = b->wstats[0];
+	}
 	return r;
 }
 
@@ -375,6 +380,9 @@ static int consume(struct backend *b)
  *   module: value-pattern
  *   events: 123456          # records this backend decoded
  *   corrupt: 0              # buffers cut short by a corrupt record
+ *   summarized: 0           # accesses that arrived as loop summaries
+ *   lost_summaries: 0       # loop summaries lost: their accesses were not all pending
+ *   lost_pending: 0         # summarized accesses no loop summary closed
  *   section: {...}          # what emit() wrote
  *   peak_rss_kib: 5120      # this backend's peak resident memory, emit included
  *   cpu_us: 81234           # its user + system CPU time
@@ -402,6 +410,9 @@ static int write_section(struct backend *b, const char *path)
 	mn_prof_kv_str(p, "module", b->name);
 	mn_prof_kv_u64(p, "events", b->stats.events);
 	mn_prof_kv_u64(p, "corrupt", b->stats.corrupt);
+	mn_prof_kv_u64(p, "summarized", b->stats.summarized);
+	mn_prof_kv_u64(p, "lost_summaries", b->stats.lost_summaries);
+	mn_prof_kv_u64(p, "lost_pending", b->stats.lost_pending);
 	mn_prof_key(p, "section");
 	if (b->mod->emit) {
 		err = b->mod->emit(b->workers[0].state, p);

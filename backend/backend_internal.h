@@ -35,6 +35,9 @@ enum mn_event_code {
 	MN_EV_LOOP_EXIT = 14,
 	MN_EV_PROGRAM_START = 15,
 	MN_EV_PROGRAM_END = 16,
+	MN_EV_LOOP_SUMMARY_LOAD = 17,
+	MN_EV_LOOP_SUMMARY_STORE = 18,
+	MN_EV_LOOP_SUMMARY = 19,
 };
 
 /* ---- The run (run.c) ------------------------------------------------------------------------- */
@@ -67,12 +70,34 @@ struct mn_worker {
 	void *state;                 /* mod->state_size bytes, zeroed, then mod->init() */
 	unsigned id;                 /* 0..nworkers-1 */
 	unsigned nworkers;
+
+	/*
+	 * The pending stack of loop summaries (driver.c): loop_summary_load/store records push,
+	 * a loop_summary record pops the top n.  It lives across buffers, since a summary's records
+	 * may straddle two.  The logical stack is pending[0..npending) then `unstored` entries
+	 * that did not fit (growth failed, or pending_max reached) and are known only by their
+	 * number; while unstored > 0 every push is unstored, so those always sit on top.  Zero
+	 * these fields to start; mn_worker_finish() frees the stack.
+	 */
+	struct mn_summary_access *pending;
+	size_t npending, pending_cap;
+	size_t unstored;
+	size_t pending_max;          /* at most this many stored entries; 0: MN_PENDING_MAX */
 };
+
+/* The default bound of a worker's pending stack, in entries (24 bytes each): 16 Mi entries,
+ * 256 times the largest summary; more means a stream of summary records nobody closes. */
+#define MN_PENDING_MAX ((size_t)1 << 24)
 
 /* What decoding saw, over every buffer. */
 struct mn_decode_stats {
 	uint64_t events;             /* well-formed records */
 	uint64_t corrupt;            /* corrupt records (each ends its buffer's decoding) */
+	uint64_t summarized;         /* accesses that arrived as loop summaries: iterations * n of
+				      * every summary expanded or handed to loop_summary */
+	uint64_t lost_summaries;     /* loop_summary records whose accesses were not all on the
+				      * pending stack: neither expanded nor counted in summarized */
+	uint64_t lost_pending;       /* summarized accesses pushed but never closed by the end */
 };
 
 /* Checks a wire format from the session: lengths and argument positions in range. */
@@ -84,6 +109,12 @@ bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen);
  */
 void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *words,
 		   size_t nwords, struct mn_decode_stats *st);
+/*
+ * Ends w's stream: entries still on its pending stack (summary records that no loop_summary
+ * closed) are added to st->lost_pending, and the stack is freed.  st may be NULL (a worker being
+ * torn down after a failure: nothing counted).  Safe to call twice.
+ */
+void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st);
 
 /* ---- The profile writer's extras (profile.c) ------------------------------------------------- */
 

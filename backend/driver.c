@@ -20,11 +20,21 @@
  * Data parallelism: struct mn_worker carries the ownership predicate of PROMPT's execute_if_mine.
  * Site-sharded modules own events by site id, address-sharded ones by address >> shard_shift, and
  * context events (function, loop, program) go to every worker.  With one worker it always owns.
+ *
+ * Loop summaries (issue 17; the pass's side: pass/README.md): loop_summary_load/store records push
+ * one access each on the worker's pending stack; a loop_summary record pops the top n and expands
+ * them into the calls the per-access build would have made (summary_close()).  A stack, not a
+ * list: a signal handler may run a summarized loop between another loop's access records and its
+ * loop_summary, and its records then sit on top.  Every worker reads every record, so every worker
+ * keeps the same stack and expands its own share.  Summary records are a few per loop exit,
+ * against one record per access otherwise: their cases are out of line, and the decode loop does
+ * not change for them.
  */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -108,6 +118,151 @@ static void decoders_make(struct decoder dec[256], const struct mn_wire *wire)
 	}
 }
 
+/* ---- Loop summaries -------------------------------------------------------------------------- */
+
+#define ADDR_MASK ((UINT64_C(1) << 48) - 1)   /* addresses are 48 bits on the wire */
+
+/*
+ * Makes room for one more stored entry on w's pending stack.  False when there is none: an entry
+ * is unstored already (later ones must stay above it), the bound is reached, or realloc failed.
+ */
+static __attribute__((noinline)) bool pending_grow(struct mn_worker *w)
+{
+	size_t max = w->pending_max ? w->pending_max : MN_PENDING_MAX;
+	size_t cap = w->pending_cap ? 2 * w->pending_cap : 64;
+	struct mn_summary_access *p;
+
+	if (w->unstored || w->pending_cap >= max)
+		return false;
+	if (cap > max)
+		cap = max;
+	p = realloc(w->pending, cap * sizeof(*p));
+	if (!p)
+		return false;
+	w->pending = p;
+	w->pending_cap = cap;
+	return true;
+}
+
+/* A loop_summary_load/store record: one access on top of the pending stack.  Never fails: an
+ * entry that cannot be stored is counted in w->unstored, and the summary closing it is lost. */
+static inline void pending_push(struct mn_worker *w, uint32_t site, uint64_t start, uint64_t step,
+				uint32_t size, bool store)
+{
+	if (__builtin_expect(w->npending == w->pending_cap || w->unstored, 0) && !pending_grow(w)) {
+		w->unstored++;
+		return;
+	}
+	w->pending[w->npending++] = (struct mn_summary_access){
+		.start = start, .step = (int64_t)step, .site = site, .size = size, .store = store,
+	};
+}
+
+/*
+ * The iterations of one expansion, with ownership by address tested per access (by_addr) or not
+ * at all (one worker, or a site-sharded module whose accesses summary_close() filtered already).
+ * acc[0..n) are popped entries, so their start is advanced in place: no multiply per access.
+ */
+static inline __attribute__((always_inline)) void
+expand_iterations(const struct mn_module *m, void *state, const struct mn_worker *w,
+		  void (*iter)(void *, uint32_t), uint32_t site, uint64_t iters,
+		  struct mn_summary_access *acc, unsigned n, bool by_addr)
+{
+	void (*const load)(void *, uint32_t, uint64_t, uint64_t, uint32_t) = m->load;
+	void (*const store)(void *, uint32_t, uint64_t, uint64_t, uint32_t) = m->store;
+	const unsigned shift = m->shard_shift, id = w->id, nworkers = w->nworkers;
+
+	for (uint64_t k = 0; k < iters; k++) {
+		if (iter)
+			iter(state, site);
+		for (unsigned j = 0; j < n; j++) {
+			struct mn_summary_access *a = &acc[j];
+			uint64_t addr = a->start & ADDR_MASK;
+
+			a->start += (uint64_t)a->step;
+			if (!by_addr || ((addr >> shift) % nworkers) == id)
+				(a->store ? store : load)(state, a->site, addr, 0, a->size);
+		}
+	}
+}
+
+/*
+ * A loop_summary(site, n, iters) record: pops the top n entries of w's pending stack and hands
+ * them to m->loop_summary (one worker) or expands them: loop_invoke(site); iters times {
+ * loop_iter(site); each access in push order }; loop_exit(site), exactly as the per-access records
+ * would have come, through the same ownership tests, the loop events only when the wire sends them
+ * (dec[].nwords).
+ *
+ * A summary that finds fewer than n entries on the stack, or whose top n hold unstored ones, is
+ * lost: counted in st->lost_summaries and not expanded.  Too few entries means records were lost
+ * before it (the entries there belong to no whole summary any more): the stack is emptied.
+ */
+static __attribute__((noinline)) void
+summary_close(const struct mn_module *m, void *state, struct mn_worker *w,
+	      const struct decoder *dec, uint32_t site, unsigned n, uint64_t iters,
+	      struct mn_decode_stats *st, bool sharded)
+{
+	/* The loop events the per-access build would have sent, and this module handles. */
+	void (*const invoke)(void *, uint32_t) =
+		dec[MN_EV_LOOP_INVOKE].nwords ? m->loop_invoke : NULL;
+	void (*const iter)(void *, uint32_t) = dec[MN_EV_LOOP_ITER].nwords ? m->loop_iter : NULL;
+	void (*const leave)(void *, uint32_t) = dec[MN_EV_LOOP_EXIT].nwords ? m->loop_exit : NULL;
+	struct mn_summary_access *acc;
+	unsigned kept = 0;
+
+	if (n > w->npending + w->unstored) {
+		st->lost_summaries++;
+		w->npending = 0;
+		w->unstored = 0;
+		return;
+	}
+	if (n && w->unstored) {
+		size_t from_stored = n > w->unstored ? n - w->unstored : 0;
+
+		st->lost_summaries++;
+		w->unstored -= n - from_stored;
+		w->npending -= from_stored;
+		return;
+	}
+	w->npending -= n;
+	acc = w->pending + w->npending;   /* stays valid: nothing is pushed until we return */
+	st->summarized += iters * n;
+	if (!sharded && m->loop_summary) {
+		m->loop_summary(state, site, iters, acc, n);
+		return;
+	}
+
+	/* Keep only the accesses this worker handles: a handler, and (site sharding) its site.
+	 * Whether it owns one by address varies per iteration: tested there. */
+	for (unsigned j = 0; j < n; j++) {
+		if (!(acc[j].store ? m->store : m->load))
+			continue;
+		if (sharded && m->shard == MN_SHARD_SITE && !owns(w, acc[j].site))
+			continue;
+		acc[kept++] = acc[j];
+	}
+
+	if (invoke)
+		invoke(state, site);
+	if (kept && sharded && m->shard == MN_SHARD_ADDRESS)
+		expand_iterations(m, state, w, iter, site, iters, acc, kept, true);
+	else if (kept || iter)
+		expand_iterations(m, state, w, iter, site, iters, acc, kept, false);
+	if (leave)
+		leave(state, site);
+}
+
+void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st)
+{
+	if (st)
+		st->lost_pending += w->npending + w->unstored;
+	free(w->pending);
+	w->pending = NULL;
+	w->npending = w->pending_cap = w->unstored = 0;
+}
+
+/* ---- Decoding -------------------------------------------------------------------------------- */
+
 /*
  * Calls m's handler of event `code` for the record at rec (a NULL handler skips the event), and
  * returns the record's length.  With `sharded` false (one worker, which owns everything) the
@@ -119,8 +274,8 @@ static void decoders_make(struct decoder dec[256], const struct mn_wire *wire)
  * add, load the next word 0: about 13 cycles, most of the decoder's time).
  */
 static inline __attribute__((always_inline)) size_t
-dispatch(const struct mn_module *m, void *st, const struct mn_worker *w, const struct decoder *dec,
-	 const uint64_t *rec, unsigned code, bool sharded)
+dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct decoder *dec,
+	 const uint64_t *rec, unsigned code, struct mn_decode_stats *stats, bool sharded)
 {
 	const struct decoder *d;
 
@@ -209,6 +364,20 @@ dispatch(const struct mn_module *m, void *st, const struct mn_worker *w, const s
 		if (m->program_end)
 			m->program_end(st, (uint32_t)ARG(0), (uint32_t)ARG(1));
 		return d->nwords;
+	/* Loop summaries: every worker keeps the stack; summary_close() applies ownership. */
+	case MN_EV_LOOP_SUMMARY_LOAD:
+		d = &dec[MN_EV_LOOP_SUMMARY_LOAD];
+		pending_push(w, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3), false);
+		return d->nwords;
+	case MN_EV_LOOP_SUMMARY_STORE:
+		d = &dec[MN_EV_LOOP_SUMMARY_STORE];
+		pending_push(w, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3), true);
+		return d->nwords;
+	case MN_EV_LOOP_SUMMARY:
+		d = &dec[MN_EV_LOOP_SUMMARY];
+		summary_close(m, st, w, dec, (uint32_t)ARG(0), (unsigned)ARG(1), ARG(2), stats,
+			      sharded);
+		return d->nwords;
 	default:   /* a code the catalogue added after this backend was built */
 		return dec[code].nwords;
 	}
@@ -241,7 +410,7 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 			st->corrupt++;
 			break;
 		}
-		i += dispatch(&m, state, w, dec, rec, code, sharded);
+		i += dispatch(&m, state, w, dec, rec, code, st, sharded);
 		events++;
 	}
 	st->events += events;

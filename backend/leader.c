@@ -5,7 +5,7 @@
  *
  *   format: mnemo-profile/1
  *   program: {argv: [./prog, a], pid: 123, exit_status: 0, signal: null, wall_seconds: 0.53,
- *             events: 123456}   (one line)
+ *             events: 123456, summarized_accesses: 0}   (one line)
  *   binary: {site_count: 412, site_table_hash: 9f0c...}   (FNV-1a 64 of the site table blob)
  *   complete: true
  *   incomplete_reason: ...          (only when complete is false; reasons joined by "; ")
@@ -43,6 +43,9 @@ struct section {
 	char why[300];           /* else why not */
 	uint64_t events;
 	uint64_t corrupt;
+	uint64_t summarized;     /* accesses that arrived as loop summaries */
+	uint64_t lost_summaries; /* loop summaries not expanded (driver.c) */
+	uint64_t lost_pending;   /* summarized accesses no loop summary closed */
 	uint64_t peak_rss_kib;   /* the backend's own resources, for `backend:` in the profile */
 	uint64_t cpu_us;
 };
@@ -325,6 +328,12 @@ static bool section_scan(const char *path, struct section *sec, uint64_t **bits,
 			ok = node(&sf, NULL, NULL, NULL, &sec->events);
 		else if (!strcmp(key, "corrupt"))
 			ok = node(&sf, NULL, NULL, NULL, &sec->corrupt);
+		else if (!strcmp(key, "summarized"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->summarized);
+		else if (!strcmp(key, "lost_summaries"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->lost_summaries);
+		else if (!strcmp(key, "lost_pending"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->lost_pending);
 		else if (!strcmp(key, "peak_rss_kib"))
 			ok = node(&sf, NULL, NULL, NULL, &sec->peak_rss_kib);
 		else if (!strcmp(key, "cpu_us"))
@@ -368,7 +377,7 @@ static bool section_copy(const char *path, struct mn_prof *p, char *why, size_t 
 /* ---- The profile ----------------------------------------------------------------------------- */
 
 static void write_program(struct mn_prof *p, const struct mn_leader_input *in, bool ended,
-			  uint64_t events)
+			  uint64_t events, uint64_t summarized)
 {
 	const struct mn_session *s = in->s;
 	const char *argv = (const char *)s + s->argv_off;
@@ -414,6 +423,7 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 			mn_prof_null(p);
 	}
 	mn_prof_kv_u64(p, "events", events);
+	mn_prof_kv_u64(p, "summarized_accesses", summarized);
 	mn_prof_map_end(p);
 }
 
@@ -558,6 +568,7 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	struct mn_prof *p = NULL;
 	struct mn_prof_file out = { 0 };
 	uint64_t events = in->events;
+	uint64_t summarized = 0;
 	bool ended;
 	int err = 0;
 
@@ -585,6 +596,9 @@ int mn_leader_finish(const struct mn_leader_input *in)
 		/* Every backend reads every event; a leader without a module decodes none. */
 		if (sec[i].events > events)
 			events = sec[i].events;
+		/* The same for summaries: each backend counted the stream's once. */
+		if (sec[i].summarized > summarized)
+			summarized = sec[i].summarized;
 	}
 
 	/* The end-of-run record: ordered by the release in mn_queue_producer_finish() and the
@@ -621,6 +635,15 @@ int mn_leader_finish(const struct mn_leader_input *in)
 			reason(&r, "module %s: %llu corrupt event records (the rest of each such "
 				   "buffer was skipped)",
 			       names[i], (unsigned long long)sec[i].corrupt);
+		/* Per module, like corrupt records: a backend short of memory loses alone. */
+		if (sec[i].ok && sec[i].lost_summaries)
+			reason(&r, "module %s: %llu loop summaries lost (their accesses were "
+				   "not all received or could not be stored; not expanded)",
+			       names[i], (unsigned long long)sec[i].lost_summaries);
+		if (sec[i].ok && sec[i].lost_pending)
+			reason(&r, "module %s: %llu summarized accesses never closed by a loop "
+				   "summary (lost)",
+			       names[i], (unsigned long long)sec[i].lost_pending);
 	}
 
 	if (!nsections) {
@@ -646,7 +669,7 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	mn_prof_map_begin(p);
 	mn_prof_kv_str(p, "format", MN_PROFILE_FORMAT);
 	mn_prof_key(p, "program");
-	write_program(p, in, ended, events);
+	write_program(p, in, ended, events, summarized);
 	if (in->run)   /* NULL only when the table could not be loaded */
 		write_binary(p, in->run);
 	/* What profiling cost, per backend process: the bench harness reads it. */

@@ -11,6 +11,11 @@
  * MN_SHARD_ADDRESS only accesses whose address (>> shard_shift) it owns; context events (function,
  * loop, program) reach every worker.  At the end merge() folds every worker's state into worker 0's,
  * in worker order, and emit() runs on that state alone.
+ *
+ * Loop summaries (issue 17): the pass may replace the accesses of a simple loop by
+ * one record per access and one closing record at the loop's exit.  The driver turns those back
+ * into exactly the loop_invoke, loop_iter, load, store and loop_exit calls the per-access build
+ * would have made (value 0), so a module sees no difference unless it sets loop_summary.
  */
 #ifndef MNEMO_MODULE_H
 #define MNEMO_MODULE_H
@@ -27,6 +32,19 @@ enum mn_shard {
 	MN_SHARD_NONE = 0,    /* one worker only */
 	MN_SHARD_SITE,        /* by site id */
 	MN_SHARD_ADDRESS,     /* by address >> shard_shift */
+};
+
+/*
+ * One access of a summarized loop: in iteration k (0-based) it touches size bytes at
+ * (start + k * step) & (2^48 - 1).  The accesses of one summary come in the order they execute
+ * within an iteration.
+ */
+struct mn_summary_access {
+	uint64_t start;            /* its address in iteration 0 */
+	int64_t step;              /* bytes per iteration; negative or 0 allowed */
+	uint32_t site;             /* the load or store site */
+	uint32_t size;             /* bytes */
+	bool store;                /* a store (else a load) */
 };
 
 struct mn_module {
@@ -56,6 +74,21 @@ struct mn_module {
 	void (*loop_exit)(void *st, uint32_t site);
 	void (*program_start)(void *st, uint32_t pid);
 	void (*program_end)(void *st, uint32_t pid, uint32_t status);
+	/*
+	 * Optional, and NULL in every module so far: a summarized loop, whole.  When set, it is
+	 * called instead of the driver's expansion, which is, in this order: loop_invoke(site);
+	 * iterations times { loop_iter(site); for j in [0, n): load or store(acc[j].site,
+	 * (acc[j].start + k * acc[j].step) & (2^48 - 1), 0, acc[j].size) }; loop_exit(site), the
+	 * loop events only when the wire sends them (the module's YAML lists them).  Contract: the
+	 * state it leaves, and so the profile, must be exactly the one the expansion would have
+	 * left.  It is called only for a worker that owns every event (one worker); with several
+	 * workers the driver expands, each worker handling the accesses it owns, because a handler
+	 * does not know which share of the addresses or sites its worker owns.  acc[] lives only
+	 * for the call.  iterations is as the record says (>= 1 from the pass); n may be 0 (a loop
+	 * whose accesses all send nothing: only its loop events).
+	 */
+	void (*loop_summary)(void *st, uint32_t site, uint64_t iterations,
+			     const struct mn_summary_access *acc, unsigned n);
 
 	/*
 	 * Folds `from` into `into`; `from` is finalized right after.  Two callers: the data-parallel

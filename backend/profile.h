@@ -133,6 +133,9 @@ struct mn_program {
 	int signal;                  /* the signal that ended the program, or 0 */
 	double wall_seconds;         /* < 0: unknown */
 	int64_t events;              /* events profiled; -1: unknown */
+	/* Of the accesses profiled, those that arrived as loop summaries (each access once, not one
+	 * event per record); -1: unknown (a profile written before the key existed). */
+	int64_t summarized_accesses;
 };
 
 /*

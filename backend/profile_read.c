@@ -687,6 +687,7 @@ static int load_program(struct mn_profile *p, const struct err *e, yaml_document
 	pr->exit_status = -1;
 	pr->wall_seconds = -1;
 	pr->events = -1;
+	pr->summarized_accesses = -1;
 	p->argv = calloc(1, sizeof(*p->argv));
 	if (!p->argv)
 		return -ENOMEM;
@@ -761,6 +762,12 @@ static int load_program(struct mn_profile *p, const struct err *e, yaml_document
 		if (y_i64(y, &i) || i < 0)
 			return fail(e, y, "expected a count for 'events'");
 		pr->events = i;
+	}
+	y = y_get(d, prog, "summarized_accesses");
+	if (y && !y_is_null(y)) {
+		if (y_i64(y, &i) || i < 0)
+			return fail(e, y, "expected a count for 'summarized_accesses'");
+		pr->summarized_accesses = i;
 	}
 	return 0;
 }

@@ -11,8 +11,9 @@
  * The header (docs/internals.md, "mnemo merge"): one input is copied as it is, so merge(p) == p
  * byte for byte.  Several give `program: {argv (only when every run had the same), runs (summed),
  * exit_status and signal (when every run agrees, else null), wall_seconds (summed in integer
- * microseconds, only when every run has it), events (summed)}`, no `backend:`, `complete` when
- * all are, and `incomplete_reason` as the distinct reasons of all, sorted and joined by "; ".
+ * microseconds, only when every run has it), events (summed), summarized_accesses (summed, only
+ * when every run has it)}`, no `backend:`, `complete` when all are, and `incomplete_reason` as the
+ * distinct reasons of all, sorted and joined by "; ".
  * Every rule is commutative and associative, so the header does not depend on the inputs' order
  * or grouping either.  `sites:` is the union of the inputs' rows.
  *
@@ -53,9 +54,10 @@ void print_merge_help(FILE *out)
 	      "`binary:` or site tables differ), with different module sets or different\n"
 	      "module settings, and sections that do not follow their module's schema.\n"
 	      "\n"
-	      "The header of several runs: program.runs counts them, events and wall_seconds\n"
-	      "add, argv, exit_status and signal are kept where every run agrees; complete\n"
-	      "only when every run was; the per-backend `backend:` costs are left out.\n"
+	      "The header of several runs: program.runs counts them, events,\n"
+	      "summarized_accesses and wall_seconds add, argv, exit_status and signal are\n"
+	      "kept where every run agrees; complete only when every run was; the\n"
+	      "per-backend `backend:` costs are left out.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output OUT     write the merged profile to OUT (`-`: standard output);\n"
@@ -329,8 +331,8 @@ static void write_program(struct mn_prof *w, const struct input *in, size_t n)
 {
 	static const char *const agree[] = { "exit_status", "signal" };
 	const struct mn_pnode *prog[n];
-	uint64_t runs = 0, events = 0, wall_us = 0;
-	bool same_argv = true, all_events = true, all_wall = true;
+	uint64_t runs = 0, events = 0, wall_us = 0, summarized = 0;
+	bool same_argv = true, all_events = true, all_wall = true, all_summarized = true;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct mn_pnode *r;
@@ -347,6 +349,11 @@ static void write_program(struct mn_prof *w, const struct input *in, size_t n)
 			events += v;
 		else
 			all_events = false;
+		/* Absent from profiles written before loop summaries: then the sum would lie. */
+		if (!mn_pnode_u64(mn_pnode_get(prog[i], "summarized_accesses"), &v))
+			summarized += v;
+		else
+			all_summarized = false;
 		/* Integer microseconds, the unit the leader rounds to: the sum is exact. */
 		if (!mn_pnode_f64(mn_pnode_get(prog[i], "wall_seconds"), &d) && d >= 0 && d < 1e12)
 			wall_us += (uint64_t)llround(d * 1e6);
@@ -375,6 +382,8 @@ static void write_program(struct mn_prof *w, const struct input *in, size_t n)
 		mn_prof_kv_f64(w, "wall_seconds", (double)wall_us / 1e6);
 	if (all_events)
 		mn_prof_kv_u64(w, "events", events);
+	if (all_summarized)
+		mn_prof_kv_u64(w, "summarized_accesses", summarized);
 	mn_prof_map_end(w);
 }
 
