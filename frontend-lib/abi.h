@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#define MNEMO_ABI_VERSION 2u  /* 2: __mnemo_load_ptr, __mnemo_store_ptr */
+#define MNEMO_ABI_VERSION 3u  /* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries */
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,6 +58,19 @@ void __mnemo_func_exit(uint32_t site);
 void __mnemo_loop_invoke(uint32_t site);
 void __mnemo_loop_iter(uint32_t site);
 void __mnemo_loop_exit(uint32_t site);
+/*
+ * Loop summaries (pass/README.md): at each exit of a loop whose accesses it summarizes, the pass
+ * calls, in place of those accesses' __mnemo_load / __mnemo_store (and _ptr) calls and of the
+ * loop's events, __mnemo_loop_summary_load or _store once per summarized access, in the order
+ * the accesses execute within an iteration, then __mnemo_loop_summary.  start: the access's
+ * address in iteration 0; step: bytes it moves per iteration (signed); size: bytes accessed;
+ * site: the access's, then the loop's; accesses: how many _load / _store calls precede, at most
+ * 65535; iterations: header executions, >= 1.  The backend expands them into the events the loop
+ * would have sent.  Only when __mnemo_summary_plan says summaries are on.
+ */
+void __mnemo_loop_summary_load(uint32_t site, const void *start, int64_t step, uint32_t size);
+void __mnemo_loop_summary_store(uint32_t site, const void *start, int64_t step, uint32_t size);
+void __mnemo_loop_summary(uint32_t site, uint32_t accesses, uint64_t iterations);
 
 /* ---- Emitted by the pass as data and code in the linked program ---------------------------- */
 
@@ -104,6 +117,35 @@ extern const char __mnemo_backend_path[];
 struct mn_wire;                                 /* queue/queue.h */
 extern const struct mn_wire __mnemo_wire;
 extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must be linked */
+/*
+ * What the callbacks do with each kind of access, for the pass, which reads it from the merged
+ * LTO module (`used`, so it is there) to choose the loops it summarizes; no symbol means
+ * summaries off.  Entry point k has a 2-bit state at bits [2k, 2k + 1]:
+ *
+ *   k: 0 __mnemo_load, 1 __mnemo_store, 2 __mnemo_load_ptr, 3 __mnemo_store_ptr,
+ *      4 __mnemo_pointer_create, 5 the loop events (loop_invoke, loop_iter, loop_exit)
+ *   0: the body is empty: its accesses send nothing, stay out of summaries and block none
+ *   1: it sends a record without `value` and without a sampling countdown: may be summarized
+ *      (k = 5: loop events are sent)
+ *   2: it must stay per access: it sends `value`, counts down for sampling, or is
+ *      __mnemo_pointer_create with a body
+ *
+ * Bit 31: summaries on, and the __mnemo_loop_summary* entry points send their records.  Off with
+ * mnemo-specialize --no-summarize or --all-events, or when no state is 1.
+ */
+extern const uint32_t __mnemo_summary_plan;
+#define MNEMO_PLAN_LOAD           0u
+#define MNEMO_PLAN_STORE          1u
+#define MNEMO_PLAN_LOAD_PTR       2u
+#define MNEMO_PLAN_STORE_PTR      3u
+#define MNEMO_PLAN_POINTER_CREATE 4u
+#define MNEMO_PLAN_LOOP           5u
+#define MNEMO_PLAN_EMPTY          0u
+#define MNEMO_PLAN_SUMMARIZABLE   1u
+#define MNEMO_PLAN_PER_ACCESS     2u
+#define MNEMO_PLAN_ON             (1u << 31)
+/* The state of entry point k in plan. */
+#define MNEMO_PLAN_STATE(plan, k) (((plan) >> (2 * (k))) & 3u)
 /*
  * Sampling of loads and stores (spec.h, `sample:`): __mnemo_sample_var is the environment variable
  * that sets N ("" when no chosen module samples); __mnemo_sample_blocker is "" when the callbacks

@@ -21,6 +21,14 @@
 
 /* The heap events: a program whose modules use one of them links libmnemo-heap.a. */
 static const char *const heap_events[] = { "heap_alloc", "heap_realloc", "heap_free" };
+/* The loop summary events: the framework sends them when summaries are on, never a module. */
+static const char *const summary_events[] = { "loop_summary_load", "loop_summary_store",
+					      "loop_summary" };
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* mn_spec_pack_summaries() pads odd records to even lengths: the longest must be even. */
+_Static_assert(MN_WIRE_MAX_WORDS % 2 == 0, "a padded record must still fit");
 
 /* ---- Messages ------------------------------------------------------------------------------- */
 
@@ -565,6 +573,10 @@ static int parse_module_events(struct mn_module_spec *m, const struct mn_catalog
 			return errf(err, m->path, &k->start_mark, "unknown event '%s' (known: %s)",
 				    scalar(k), known);
 		}
+		if (mn_spec_summary_event(ev))
+			return errf(err, m->path, &k->start_mark,
+				    "event '%s' is not for modules: the specializer sends it when "
+				    "loop summaries are on, and the backend expands it", ev->name);
 		if (v->type != YAML_SEQUENCE_NODE)
 			return errf(err, m->path, &v->start_mark,
 				    "event '%s': expected a list of its arguments, as [%s], got %s",
@@ -880,6 +892,36 @@ static int unpackable(struct mn_spec_error *err, const struct mn_catalogue *c,
 		    ev->name, names, MN_WIRE_MAX_WORDS);
 }
 
+/*
+ * Places the arguments of ev in used (bit i: argument i) into out->arg[ev->code], first fit, and
+ * returns the record's length in words, or 0 when they do not fit in MN_WIRE_MAX_WORDS.
+ */
+static unsigned place_args(struct mn_wire *out, const struct mn_spec_event *ev, unsigned used)
+{
+	unsigned fill[MN_WIRE_MAX_WORDS] = { 8 };  /* bits used per word; the code in w0 */
+	unsigned nwords = 1;
+
+	for (unsigned a = 0; a < ev->nargs; a++) {
+		struct mn_wire_arg *wa = &out->arg[ev->code][a];
+		unsigned bits = ev->arg[a].bits, k;
+
+		if (!(used & (1u << a)))
+			continue;
+		/* First fit: the first word with `bits` free bits above its used ones. */
+		for (k = 0; k < nwords && 64 - fill[k] < bits; k++)
+			;
+		if (k == MN_WIRE_MAX_WORDS)
+			return 0;
+		if (k == nwords)
+			fill[nwords++] = 0;
+		wa->word = (uint8_t)k;
+		wa->shift = (uint8_t)fill[k];
+		wa->bits = (uint8_t)bits;
+		fill[k] += bits;
+	}
+	return nwords;
+}
+
 /**
  * mn_spec_pack - the wire format for a set of modules; see spec.h for the rules.
  */
@@ -892,8 +934,7 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 	memset(&out, 0, sizeof(out));
 	for (unsigned e = 0; e < c->nevents; e++) {
 		const struct mn_spec_event *ev = &c->event[e];
-		unsigned fill[MN_WIRE_MAX_WORDS] = { 8 };  /* bits used per word; the code in w0 */
-		unsigned nwords = 1, used = 0;
+		unsigned nwords, used = 0;
 		bool sent = false;
 		int site;
 
@@ -910,24 +951,9 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 		if (site >= 0)
 			used |= 1u << site;
 
-		for (unsigned a = 0; a < ev->nargs; a++) {
-			struct mn_wire_arg *wa = &out.arg[ev->code][a];
-			unsigned bits = ev->arg[a].bits, k;
-
-			if (!(used & (1u << a)))
-				continue;
-			/* First fit: the first word with `bits` free bits above its used ones. */
-			for (k = 0; k < nwords && 64 - fill[k] < bits; k++)
-				;
-			if (k == MN_WIRE_MAX_WORDS)
-				return unpackable(err, c, ev, used);
-			if (k == nwords)
-				fill[nwords++] = 0;
-			wa->word = (uint8_t)k;
-			wa->shift = (uint8_t)fill[k];
-			wa->bits = (uint8_t)bits;
-			fill[k] += bits;
-		}
+		nwords = place_args(&out, ev, used);
+		if (!nwords)
+			return unpackable(err, c, ev, used);
 		out.nwords[ev->code] = (uint8_t)nwords;
 		longest = nwords > longest ? nwords : longest;
 	}
@@ -952,11 +978,54 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
  */
 bool mn_spec_uses_heap(const struct mn_wire *w, const struct mn_catalogue *c)
 {
-	for (size_t i = 0; i < sizeof(heap_events) / sizeof(heap_events[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(heap_events); i++) {
 		const struct mn_spec_event *ev = mn_spec_event_find(c, heap_events[i]);
 
 		if (ev && w->nwords[ev->code])
 			return true;
 	}
 	return false;
+}
+
+/**
+ * mn_spec_summary_event - whether ev is one of the loop summary events; see spec.h.
+ */
+bool mn_spec_summary_event(const struct mn_spec_event *ev)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(summary_events); i++)
+		if (!strcmp(ev->name, summary_events[i]))
+			return true;
+	return false;
+}
+
+/**
+ * mn_spec_pack_summaries - add the loop summary events to a wire format; see spec.h.
+ */
+int mn_spec_pack_summaries(struct mn_wire *w, const struct mn_catalogue *c,
+			   struct mn_spec_error *err)
+{
+	struct mn_wire out = *w;
+	bool even = true;       /* every record of w is a multiple of 16 bytes */
+
+	for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++)
+		if (w->nwords[code] % 2)
+			even = false;
+	for (size_t i = 0; i < ARRAY_SIZE(summary_events); i++) {
+		const struct mn_spec_event *ev = mn_spec_event_find(c, summary_events[i]);
+		unsigned used, nwords;
+
+		if (!ev)
+			continue;
+		used = (1u << ev->nargs) - 1;
+		memset(out.arg[ev->code], 0, sizeof(out.arg[ev->code]));
+		nwords = place_args(&out, ev, used);
+		if (!nwords)
+			return unpackable(err, c, ev, used);
+		/* Keep records on 16-byte boundaries, as the fixed 16-byte records are (above). */
+		if (even && nwords % 2)
+			nwords++;
+		out.nwords[ev->code] = (uint8_t)nwords;
+	}
+	*w = out;
+	return 0;
 }

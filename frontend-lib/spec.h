@@ -40,6 +40,11 @@
  * the longest record is 2 words, every record is 2 words (fixed 16-byte records: a 1-word record
  * gets a zero word 1), which the backend decodes faster.
  *
+ * The loop summary events (loop_summary_load, loop_summary_store, loop_summary) belong to the
+ * framework, not to modules: no module may list them.  When loop summaries are on, the specializer
+ * adds them to the wire with every argument (mn_spec_pack_summaries()), after the modules' events
+ * and without changing them.
+ *
  * Functions returning int return 0 or -errno: -EINVAL when a file is invalid, -ENOMEM, or the
  * errno of a failed open or read.  On failure they fill err->msg with one line,
  * "<file>:<line>:<col>: <what>" (1-based) when a place in a file is to blame, "<file>: <what>"
@@ -148,5 +153,18 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 
 /* True when w sends any of the events heap_alloc, heap_realloc, heap_free. */
 bool mn_spec_uses_heap(const struct mn_wire *w, const struct mn_catalogue *c);
+
+/* True when ev is a loop summary event: loop_summary_load, loop_summary_store, loop_summary. */
+bool mn_spec_summary_event(const struct mn_spec_event *ev);
+
+/*
+ * Adds the loop summary events of c to w with every argument, packed first fit as mn_spec_pack()
+ * packs; the events already in w are left as they are.  When every record of w has an even number
+ * of words (fixed 16-byte records among them), a summary record gets a zero word more if it needs
+ * one to keep that so: records stay whole multiples of 16 bytes.  Events c does not have are
+ * skipped.  Fails with -EINVAL, naming the event, when its arguments do not fit.
+ */
+int mn_spec_pack_summaries(struct mn_wire *w, const struct mn_catalogue *c,
+			   struct mn_spec_error *err);
 
 #endif /* MNEMO_SPEC_H */

@@ -16,8 +16,14 @@
  * `const struct mn_wire __mnemo_wire`, which the runtime copies into the session so that the
  * backend decodes exactly what was encoded.
  *
+ * Loop summaries (abi.h): `__mnemo_summary_plan` tells the pass, from what the bodies written here
+ * do, which accesses it may summarize (summary_plan()).  When some entry point's state is 1 the
+ * plan says on, and the three __mnemo_loop_summary* entry points push every argument of their
+ * events, which no module lists; otherwise, and with --no-summarize or --all-events, they are
+ * empty and not in the wire.
+ *
  *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
- *                    [--all-events] [--queue=pingpong|lamport] -o OUTDIR
+ *                    [--all-events] [--no-summarize] [--queue=pingpong|lamport] -o OUTDIR
  *
  * writes OUT/callbacks.c (only when its content changes, so builds stay incremental) and prints
  * heap=1 or heap=0: whether the program must link libmnemo-heap.a, the heap interposer.
@@ -29,6 +35,7 @@
  * compiler checks the signatures, and check_abi() checks the table against the catalogue.
  */
 #define _GNU_SOURCE  /* asprintf */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -39,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "abi.h"      /* MNEMO_PLAN_*: __mnemo_summary_plan */
 #include "session.h"  /* MN_MAX_MODULES */
 #include "spec.h"
 
@@ -65,6 +73,7 @@ enum accesses {
 	ANY,            /* not a load or store: the event's body whenever it is sent */
 	NON_POINTER,    /* __mnemo_load, __mnemo_store: a body only for `accesses: all` modules */
 	POINTER,        /* __mnemo_load_ptr, __mnemo_store_ptr: a body whenever it is sent */
+	SUMMARY,        /* __mnemo_loop_summary*: a body when loop summaries are on */
 };
 
 struct abi_entry {
@@ -80,6 +89,8 @@ struct abi_entry {
 #define P_VALUE { "value", "value", "value", 64, TRUNCATE }
 #define P_SIZE32 { "size", "size", "(uint64_t)size", 32, SATURATE }
 #define P_SIZE64 { "size", "size", "size", 64, SATURATE }
+#define P_START { "address", "(uintptr_t)start", "(uint64_t)(uintptr_t)start", 64, TRUNCATE }
+#define P_STEP { "step", "(uint64_t)step", "(uint64_t)step", 64, TRUNCATE }
 
 /* In abi.h order: "Emitted by the pass", then "Called by the runtime itself". */
 static const struct abi_entry abi[] = {
@@ -108,6 +119,16 @@ static const struct abi_entry abi[] = {
 	{ "loop_invoke", "__mnemo_loop_invoke", "uint32_t site", { P_SITE }, ANY },
 	{ "loop_iter", "__mnemo_loop_iter", "uint32_t site", { P_SITE }, ANY },
 	{ "loop_exit", "__mnemo_loop_exit", "uint32_t site", { P_SITE }, ANY },
+	{ "loop_summary_load", "__mnemo_loop_summary_load",
+	  "uint32_t site, const void *start, int64_t step, uint32_t size",
+	  { P_SITE, P_START, P_STEP, P_SIZE32 }, SUMMARY },
+	{ "loop_summary_store", "__mnemo_loop_summary_store",
+	  "uint32_t site, const void *start, int64_t step, uint32_t size",
+	  { P_SITE, P_START, P_STEP, P_SIZE32 }, SUMMARY },
+	{ "loop_summary", "__mnemo_loop_summary",
+	  "uint32_t site, uint32_t accesses, uint64_t iterations",
+	  { P_SITE, { "accesses", "accesses", "(uint64_t)accesses", 32, SATURATE },
+	    { "iterations", "iterations", "iterations", 64, SATURATE } }, SUMMARY },
 	{ "global", "__mnemo_global", "uint32_t site, const void *addr, uint64_t size",
 	  { P_SITE, P_ADDR, P_SIZE64 }, ANY },
 	{ "heap_alloc", "__mnemo_heap_alloc", "uint32_t site, const void *addr, uint64_t size",
@@ -197,6 +218,8 @@ struct gen {
 	bool send_done[MN_WIRE_MAX_EVENTS];  /* send_<event>() is written (sampled events) */
 	bool lamport;             /* --queue=lamport: push through mn_queue_push_lamport() */
 	bool all_events;          /* --all-events: m[0] is the stand-in module all-events */
+	uint32_t plan;            /* __mnemo_summary_plan (abi.h) */
+	const char *summary_off;  /* without MNEMO_PLAN_ON in plan: why, for the comments */
 };
 
 /* Prints s inside a C comment, so that no "*" "/" in a path can end it. */
@@ -300,6 +323,8 @@ static void put_sampling(const struct gen *g)
 	      "}\n", f);
 }
 
+static void put_summary_plan(const struct gen *g);
+
 static void put_header(const struct gen *g)
 {
 	FILE *f = g->f;
@@ -331,6 +356,11 @@ static void put_header(const struct gen *g)
 		      " * event of the catalogue with every argument and every access, as a build\n"
 		      " * without specialization would send them; the backends still run only the\n"
 		      " * modules above, and drop the events they have no handler for.\n", f);
+	if (g->plan & MNEMO_PLAN_ON)
+		fputs(" * Loop summaries are on: __mnemo_loop_summary_load, _store and\n"
+		      " * __mnemo_loop_summary push every argument, for the loops the pass\n"
+		      " * summarizes as __mnemo_summary_plan allows; the backend expands them\n"
+		      " * into the events they stand for.\n", f);
 	if (g->sample) {
 		fputs(" * Loads and stores are sampled: one in N, N from the environment\n"
 		      " * variable ", f);
@@ -386,6 +416,7 @@ static void put_header(const struct gen *g)
 	fputs("\";\nconst char __mnemo_sample_blocker[] = \"", f);
 	put_c_string(f, g->sample_blocker ? g->sample_blocker : "");
 	fputs("\";\n", f);
+	put_summary_plan(g);
 	if (g->lamport)
 		fputs("\n/*\n"
 		      " * --queue=lamport: records go through the out-of-line Lamport queue, the\n"
@@ -419,10 +450,14 @@ static void put_layout(const struct gen *g, const struct mn_spec_event *ev)
 {
 	const struct mn_wire_arg *wa = g->w->arg[ev->code];
 	unsigned nwords = g->w->nwords[ev->code], n = 0;
+	bool summary = mn_spec_summary_event(ev);
 	FILE *f = g->f;
 
 	fprintf(f, "/*\n * %s: code %u, %u word%s; used by", ev->name, ev->code, nwords,
 		nwords > 1 ? "s" : "");
+	if (summary)
+		fputs(" the backend driver, which expands it into the\n * events it stands for "
+		      "(loop summaries are on)", f);
 	for (unsigned i = 0; i < g->nm; i++)
 		if (g->m[i]->events & (UINT32_C(1) << ev->code))
 			fprintf(f, "%s %s", n++ ? "," : "", g->m[i]->name);
@@ -445,7 +480,12 @@ static void put_layout(const struct gen *g, const struct mn_spec_event *ev)
 				empty = false;
 			}
 		}
-		fputs(empty ? "0 (padding: fixed 16-byte records)\n" : "\n", f);
+		if (!empty)
+			fputc('\n', f);
+		else if (summary)
+			fputs("0 (padding: records stay multiples of 16 bytes)\n", f);
+		else
+			fputs("0 (padding: fixed 16-byte records)\n", f);
 	}
 	fputs(" */\n", f);
 }
@@ -458,6 +498,26 @@ static bool wants_all_accesses(const struct gen *g, const struct mn_spec_event *
 		    g->m[i]->accesses == MN_ACCESSES_ALL)
 			return true;
 	return false;
+}
+
+/* What the body of an entry point does (put_callback() writes it so); its plan state follows. */
+enum body {
+	BODY_EMPTY,       /* nothing: the event is not sent, or not for these accesses */
+	BODY_RECORD,      /* pushes one record per call */
+	BODY_COUNTDOWN,   /* counts down, and pushes one record in N calls (sampling) */
+};
+
+static enum body body_of(const struct gen *g, const struct abi_entry *e)
+{
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
+
+	if (!g->w->nwords[ev->code])
+		return BODY_EMPTY;
+	if (e->accesses == NON_POINTER && !wants_all_accesses(g, ev))
+		return BODY_EMPTY;
+	if (g->sample && (e->accesses == NON_POINTER || e->accesses == POINTER))
+		return BODY_COUNTDOWN;
+	return BODY_RECORD;
 }
 
 /* The statements that pack ev's record from e's parameters and push it. */
@@ -517,15 +577,21 @@ static void put_param_names(FILE *f, const char *params)
 static void put_callback(struct gen *g, const struct abi_entry *e)
 {
 	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
-	unsigned nwords = g->w->nwords[ev->code];
+	enum body body = body_of(g, e);
 	FILE *f = g->f;
 
-	if (!nwords) {
+	if (body == BODY_EMPTY && e->accesses == SUMMARY) {
+		fprintf(f, "\n/* %s: loop summaries are off (%s); not sent. */\n", ev->name,
+			g->summary_off);
+		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
+		return;
+	}
+	if (body == BODY_EMPTY && !g->w->nwords[ev->code]) {
 		fprintf(f, "\n/* %s: no chosen module uses it; not sent. */\n", ev->name);
 		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
 		return;
 	}
-	if (e->accesses == NON_POINTER && !wants_all_accesses(g, ev)) {
+	if (body == BODY_EMPTY) {
 		fprintf(f, "\n/* %s of a non-pointer value: every chosen module that uses %s takes "
 			"only\n * pointer accesses (accesses: pointer); not sent. */\n", ev->name,
 			ev->name);
@@ -533,7 +599,7 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 		return;
 	}
 	fputc('\n', f);
-	if (g->sample && e->accesses != ANY) {
+	if (body == BODY_COUNTDOWN) {
 		/* Sampled: the record goes out of line, once per event, above its first entry. */
 		if (!g->send_done[ev->code]) {
 			put_layout(g, ev);
@@ -593,6 +659,99 @@ static void plan_sampling(struct gen *g)
 	g->sample = true;
 }
 
+/* The entry points of __mnemo_summary_plan (abi.h), with their k. */
+static const struct {
+	const char *fn;
+	unsigned k;
+	bool per_access;   /* any body is state 2, whatever it sends (pointer_create) */
+} plan_entries[] = {
+	{ "__mnemo_load", MNEMO_PLAN_LOAD, false },
+	{ "__mnemo_store", MNEMO_PLAN_STORE, false },
+	{ "__mnemo_load_ptr", MNEMO_PLAN_LOAD_PTR, false },
+	{ "__mnemo_store_ptr", MNEMO_PLAN_STORE_PTR, false },
+	{ "__mnemo_pointer_create", MNEMO_PLAN_POINTER_CREATE, true },
+	/* k = 5 is the three loop events together: the highest of their states. */
+	{ "__mnemo_loop_invoke", MNEMO_PLAN_LOOP, false },
+	{ "__mnemo_loop_iter", MNEMO_PLAN_LOOP, false },
+	{ "__mnemo_loop_exit", MNEMO_PLAN_LOOP, false },
+};
+
+#define NPLAN (sizeof(plan_entries) / sizeof(plan_entries[0]))
+
+/* The plan state of entry point e: what body_of() says its body does. */
+static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool per_access)
+{
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
+	int value = mn_spec_arg_find(ev, "value");
+
+	switch (body_of(g, e)) {
+	case BODY_EMPTY:
+		return MNEMO_PLAN_EMPTY;
+	case BODY_COUNTDOWN:
+		return MNEMO_PLAN_PER_ACCESS;
+	case BODY_RECORD:
+		break;
+	}
+	if (per_access || (value >= 0 && g->w->arg[ev->code][value].bits))
+		return MNEMO_PLAN_PER_ACCESS;
+	return MNEMO_PLAN_SUMMARIZABLE;
+}
+
+/*
+ * __mnemo_summary_plan (abi.h) for the bodies this run writes: each entry point's state, and
+ * MNEMO_PLAN_ON when some state is 1, unless summarize is false (--no-summarize) or with
+ * --all-events.  Sets g->plan, and g->summary_off to why summaries are off.  Call after
+ * plan_sampling(), with g->w the modules' wire (without the summary events).
+ */
+static void summary_plan(struct gen *g, bool summarize)
+{
+	bool some = false;
+
+	g->plan = 0;
+	for (unsigned i = 0; i < NPLAN; i++) {
+		const struct abi_entry *e = NULL;
+		unsigned k = plan_entries[i].k, st;
+
+		for (unsigned j = 0; j < NABI && !e; j++)
+			if (!strcmp(abi[j].fn, plan_entries[i].fn))
+				e = &abi[j];
+		assert(e);
+		st = plan_state(g, e, plan_entries[i].per_access);
+		if (st > MNEMO_PLAN_STATE(g->plan, k))
+			g->plan = (g->plan & ~(UINT32_C(3) << 2 * k)) | (uint32_t)st << 2 * k;
+	}
+	for (unsigned k = 0; k <= MNEMO_PLAN_LOOP; k++)
+		some |= MNEMO_PLAN_STATE(g->plan, k) == MNEMO_PLAN_SUMMARIZABLE;
+	if (g->all_events)
+		g->summary_off = "--all-events";
+	else if (!summarize)
+		g->summary_off = "--no-summarize";
+	else if (!some)
+		g->summary_off = "no entry point has state 1";
+	else
+		g->plan |= MNEMO_PLAN_ON;
+}
+
+/* __mnemo_summary_plan, with its states spelt out in a comment. */
+static void put_summary_plan(const struct gen *g)
+{
+	static const char *const names[] = { "load", "store", "load_ptr", "store_ptr",
+					     "pointer_create", "loop events" };
+	FILE *f = g->f;
+
+	fputs("\n/*\n"
+	      " * Loop summaries (abi.h), per entry point: 0 empty, 1 may be summarized, 2 per\n"
+	      " * access:", f);
+	for (unsigned k = 0; k <= MNEMO_PLAN_LOOP; k++)
+		fprintf(f, "%s %s %u", k ? "," : "", names[k], MNEMO_PLAN_STATE(g->plan, k));
+	if (g->plan & MNEMO_PLAN_ON)
+		fputs(";\n * on.\n */\n", f);
+	else
+		fprintf(f, ";\n * off (%s).\n */\n", g->summary_off);
+	fprintf(f, "__attribute__((used)) const uint32_t __mnemo_summary_plan = 0x%08x;\n",
+		(unsigned)g->plan);
+}
+
 static void put_heap_site(const struct gen *g, const struct abi_entry *e)
 {
 	if (g->heap)
@@ -641,7 +800,7 @@ static void put_wire(const struct gen *g)
 	fputs("\t},\n};\n", f);
 }
 
-/* Writes the whole of callbacks.c to g->f. */
+/* Writes the whole of callbacks.c to g->f; plan_sampling() and summary_plan() have run. */
 static void generate(struct gen *g)
 {
 	/* Emit only the helpers some argument needs: an unused static function draws a warning. */
@@ -656,7 +815,6 @@ static void generate(struct gen *g)
 				g->need_fit[p->fit] = true;
 		}
 	}
-	plan_sampling(g);
 	put_header(g);
 	for (unsigned i = 0; i < NABI; i++) {
 		if (abi[i].event)
@@ -774,8 +932,8 @@ static void usage(FILE *f)
 {
 	static const char text[] =
 		"usage: " PROG " [--catalogue FILE] [--modules-dir DIR] --modules a,b\n"
-		"                        [--backend PATH] [--all-events] [--queue=pingpong|lamport]\n"
-		"                        -o OUTDIR\n"
+		"                        [--backend PATH] [--all-events] [--no-summarize]\n"
+		"                        [--queue=pingpong|lamport] -o OUTDIR\n"
 		"       " PROG " [--catalogue FILE] [--modules-dir DIR] --list\n"
 		"       " PROG " [--catalogue FILE] --check DIR/<name>/events.yaml\n"
 		"\n"
@@ -794,8 +952,14 @@ static void usage(FILE *f)
 		"  --all-events         no specialization, the baseline of PROMPT's Table 8:\n"
 		"                       callbacks.c sends every event of the catalogue with every\n"
 		"                       argument, as if a module (" ALL_EVENTS ") used them all with\n"
-		"                       `accesses: all` (so heap=1, and no sampling); the program\n"
-		"                       still runs only the chosen modules, which drop the rest\n"
+		"                       `accesses: all` (so heap=1, no sampling, no loop\n"
+		"                       summaries); the program still runs only the chosen\n"
+		"                       modules, which drop the rest\n"
+		"  --no-summarize       no loop summaries: __mnemo_summary_plan says off, and\n"
+		"                       the __mnemo_loop_summary* entry points are empty, so the\n"
+		"                       pass keeps every access of every loop (by default they\n"
+		"                       are on when some load or store entry point sends neither\n"
+		"                       its value nor samples, or when loop events are sent)\n"
 		"  --queue=KIND         pingpong (default): records go through the inline push of\n"
 		"                       the ping-pong queue (PROMPT 5.2); lamport: through the\n"
 		"                       out-of-line mn_queue_push_lamport(), a conventional queue,\n"
@@ -941,9 +1105,11 @@ out:
 
 /*
  * --all-events: *all becomes a module spec that lists every event of c with every argument and
- * `accesses: all`, and no `sample:`.  Put first among the modules, it makes the packing send
- * everything, gives every access entry point a body, and, being a module that needs every access,
- * turns sampling off with the runtime's usual note when a chosen module's variable asks for it.
+ * `accesses: all`, and no `sample:`; all but the loop summary events, which no module lists (and
+ * summaries are off, as in a build without specialization).  Put first among the modules, it
+ * makes the packing send everything, gives every access entry point a body, and, being a module
+ * that needs every access, turns sampling off with the runtime's usual note when a chosen
+ * module's variable asks for it.
  */
 static void all_events_spec(struct mn_module_spec *all, const struct mn_catalogue *c)
 {
@@ -956,6 +1122,8 @@ static void all_events_spec(struct mn_module_spec *all, const struct mn_catalogu
 	for (unsigned i = 0; i < c->nevents; i++) {
 		const struct mn_spec_event *ev = &c->event[i];
 
+		if (mn_spec_summary_event(ev))
+			continue;
 		all->events |= UINT32_C(1) << ev->code;
 		all->args[ev->code] = (uint8_t)((1u << ev->nargs) - 1);
 	}
@@ -963,7 +1131,8 @@ static void all_events_spec(struct mn_module_spec *all, const struct mn_catalogu
 
 /* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
 static int specialize(const struct mn_catalogue *c, const char *dir, const char *modules,
-		      const char *backend, const char *outdir, bool lamport, bool all_events)
+		      const char *backend, const char *outdir, bool lamport, bool all_events,
+		      bool summarize)
 {
 	struct mn_module_spec *m[MN_MAX_MODULES], all;
 	const struct mn_module_spec *gm[MN_MAX_MODULES + 1];
@@ -994,11 +1163,6 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 		fprintf(stderr, PROG ": %s (modules %s)\n", err.msg, modules);
 		goto out;
 	}
-	g.f = open_memstream(&buf, &len);
-	if (!g.f) {
-		fprintf(stderr, PROG ": out of memory\n");
-		goto out;
-	}
 	g.c = c;
 	g.m = gm;
 	g.w = &wire;
@@ -1007,6 +1171,18 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 	g.heap = mn_spec_uses_heap(&wire, c);
 	g.lamport = lamport;
 	g.all_events = all_events;
+	plan_sampling(&g);
+	/* The plan from the modules' wire; then the summary events join the wire, when on. */
+	summary_plan(&g, summarize);
+	if ((g.plan & MNEMO_PLAN_ON) && mn_spec_pack_summaries(&wire, c, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		goto out;
+	}
+	g.f = open_memstream(&buf, &len);
+	if (!g.f) {
+		fprintf(stderr, PROG ": out of memory\n");
+		goto out;
+	}
 	generate(&g);
 	if (fclose(g.f)) {
 		fprintf(stderr, PROG ": out of memory\n");
@@ -1027,7 +1203,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_CATALOGUE = 256, OPT_MODULES_DIR, OPT_MODULES, OPT_BACKEND, OPT_LIST, OPT_CHECK,
-		OPT_QUEUE, OPT_ALL_EVENTS,
+		OPT_QUEUE, OPT_ALL_EVENTS, OPT_NO_SUMMARIZE,
 	};
 	static const struct option opts[] = {
 		{ "catalogue", required_argument, NULL, OPT_CATALOGUE },
@@ -1039,6 +1215,7 @@ int main(int argc, char **argv)
 		{ "check", required_argument, NULL, OPT_CHECK },
 		{ "queue", required_argument, NULL, OPT_QUEUE },
 		{ "all-events", no_argument, NULL, OPT_ALL_EVENTS },
+		{ "no-summarize", no_argument, NULL, OPT_NO_SUMMARIZE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1046,7 +1223,7 @@ int main(int argc, char **argv)
 	char *check = NULL, *def_catalogue = NULL, *def_dir = NULL;
 	struct mn_catalogue *c = NULL;
 	struct mn_spec_error err;
-	bool list = false, lamport = false, all_events = false;
+	bool list = false, lamport = false, all_events = false, summarize = true;
 	int opt, status = 2;
 
 	opterr = 0;  /* our own messages, with our own prefix */
@@ -1068,6 +1245,7 @@ int main(int argc, char **argv)
 				"lamport)\n", optarg);
 			return 2;
 		case OPT_ALL_EVENTS: all_events = true; break;
+		case OPT_NO_SUMMARIZE: summarize = false; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, PROG ": option '%s' needs an argument (see --help)\n",
@@ -1113,7 +1291,8 @@ int main(int argc, char **argv)
 	else if (check)
 		status = check_module(c, check);
 	else
-		status = specialize(c, dir, modules, backend, outdir, lamport, all_events);
+		status = specialize(c, dir, modules, backend, outdir, lamport, all_events,
+				    summarize);
 out:
 	mn_spec_catalogue_free(c);
 	free(def_catalogue);

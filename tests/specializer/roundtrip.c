@@ -14,6 +14,9 @@
  * 900..1100 records, every gap between two within [500, 1500].  Callbacks of `--queue=lamport`
  * push through mn_queue_push_lamport() (defined here, into the same array) and define
  * __mnemo_queue_lamport = 1; the others do neither: a line "queue: lamport" says which.
+ * The loop summary entry points (abi.h) push every argument when __mnemo_summary_plan says on, and
+ * nothing when off; words of a record that carry no argument (padding) must be 0.  A line
+ * "plan: 0x..." gives the plan.
  * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
  */
 #include <stdbool.h>
@@ -62,6 +65,9 @@ void mn_queue_push_lamport(const uint64_t *words, unsigned n)
 #define TYPE   UINT32_C(0x1ff)
 #define PID    UINT32_C(4242)
 #define STATUS UINT32_C(265)
+#define STEP   (-INT64_C(24))                   /* two's complement in 64 bits */
+#define NACC   UINT32_C(0x12345)                /* accesses, saturated at 16 bits */
+#define ITERS  UINT64_C(0x0123456789abcdef)     /* iterations, saturated at 48 bits */
 
 enum fit { T, S };  /* truncated, saturated */
 
@@ -95,6 +101,11 @@ static const struct call calls[] = {
 	{ "loop_exit", 14, 1, { SITE }, { T }, false },
 	{ "program_start", 15, 1, { PID }, { T }, false },
 	{ "program_end", 16, 2, { PID, STATUS }, { T, T }, false },
+	{ "loop_summary_load", 17, 4, { SITE, A(ADDR), (uint64_t)STEP, SIZE32 }, { T, T, T, S },
+	  false },
+	{ "loop_summary_store", 18, 4, { SITE, A(ADDR), (uint64_t)STEP, SIZE32 }, { T, T, T, S },
+	  false },
+	{ "loop_summary", 19, 3, { SITE, NACC, ITERS }, { T, S, S }, false },
 };
 
 static void call(const struct call *c)
@@ -126,6 +137,9 @@ static void call(const struct call *c)
 	case 14: __mnemo_loop_exit(SITE); break;
 	case 15: __mnemo_program_start(PID); break;
 	case 16: __mnemo_program_end(PID, STATUS); break;
+	case 17: __mnemo_loop_summary_load(SITE, ADDR, STEP, SIZE32); break;
+	case 18: __mnemo_loop_summary_store(SITE, ADDR, STEP, SIZE32); break;
+	case 19: __mnemo_loop_summary(SITE, NACC, ITERS); break;
 	}
 }
 
@@ -145,6 +159,7 @@ static uint64_t fit(uint64_t v, unsigned bits, enum fit f)
 static int check(const struct call *c, bool pointer_only)
 {
 	unsigned nwords = __mnemo_wire.nwords[c->code], pushed;
+	uint64_t covered[MN_WIRE_MAX_WORDS] = { 0xff };   /* bits of the code and arguments */
 	int bad = 0;
 
 	if (pointer_only && !c->ptr && (c->code == 1 || c->code == 2))
@@ -176,9 +191,20 @@ static int check(const struct call *c, bool pointer_only)
 			printf("%s: argument %u in word %u of a %u-word record\n", c->name, i,
 			       a->word, nwords);
 			bad++;
-		} else if (got != want) {
+			continue;
+		}
+		if (a->bits)
+			covered[a->word] |= fit(~UINT64_C(0), a->bits, T) << a->shift;
+		if (got != want) {
 			printf("%s: argument %u: expected 0x%llx, got 0x%llx\n", c->name, i,
 			       (unsigned long long)want, (unsigned long long)got);
+			bad++;
+		}
+	}
+	for (unsigned k = 0; k < nwords; k++) {
+		if (buf[k] & ~covered[k]) {
+			printf("%s: word %u: expected 0 outside the arguments, got 0x%llx\n",
+			       c->name, k, (unsigned long long)(buf[k] & ~covered[k]));
 			bad++;
 		}
 	}
@@ -241,6 +267,14 @@ int main(int argc, char **argv)
 		bad++;
 	}
 	printf("heap_events: %u\n", __mnemo_heap_events);
+	printf("plan: 0x%08x\n", (unsigned)__mnemo_summary_plan);
+	/* Summary records exactly when the plan says on. */
+	if (!!(__mnemo_summary_plan & MNEMO_PLAN_ON) != !!__mnemo_wire.nwords[19]) {
+		printf("plan: summaries %s, but the wire %s loop_summary\n",
+		       __mnemo_summary_plan & MNEMO_PLAN_ON ? "on" : "off",
+		       __mnemo_wire.nwords[19] ? "sends" : "does not send");
+		bad++;
+	}
 	if (&__mnemo_queue_lamport) {
 		printf("queue: lamport\n");
 		if (__mnemo_queue_lamport != 1 || !lamport_pushes) {

@@ -151,17 +151,23 @@ static void run(struct fixture *fx, struct run *r, const char *const *argv)
 }
 
 /*
- * mnemo-specialize --modules <modules> with fx's modules dir (or the tree's) and output, and one
- * more option opt unless it is NULL.
+ * mnemo-specialize --modules <modules> with fx's modules dir (or the tree's) and output, and the
+ * options opt and opt2 unless NULL (opt2 only with opt).
  */
-static void specialize_opt(struct fixture *fx, struct run *r, const char *modules_dir,
-			   const char *modules, const char *opt)
+static void specialize_opts(struct fixture *fx, struct run *r, const char *modules_dir,
+			    const char *modules, const char *opt, const char *opt2)
 {
 	const char *argv[] = { MNEMO_SPECIALIZE, "--catalogue", catalogue_path(), "--modules-dir",
 			       modules_dir, "--modules", modules, "--backend",
-			       "/opt/mnemo/bin/mnemo-backend", "-o", fx->out, opt, NULL };
+			       "/opt/mnemo/bin/mnemo-backend", "-o", fx->out, opt, opt2, NULL };
 
 	run(fx, r, argv);
+}
+
+static void specialize_opt(struct fixture *fx, struct run *r, const char *modules_dir,
+			   const char *modules, const char *opt)
+{
+	specialize_opts(fx, r, modules_dir, modules, opt, NULL);
 }
 
 static void specialize(struct fixture *fx, struct run *r, const char *modules_dir,
@@ -242,7 +248,10 @@ static unsigned code_of(const struct mn_catalogue *c, const char *event)
 	return ev->code;
 }
 
-/* Writes the spec of a module "everything" that uses every argument of every event. */
+/*
+ * Writes the spec of a module "everything" that uses every argument of every event but the loop
+ * summary ones, which no module may list.
+ */
 static void write_everything(struct fixture *fx)
 {
 	struct mn_catalogue *c;
@@ -252,6 +261,8 @@ static void write_everything(struct fixture *fx)
 	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
 		fail_msg("catalogue: %s", err.msg);
 	for (unsigned i = 0; i < c->nevents; i++) {
+		if (mn_spec_summary_event(&c->event[i]))
+			continue;   /* no module may list them */
 		snprintf(text + strlen(text), sizeof(text) - strlen(text), "  %s: [",
 			 c->event[i].name);
 		for (unsigned a = 0; a < c->event[i].nargs; a++)
@@ -289,11 +300,37 @@ static void test_catalogue_valid(void **state)
 
 	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(c->nevents, 16);
+	assert_int_equal(c->nevents, 19);
 	assert_int_equal(code_of(c, "load"), 1);
 	assert_int_equal(code_of(c, "program_end"), 16);
 	assert_string_equal(c->event[0].arg[1].name, "address");
 	assert_int_equal(c->event[0].arg[1].bits, 48);
+	/* The loop summary events: codes and arguments as the design fixes them. */
+	static const struct {
+		const char *event;
+		unsigned code, nargs;
+		const char *arg[4];
+		unsigned bits[4];
+	} summaries[] = {
+		{ "loop_summary_load", 17, 4, { "site", "address", "step", "size" },
+		  { 32, 48, 64, 24 } },
+		{ "loop_summary_store", 18, 4, { "site", "address", "step", "size" },
+		  { 32, 48, 64, 24 } },
+		{ "loop_summary", 19, 3, { "site", "accesses", "iterations" }, { 32, 16, 48 } },
+	};
+	for (unsigned i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++) {
+		const struct mn_spec_event *ev = mn_spec_event_find(c, summaries[i].event);
+
+		assert_non_null(ev);
+		assert_int_equal(ev->code, summaries[i].code);
+		assert_int_equal(ev->nargs, summaries[i].nargs);
+		assert_true(mn_spec_summary_event(ev));
+		for (unsigned a = 0; a < ev->nargs; a++) {
+			assert_string_equal(ev->arg[a].name, summaries[i].arg[a]);
+			assert_int_equal(ev->arg[a].bits, summaries[i].bits[a]);
+		}
+	}
+	assert_false(mn_spec_summary_event(mn_spec_event_find(c, "loop_exit")));
 	mn_spec_catalogue_free(c);
 }
 
@@ -927,6 +964,18 @@ static void test_bad_shard(void **state)
 			4, 14, "shard_shift is only for 'shard: address'");
 }
 
+/* The loop summary events are the framework's: a module may not list them. */
+static void test_bad_summary_event(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  load: [site]\n"
+			"  loop_summary: [site, accesses]\n",        /* line 5 */
+			5, 3, "event 'loop_summary' is not for modules");
+}
+
 static void test_bad_accesses(void **state)
 {
 	expect_bad_spec(*state,
@@ -1150,8 +1199,9 @@ static void test_roundtrip_everything(void **state)
 	roundtrip(fx, &r, "everything", NULL);
 	assert_string_equal(r.out, "sent: load store pointer_create heap_alloc heap_realloc "
 			    "heap_free stack_alloc stack_free global func_entry func_exit "
-			    "loop_invoke loop_iter loop_exit program_start program_end\n"
-			    "heap_events: 1\n");
+			    "loop_invoke loop_iter loop_exit program_start program_end "
+			    "loop_summary_load loop_summary_store loop_summary\n"
+			    "heap_events: 1\nplan: 0x800006aa\n");
 }
 
 static void test_roundtrip_value_pattern(void **state)
@@ -1161,7 +1211,8 @@ static void test_roundtrip_value_pattern(void **state)
 
 	copy_tree_spec(fx, "value-pattern");
 	roundtrip(fx, &r, "value-pattern", NULL);
-	assert_string_equal(r.out, "sent: load store func_entry\nheap_events: 0\n");
+	assert_string_equal(r.out, "sent: load store func_entry\nheap_events: 0\n"
+			    "plan: 0x000000aa\n");
 }
 
 /* Pointer-only modules: the _ptr entry points push the records, the plain ones nothing. */
@@ -1189,7 +1240,7 @@ static void test_roundtrip_pointer_only(void **state)
 	copy_tree_spec(fx, "rds-shape");
 	roundtrip(fx, &r, "rds-shape", "--pointer-only");
 	assert_string_equal(r.out, "sent: load store heap_alloc heap_realloc heap_free\n"
-			    "heap_events: 1\n");
+			    "heap_events: 1\nplan: 0x000000a0\n");
 }
 
 /* ---- Ablation switches (docs/internals.md, "Ablation switches for the breakdown") ---------- */
@@ -1311,7 +1362,8 @@ static void expect_some_body(const char *text, const char *fn, bool full)
 
 /*
  * --all-events: every entry point of abi.h that callbacks.c defines has a body (the events of the
- * whole catalogue, loads and stores of every value, and __mnemo_heap_site, heap events being sent),
+ * whole catalogue, loads and stores of every value, and __mnemo_heap_site, heap events being sent)
+ * but the loop summary ones, which stay empty (no summaries without specialization),
  * heap=1, the session's modules unchanged; no countdown, the sampled module's variable recorded
  * with the stand-in module all-events as what needs every access; every argument sent (null,
  * which takes no value, gets the values).
@@ -1349,6 +1401,10 @@ static void test_all_events(void **state)
 		snprintf(head, sizeof(head), "MN_ENTRY void %s(", fn);
 		if (!strstr(text, head))
 			continue;   /* not a callback: the pass defines it (__mnemo_register_globals) */
+		if (!strncmp(fn, "__mnemo_loop_summary", 20)) {
+			expect_some_body(text, fn, false);   /* no summaries with --all-events */
+			continue;
+		}
 		expect_some_body(text, fn, true);
 		entries++;
 	}
@@ -1389,14 +1445,311 @@ static void test_roundtrip_ablation(void **state)
 	assert_string_equal(r.out, "sent: load store pointer_create heap_alloc heap_realloc "
 			    "heap_free stack_alloc stack_free global func_entry func_exit "
 			    "loop_invoke loop_iter loop_exit program_start program_end\n"
-			    "heap_events: 1\n");
+			    "heap_events: 1\nplan: 0x000006aa\n");
 	roundtrip_opt(fx, &r, "dependence", "--queue=lamport", NULL);
 	assert_string_equal(r.out, "sent: load store func_entry func_exit loop_invoke loop_iter "
-			    "loop_exit\nheap_events: 0\nqueue: lamport\n");
+			    "loop_exit loop_summary_load loop_summary_store loop_summary\n"
+			    "heap_events: 0\nplan: 0x80000455\nqueue: lamport\n");
+	roundtrip_opt(fx, &r, "dependence", "--no-summarize", NULL);
+	assert_string_equal(r.out, "sent: load store func_entry func_exit loop_invoke loop_iter "
+			    "loop_exit\nheap_events: 0\nplan: 0x00000455\n");
 	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", NULL);
 	expect_contains("roundtrip", r.out, "queue: lamport\n");
 	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", "--sample");
 	expect_contains("roundtrip", r.out, "sampled: ");
+}
+
+/* ---- Loop summaries (__mnemo_summary_plan) --------------------------------------------- */
+
+/* The value of __mnemo_summary_plan in callbacks.c text; fails when it is not defined. */
+static uint32_t plan_of(const char *text)
+{
+	static const char def[] = "\n__attribute__((used)) const uint32_t __mnemo_summary_plan = ";
+	const char *at = strstr(text, def);
+	char *end;
+	unsigned long v;
+
+	if (!at)
+		fail_msg("callbacks.c: expected a definition of __mnemo_summary_plan, got:\n%s",
+			 text);
+	v = strtoul(at + strlen(def), &end, 0);
+	if (strncmp(end, ";\n", 2))
+		fail_msg("callbacks.c: expected \"%s<value>;\", got \"%.80s\"", def + 1, at + 1);
+	return (uint32_t)v;
+}
+
+/*
+ * Expects the summary entry points to push their records (on) or be empty and unsent (off), and
+ * the wire to send the three summary events or none of them.
+ */
+static void expect_summaries(const char *what, const char *text, bool on)
+{
+	static const char *const fns[] = { "__mnemo_loop_summary_load",
+					   "__mnemo_loop_summary_store", "__mnemo_loop_summary" };
+	static const char *const codes[] = { "\t\t[EV_LOOP_SUMMARY_LOAD] = ",
+					     "\t\t[EV_LOOP_SUMMARY_STORE] = ",
+					     "\t\t[EV_LOOP_SUMMARY] = " };
+
+	for (unsigned i = 0; i < 3; i++) {
+		expect_some_body(text, fns[i], on);
+		if (!strstr(text, codes[i]) == on)
+			fail_msg("%s: expected the wire %s %s, got:\n%s", what,
+				 on ? "to send" : "not to send", codes[i] + 3, text);
+	}
+}
+
+/*
+ * The plan's states follow from the bodies written: 0 empty, 1 a record without value and
+ * without countdown, 2 a value or a countdown (or a pointer_create body); loop events 1 when
+ * sent.  Bit 31 when some state is 1, unless --no-summarize or --all-events; the summary entry
+ * points and the wire follow bit 31.
+ */
+static void test_summary_plan(void **state)
+{
+	static const struct {
+		const char *modules, *opt;
+		uint32_t plan;
+	} cases[] = {
+		{ "vals", NULL, 0x00000022 },          /* loads with value: 2 */
+		{ "addrs", NULL, 0x80000011 },         /* loads without value: 1 */
+		{ "ptrs", NULL, 0x80000050 },          /* accesses: pointer: plain ones 0 */
+		{ "smp", NULL, 0x000000aa },           /* sampled: a countdown: 2 */
+		{ "smp,addrs", NULL, 0x80000055 },     /* addrs needs every access: no countdown */
+		{ "pcs", NULL, 0x80000244 },           /* pointer_create with a body: 2 */
+		{ "loops", NULL, 0x80000400 },         /* loop events sent: 1 */
+		{ "vals,loops", NULL, 0x80000422 },
+		{ "vals,addrs", NULL, 0x00000022 },    /* the value goes with every load */
+		{ "calls", NULL, 0x00000000 },         /* nothing to summarize */
+		{ "addrs", "--no-summarize", 0x00000011 },
+		{ "loops", "--no-summarize", 0x00000400 },
+		{ "addrs", "--all-events", 0x000006aa },
+		{ "addrs", "--queue=lamport", 0x80000011 },
+	};
+	static const struct {
+		const char *modules;
+		uint32_t plan;
+	} tree[] = {
+		{ "dependence", 0x80000455 },
+		{ "null", 0x80000455 },
+		{ "value-pattern", 0x000000aa },
+		{ "rds-shape", 0x000000a0 },          /* pointer only, with values */
+		{ "structure-affinity", 0x000000aa },
+		{ "object-relative", 0x80000055 },
+	};
+	struct fixture *fx = *state;
+	char path[256], text[65536];
+	struct run r;
+
+	write_spec(fx, "vals", "module: vals\ndoc: d\nevents:\n  load: [value]\n");
+	write_spec(fx, "addrs", "module: addrs\ndoc: d\nevents:\n  load: [site, address]\n");
+	write_spec(fx, "ptrs", "module: ptrs\ndoc: d\naccesses: pointer\nevents:\n"
+		   "  load: [address]\n  store: [address]\n");
+	write_spec(fx, "smp", "module: smp\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [address]\n  store: [address]\n");
+	write_spec(fx, "pcs", "module: pcs\ndoc: d\nevents:\n  pointer_create: [address]\n"
+		   "  store: [address]\n");
+	write_spec(fx, "loops", "module: loops\ndoc: d\nevents:\n  loop_iter: []\n");
+	write_spec(fx, "calls", "module: calls\ndoc: d\nevents:\n  func_entry: []\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char what[96];
+		uint32_t plan;
+
+		snprintf(what, sizeof(what), "%s %s", cases[i].modules,
+			 cases[i].opt ? cases[i].opt : "");
+		specialize_opt(fx, &r, fx->modules, cases[i].modules, cases[i].opt);
+		expect_ok(&r);
+		read_file(path, text, sizeof(text));
+		plan = plan_of(text);
+		if (plan != cases[i].plan)
+			fail_msg("%s: expected __mnemo_summary_plan 0x%08x, got 0x%08x", what,
+				 cases[i].plan, plan);
+		expect_summaries(what, text, plan >> 31);
+	}
+	for (unsigned i = 0; i < sizeof(tree) / sizeof(tree[0]); i++) {
+		uint32_t plan;
+
+		specialize(fx, &r, MNEMO_MODULES_DIR, tree[i].modules);
+		expect_ok(&r);
+		read_file(path, text, sizeof(text));
+		plan = plan_of(text);
+		if (plan != tree[i].plan)
+			fail_msg("%s: expected __mnemo_summary_plan 0x%08x, got 0x%08x",
+				 tree[i].modules, tree[i].plan, plan);
+		expect_summaries(tree[i].modules, text, plan >> 31);
+	}
+
+	/* Why off, in the comment above the plan. */
+	specialize_opt(fx, &r, fx->modules, "addrs", "--no-summarize");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_contains("--no-summarize", text,
+			"/* loop_summary: loop summaries are off (--no-summarize); not sent. */\n");
+	expect_contains("--no-summarize", text, " * off (--no-summarize).\n");
+	specialize(fx, &r, fx->modules, "calls");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_contains("calls", text, " * off (no entry point has state 1).\n");
+}
+
+/*
+ * The summary records: every argument, pushed through the queue the build uses; padded to 4 words
+ * when the modules' records are all 16-byte ones (dependence), 3 words otherwise (object-relative,
+ * whose heap records are 3 words).
+ */
+static void test_summary_records(void **state)
+{
+	struct fixture *fx = *state;
+	char path[256], text[65536];
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	specialize(fx, &r, MNEMO_MODULES_DIR, "dependence");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_contains("dependence", text,
+			"MN_ENTRY void __mnemo_loop_summary_load(uint32_t site, const void *start, "
+			"int64_t step, uint32_t size)\n{\n\tuint64_t w[4];\n\n"
+			"\tw[0] = EV_LOOP_SUMMARY_LOAD | (uint64_t)site << 8 | "
+			"saturate(size, 24) << 40;\n"
+			"\tw[1] = low_bits((uintptr_t)start, 48);\n"
+			"\tw[2] = (uint64_t)step;\n\tw[3] = 0;\n\tmn_queue_push(w, 4);\n}\n");
+	expect_contains("dependence", text,
+			"MN_ENTRY void __mnemo_loop_summary(uint32_t site, uint32_t accesses, "
+			"uint64_t iterations)\n{\n\tuint64_t w[2];\n\n"
+			"\tw[0] = EV_LOOP_SUMMARY | (uint64_t)site << 8 | "
+			"saturate(accesses, 16) << 40;\n"
+			"\tw[1] = saturate(iterations, 48);\n\tmn_queue_push(w, 2);\n}\n");
+	expect_contains("dependence", text, "\t\t[EV_LOOP_SUMMARY_STORE] = 4,\n");
+
+	specialize_opt(fx, &r, MNEMO_MODULES_DIR, "dependence", "--queue=lamport");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	assert_int_equal(count(text, "\tmn_queue_push_lamport(w, 4);\n"), 2);
+	assert_int_equal(count(text, "mn_queue_push("), 0);
+
+	specialize(fx, &r, MNEMO_MODULES_DIR, "object-relative");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_contains("object-relative", text, "\t\t[EV_LOOP_SUMMARY_LOAD] = 3,\n");
+	expect_contains("object-relative", text, "\t\t[EV_LOOP_SUMMARY] = 2,\n");
+}
+
+/* The next blank line of text before a line at the top level (not inside a function), or NULL. */
+static char *top_blank(char *text)
+{
+	char *p = strstr(text, "\n\n");
+
+	while (p && p[2] == '\t')
+		p = strstr(p + 2, "\n\n");
+	return p;
+}
+
+/*
+ * Splits text at blank lines before top-level lines into chunks (in place: chunk[i] points into
+ * text) and returns how many; drops the first, the file's comment, which lists the events sent.
+ */
+static unsigned chunks(char *text, char **chunk, unsigned max)
+{
+	unsigned n = 0;
+	char *p = top_blank(text);
+
+	while (p && n < max) {
+		char *next;
+
+		*p = 0;
+		p += 2;
+		next = top_blank(p);
+		chunk[n++] = p;
+		p = next;
+	}
+	return n;
+}
+
+/*
+ * Whether a chunk may differ with summaries on: it is about them, or it is one of the helpers
+ * low_bits() and saturate(), which they may need.
+ */
+static bool summary_chunk(const char *chunk)
+{
+	return strstr(chunk, "summar") || strstr(chunk, "/* The low `bits` bits of v. */") ||
+	       strstr(chunk, "/* v, or the largest value");
+}
+
+/* Deletes from text the lines of the loop summary events in __mnemo_wire. */
+static void drop_summary_wire(char *text)
+{
+	char *line = text;
+
+	while (*line) {
+		char *end = strchr(line, '\n'), *stop;
+
+		if (!end)
+			break;
+		if (!strstr(line, "[EV_LOOP_SUMMARY") || strstr(line, "[EV_LOOP_SUMMARY") > end) {
+			line = end + 1;
+			continue;
+		}
+		stop = end + 1;
+		if (end[-1] == '{')     /* the argument block, to its "\t\t}," */
+			stop = strstr(stop, "\t\t},\n") + 5;
+		memmove(line, stop, strlen(stop) + 1);
+	}
+}
+
+/*
+ * With summaries on, every chunk of callbacks.c that is not about them (the entry points of abi.h
+ * that existed before, their layouts, the packing of their events, the flags) is what
+ * --no-summarize writes, byte for byte; only the helpers low_bits() and saturate() may be new.
+ */
+static void test_summaries_keep_callbacks(void **state)
+{
+	static const char *const sets[] = { "dependence", "null", "object-relative", "shadow-cost",
+					    "null,value-pattern,rds-shape",
+					    "dependence,structure-affinity" };
+	static const char *const queues[] = { NULL, "--queue=lamport" };
+	static char on[65536], off[65536];
+	struct fixture *fx = *state;
+	char path[256];
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	for (unsigned i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		for (unsigned q = 0; q < 2; q++) {
+			char *a[256], *b[256];
+			unsigned na, nb, j = 0, k = 0;
+
+			specialize_opts(fx, &r, MNEMO_MODULES_DIR, sets[i], queues[q] ? queues[q] :
+					"--no-summarize", queues[q] ? "--no-summarize" : NULL);
+			expect_ok(&r);
+			read_file(path, off, sizeof(off));
+			specialize_opt(fx, &r, MNEMO_MODULES_DIR, sets[i], queues[q]);
+			expect_ok(&r);
+			read_file(path, on, sizeof(on));
+			if (!(plan_of(on) >> 31))
+				fail_msg("%s: expected summaries on", sets[i]);
+			drop_summary_wire(on);
+			na = chunks(on, a, 256);
+			nb = chunks(off, b, 256);
+			for (;;) {
+				while (j < na && summary_chunk(a[j]))
+					j++;
+				while (k < nb && summary_chunk(b[k]))
+					k++;
+				if (j == na || k == nb)
+					break;
+				if (strcmp(a[j], b[k]))
+					fail_msg("%s %s: summaries changed\n%s\ninto\n%s", sets[i],
+						 queues[q] ? queues[q] : "", b[k], a[j]);
+				j++;
+				k++;
+			}
+			if (j != na || k != nb)
+				fail_msg("%s: expected the same chunks, got %u and %u left",
+					 sets[i], na - j, nb - k);
+		}
+	}
 }
 
 /* Disassembles symbol fn of exe into r->out. */
@@ -1487,6 +1840,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_module_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_shard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_accesses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_summary_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_module_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_catalogue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generated_compiles, setup, teardown),
@@ -1497,6 +1851,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_queue_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_ablation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summary_plan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summary_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_summaries_keep_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lto_removes_unused_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged_output_kept, setup, teardown),
 	};
