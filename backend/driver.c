@@ -235,8 +235,13 @@ summary_close(const struct mn_module *m, void *state, struct mn_worker *w,
 	/* Keep only the accesses this worker handles: a handler, and (site sharding) its site.
 	 * Whether it owns one by address varies per iteration: tested there. */
 	for (unsigned j = 0; j < n; j++) {
+		const struct decoder *d = &dec[acc[j].store ? MN_EV_STORE : MN_EV_LOAD];
+
 		if (!(acc[j].store ? m->store : m->load))
 			continue;
+		/* An argument the wire does not send arrives as 0 in a record: here too. */
+		acc[j].site &= (uint32_t)d->mask[0];
+		acc[j].size &= (uint32_t)d->mask[3];
 		if (sharded && m->shard == MN_SHARD_SITE && !owns(w, acc[j].site))
 			continue;
 		acc[kept++] = acc[j];

@@ -88,6 +88,23 @@ static void null_loop_exit(void *st, uint32_t site)
  * events reach every worker (module.h), so each worker counted all of them and `into` has them.
  * A restored state is another run (`mnemo merge`): all of its counts add.
  */
+/*
+ * A loop summary counts what its expansion would have: the loop's three events (null declares
+ * them, so the wire sends them) and each access once per iteration.  O(accesses), where the
+ * expansion costs O(accesses x iterations): null then measures the frontend, not the expansion.
+ */
+static void null_loop_summary(void *st, uint32_t site, uint64_t iterations,
+			      const struct mn_summary_access *acc, unsigned n)
+{
+	struct null_state *s = st;
+
+	s->count[LOOP_INVOKE]++;
+	s->count[LOOP_ITER] += iterations;
+	s->count[LOOP_EXIT]++;
+	for (unsigned j = 0; j < n; j++)
+		s->count[acc[j].store ? STORE : LOAD] += iterations;
+}
+
 static void null_merge(void *into_, void *from_)
 {
 	struct null_state *into = into_, *from = from_;
@@ -143,6 +160,7 @@ const struct mn_module mn_module_null = {
 	.loop_invoke = null_loop_invoke,
 	.loop_iter = null_loop_iter,
 	.loop_exit = null_loop_exit,
+	.loop_summary = null_loop_summary,
 	.merge = null_merge,
 	.emit = null_emit,
 	.restore = null_restore,
