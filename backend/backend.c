@@ -231,8 +231,10 @@ static bool session_valid(const struct mn_session *s, size_t extra, unsigned ind
 		return false;
 	}
 	if (!blob_in(s, s->sites_off, s->sites_len, extra) ||
-	    !blob_in(s, s->argv_off, s->argv_len, extra)) {
-		snprintf(why, whylen, "corrupt session: the site table or argv lies outside it");
+	    !blob_in(s, s->argv_off, s->argv_len, extra) ||
+	    !blob_in(s, s->ready_off, s->ready_len, extra)) {
+		snprintf(why, whylen, "corrupt session: the site table, argv or loop bytes lie "
+			 "outside it");
 		return false;
 	}
 	if (!mn_wire_valid(&s->wire, wire_why, sizeof(wire_why))) {
@@ -264,6 +266,11 @@ static void start_module(struct backend *b)
 			    sizeof(why));
 	if (err) {
 		fail(b, "cannot load the site table: %s", err == -EINVAL ? why : strerror(-err));
+		return;
+	}
+	err = mn_run_ready_attach(b->run, (uint8_t *)s + s->ready_off, s->ready_len);
+	if (err) {
+		fail(b, "cannot count the loops' sites: %s", strerror(-err));
 		return;
 	}
 	b->run->verbose = s->verbose != 0;

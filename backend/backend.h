@@ -68,6 +68,17 @@ const struct mn_run_site *mn_run_site(const struct mn_run *run, uint32_t site);
 /* Its kind ("load", "store", ...), or "" for ids the table does not have. */
 const char *mn_run_site_kind(const struct mn_run *run, uint32_t site);
 
+/*
+ * For a module that takes the values of loads and stores only until it has seen enough of a site's
+ * (`values: until-ready` in its events.yaml; value-pattern, once a site has more distinct values
+ * than it keeps): says that it needs no more values of load or store site `site`.  Once no site of
+ * a loop needs values any more, the program's versioned copy of the loop may run summarized
+ * (pass/README.md, "Loop summaries"); its summaries then bring the site's accesses with value 0.
+ * Call it at most once per site, from any worker; a no-op for sites outside loops, when the
+ * program has no versioned loop, and with a NULL run (unit tests).
+ */
+void mn_run_values_done(const struct mn_run *run, uint32_t site);
+
 /* Worker threads per backend process (MNEMO_WORKERS), at least 1. */
 unsigned mn_run_workers(const struct mn_run *run);
 /* MNEMO_VERBOSE: modules may say what they do on stderr, one line per thing. */

@@ -50,7 +50,21 @@ struct mn_run {
 	bool verbose;
 	/* FNV-1a 64 of the blob as the binary carries it: the profile's `binary:` identity. */
 	uint64_t blob_hash;
+	/*
+	 * Loop readiness (mn_run_values_done()): the session's byte per site id, which the program
+	 * reads before each versioned loop (NULL: none), and per loop site the number of its load
+	 * and store sites whose values are still needed (atomic; [0..count]).
+	 */
+	uint8_t *ready;
+	uint32_t *values_pending;
 };
+
+/*
+ * Points run at the session's ready bytes (nbytes of them, one per site id) and counts each
+ * loop's load and store sites.  Returns 0 or -ENOMEM; without it, mn_run_values_done() does
+ * nothing.
+ */
+int mn_run_ready_attach(struct mn_run *run, uint8_t *ready, size_t nbytes);
 
 /* FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) of len bytes. */
 uint64_t mn_fnv1a64(const void *data, size_t len);

@@ -246,10 +246,44 @@ int mn_run_from_sites(struct mn_run **rp, const struct mn_site *const *rows, siz
 	return err;
 }
 
+int mn_run_ready_attach(struct mn_run *run, uint8_t *ready, size_t nbytes)
+{
+	if (!ready || nbytes < (size_t)run->count + 1)
+		return 0;
+	run->values_pending = calloc((size_t)run->count + 1, sizeof(*run->values_pending));
+	if (!run->values_pending)
+		return -ENOMEM;
+	for (uint32_t id = 1; id <= run->count; id++) {
+		const struct mn_run_site *rs = &run->sites[id];
+
+		if (rs->loop && rs->loop <= run->count &&
+		    (!strcmp(rs->kind, "load") || !strcmp(rs->kind, "store")))
+			run->values_pending[rs->loop]++;
+	}
+	run->ready = ready;
+	return 0;
+}
+
+void mn_run_values_done(const struct mn_run *run, uint32_t site)
+{
+	uint32_t loop;
+
+	if (!run || !run->ready || site == 0 || site > run->count)
+		return;
+	loop = run->sites[site].loop;
+	if (!loop || loop > run->count)
+		return;
+	/* The last site of the loop to be done makes it ready: a relaxed store, which the program
+	 * reads with a relaxed load before each invocation; nothing else is published with it. */
+	if (__atomic_sub_fetch(&run->values_pending[loop], 1, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&run->ready[loop], 1, __ATOMIC_RELAXED);
+}
+
 void mn_run_destroy(struct mn_run *run)
 {
 	if (!run)
 		return;
+	free(run->values_pending);
 	free(run->sites);
 	free(run->blob);
 	free(run);

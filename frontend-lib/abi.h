@@ -129,6 +129,9 @@ extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must b
  *      (k = 5: loop events are sent)
  *   2: it must stay per access: it sends `value`, counts down for sampling, or is
  *      __mnemo_pointer_create with a body
+ *   3: it sends `value`, which every chosen module taking it needs only until it has seen enough
+ *      of a loop's (`values: until-ready` in the module's spec): the pass versions the loop, and
+ *      its summarized copy runs once the loop's byte in __mnemo_loop_ready is set
  *
  * Bit 31: summaries on, and the __mnemo_loop_summary* entry points send their records.  Off with
  * mnemo-specialize --no-summarize or --all-events, or when no state is 1.
@@ -143,9 +146,16 @@ extern const uint32_t __mnemo_summary_plan;
 #define MNEMO_PLAN_EMPTY          0u
 #define MNEMO_PLAN_SUMMARIZABLE   1u
 #define MNEMO_PLAN_PER_ACCESS     2u
+#define MNEMO_PLAN_UNTIL_READY    3u
 #define MNEMO_PLAN_ON             (1u << 31)
 /* The state of entry point k in plan. */
 #define MNEMO_PLAN_STATE(plan, k) (((plan) >> (2 * (k))) & 3u)
+/*
+ * Defined by the pass when it versioned a loop (plan state 3): byte k is nonzero once loop site k
+ * may run summarized.  It points at a zeroed array of the pass's own (site count + 1 bytes) until
+ * the runtime points it at the session's (backend.h, mn_run_values_done()).
+ */
+extern uint8_t *__mnemo_loop_ready;
 /*
  * Sampling of loads and stores (spec.h, `sample:`): __mnemo_sample_var is the environment variable
  * that sets N ("" when no chosen module samples); __mnemo_sample_blocker is "" when the callbacks

@@ -72,6 +72,7 @@
 #pragma weak __mnemo_modules
 #pragma weak __mnemo_backend_path
 #pragma weak __mnemo_site_table
+#pragma weak __mnemo_loop_ready
 #pragma weak __mnemo_site_table_size
 #pragma weak __mnemo_site_count
 #pragma weak __mnemo_register_globals
@@ -1134,7 +1135,7 @@ static int setup(int argc, char **argv)
 	struct mn_queue_config cfg;
 	struct mn_options opt;
 	struct mn_session *s;
-	uint64_t sites_len = 0;
+	uint64_t sites_len = 0, ready_len;
 	size_t argv_len;
 	uint32_t argc_seen;
 	char *args;
@@ -1199,7 +1200,9 @@ static int setup(int argc, char **argv)
 	cfg.buf_bytes = (size_t)opt.queue_mb << 20;
 	cfg.nbufs = MN_RT_NBUFS;
 	cfg.nconsumers = (unsigned)nmod;
-	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len;
+	/* One byte per site id for the loops' readiness, when the pass versioned a loop. */
+	ready_len = &__mnemo_loop_ready && &__mnemo_site_count ? __mnemo_site_count + 1u : 0;
+	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len + ready_len;
 	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
 	if (cfg.lamport && nmod > 1) {
 		dprintf(STDERR_FILENO, "mnemo: the Lamport queue (--mnemo-queue=lamport) takes one "
@@ -1247,6 +1250,12 @@ static int setup(int argc, char **argv)
 	if (argv_len)
 		memcpy((char *)s + s->argv_off, args, argv_len);
 	free(args);
+	/* Zeroed (the queue's memory is): every versioned loop per access until a backend sets its
+	 * byte.  The program reads them from here on. */
+	s->ready_off = s->argv_off + argv_len;
+	s->ready_len = ready_len;
+	if (ready_len)
+		__mnemo_loop_ready = (uint8_t *)s + s->ready_off;
 
 	/* Before any backend exists (they bind to the node) and before any buffer is touched. */
 	rt.numa_node = place_queue(opt.numa);

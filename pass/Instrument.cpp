@@ -53,8 +53,10 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/EscapeEnumerator.h"
 #include "llvm/Transforms/Utils/LoopSimplify.h"
+#include "llvm/Transforms/Utils/LoopUtils.h"
 #include "llvm/Transforms/Utils/LowerAtomic.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
@@ -95,6 +97,7 @@ constexpr char MnemoLoopSummaryLoadName[] = "__mnemo_loop_summary_load";
 constexpr char MnemoLoopSummaryStoreName[] = "__mnemo_loop_summary_store";
 constexpr char MnemoLoopSummaryName[] = "__mnemo_loop_summary";
 constexpr char MnemoSummaryPlanName[] = "__mnemo_summary_plan";
+constexpr char MnemoLoopReadyName[] = "__mnemo_loop_ready";
 constexpr char MnemoGlobalName[] = "__mnemo_global";
 constexpr char MnemoRegisterGlobalsName[] = "__mnemo_register_globals";
 constexpr char MnemoSiteTableName[] = "__mnemo_site_table";
@@ -142,6 +145,7 @@ static_assert(std::is_same_v<decltype(__mnemo_loop_summary_store),
 static_assert(std::is_same_v<decltype(__mnemo_loop_summary),
                              void(uint32_t, uint32_t, uint64_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_summary_plan), const uint32_t>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_ready), uint8_t *>);
 static_assert(std::is_same_v<decltype(__mnemo_register_globals), void()>);
 static_assert(std::is_same_v<decltype(__mnemo_site_table), const char[]>);
 static_assert(
@@ -211,6 +215,8 @@ STATISTIC(NumFunctions, "Number of functions instrumented");
 STATISTIC(NumLoops, "Number of loops instrumented");
 STATISTIC(NumPointerCreations, "Number of pointer creation events");
 STATISTIC(NumSummarizedLoops, "Number of loops summarized");
+STATISTIC(NumVersionedLoops,
+          "Number of summarized loops kept per access until ready");
 STATISTIC(NumSummarizedAccesses,
           "Number of load and store sites summarized in their loop");
 
@@ -635,7 +641,15 @@ std::string assignedFields(CallBase &CB) {
 /// into this module (abi.h): for each entry point, whether its body is empty,
 /// sends a record an access summary can stand for, or must stay per access.
 struct SummaryPlan {
-  enum State : unsigned { Empty = 0, Summarizable = 1, PerAccess = 2 };
+  enum State : unsigned {
+    Empty = 0,
+    Summarizable = 1,
+    PerAccess = 2,
+    /// Sends the value, which a module needs only until it has seen enough
+    /// of a loop's: the loop is versioned, and its summarized copy runs once
+    /// the backend sets the loop's byte in __mnemo_loop_ready.
+    UntilReady = 3
+  };
   enum Entry : unsigned {
     Load,
     Store,
@@ -648,8 +662,7 @@ struct SummaryPlan {
 
   bool on() const { return (Bits >> 31) & 1; }
   State state(Entry E) const {
-    unsigned V = (Bits >> (2 * E)) & 3;
-    return V > PerAccess ? PerAccess : State(V);
+    return State((Bits >> (2 * E)) & 3);
   }
   /// -mnemo-summary-plan if given, else the module's __mnemo_summary_plan,
   /// else off (callbacks that know nothing of summaries).
@@ -742,9 +755,11 @@ const DILocalVariable *stackVariable(AllocaInst &AI) {
 class FunctionInstrumenter {
 public:
   FunctionInstrumenter(Function &F, FunctionAnalysisManager &FAM,
-                       SiteTable &Sites, Function *&StackFreeSlot)
+                       SiteTable &Sites, Function *&StackFreeSlot,
+                       GlobalVariable *&LoopReady)
       : F(F), M(*F.getParent()), Ctx(F.getContext()), DL(M.getDataLayout()),
         FAM(FAM), Sites(Sites), StackFreeSlot(StackFreeSlot),
+        LoopReady(LoopReady),
         FuncName(demangle(F.getName())) {}
 
   /// Simplifies the loops (preheaders, dedicated exits), then assigns the
@@ -811,10 +826,11 @@ private:
       Value *Start = nullptr; // expanded in the preheader
       Value *Step = nullptr;  // i64, bytes per iteration
     };
-    Loop *L;
+    Loop *L;  // the summarized loop: a copy of the source loop when Versioned
     uint32_t Site;
     SmallVector<Access, 8> Accesses;
     Value *Iterations = nullptr; // header executions so far, from the header
+    bool Versioned = false;      // an access sends values until the loop is ready
   };
 
   // ---- collection ----
@@ -847,7 +863,11 @@ private:
   bool addSummaryAccess(Summary &S, unsigned EventIdx, SummaryPlan Plan,
                         ScalarEvolution &SE, SCEVExpander &Exp) const;
   void sortSummaryAccesses(Summary &S) const;
-  void expandSummary(Summary &S, ScalarEvolution &SE, SCEVExpander &Exp);
+  void expandStarts(Summary &S, SCEVExpander &Exp);
+  void countIterations(Summary &S);
+  Loop *versionLoop(const Summary &S, ScalarEvolution &SE);
+  void splitExitsOfCopy(Loop *L, Loop *Copy, ValueToValueMapTy &VMap);
+  Value *loopReady(IRBuilder<> &IRB, uint32_t Site);
   void emitSummary(IRBuilder<> &IRB, const Summary &S) const;
 
   // ---- rewriting ----
@@ -875,6 +895,7 @@ private:
   const RuntimeCallbacks *RT = nullptr; // set by rewrite()
   SiteTable &Sites;
   Function *&StackFreeSlot; // module-wide helper, made on first use
+  GlobalVariable *&LoopReady; // __mnemo_loop_ready, made on first use
   std::string FuncName;     // demangled
 
   DominatorTree *DT = nullptr;
@@ -1363,10 +1384,21 @@ void FunctionInstrumenter::planSummaries(SummaryPlan Plan) {
       SummaryOf[LS.L] = Summaries.size();
       Summaries.push_back(std::move(*S));
     }
+  // Starts and steps first, while no block has moved: they are computed
+  // before the loop, where both copies of a versioned loop can use them.
+  for (Summary &S : Summaries)
+    expandStarts(S, Exp);
   for (Summary &S : Summaries) {
-    expandSummary(S, SE, Exp);
-    for (const Summary::Access &A : S.Accesses)
-      Events[A.Event].Summarized = true;
+    if (S.Versioned) {
+      SummaryOf.erase(S.L);
+      S.L = versionLoop(S, SE);
+      SummaryOf[S.L] = &S - Summaries.data();
+      ++NumVersionedLoops;
+    } else {
+      for (const Summary::Access &A : S.Accesses)
+        Events[A.Event].Summarized = true;
+    }
+    countIterations(S);
     ++NumSummarizedLoops;
     NumSummarizedAccesses += S.Accesses.size();
   }
@@ -1458,6 +1490,9 @@ bool FunctionInstrumenter::addSummaryAccess(Summary &S, unsigned EventIdx,
     return true;
   case SummaryPlan::PerAccess:
     return false;
+  case SummaryPlan::UntilReady:
+    S.Versioned = true;
+    break;
   case SummaryPlan::Summarizable:
     break;
   }
@@ -1502,22 +1537,25 @@ void FunctionInstrumenter::sortSummaryAccesses(Summary &S) const {
   std::sort(S.Accesses.begin(), S.Accesses.end(), Before);
 }
 
-/// Computes each access's start and step in the preheader, and counts the
-/// header's executions: mnemo.iter.next is the number of iterations begun,
-/// available in every exit block, since the header dominates their
-/// predecessors.
-void FunctionInstrumenter::expandSummary(Summary &S, ScalarEvolution &SE,
-                                         SCEVExpander &Exp) {
-  BasicBlock *Preheader = S.L->getLoopPreheader();
-  Instruction *At = Preheader->getTerminator();
-  Type *I64 = Type::getInt64Ty(Ctx);
+/// Computes each access's start and step in the preheader.
+void FunctionInstrumenter::expandStarts(Summary &S, SCEVExpander &Exp) {
+  Instruction *At = S.L->getLoopPreheader()->getTerminator();
   IRBuilder<> IRB(At);
   for (Summary::Access &A : S.Accesses) {
     A.Start = Exp.expandCodeFor(A.StartS, PointerType::getUnqual(Ctx), At);
     Value *Step = Exp.expandCodeFor(A.StepS, nullptr, At);
     IRB.SetInsertPoint(At);
-    A.Step = IRB.CreateSExtOrTrunc(Step, I64);
+    A.Step = IRB.CreateSExtOrTrunc(Step, IRB.getInt64Ty());
   }
+}
+
+/// Counts the header's executions: mnemo.iter.next is the number of
+/// iterations begun, available in every exit block, since the header
+/// dominates their predecessors.
+void FunctionInstrumenter::countIterations(Summary &S) {
+  Type *I64 = Type::getInt64Ty(Ctx);
+  BasicBlock *Preheader = S.L->getLoopPreheader();
+  IRBuilder<> IRB(Ctx);
   BasicBlock *Header = S.L->getHeader();
   IRB.SetInsertPoint(Header, Header->begin());
   PHINode *Iter = IRB.CreatePHI(I64, 2, "mnemo.iter");
@@ -1527,6 +1565,84 @@ void FunctionInstrumenter::expandSummary(Summary &S, ScalarEvolution &SE,
   Iter->addIncoming(IRB.getInt64(0), Preheader);
   Iter->addIncoming(Next, S.L->getLoopLatch());
   S.Iterations = Next;
+}
+
+/// Versioning (a module takes the values of L's accesses until it has seen
+/// enough of them, README.md): L stays as it is, per access, and a copy of
+/// it is summarized; the preheader takes the copy once the backend has set
+/// the loop's byte in __mnemo_loop_ready.  Both copies leave into exit blocks
+/// of their own, which merge into L's old ones.  Returns the copy.
+Loop *FunctionInstrumenter::versionLoop(const Summary &S, ScalarEvolution &SE) {
+  Loop *L = S.L;
+  BasicBlock *Check = L->getLoopPreheader();
+  // Values of L used after it then flow through its exit blocks' phis: the
+  // only places that must learn of the copy.
+  formLCSSA(*L, *DT, LI, &SE);
+  BasicBlock *Preheader = SplitEdge(Check, L->getHeader(), DT, LI);
+  ValueToValueMapTy VMap;
+  SmallVector<BasicBlock *, 16> Blocks;
+  Loop *Copy = cloneLoopWithPreheader(Preheader, Check, L, VMap, ".mnemo.sum",
+                                      LI, DT, Blocks);
+  remapInstructionsInBlocks(Blocks, VMap);
+  splitExitsOfCopy(L, Copy, VMap);
+
+  IRBuilder<> IRB(Check->getTerminator());
+  Value *Ready = loopReady(IRB, S.Site);
+  Check->getTerminator()->eraseFromParent();
+  BranchInst::Create(cast<BasicBlock>(VMap[Preheader]), Preheader, Ready,
+                     Check);
+  DT->recalculate(F);
+  return Copy;
+}
+
+/// The copy's exits go to L's exit blocks: their phis learn the copy's
+/// values, then each exit block gets one predecessor block per copy, so that
+/// both loops have dedicated exits again (a summary for one, loop_exit for
+/// the other).
+void FunctionInstrumenter::splitExitsOfCopy(Loop *L, Loop *Copy,
+                                            ValueToValueMapTy &VMap) {
+  SmallVector<BasicBlock *, 4> Exits;
+  L->getUniqueExitBlocks(Exits);
+  DT->recalculate(F);
+  for (BasicBlock *X : Exits) {
+    for (PHINode &Phi : X->phis())
+      for (unsigned I = 0, E = Phi.getNumIncomingValues(); I < E; ++I) {
+        BasicBlock *From = Phi.getIncomingBlock(I);
+        if (!L->contains(From))
+          continue;
+        Value *V = Phi.getIncomingValue(I);
+        Value *CopyV = VMap.lookup(V);
+        Phi.addIncoming(CopyV ? CopyV : V, cast<BasicBlock>(VMap[From]));
+      }
+    SmallVector<BasicBlock *, 4> FromL, FromCopy;
+    for (BasicBlock *P : predecessors(X))
+      (Copy->contains(P) ? FromCopy : FromL).push_back(P);
+    SplitBlockPredecessors(X, FromCopy, ".mnemo.sum", DT, LI);
+    SplitBlockPredecessors(X, FromL, ".mnemo.orig", DT, LI);
+  }
+}
+
+/// True when loop Site's byte in __mnemo_loop_ready is set.  The pointer
+/// starts at a zeroed array of the pass's own (every loop per access), and
+/// the runtime points it at the session's bytes, which the backend sets.
+Value *FunctionInstrumenter::loopReady(IRBuilder<> &IRB, uint32_t Site) {
+  if (!LoopReady) {
+    auto *Ty = ArrayType::get(IRB.getInt8Ty(), uint64_t(Sites.count()) + 1);
+    auto *None = new GlobalVariable(M, Ty, /*isConstant=*/false,
+                                    GlobalValue::InternalLinkage,
+                                    ConstantAggregateZero::get(Ty),
+                                    "mnemo.loop_ready.none");
+    LoopReady = new GlobalVariable(M, IRB.getPtrTy(), /*isConstant=*/false,
+                                   GlobalValue::ExternalLinkage, None,
+                                   MnemoLoopReadyName);
+    appendToUsed(M, {LoopReady});
+  }
+  Value *Bytes = IRB.CreateLoad(IRB.getPtrTy(), LoopReady, "mnemo.ready.bytes");
+  LoadInst *Byte = IRB.CreateLoad(
+      IRB.getInt8Ty(), IRB.CreateGEP(IRB.getInt8Ty(), Bytes, IRB.getInt64(Site)),
+      "mnemo.ready");
+  Byte->setAtomic(AtomicOrdering::Monotonic);
+  return IRB.CreateICmpNE(Byte, IRB.getInt8(0));
 }
 
 /// At an exit: one record per access, in iteration order, then the loop's.
@@ -1909,6 +2025,7 @@ private:
   FunctionAnalysisManager &FAM;
   SiteTable Sites;
   Function *StackFreeSlot = nullptr;
+  GlobalVariable *LoopReady = nullptr;
   std::vector<std::unique_ptr<FunctionInstrumenter>> Functions;
   GlobalRegistrar Globals;
 };
@@ -1941,7 +2058,8 @@ bool ModuleInstrumenter::collect() {
   // mnemo-use pass calls this alone: one piece of code gives the ids both.
   for (Function *F : Targets) {
     Functions.push_back(
-        std::make_unique<FunctionInstrumenter>(*F, FAM, Sites, StackFreeSlot));
+        std::make_unique<FunctionInstrumenter>(*F, FAM, Sites, StackFreeSlot,
+                                               LoopReady));
     Functions.back()->collect();
   }
   if (ClGlobals)

@@ -37,6 +37,7 @@
 #define STRIDE_SLOTS   8    /* Space-Saving counters per site */
 #define STRONG_PERCENT 70   /* strongly strided: one stride covers >= 70% of the strides (LEAP) */
 #define MEMOP_SIZES    8    /* distinct memop lengths counted exactly per site in a run */
+#define ADDR_MASK      ((UINT64_C(1) << 48) - 1)   /* addresses are 48 bits on the wire */
 
 enum memop_kind { OP_NONE, OP_MEMCPY, OP_MEMMOVE, OP_MEMSET };
 
@@ -105,6 +106,30 @@ static void value_add(struct site *s, uint64_t v)
 		s->capped = true;
 	else
 		s->values[s->ndistinct++] = v;
+}
+
+/*
+ * Space-Saving: count stride d c times (c >= 1); when it is new and the table full, it replaces the
+ * minimum.  The same as c single counts in a row: the first puts d in the table, the others find it.
+ */
+static void stride_add_n(struct site *s, int64_t d, uint64_t c)
+{
+	struct stride_slot *min = NULL;
+
+	for (unsigned i = 0; i < s->nstrides; i++) {
+		struct stride_slot *slot = &s->strides[i];
+
+		if (slot->stride == d) {
+			slot->count += c;
+			return;
+		}
+		if (!min || slot->count < min->count)
+			min = slot;
+	}
+	if (s->nstrides < STRIDE_SLOTS)
+		s->strides[s->nstrides++] = (struct stride_slot){ d, c, 0 };
+	else
+		*min = (struct stride_slot){ d, min->count + c, min->count };
 }
 
 /* Space-Saving: count stride d; when it is new and the table full, it replaces the minimum. */
@@ -226,7 +251,12 @@ static inline struct site *on_access(struct vp *vp, uint32_t id, uint64_t addr, 
 	else
 		site_first(vp, s, id, store);
 	s->last_addr = addr;
-	value_add(s, value);
+	if (!s->capped) {
+		value_add(s, value);
+		/* From now on its values change nothing: its loop may run summarized. */
+		if (s->capped)
+			mn_run_values_done(vp->run, id);
+	}
 	return s;
 }
 
@@ -242,6 +272,40 @@ static void vp_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uin
 
 	if (s && __builtin_expect(s->memop != NULL, 0))
 		memop_add(s->memop, size);
+}
+
+/*
+ * A loop summary (pass/README.md): it comes only from a loop every site of which is capped
+ * (mn_run_values_done()), so values do not matter; per access, one stride from the site's last
+ * address, then iterations - 1 times its step, in O(1).  No summary site is a memop store (a
+ * memory intrinsic keeps its loop per access).  A site that is somehow not capped is counted
+ * lost: its values are not in the summary.
+ */
+static void vp_loop_summary(void *st, uint32_t loop, uint64_t iterations,
+			    const struct mn_summary_access *acc, unsigned n)
+{
+	struct vp *vp = st;
+
+	for (unsigned j = 0; j < n; j++) {
+		const struct mn_summary_access *a = &acc[j];
+		struct site *s = mn_sitevec_get(&vp->sites, a->site);
+		uint64_t first = a->start & ADDR_MASK;
+
+		if (!s || (s->executions && !s->capped)) {
+			vp->lost += iterations;
+			continue;
+		}
+		if (s->executions)
+			stride_add(s, (int64_t)(first - s->last_addr));
+		else
+			site_first(vp, s, a->site, a->store);
+		if (iterations > 1)
+			stride_add_n(s, a->step, iterations - 1);
+		s->executions += iterations;
+		s->last_addr = (a->start + (iterations - 1) * (uint64_t)a->step) & ADDR_MASK;
+		if (!s->capped)
+			vp->lost += iterations;
+	}
 }
 
 static void vp_func_entry(void *st, uint32_t site)
@@ -959,6 +1023,7 @@ const struct mn_module mn_module_value_pattern = {
 	.load = vp_load,
 	.store = vp_store,
 	.func_entry = vp_func_entry,
+	.loop_summary = vp_loop_summary,
 	.merge = vp_merge,
 	.emit = vp_emit,
 	.restore = vp_restore,

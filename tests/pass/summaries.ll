@@ -15,6 +15,12 @@
 ; RUN:   -S %s | FileCheck --check-prefix=LOADS %s
 ; RUN: %opt -passes=mnemo-instrument -mnemo-instrument-all \
 ; RUN:   -mnemo-instrument-functions=false -S %s | FileCheck --check-prefix=OFF %s
+; Prefix READY, every access sends its value until the loop is ready (state
+; 3): the loop is versioned; its copy is summarized, taken once the loop's
+; byte in __mnemo_loop_ready is set.
+; RUN: %opt -passes=mnemo-instrument,verify -mnemo-instrument-all \
+; RUN:   -mnemo-instrument-functions=false -mnemo-summary-plan=2147484927 \
+; RUN:   -S %s | FileCheck --check-prefix=READY %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -42,6 +48,30 @@ target triple = "x86_64-pc-linux-gnu"
 ; LOADS:       call void @__mnemo_load(i32 3,
 ; LOADS-NOT:   @__mnemo_loop_summary
 ; LOADS:       }
+; READY-LABEL: define void @affine(
+; READY:       for.body.preheader:
+; READY-NEXT:  %mnemo.ready.bytes = load ptr, ptr @__mnemo_loop_ready
+; READY-NEXT:  %[[AT:.*]] = getelementptr i8, ptr %mnemo.ready.bytes, i64 2
+; READY-NEXT:  %mnemo.ready = load atomic i8, ptr %[[AT]] monotonic
+; READY-NEXT:  %[[C:.*]] = icmp ne i8 %mnemo.ready, 0
+; READY-NEXT:  br i1 %[[C]], label %[[SUM:.*]], label %[[ORIG:.*]]
+; READY:       for.body.mnemo.sum:
+; READY-NOT:   call void @__mnemo
+; READY:       br i1 %exitcond.not.mnemo.sum, label %for.cond.cleanup.loopexit.mnemo.sum, label %for.body.mnemo.sum
+; READY:       [[ORIG]]:
+; READY-NEXT:  call void @__mnemo_loop_invoke(i32 2)
+; READY:       for.cond.cleanup.loopexit.mnemo.sum:
+; READY-NEXT:  call void @__mnemo_loop_summary_load(i32 3, ptr %x, i64 4, i32 4)
+; READY-NEXT:  call void @__mnemo_loop_summary_load(i32 4, ptr %y, i64 4, i32 4)
+; READY-NEXT:  call void @__mnemo_loop_summary_store(i32 5, ptr %y, i64 4, i32 4)
+; READY-NEXT:  call void @__mnemo_loop_summary(i32 2, i32 3, i64 %mnemo.iter.next)
+; READY:       for.cond.cleanup.loopexit.mnemo.orig:
+; READY-NEXT:  call void @__mnemo_loop_exit(i32 2)
+; READY:       for.body:
+; READY:       call void @__mnemo_loop_iter(i32 2)
+; READY:       call void @__mnemo_load(i32 3,
+; READY:       call void @__mnemo_load(i32 4,
+; READY:       call void @__mnemo_store(i32 5,
 ; OFF-LABEL:   define void @affine(
 ; OFF-NOT:     @__mnemo_loop_summary
 ; OFF:         }
