@@ -1030,6 +1030,9 @@ static void print_header(struct report *r)
 		fprintf(r->out, "  wall      %.3f s\n", pr->wall_seconds);
 	if (pr->events >= 0)
 		fprintf(r->out, "  events    %" PRId64 "\n", pr->events);
+	if (pr->summarized_accesses > 0)
+		fprintf(r->out, "  summaries %" PRId64 " accesses arrived as loop summaries\n",
+			pr->summarized_accesses);
 	if (mn_profile_complete(r->p, &reason)) {
 		fprintf(r->out, "  complete  yes\n");
 	} else {
