@@ -12,7 +12,8 @@
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
 # second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
 # module, does), the "frontend cost" line: the geomean slowdown under null against its target, and
-# PASS or FAIL.  Each program's output under every module is checked to be byte-identical to its
+# PASS or FAIL; and then, with null, the share of each program's accesses that arrived as loop
+# summaries.  Each program's output under every module is checked to be byte-identical to its
 # native output (a difference fails the run).  Profiled times are the best of REPEATS runs
 # (default 1); native times, cheap and noisier in relative terms, the best of at least 3.  -j sets
 # the backend's worker threads (MNEMO_WORKERS; default 1).
@@ -287,6 +288,27 @@ if [ -n "${logsum[null]:-}" ]; then
 	printf 'frontend cost: %.2fx geomean slowdown under null (target <= %.1fx): %s\n' "$fc" \
 		"$frontend_target" "$(judge "$fc <= $frontend_target")"
 fi
+# Loop summaries (pass/README.md, "Loop summaries"): a qualifying loop sends one summary per
+# invocation instead of a record per access.  Their share, per program, from the null column's
+# profile: its section's load and store counts are every access (null counts a summary's accesses
+# too), the header's summarized_accesses those that arrived as summaries.
+if [[ " $cols " == *" null "* ]]; then
+	echo "loop summaries: accesses that arrived as summaries (the null column's profile)"
+	printf '  %-11s %13s %13s %7s\n' program accesses summarized share
+	tacc=0 tsum=0
+	for p in $programs; do
+		prof=$work/$p.null.mnemo.yaml
+		acc=$(sed -n '/^modules:/,$s/^ *\(load\|store\): \([0-9]*\)$/\2/p' "$prof" |
+			awk '{ t += $1 } END { print t + 0 }')
+		sacc=$(field summarized_accesses "$prof")
+		sacc=${sacc:-0}
+		tacc=$((tacc + acc)) tsum=$((tsum + sacc))
+		printf '  %-11s %13d %13d %6.1f%%\n' "$p" "$acc" "$sacc" \
+			"$(echo "100 * $sacc / ($acc + ($acc == 0))" | bc -l)"
+	done
+	printf '  %-11s %13d %13d %6.1f%%\n' all "$tacc" "$tsum" \
+		"$(echo "100 * $tsum / ($tacc + ($tacc == 0))" | bc -l)"
+fi
 # Shadow memory alone (issue "Backend components"): the shadow-cost module writes ratio bytes of
 # shadow per program byte it sees accessed; its backend's peak RSS above null's (the same backend,
 # queue and decoder without shadow) is what shadow memory cost, against ratio times the program's
@@ -342,8 +364,9 @@ if [ -n "${logsum[dhat]:-}" ]; then
 	done
 fi
 # The breakdown (issue "Overhead budget"; PROMPT's Table 8): the dependence module with PROMPT's
-# optimizations added one at a time, every program at its breakdown input (small_inputs.sh: a
-# quarter of the table's work; small inputs with --quick).  The rows, each the one before plus:
+# optimizations added one at a time, then ours, every program at its breakdown input
+# (small_inputs.sh: a quarter of the table's work; small inputs with --quick).  The rows, each the
+# one before plus:
 #   baseline            no specialization (mnemo-cc --mnemo-no-specialize: every catalogue event
 #                       with every argument), the Lamport queue (--mnemo-queue=lamport: each
 #                       record published as written, ordinary stores), one worker, the plain map
@@ -352,24 +375,33 @@ fi
 #   + queue             ping-pong buffers written with streaming stores (PROMPT 5.2)
 #   + data parallelism  MNEMO_WORKERS=2 (sharded by address)
 #   + reduction maps    the module's reduction table (open addressing, reductions in place)
-# Each row: every program's slowdown and the geomean, and what the step bought over the row
-# before (PROMPT's "improvement": before / after - 1).  Every row's output must be the native one;
-# its dependence section is compared with the baseline's and differences are counted.  The events
-# line is PROMPT's Table 9: the events specialization removed.
+#   + loop summaries    one record per summarized access and loop invocation instead of one per
+#                       access (pass/README.md): the table's dependence build
+# Every row before the last is built with --mnemo-no-summarize, so that it measures what it did
+# before summaries existed.  Each row: every program's slowdown and the geomean, and what the step
+# bought over the row before (PROMPT's "improvement": before / after - 1).  Every row's output
+# must be the native one; rows 2-5's dependence sections are compared with the baseline's and
+# differences counted; the last row's with the row before's: summaries change the cost, never the
+# profile, so a difference fails the harness, except in SQLite's (counted: its runs differ from
+# one another, see below).  The events lines are PROMPT's Table 9 (the events specialization
+# removed) and what summaries removed.
 if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
-	brow=(baseline "+ specialization" "+ queue" "+ data parallelism" "+ reduction maps")
-	bexe=(nospec lamport default default default)
+	brow=(baseline "+ specialization" "+ queue" "+ data parallelism" "+ reduction maps"
+		"+ loop summaries")
+	bexe=(nospec lamport nosum nosum nosum default)
 	benv=("MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain"
 		"MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=2 MNEMO_DEP_TABLE=plain"
-		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction")
-	declare -A bflags=([nospec]="--mnemo-no-specialize --mnemo-queue=lamport"
-		[lamport]="--mnemo-queue=lamport" [default]=)
+		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction" "MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction")
+	# The switches are in the build commands, hence in cbuild's cache keys.
+	declare -A bflags=([nospec]="--mnemo-no-specialize --mnemo-queue=lamport --mnemo-no-summarize"
+		[lamport]="--mnemo-queue=lamport --mnemo-no-summarize" [nosum]=--mnemo-no-summarize)
 	echo "breakdown (PROMPT Table 8): the dependence module, one optimization added per row, at the breakdown inputs"
 	printf '  %-20s' row
 	for p in $programs; do printf ' %10s' "$p"; done
 	printf ' | %8s %11s\n' geomean improvement
 	declare -A bslow bsum bev
-	bdiff=
+	bdiff= bfail=
+	last=$((${#brow[@]} - 1))
 	for p in $programs; do
 		src=$(prog_src "$p") flags=$(prog_flags "$p")
 		if [ $quick = 1 ]; then args=$(small_args "$p"); else args=$(breakdown_args "$p"); fi ||
@@ -377,7 +409,7 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 		# shellcheck disable=SC2086
 		nat=$(best_time 3 "$work/$p.native" $args)
 		cp "$work/out" "$work/$p.bd.expected"
-		for k in nospec lamport; do
+		for k in nospec lamport nosum; do
 			# shellcheck disable=SC2086
 			cbuild "$p" "$work/$p.dep-$k" "$bin/mnemo-cc" -m dependence ${bflags[$k]} -O2 -o "$work/$p.dep-$k" "$work/$p.o" $flags
 		done
@@ -385,7 +417,7 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 		[ -x "$work/$p.dependence" ] ||
 			cbuild "$p" "$work/$p.dependence" "$bin/mnemo-cc" -m dependence -O2 -o "$work/$p.dependence" "$work/$p.o" $flags
 		ln -sf "$work/$p.dependence" "$work/$p.dep-default"   # the table's dependence column's
-		for i in 0 1 2 3 4; do
+		for i in "${!brow[@]}"; do
 			prof=$work/$p.bd$i.mnemo.yaml
 			# shellcheck disable=SC2086
 			secs=$(MNEMO_OUTPUT=$prof best_time "$repeats" env ${benv[$i]} \
@@ -403,15 +435,29 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 		# profile, but a program whose runs differ (SQLite seeds its PRNG from /dev/urandom; the
 		# baseline's heap interposer moves allocations) differs in dependences through reused
 		# memory: counted, not failed.
-		for i in 1 2 3 4; do
+		for ((i = 1; i < last; i++)); do
 			d=$(diff "$work/$p.bd0.section" "$work/$p.bd$i.section" | grep -c '^[<>]' || true)
 			[ "$d" = 0 ] || bdiff+=" $p row $((i + 1)) ($d lines)"
 		done
+		# The summaries row against the row before: the same settings, built without
+		# --mnemo-no-summarize.
+		d=$(diff "$work/$p.bd$((last - 1)).section" "$work/$p.bd$last.section" | grep -c '^[<>]' || true)
+		if [ "$d" != 0 ] && [ "$p" = sqlite ]; then
+			bdiff+=" $p row $((last + 1)) against row $last ($d lines)"
+		elif [ "$d" != 0 ]; then
+			echo "bench/run.sh: $p: the dependence section with loop summaries differs from the one without (>)" >&2
+			{ diff "$work/$p.bd$((last - 1)).section" "$work/$p.bd$last.section" || true; } |
+				head -20 >&2
+			bfail+=" $p"
+		fi
 	done
-	evsum=0
-	for p in $programs; do evsum=$(echo "$evsum + l(${bev[$p.1]} / ${bev[$p.0]})" | bc -l); done
+	evsum=0 evsum_s=0
+	for p in $programs; do
+		evsum=$(echo "$evsum + l(${bev[$p.1]} / ${bev[$p.0]})" | bc -l)
+		evsum_s=$(echo "$evsum_s + l(${bev[$p.$last]} / ${bev[$p.$((last - 1))]})" | bc -l)
+	done
 	prev=
-	for i in 0 1 2 3 4; do
+	for i in "${!brow[@]}"; do
 		printf '  %-20s' "${brow[$i]}"
 		for p in $programs; do printf ' %9.2fx' "${bslow[$p.$i]}"; done
 		g=$(echo "e(${bsum[$i]} / $n)" | bc -l)
@@ -419,8 +465,13 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 		printf ' | %7.2fx %11s\n' "$g" "$imp"
 		prev=$g
 	done
-	printf 'breakdown: specialization removed %.1f%% of the events (geomean; PROMPT Table 9, dependence: 17.19%%); every row printed what native did, and the same dependence section as the baseline%s\n' \
-		"$(echo "100 * (1 - e($evsum / $n))" | bc -l)" "${bdiff:+ except:$bdiff}"
+	printf 'breakdown: specialization removed %.1f%% of the events (geomean; PROMPT Table 9, dependence: 17.19%%), loop summaries %.1f%% of the rest; every row printed what native did, and the same dependence section as the baseline%s\n' \
+		"$(echo "100 * (1 - e($evsum / $n))" | bc -l)" "$(echo "100 * (1 - e($evsum_s / $n))" | bc -l)" \
+		"${bdiff:+ except:$bdiff}"
+	if [ -n "$bfail" ]; then
+		echo "breakdown: FAIL: loop summaries changed the dependence section of:$bfail" >&2
+		exit 1
+	fi
 fi
 # object-relative beyond its speed (its issue), at the small inputs (bench/programs/
 # small_inputs.sh), where a whole event stream can be recorded and a lossless grammar built:
