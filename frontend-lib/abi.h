@@ -66,7 +66,10 @@ void __mnemo_loop_exit(uint32_t site);
  * address in iteration 0; step: bytes it moves per iteration (signed); size: bytes accessed;
  * site: the access's, then the loop's; accesses: how many _load / _store calls precede, at most
  * 65535; iterations: header executions, >= 1.  The backend expands them into the events the loop
- * would have sent.  Only when __mnemo_summary_plan says summaries are on.
+ * would have sent.  Only when __mnemo_summary_plan says summaries are on.  In a build that samples
+ * loads and stores (`sample:`), only at N = 1: at N > 1 __mnemo_loop_summary sends, itself, the
+ * loads and stores (and the loop events, when sent) the sampling countdown picks among the loop's
+ * accesses, as the per-access calls would have, and no summary record.
  */
 void __mnemo_loop_summary_load(uint32_t site, const void *start, int64_t step, uint32_t size);
 void __mnemo_loop_summary_store(uint32_t site, const void *start, int64_t step, uint32_t size);
@@ -125,10 +128,10 @@ extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must b
  *   k: 0 __mnemo_load, 1 __mnemo_store, 2 __mnemo_load_ptr, 3 __mnemo_store_ptr,
  *      4 __mnemo_pointer_create, 5 the loop events (loop_invoke, loop_iter, loop_exit)
  *   0: the body is empty: its accesses send nothing, stay out of summaries and block none
- *   1: it sends a record without `value` and without a sampling countdown: may be summarized
- *      (k = 5: loop events are sent)
- *   2: it must stay per access: it sends `value`, counts down for sampling, or is
- *      __mnemo_pointer_create with a body
+ *   1: it sends a record without `value`: may be summarized (k = 5: loop events are sent); with
+ *      a sampling countdown too, which the summary entry points then run over the summarized
+ *      accesses themselves (__mnemo_loop_summary above)
+ *   2: it must stay per access: it sends `value`, or is __mnemo_pointer_create with a body
  *   3: it sends `value`, which every chosen module taking it needs only until it has seen enough
  *      of a loop's (`values: until-ready` in the module's spec): the pass versions the loop, and
  *      its summarized copy runs once the loop's byte in __mnemo_loop_ready is set
@@ -173,7 +176,8 @@ extern __thread uint32_t mn_heap_pending_site __attribute__((tls_model("initial-
 
 /*
  * Defined by the runtime (libmnemo-rt.a), read by callbacks generated with a sampling countdown
- * (spec.h `sample:`) each time they send an access: the next period is mn_sample_lo plus a uniform
+ * (spec.h `sample:`) each time they send an access, and by their loop summary entry points at every
+ * call (both 1: N = 1, summaries go to the backend): the next period is mn_sample_lo plus a uniform
  * draw in [0, mn_sample_span).  The runtime sets them from N at start, N - N/2 and 2 (N/2) + 1
  * (periods uniform in [N - N/2, N + N/2], mean N); until then, and for N = 1, both are 1: every
  * access.  The countdown itself is private to the generated callbacks.

@@ -20,7 +20,9 @@
  * do, which accesses it may summarize (summary_plan()).  When some entry point's state is 1 the
  * plan says on, and the three __mnemo_loop_summary* entry points push every argument of their
  * events, which no module lists; otherwise, and with --no-summarize or --all-events, they are
- * empty and not in the wire.
+ * empty and not in the wire.  A countdown does not keep an access out of summaries: in a sampled
+ * build the summary entry points push their records at N = 1 and, at N > 1, send the accesses
+ * the countdown picks themselves (put_summary_sampling()).
  *
  *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
  *                    [--all-events] [--no-summarize] [--queue=pingpong|lamport] -o OUTDIR
@@ -216,6 +218,7 @@ struct gen {
 	const char *sample_blocker;  /* with sample_var: a module needing every access, or NULL */
 	bool sample;              /* the access entry points count down (sample_var, no blocker) */
 	bool send_done[MN_WIRE_MAX_EVENTS];  /* send_<event>() is written (sampled events) */
+	bool summary_sampling_done;  /* put_summary_sampling() has run */
 	bool lamport;             /* --queue=lamport: push through mn_queue_push_lamport() */
 	bool all_events;          /* --all-events: m[0] is the stand-in module all-events */
 	uint32_t plan;            /* __mnemo_summary_plan (abi.h) */
@@ -361,6 +364,9 @@ static void put_header(const struct gen *g)
 		      " * __mnemo_loop_summary push every argument, for the loops the pass\n"
 		      " * summarizes as __mnemo_summary_plan allows; the backend expands them\n"
 		      " * into the events they stand for.\n", f);
+	if ((g->plan & MNEMO_PLAN_ON) && g->sample)
+		fputs(" * With sampling, only at N = 1; at N > 1 they send the loads and\n"
+		      " * stores the countdown picks instead (summary_sample()).\n", f);
 	if (g->sample) {
 		fputs(" * Loads and stores are sampled: one in N, N from the environment\n"
 		      " * variable ", f);
@@ -520,15 +526,14 @@ static enum body body_of(const struct gen *g, const struct abi_entry *e)
 	return BODY_RECORD;
 }
 
-/* The statements that pack ev's record from e's parameters and push it. */
-static void put_record(const struct gen *g, const struct abi_entry *e,
-		       const struct mn_spec_event *ev)
+/* The statements that fill w[] with ev's record from e's parameters and push it. */
+static void put_record_words(const struct gen *g, const struct abi_entry *e,
+			     const struct mn_spec_event *ev)
 {
 	const struct mn_wire_arg *wa = g->w->arg[ev->code];
 	unsigned nwords = g->w->nwords[ev->code];
 	FILE *f = g->f;
 
-	fprintf(f, "\tuint64_t w[%u];\n\n", nwords);
 	for (unsigned k = 0; k < nwords; k++) {
 		bool first = true;
 
@@ -555,6 +560,14 @@ static void put_record(const struct gen *g, const struct abi_entry *e,
 		nwords);
 }
 
+/* The statements that pack ev's record from e's parameters and push it. */
+static void put_record(const struct gen *g, const struct abi_entry *e,
+		       const struct mn_spec_event *ev)
+{
+	fprintf(g->f, "\tuint64_t w[%u];\n\n", g->w->nwords[ev->code]);
+	put_record_words(g, e, ev);
+}
+
 /* "site, addr, value, size" of "uint32_t site, const void *addr, ...": the parameter names. */
 static void put_param_names(FILE *f, const char *params)
 {
@@ -572,6 +585,211 @@ static void put_param_names(FILE *f, const char *params)
 		fprintf(f, "%s%.*s", p == params ? "" : ", ", (int)(end - name), name);
 		p = *end ? end + 1 : end;
 	}
+}
+
+/* True when some loop event (loop_invoke, loop_iter, loop_exit) is sent. */
+static bool sends_loop_events(const struct gen *g)
+{
+	static const char *const names[] = { "loop_invoke", "loop_iter", "loop_exit" };
+
+	for (unsigned i = 0; i < 3; i++)
+		if (g->w->nwords[mn_spec_event_find(g->c, names[i])->code])
+			return true;
+	return false;
+}
+
+/*
+ * Sampled builds with summaries on: the stash and the walk the summary entry points use at N > 1,
+ * once, above the first of them; the send_<event>() functions of load and store are written.
+ * The walk is one period per sample with no loop event sent, else also one turn per iteration
+ * (each sends loop_iter).  See the comment written for what it does and why.
+ */
+static void put_summary_sampling(struct gen *g)
+{
+	const struct mn_spec_event *load = mn_spec_event_find(g->c, "load");
+	const struct mn_spec_event *store = mn_spec_event_find(g->c, "store");
+	bool loops = sends_loop_events(g);
+	FILE *f = g->f;
+
+	fputs("\n/*\n"
+	      " * Loop summaries under sampling.  At N = 1 (mn_sample_lo and mn_sample_span both\n"
+	      " * 1: every access is sent) the summary entry points push their records, as in a\n"
+	      " * build without sampling, and the backend expands them.  At N > 1 they push\n"
+	      " * none: __mnemo_loop_summary_load and _store keep their access on this thread's\n"
+	      " * stash, and __mnemo_loop_summary takes its entries off the top and sends the\n"
+	      " * loads and stores the countdown picks among the loop's iterations x accesses,\n"
+	      " * in program order (iteration by iteration, each in stash order), as the\n"
+	      " * per-access entry points would have: the same countdown, the same draws, the\n"
+	      " * same records (summary_sample()).\n"
+	      " *\n"
+	      " * A stack: a signal handler may run a summarized loop between another loop's\n"
+	      " * pushes and its __mnemo_loop_summary, and then takes its own entries off the\n"
+	      " * top.  A push claims its slot (summary_depth) before writing it, and a summary\n"
+	      " * frees its slots only after reading them.  Past SUMMARY_STASH entries (a loop\n"
+	      " * has at most 256) a push is counted in summary_depth but not stored, and a\n"
+	      " * summary with an entry not stored is lost: its loop_summary record goes out\n"
+	      " * alone, and the backend, which holds no access for it, counts it lost (the\n"
+	      " * profile says incomplete).  Never more than SUMMARY_STASH entries are written.\n"
+	      " */\n"
+	      "#define SUMMARY_STASH 512\n"
+	      "\n"
+	      "/* One summarized access on the stash. */\n"
+	      "struct summary_access {\n"
+	      "\tuint64_t start;\t\t/* its address in iteration 0 */\n"
+	      "\tint64_t step;\t\t/* bytes per iteration */\n"
+	      "\tuint32_t site, size;\n"
+	      "\tuint32_t store;\t\t/* 1: a store, 0: a load */\n"
+	      "};\n"
+	      "\n"
+	      "/* This thread's summary stash. */\n"
+	      "static __thread uint32_t summary_depth MN_TLS_IE;\t/* pushed, stored or not */\n"
+	      "static __thread struct summary_access summary_stash[SUMMARY_STASH] MN_TLS_IE;\n"
+	      "\n"
+	      "/* N = 1: every access is sent, and summaries go to the backend as they are. */\n"
+	      "static inline __attribute__((always_inline)) int summary_every_access(void)\n"
+	      "{\n"
+	      "\treturn mn_sample_lo == 1 && mn_sample_span == 1;\n"
+	      "}\n"
+	      "\n"
+	      "/* N > 1: one summarized access on top of this thread's stash. */\n"
+	      "static inline __attribute__((always_inline)) void\n"
+	      "summary_stash_push(uint32_t site, const void *start, int64_t step, uint32_t size,\n"
+	      "\t\t   uint32_t store)\n"
+	      "{\n"
+	      "\tuint32_t i = mn_load_signal(&summary_depth);\n"
+	      "\tstruct summary_access *a;\n"
+	      "\n"
+	      "\t/* The slot is ours before it is written: a handler now pushes above it. */\n"
+	      "\tmn_store_signal(&summary_depth, i + 1);\n"
+	      "\tif (__builtin_expect(i >= SUMMARY_STASH, 0))\n"
+	      "\t\treturn;\n"
+	      "\ta = &summary_stash[i];\n"
+	      "\tmn_store_signal(&a->start, (uint64_t)(uintptr_t)start);\n"
+	      "\tmn_store_signal(&a->step, step);\n"
+	      "\tmn_store_signal(&a->site, site);\n"
+	      "\tmn_store_signal(&a->size, size);\n"
+	      "\tmn_store_signal(&a->store, store);\n"
+	      "}\n"
+	      "\n"
+	      "/*\n"
+	      " * Sends the summarized access a of iteration k as its per-access entry point\n"
+	      " * would have sent it (value 0: not sent); returns the next period, at least 1.\n"
+	      " */\n"
+	      "static inline __attribute__((always_inline)) uint64_t\n"
+	      "summary_send(const struct summary_access *a, uint64_t k)\n"
+	      "{\n"
+	      "\tconst void *addr = (const void *)(uintptr_t)(a->start + k * (uint64_t)a->step);\n"
+	      "\tint32_t period;\n"
+	      "\n", f);
+	/* A load or store that is not sent has empty entry points, and none is summarized. */
+	if (g->send_done[store->code] && g->send_done[load->code])
+		fputs("\tif (a->store)\n"
+		      "\t\tperiod = send_store(a->site, addr, 0, a->size);\n"
+		      "\telse\n"
+		      "\t\tperiod = send_load(a->site, addr, 0, a->size);\n", f);
+	else if (g->send_done[store->code])
+		fputs("\t/* Only stores are sent, so only stores are summarized. */\n"
+		      "\tperiod = send_store(a->site, addr, 0, a->size);\n", f);
+	else
+		fputs("\t/* Only loads are sent, so only loads are summarized. */\n"
+		      "\tperiod = send_load(a->site, addr, 0, a->size);\n", f);
+	fputs("\treturn period > 0 ? (uint64_t)period : 1;\n"
+	      "}\n"
+	      "\n"
+	      "/*\n"
+	      " * N > 1: the summary of loop site, whose `accesses` entries are the top of the\n"
+	      " * stash, run `iterations` times.  Walks the countdown over the iterations x\n"
+	      " * accesses positions as the per-access entry points would have counted it down:\n"
+	      " * the position where it reaches 1 or less is sent, and the period then drawn\n"
+	      " * counts from there; ", f);
+	if (loops)
+		fputs("loop events are sent, so loop_invoke, loop_iter at each\n"
+		      " * iteration and loop_exit go around and between the samples, in order:\n"
+		      " * O(iterations + samples).\n", f);
+	else
+		fputs("no loop event is sent, so it jumps from sample to\n"
+		      " * sample: O(samples + 1), not O(iterations).\n", f);
+	fputs(" * Pops the entries; returns 0 when the summary is lost (too few entries, or\n"
+	      " * one not stored), when its loop_summary record must go out alone.\n"
+	      " */\n"
+	      "static __attribute__((noinline)) int\n"
+	      "summary_sample(uint32_t site, uint32_t accesses, uint64_t iterations)\n"
+	      "{\n"
+	      "\tuint32_t depth = mn_load_signal(&summary_depth);\n"
+	      "\tconst struct summary_access *a;\n"
+	      "\tint32_t left = sample_countdown;\n"
+	      "\tuint64_t total, p;\n"
+	      "\n"
+	      "\tif (accesses > depth) {\n"
+	      "\t\t/* Entries were lost before: none below belongs to a whole summary. */\n"
+	      "\t\tmn_store_signal(&summary_depth, 0);\n"
+	      "\t\treturn 0;\n"
+	      "\t}\n"
+	      "\tif (accesses && depth > SUMMARY_STASH) {\n"
+	      "\t\tmn_store_signal(&summary_depth, depth - accesses);\n"
+	      "\t\treturn 0;\n"
+	      "\t}\n"
+	      "\ta = summary_stash + (depth - accesses);\n"
+	      "\t/* Positions, capped where no walk gets in a lifetime, so that p cannot wrap. */\n"
+	      "\tif (__builtin_mul_overflow(iterations, (uint64_t)accesses, &total) ||\n"
+	      "\t    total > UINT64_C(1) << 62)\n"
+	      "\t\ttotal = UINT64_C(1) << 62;\n"
+	      "\t/* The first position sent: the countdown is at 1 or less there. */\n"
+	      "\tp = left > 1 ? (uint64_t)left - 1 : 0;\n", f);
+	if (loops)
+		fputs("\t__mnemo_loop_invoke(site);\n"
+		      "\tfor (uint64_t k = 0; k < iterations; k++) {\n"
+		      "\t\tuint64_t end = k * accesses + accesses;\n"
+		      "\n"
+		      "\t\t__mnemo_loop_iter(site);\n"
+		      "\t\twhile (p < end && p < total)\n"
+		      "\t\t\tp += summary_send(&a[p - k * accesses], k);\n"
+		      "\t}\n"
+		      "\t__mnemo_loop_exit(site);\n", f);
+	else
+		fputs("\twhile (p < total) {\n"
+		      "\t\tuint64_t k = p / accesses;\n"
+		      "\n"
+		      "\t\tp += summary_send(&a[p - k * accesses], k);\n"
+		      "\t}\n", f);
+	fputs("\t/* Where the per-access countdown would stand after the last position. */\n"
+	      "\tif (total)\n"
+	      "\t\tsample_countdown = (int32_t)(p - total + 1);\n"
+	      "\t/* The entries are read: only now may a handler's pushes reuse their slots. */\n"
+	      "\tmn_signal_fence();\n"
+	      "\tmn_store_signal(&summary_depth, depth - accesses);\n"
+	      "\treturn 1;\n"
+	      "}\n", f);
+	g->summary_sampling_done = true;
+}
+
+/*
+ * A summary entry point of a sampled build: at N = 1 its record, as put_callback() writes it
+ * without sampling; at N > 1 a push on the stash (_load, _store) or the walk
+ * (put_summary_sampling()).
+ */
+static void put_sampled_summary(struct gen *g, const struct abi_entry *e,
+				const struct mn_spec_event *ev)
+{
+	FILE *f = g->f;
+
+	if (!g->summary_sampling_done)
+		put_summary_sampling(g);
+	fputc('\n', f);
+	put_layout(g, ev);
+	fprintf(f, "MN_ENTRY void %s(%s)\n{\n\tuint64_t w[%u];\n\n", e->fn, e->params,
+		g->w->nwords[ev->code]);
+	if (!strcmp(ev->name, "loop_summary"))
+		fputs("\tif (!summary_every_access() &&\n"
+		      "\t    summary_sample(site, accesses, iterations))\n"
+		      "\t\treturn;\n", f);
+	else
+		fprintf(f, "\tif (!summary_every_access()) {\n"
+			"\t\tsummary_stash_push(site, start, step, size, %d);\n"
+			"\t\treturn;\n"
+			"\t}\n", !strcmp(ev->name, "loop_summary_store"));
+	put_record_words(g, e, ev);
+	fputs("}\n", f);
 }
 
 static void put_callback(struct gen *g, const struct abi_entry *e)
@@ -596,6 +814,10 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 			"only\n * pointer accesses (accesses: pointer); not sent. */\n", ev->name,
 			ev->name);
 		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
+		return;
+	}
+	if (e->accesses == SUMMARY && g->sample) {
+		put_sampled_summary(g, e, ev);
 		return;
 	}
 	fputc('\n', f);
@@ -687,8 +909,7 @@ static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool 
 	switch (body_of(g, e)) {
 	case BODY_EMPTY:
 		return MNEMO_PLAN_EMPTY;
-	case BODY_COUNTDOWN:
-		return MNEMO_PLAN_PER_ACCESS;
+	case BODY_COUNTDOWN:   /* summaries count down the same way: put_summary_sampling() */
 	case BODY_RECORD:
 		break;
 	}
@@ -958,8 +1179,8 @@ static void usage(FILE *f)
 		"  --no-summarize       no loop summaries: __mnemo_summary_plan says off, and\n"
 		"                       the __mnemo_loop_summary* entry points are empty, so the\n"
 		"                       pass keeps every access of every loop (by default they\n"
-		"                       are on when some load or store entry point sends neither\n"
-		"                       its value nor samples, or when loop events are sent)\n"
+		"                       are on when some load or store entry point sends no\n"
+		"                       value, or when loop events are sent)\n"
 		"  --queue=KIND         pingpong (default): records go through the inline push of\n"
 		"                       the ping-pong queue (PROMPT 5.2); lamport: through the\n"
 		"                       out-of-line mn_queue_push_lamport(), a conventional queue,\n"

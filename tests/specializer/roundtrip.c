@@ -16,9 +16,12 @@
  * __mnemo_queue_lamport = 1; the others do neither: a line "queue: lamport" says which.
  * The loop summary entry points (abi.h) push every argument when __mnemo_summary_plan says on, and
  * nothing when off; words of a record that carry no argument (padding) must be 0.  A line
- * "plan: 0x..." gives the plan.
+ * "plan: 0x..." gives the plan.  With --sample-summaries=N (callbacks with a countdown and
+ * summaries on), at the periods of N: summarized loops must send exactly the records of the same
+ * loops run per access (check_sampled_summaries()).
  * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -244,6 +247,255 @@ static int check_sampling(void)
 	return 0;
 }
 
+/* ---- --sample-summaries=N ------------------------------------------------------------------ */
+
+/* A loop as the pass summarizes it: its site, its accesses in iteration order, its iterations. */
+struct loop {
+	uint32_t site, n;
+	uint64_t iters;
+	struct { uint32_t site; uint64_t start; int64_t step; uint32_t size; bool store; } a[6];
+};
+
+static const struct loop loops[] = {
+	{ 10, 3, 1000, { { 11, 0x10000, 4, 4, false }, { 12, 0x7ff000, -8, 8, true },
+			 { 13, 0x30000, 0, 1, false } } },
+	{ 20, 1, 1, { { 21, 0x40000, 16, 2, true } } },
+	{ 30, 0, 5, { { 0 } } },   /* no access left: only loop events (when they are sent) */
+	{ 40, 5, 37, { { 41, 0x50000, 4096, 4, false }, { 42, 0x60000, 24, 8, false },
+		       { 43, 0x70000, 24, 8, true }, { 44, 0x80000, -1, 1, true },
+		       { 45, 0x90000, 8, 8, false } } },
+	{ 50, 2, 3333, { { 51, 0xa0000, 8, 8, false }, { 52, 0xb0000, 8, 8, true } } },
+	{ 60, 6, 1, { { 61, 0xc0000, 1, 1, false }, { 62, 0xc0001, 1, 1, false },
+		      { 63, 0xc0002, 1, 1, false }, { 64, 0xc0003, 1, 1, true },
+		      { 65, 0xc0004, 1, 1, true }, { 66, 0xc0005, 1, 1, true } } },
+};
+
+#define NLOOPS (sizeof(loops) / sizeof(loops[0]))
+#define CAPTURE_WORDS (1u << 20)
+
+/* What a thread pushed: its own array behind the queue's cursors. */
+struct capture {
+	uint64_t *words;
+	size_t n;
+};
+
+static void capture_start(struct capture *c)
+{
+	c->words = calloc(CAPTURE_WORDS, sizeof(uint64_t));
+	if (!c->words)
+		exit(1);
+	mn_q_cur = mn_q_base = c->words;
+	mn_q_end = c->words + CAPTURE_WORDS;
+}
+
+static void capture_end(struct capture *c)
+{
+	c->n = (size_t)(mn_q_cur - c->words);
+}
+
+/* Loop l run with its events and accesses per access, as the build without summaries runs it. */
+static void run_per_access(const struct loop *l)
+{
+	__mnemo_loop_invoke(l->site);
+	for (uint64_t k = 0; k < l->iters; k++) {
+		__mnemo_loop_iter(l->site);
+		for (unsigned j = 0; j < l->n; j++) {
+			const void *addr = (const void *)(uintptr_t)(l->a[j].start +
+								     k * (uint64_t)l->a[j].step);
+
+			if (l->a[j].store)
+				__mnemo_store_ptr(l->a[j].site, addr, 0, l->a[j].size);
+			else
+				__mnemo_load_ptr(l->a[j].site, addr, 0, l->a[j].size);
+		}
+	}
+	__mnemo_loop_exit(l->site);
+}
+
+/* Accesses [from, to) of loop l's summary. */
+static void push_summary(const struct loop *l, unsigned from, unsigned to)
+{
+	for (unsigned j = from; j < to; j++) {
+		const void *start = (const void *)(uintptr_t)l->a[j].start;
+
+		if (l->a[j].store)
+			__mnemo_loop_summary_store(l->a[j].site, start, l->a[j].step, l->a[j].size);
+		else
+			__mnemo_loop_summary_load(l->a[j].site, start, l->a[j].step, l->a[j].size);
+	}
+}
+
+/* Loop l summarized, as the pass calls the summary entry points at its exit. */
+static void run_summarized(const struct loop *l)
+{
+	push_summary(l, 0, l->n);
+	__mnemo_loop_summary(l->site, l->n, l->iters);
+}
+
+/* Accesses outside the loops, per access in both runs. */
+static void between(unsigned i)
+{
+	__mnemo_load(7, (const void *)(uintptr_t)(0x1000 + 8 * i), 0, 8);
+	__mnemo_store_ptr(8, (const void *)(uintptr_t)(0x2000 + 8 * i), 0, 8);
+}
+
+/*
+ * The reference: every loop per access, twice, with accesses between them; then loop 4, then
+ * loop 0 (where the summarized run nests 4 inside 0's summary, as a signal handler would).
+ */
+static void *reference(void *arg)
+{
+	struct capture *c = arg;
+
+	capture_start(c);
+	for (unsigned round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < NLOOPS; i++) {
+			between(i);
+			run_per_access(&loops[i]);
+		}
+	}
+	run_per_access(&loops[4]);
+	run_per_access(&loops[0]);
+	between(99);
+	capture_end(c);
+	return NULL;
+}
+
+/* The same with every loop summarized, and the last two nested. */
+static void *summarized(void *arg)
+{
+	struct capture *c = arg;
+
+	capture_start(c);
+	for (unsigned round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < NLOOPS; i++) {
+			between(i);
+			run_summarized(&loops[i]);
+		}
+	}
+	/* Loop 0's exit interrupted after two of its three summary calls by a summarized loop 4. */
+	push_summary(&loops[0], 0, 2);
+	run_summarized(&loops[4]);
+	push_summary(&loops[0], 2, 3);
+	__mnemo_loop_summary(loops[0].site, 3, loops[0].iters);
+	between(99);
+	capture_end(c);
+	return NULL;
+}
+
+/*
+ * A full stash: 513 entries pushed, one past the 512 it holds.  The summary of the top one is lost
+ * (its record alone), the summary of the 512 below is sampled; a summary of more entries than
+ * pushed is lost too.  Counts the records by code into arg's words (a count per code, 0..255).
+ */
+static void *overflow(void *arg)
+{
+	struct capture *c = arg, mine;
+	const struct loop *l = &loops[4];   /* 2 accesses */
+
+	capture_start(&mine);
+	for (unsigned i = 0; i < 513; i++)
+		push_summary(l, i & 1, (i & 1) + 1);
+	__mnemo_loop_summary(l->site, 1, 10);
+	__mnemo_loop_summary(l->site, 512, 10);
+	__mnemo_loop_summary(l->site, 2, 10);
+	capture_end(&mine);
+	c->words = calloc(256, sizeof(uint64_t));
+	if (!c->words)
+		exit(1);
+	c->n = 0;
+	for (size_t i = 0; i < mine.n; i += __mnemo_wire.nwords[mine.words[i] & 0xff]) {
+		if (!__mnemo_wire.nwords[mine.words[i] & 0xff]) {
+			printf("overflow: a record of code %u, which the wire does not send\n",
+			       (unsigned)(mine.words[i] & 0xff));
+			exit(1);
+		}
+		c->words[mine.words[i] & 0xff]++;
+		c->n++;
+	}
+	free(mine.words);
+	return NULL;
+}
+
+static struct capture run_thread(void *(*fn)(void *))
+{
+	struct capture c = { 0 };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, &c) || pthread_join(t, NULL)) {
+		printf("cannot run a thread\n");
+		exit(1);
+	}
+	return c;
+}
+
+/*
+ * --sample-summaries=N: the periods of N, as the runtime sets them.  Each thread starts with the
+ * same countdown and draws, so the summarized run must send exactly the reference's records: the
+ * accesses the countdown picks, at their addresses, and the loop events when they are sent.  A
+ * full stash loses only the summaries it could not hold, each as its loop_summary record alone.
+ */
+static int check_sampled_summaries(unsigned n)
+{
+	struct capture ref, sum, over;
+	uint64_t accesses = 0, sent = 0;
+	unsigned load = 1, store = 2, summary = 19;
+	int bad = 0;
+
+	mn_sample_lo = n - n / 2;
+	mn_sample_span = 2 * (n / 2) + 1;
+	ref = run_thread(reference);
+	sum = run_thread(summarized);
+	over = run_thread(overflow);
+	for (unsigned i = 0; i < NLOOPS; i++)
+		accesses += 2 * loops[i].iters * loops[i].n;
+	accesses += loops[0].iters * loops[0].n + loops[4].iters * loops[4].n;
+	for (size_t i = 0; i < ref.n; i += __mnemo_wire.nwords[ref.words[i] & 0xff] ?
+					   __mnemo_wire.nwords[ref.words[i] & 0xff] : 1) {
+		unsigned code = ref.words[i] & 0xff;
+
+		sent += code == load || code == store;
+	}
+	printf("sampled summaries, N = %u: %zu words, %llu loads and stores sent of %llu in loops "
+	       "and %u others\n", n, sum.n, (unsigned long long)sent,
+	       (unsigned long long)accesses, (unsigned)(4 * NLOOPS + 2));
+	if (sum.n != ref.n || memcmp(sum.words, ref.words, ref.n * sizeof(uint64_t))) {
+		size_t i = 0;
+
+		while (i < ref.n && i < sum.n && ref.words[i] == sum.words[i])
+			i++;
+		printf("summarized: expected the per-access run's %zu words, got %zu, first "
+		       "difference at word %zu: 0x%llx, expected 0x%llx\n", ref.n, sum.n, i,
+		       i < sum.n ? (unsigned long long)sum.words[i] : 0ULL,
+		       i < ref.n ? (unsigned long long)ref.words[i] : 0ULL);
+		bad++;
+	}
+	/* About 1 in N of the loops' accesses and the between() ones (4 per round and loop, 2). */
+	if (sent * n < accesses / 2 || sent * n > 2 * (accesses + 4 * NLOOPS + 2)) {
+		printf("sampled summaries: expected about %llu accesses sent, got %llu\n",
+		       (unsigned long long)(accesses / n), (unsigned long long)sent);
+		bad++;
+	}
+	/* Two lost summaries; 512 entries x 10 iterations sampled, with loop events if sent. */
+	printf("full stash: %llu loop_summary records, %llu loads, %llu stores, loop events "
+	       "%llu %llu %llu\n", (unsigned long long)over.words[summary],
+	       (unsigned long long)over.words[load], (unsigned long long)over.words[store],
+	       (unsigned long long)over.words[12], (unsigned long long)over.words[13],
+	       (unsigned long long)over.words[14]);
+	if (over.words[summary] != 2 || !over.words[load] || !over.words[store] ||
+	    over.words[12] != (__mnemo_wire.nwords[12] ? 1 : 0) ||
+	    over.words[13] != (__mnemo_wire.nwords[13] ? 10 : 0) ||
+	    over.words[14] != (__mnemo_wire.nwords[14] ? 1 : 0) ||
+	    over.n != over.words[summary] + over.words[load] + over.words[store] +
+		      over.words[12] + over.words[13] + over.words[14]) {
+		printf("full stash: expected 2 loop_summary records (the lost summaries), loads "
+		       "and stores (the summary of 512), and its loop events if sent (1, 10, 1), "
+		       "nothing else\n");
+		bad++;
+	}
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	bool pointer_only = argc > 1 && !strcmp(argv[1], "--pointer-only");
@@ -251,6 +503,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--sample"))
 		return check_sampling();
+	if (argc > 1 && !strncmp(argv[1], "--sample-summaries=", 19))
+		return check_sampled_summaries((unsigned)atoi(argv[1] + 19));
 
 	printf("sent:");
 	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)

@@ -1232,6 +1232,102 @@ static void test_roundtrip_sampled(void **state)
 	expect_contains("roundtrip", r.out, "sampled: ");
 }
 
+/*
+ * A sampled build with summaries on: at the default periods the summary records go out as
+ * without sampling (roundtrip's default run); at N > 1 summarized loops send exactly the records
+ * of the same loops run per access, whether the countdown jumps from sample to sample
+ * (structure-affinity: no loop event) or walks each iteration (sl: loop events sent), also with
+ * the Lamport queue; a full stash loses only what it cannot hold.
+ */
+static void test_roundtrip_sampled_summaries(void **state)
+{
+	static const char *const flags[] = { "--sample-summaries=2", "--sample-summaries=7",
+					      "--sample-summaries=100" };
+	struct fixture *fx = *state;
+	struct run r;
+
+	copy_tree_spec(fx, "structure-affinity");
+	write_spec(fx, "sl", "module: sl\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [site, address, size]\n  store: [address]\n  loop_invoke: [site]\n"
+		   "  loop_iter: [site]\n  loop_exit: []\n");
+	roundtrip(fx, &r, "sl", NULL);
+	expect_contains("roundtrip", r.out, "sent: load store loop_invoke loop_iter loop_exit "
+			"loop_summary_load loop_summary_store loop_summary\n");
+	expect_contains("roundtrip", r.out, "plan: 0x80000455\n");
+	roundtrip(fx, &r, "structure-affinity", NULL);
+	expect_contains("roundtrip", r.out, "plan: 0x80000055\n");
+	for (unsigned i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		roundtrip(fx, &r, "structure-affinity", flags[i]);
+		expect_contains("roundtrip", r.out, "loop events 0 0 0\n");
+		roundtrip(fx, &r, "sl", flags[i]);
+		expect_contains("roundtrip", r.out, "loop events 1 10 1\n");
+	}
+	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", "--sample-summaries=7");
+	expect_contains("roundtrip", r.out, "sampled summaries, N = 7: ");
+}
+
+/*
+ * The text of a sampled build's summary entry points: at N = 1 (summary_every_access()) the
+ * record of the same build without sampling, line for line; at N > 1 a push on the stash, or the
+ * walk, which calls the loop events' entry points only when they are sent.
+ */
+static void test_sampled_summary_callbacks(void **state)
+{
+	static const char *const fns[] = { "__mnemo_loop_summary_load(",
+					   "__mnemo_loop_summary_store(", "__mnemo_loop_summary(" };
+	static const char *const ifs[] = {
+		"\tif (!summary_every_access()) {\n"
+		"\t\tsummary_stash_push(site, start, step, size, 0);\n\t\treturn;\n\t}\n",
+		"\tif (!summary_every_access()) {\n"
+		"\t\tsummary_stash_push(site, start, step, size, 1);\n\t\treturn;\n\t}\n",
+		"\tif (!summary_every_access() &&\n"
+		"\t    summary_sample(site, accesses, iterations))\n\t\treturn;\n",
+	};
+	static char plain[65536], sampled[65536];
+	struct fixture *fx = *state;
+	char path[256];
+	struct run r;
+
+	write_spec(fx, "smp", "module: smp\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [address]\n  store: [address]\n");
+	write_spec(fx, "all", "module: all\ndoc: d\nevents:\n"
+		   "  load: [address]\n  store: [address]\n");
+	write_spec(fx, "loops", "module: loops\ndoc: d\nevents:\n  loop_iter: []\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	specialize(fx, &r, fx->modules, "all");
+	expect_ok(&r);
+	read_file(path, plain, sizeof(plain));
+	specialize(fx, &r, fx->modules, "smp");
+	expect_ok(&r);
+	read_file(path, sampled, sizeof(sampled));
+	for (unsigned i = 0; i < 3; i++) {
+		char *p = strstr(plain, fns[i]), *s = strstr(sampled, fns[i]), *end;
+
+		if (!p || !s)
+			fail_msg("expected %s defined in both builds", fns[i]);
+		p = strstr(p, "\n\n") + 2;   /* after "uint64_t w[n];" */
+		s = strstr(s, "\n\n") + 2;
+		if (strncmp(s, ifs[i], strlen(ifs[i])))
+			fail_msg("%s: expected it to start with\n%s\ngot\n%.300s", fns[i], ifs[i],
+				 s);
+		s += strlen(ifs[i]);
+		end = strstr(p, "\n}\n");
+		if (strncmp(p, s, (size_t)(end - p) + 3))
+			fail_msg("%s at N = 1: expected the record\n%.*s\ngot\n%.300s", fns[i],
+				 (int)(end - p), p, s);
+	}
+	expect_contains("smp", sampled, "so it jumps from sample to\n * sample: O(samples + 1)");
+	if (strstr(sampled, "\t__mnemo_loop_iter(site);\n"))
+		fail_msg("smp: expected no loop event in the walk, got:\n%s", sampled);
+
+	specialize(fx, &r, fx->modules, "smp,loops");
+	expect_ok(&r);
+	read_file(path, sampled, sizeof(sampled));
+	expect_contains("smp,loops", sampled, "\t__mnemo_loop_invoke(site);\n");
+	expect_contains("smp,loops", sampled, "\t\t__mnemo_loop_iter(site);\n");
+	expect_contains("smp,loops", sampled, "\t__mnemo_loop_exit(site);\n");
+}
+
 static void test_roundtrip_pointer_only(void **state)
 {
 	struct fixture *fx = *state;
@@ -1499,10 +1595,10 @@ static void expect_summaries(const char *what, const char *text, bool on)
 }
 
 /*
- * The plan's states follow from the bodies written: 0 empty, 1 a record without value and
- * without countdown, 2 a value or a countdown (or a pointer_create body); loop events 1 when
- * sent.  Bit 31 when some state is 1, unless --no-summarize or --all-events; the summary entry
- * points and the wire follow bit 31.
+ * The plan's states follow from the bodies written: 0 empty, 1 a record without value (with a
+ * countdown or not), 2 a value (or a pointer_create body); loop events 1 when sent.  Bit 31
+ * when some state is 1, unless --no-summarize or --all-events; the summary entry points and the
+ * wire follow bit 31.
  */
 static void test_summary_plan(void **state)
 {
@@ -1513,7 +1609,10 @@ static void test_summary_plan(void **state)
 		{ "vals", NULL, 0x00000022 },          /* loads with value: 2 */
 		{ "addrs", NULL, 0x80000011 },         /* loads without value: 1 */
 		{ "ptrs", NULL, 0x80000050 },          /* accesses: pointer: plain ones 0 */
-		{ "smp", NULL, 0x000000aa },           /* sampled: a countdown: 2 */
+		{ "smp", NULL, 0x80000055 },           /* a countdown: summaries sample the same */
+		{ "smp", "--no-summarize", 0x00000055 },
+		{ "smp,loops", NULL, 0x80000455 },     /* sampled, loop events sent */
+		{ "smpv", NULL, 0x00000022 },          /* sampled with the value: 2 */
 		{ "smp,addrs", NULL, 0x80000055 },     /* addrs needs every access: no countdown */
 		{ "pcs", NULL, 0x80000244 },           /* pointer_create with a body: 2 */
 		{ "loops", NULL, 0x80000400 },         /* loop events sent: 1 */
@@ -1533,7 +1632,7 @@ static void test_summary_plan(void **state)
 		{ "null", 0x80000455 },
 		{ "value-pattern", 0x000000aa },
 		{ "rds-shape", 0x000000a0 },          /* pointer only, with values */
-		{ "structure-affinity", 0x000000aa },
+		{ "structure-affinity", 0x80000055 },  /* sampled: summarized all the same */
 		{ "object-relative", 0x80000055 },
 	};
 	struct fixture *fx = *state;
@@ -1546,6 +1645,8 @@ static void test_summary_plan(void **state)
 		   "  load: [address]\n  store: [address]\n");
 	write_spec(fx, "smp", "module: smp\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
 		   "  load: [address]\n  store: [address]\n");
+	write_spec(fx, "smpv", "module: smpv\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [address, value]\n");
 	write_spec(fx, "pcs", "module: pcs\ndoc: d\nevents:\n  pointer_create: [address]\n"
 		   "  store: [address]\n");
 	write_spec(fx, "loops", "module: loops\ndoc: d\nevents:\n  loop_iter: []\n");
@@ -1707,7 +1808,7 @@ static void test_summaries_keep_callbacks(void **state)
 {
 	static const char *const sets[] = { "dependence", "null", "object-relative", "shadow-cost",
 					    "null,value-pattern,rds-shape",
-					    "dependence,structure-affinity" };
+					    "dependence,structure-affinity", "structure-affinity" };
 	static const char *const queues[] = { NULL, "--queue=lamport" };
 	static char on[65536], off[65536];
 	struct fixture *fx = *state;
@@ -1848,6 +1949,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_value_pattern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_pointer_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_sampled_summaries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_summary_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_ablation, setup, teardown),
