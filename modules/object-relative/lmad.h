@@ -56,4 +56,14 @@ void objrel_lmads_free(struct objrel_lmads *s);
  */
 bool objrel_lmads_add(struct objrel_lmads *s, const uint64_t p[OBJREL_LMAD_DIMS], uint64_t t);
 
+/*
+ * Adds the count points p0 + i * dp at times t0 + i * dt, i in [0, count), leaving exactly the
+ * state count calls of objrel_lmads_add() would, in O(1): a loop summary's access within one
+ * object.  No point may wrap: p0 + i * dp, as an integer, lies in [0, 2^64) in each dimension.
+ * Returns how many of them were captured (a prefix of them).
+ */
+uint64_t objrel_lmads_add_run(struct objrel_lmads *s, const uint64_t p0[OBJREL_LMAD_DIMS],
+			      const int64_t dp[OBJREL_LMAD_DIMS], uint64_t count, uint64_t t0,
+			      uint64_t dt);
+
 #endif /* OBJREL_LMAD_H */
