@@ -532,7 +532,7 @@ int mn_spec_arg_find(const struct mn_spec_event *ev, const char *name)
 /* ---- Module specs --------------------------------------------------------------------------- */
 
 static const char *const module_keys[] = { "module", "doc", "shard", "shard_shift", "accesses",
-					   "sample", "events", NULL };
+					   "sample", "values", "events", NULL };
 
 /* "load, store, ..." or "site, address, ..." into buf. */
 static void event_names(char *buf, size_t size, const struct mn_catalogue *c)
@@ -651,6 +651,20 @@ static int parse_accesses(struct mn_module_spec *m, yaml_document_t *doc, const 
 	return 0;
 }
 
+/* Parses `values:` of the root mapping into m: always (the default) or until-ready. */
+static int parse_values(struct mn_module_spec *m, yaml_document_t *doc, const yaml_node_t *root,
+			struct mn_spec_error *err)
+{
+	const yaml_node_t *v = map_get(doc, root, "values");
+	const char *s = v ? scalar(v) : "always";
+
+	if (!s || (strcmp(s, "always") && strcmp(s, "until-ready")))
+		return errf(err, m->path, &v->start_mark,
+			    "values must be always or until-ready, got '%s'", s ? s : "nothing");
+	m->values_until_ready = !strcmp(s, "until-ready");
+	return 0;
+}
+
 /*
  * Parses `sample:` of the root mapping into m: the name of the environment variable giving N.  Run
  * after the events: it needs load or store among them.
@@ -718,6 +732,8 @@ static int parse_module(struct mn_module_spec *m, const struct mn_catalogue *c,
 	ret = parse_shard(m, doc, root, err);
 	if (!ret)
 		ret = parse_accesses(m, doc, root, err);
+	if (!ret)
+		ret = parse_values(m, doc, root, err);
 	if (ret)
 		return ret;
 	events = map_get(doc, root, "events");

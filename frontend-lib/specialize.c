@@ -900,6 +900,18 @@ static const struct {
 
 #define NPLAN (sizeof(plan_entries) / sizeof(plan_entries[0]))
 
+/*
+ * True when every chosen module that lists argument arg of event ev needs it only until it has
+ * seen enough (`values: until-ready`, spec.h).
+ */
+static bool values_until_ready(const struct gen *g, const struct mn_spec_event *ev, int arg)
+{
+	for (unsigned i = 0; i < g->nm; i++)
+		if ((g->m[i]->args[ev->code] >> arg & 1) && !g->m[i]->values_until_ready)
+			return false;
+	return true;
+}
+
 /* The plan state of entry point e: what body_of() says its body does. */
 static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool per_access)
 {
@@ -913,8 +925,11 @@ static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool 
 	case BODY_RECORD:
 		break;
 	}
-	if (per_access || (value >= 0 && g->w->arg[ev->code][value].bits))
+	if (per_access)
 		return MNEMO_PLAN_PER_ACCESS;
+	if (value >= 0 && g->w->arg[ev->code][value].bits)
+		return values_until_ready(g, ev, value) ? MNEMO_PLAN_UNTIL_READY :
+							  MNEMO_PLAN_PER_ACCESS;
 	return MNEMO_PLAN_SUMMARIZABLE;
 }
 
@@ -942,13 +957,14 @@ static void summary_plan(struct gen *g, bool summarize)
 			g->plan = (g->plan & ~(UINT32_C(3) << 2 * k)) | (uint32_t)st << 2 * k;
 	}
 	for (unsigned k = 0; k <= MNEMO_PLAN_LOOP; k++)
-		some |= MNEMO_PLAN_STATE(g->plan, k) == MNEMO_PLAN_SUMMARIZABLE;
+		some |= MNEMO_PLAN_STATE(g->plan, k) == MNEMO_PLAN_SUMMARIZABLE ||
+			MNEMO_PLAN_STATE(g->plan, k) == MNEMO_PLAN_UNTIL_READY;
 	if (g->all_events)
 		g->summary_off = "--all-events";
 	else if (!summarize)
 		g->summary_off = "--no-summarize";
 	else if (!some)
-		g->summary_off = "no entry point has state 1";
+		g->summary_off = "no entry point has state 1 or 3";
 	else
 		g->plan |= MNEMO_PLAN_ON;
 }
@@ -962,7 +978,7 @@ static void put_summary_plan(const struct gen *g)
 
 	fputs("\n/*\n"
 	      " * Loop summaries (abi.h), per entry point: 0 empty, 1 may be summarized, 2 per\n"
-	      " * access:", f);
+	      " * access, 3 summarized once ready:", f);
 	for (unsigned k = 0; k <= MNEMO_PLAN_LOOP; k++)
 		fprintf(f, "%s %s %u", k ? "," : "", names[k], MNEMO_PLAN_STATE(g->plan, k));
 	if (g->plan & MNEMO_PLAN_ON)

@@ -995,6 +995,17 @@ static void test_bad_accesses(void **state)
 			6, 11, "accesses must be all or pointer, got 'nothing'");
 }
 
+static void test_bad_values(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"values: sometimes\n"
+			"events:\n"
+			"  load: [value]\n",
+			3, 9, "values must be always or until-ready, got 'sometimes'");
+}
+
 static void test_bad_sample(void **state)
 {
 	expect_bad_spec(*state,
@@ -1211,8 +1222,8 @@ static void test_roundtrip_value_pattern(void **state)
 
 	copy_tree_spec(fx, "value-pattern");
 	roundtrip(fx, &r, "value-pattern", NULL);
-	assert_string_equal(r.out, "sent: load store func_entry\nheap_events: 0\n"
-			    "plan: 0x000000aa\n");
+	assert_string_equal(r.out, "sent: load store func_entry loop_summary_load "
+			    "loop_summary_store loop_summary\nheap_events: 0\nplan: 0x800000ff\n");
 }
 
 /* Pointer-only modules: the _ptr entry points push the records, the plain ones nothing. */
@@ -1618,6 +1629,10 @@ static void test_summary_plan(void **state)
 		{ "loops", NULL, 0x80000400 },         /* loop events sent: 1 */
 		{ "vals,loops", NULL, 0x80000422 },
 		{ "vals,addrs", NULL, 0x00000022 },    /* the value goes with every load */
+		{ "untl", NULL, 0x80000033 },          /* values until ready: 3 */
+		{ "untl,addrs", NULL, 0x80000033 },
+		{ "untl,vals", NULL, 0x00000022 },     /* vals needs every value: 2 */
+		{ "untl", "--no-summarize", 0x00000033 },
 		{ "calls", NULL, 0x00000000 },         /* nothing to summarize */
 		{ "addrs", "--no-summarize", 0x00000011 },
 		{ "loops", "--no-summarize", 0x00000400 },
@@ -1630,7 +1645,7 @@ static void test_summary_plan(void **state)
 	} tree[] = {
 		{ "dependence", 0x80000455 },
 		{ "null", 0x80000455 },
-		{ "value-pattern", 0x000000aa },
+		{ "value-pattern", 0x800000ff },       /* values: until-ready */
 		{ "rds-shape", 0x000000a0 },          /* pointer only, with values */
 		{ "structure-affinity", 0x80000055 },  /* sampled: summarized all the same */
 		{ "object-relative", 0x80000055 },
@@ -1641,6 +1656,8 @@ static void test_summary_plan(void **state)
 
 	write_spec(fx, "vals", "module: vals\ndoc: d\nevents:\n  load: [value]\n");
 	write_spec(fx, "addrs", "module: addrs\ndoc: d\nevents:\n  load: [site, address]\n");
+	write_spec(fx, "untl", "module: untl\ndoc: d\nvalues: until-ready\nevents:\n"
+		   "  load: [value]\n");
 	write_spec(fx, "ptrs", "module: ptrs\ndoc: d\naccesses: pointer\nevents:\n"
 		   "  load: [address]\n  store: [address]\n");
 	write_spec(fx, "smp", "module: smp\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
@@ -1691,7 +1708,7 @@ static void test_summary_plan(void **state)
 	specialize(fx, &r, fx->modules, "calls");
 	expect_ok(&r);
 	read_file(path, text, sizeof(text));
-	expect_contains("calls", text, " * off (no entry point has state 1).\n");
+	expect_contains("calls", text, " * off (no entry point has state 1 or 3).\n");
 }
 
 /*
@@ -1933,6 +1950,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pointer_only_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_parsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_callbacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_sample, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_yaml_syntax, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_unknown_event, setup, teardown),
