@@ -12,13 +12,22 @@
  *     module: a hash map from each 8-byte word to its last writer and last reader (site, the
  *     calling context as a list of sites, clock), a plain array for the stack of functions and
  *     loops holding every iteration start of every live loop, no shadow memory, no context
- *     manager, no parallelism, no buffering.
+ *     manager, no parallelism, no buffering.  Loop summaries (codes 17-19) it expands itself,
+ *     from their description in docs/internals.md and sharing no code with backend/driver.c: a
+ *     plain array of pending accesses, each summary replayed as the events it stands for.
  *
  * Both become sorted text lines, one per loop, one per dependence and one for the losses, and
  * must be equal.  --context sets MNEMO_DEP_CONTEXT=1 for the module and keys the reference by
- * context; --clock-limit N sets MNEMO_DEP_CLOCK_LIMIT=N (the clock resets of README).  Exit status
- * 0 when every worker count agrees with the reference, 1 when one does not (the first differing
- * lines are printed, expected and got), 2 on a usage or input error.
+ * context; --clock-limit N sets MNEMO_DEP_CLOCK_LIMIT=N (the clock resets of README).  Every
+ * worker's count of summarized accesses must also equal the reference's, with none lost.
+ * --no-summaries: the recording must hold no summary record (a --mnemo-no-summarize build).
+ * --nest first rewrites the stream as if signal handlers had run summarized loops inside others
+ * (nest_summaries()), so that both sides' pending stacks hold more than one loop's accesses.
+ * --save FILE writes the reference's lines but the count of summarized accesses, sorted, to FILE
+ * (oracle.sh compares the builds with and without summaries: the expanded stream must give what
+ * the per-access one gives).
+ * Exit status 0 when every worker count agrees with the reference, 1 when one does not (the first
+ * differing lines are printed, expected and got), 2 on a usage or input error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,8 +46,11 @@
 #include "recording.h"
 
 #define PROG "dep-oracle"
+#define USAGE "usage: " PROG " RECORDING [--context] [--clock-limit N] [--no-summaries] [--nest] " \
+	"[--save FILE]"
 #define MAX_CTX 64          /* README: contexts are the outermost 64 frames */
 #define PAGE 4096           /* README: an access is tracked on its first 4 KiB page */
+#define ADDR48 ((UINT64_C(1) << 48) - 1)   /* addresses are 48 bits on the wire */
 
 extern const struct mn_module mn_module_dependence;
 
@@ -205,6 +217,14 @@ struct rdep {
 	bool carried;
 };
 
+/* A summarized access waiting for the loop_summary record that closes it. */
+struct rpending {
+	uint32_t site, size;
+	uint64_t start;          /* its address in iteration 0 */
+	uint64_t step;           /* bytes per iteration, two's complement */
+	bool store;
+};
+
 struct ref {
 	bool context;
 	uint32_t clock, limit;
@@ -224,6 +244,10 @@ struct ref {
 	/* per loop site */
 	uint64_t *inv, *iter;
 	uint32_t nsites;
+	/* loop summaries: the pending accesses, first pushed first */
+	struct rpending *pend;
+	size_t npend, pendcap;
+	uint64_t summaries, summarized;
 };
 
 static struct rword *word_get(struct ref *r, uint64_t word)
@@ -506,6 +530,64 @@ static void on_access(struct ref *r, uint32_t site, uint64_t addr, uint64_t size
 	}
 }
 
+/* v as argument i of a record of event code carries it: cut to its bits, 0 when not sent. */
+static uint64_t as_sent(const struct mn_wire *wire, unsigned code, unsigned i, uint64_t v)
+{
+	unsigned bits = wire->arg[code][i].bits;
+
+	return bits >= 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+}
+
+static void on_summary_access(struct ref *r, const struct mn_wire *wire, const uint64_t *rec,
+			      unsigned code)
+{
+	if (r->npend == r->pendcap) {
+		r->pendcap = r->pendcap ? 2 * r->pendcap : 64;
+		r->pend = xrealloc(r->pend, r->pendcap * sizeof(*r->pend));
+	}
+	r->pend[r->npend++] = (struct rpending){
+		.site = (uint32_t)mn_wire_get(wire, rec, code, 0),
+		.start = mn_wire_get(wire, rec, code, 1),
+		.step = mn_wire_get(wire, rec, code, 2),
+		.size = (uint32_t)mn_wire_get(wire, rec, code, 3),
+		.store = code == MN_EV_LOOP_SUMMARY_STORE,
+	};
+}
+
+/*
+ * loop_summary(site, n, iterations) stands for the events the per-access build would have sent:
+ * loop_invoke; each iteration k, loop_iter and then the top n pending accesses in the order they
+ * were pushed, at (start + k * step) mod 2^48; loop_exit.  Loop events only when the wire sends
+ * them; an access's site and size as a load or store record would carry them.
+ */
+static void on_summary(struct ref *r, const struct mn_wire *wire, uint32_t site, uint64_t n,
+		       uint64_t iters)
+{
+	const struct rpending *acc;
+
+	if (n > r->npend)
+		die("a loop summary of %" PRIu64 " accesses with %zu pending", n, r->npend);
+	r->npend -= n;
+	acc = r->pend + r->npend;   /* the popped entries stay in place until the next push */
+	r->summaries++;
+	r->summarized += n * iters;
+	if (wire->nwords[MN_EV_LOOP_INVOKE])
+		on_loop_invoke(r, site);
+	for (uint64_t k = 0; k < iters; k++) {
+		if (wire->nwords[MN_EV_LOOP_ITER])
+			on_loop_iter(r, site);
+		for (uint64_t j = 0; j < n; j++) {
+			unsigned code = acc[j].store ? MN_EV_STORE : MN_EV_LOAD;
+
+			on_access(r, (uint32_t)as_sent(wire, code, 0, acc[j].site),
+				  (acc[j].start + k * acc[j].step) & ADDR48,
+				  as_sent(wire, code, 3, acc[j].size), acc[j].store);
+		}
+	}
+	if (wire->nwords[MN_EV_LOOP_EXIT])
+		on_exit_event(r, site);
+}
+
 static void ref_run(struct ref *r, const struct mn_wire *wire, const uint64_t *words, size_t n)
 {
 	size_t i = 0;
@@ -542,10 +624,21 @@ static void ref_run(struct ref *r, const struct mn_wire *wire, const uint64_t *w
 		case MN_EV_LOOP_ITER:
 			on_loop_iter(r, site);
 			break;
+		case MN_EV_LOOP_SUMMARY_LOAD:
+		case MN_EV_LOOP_SUMMARY_STORE:
+			on_summary_access(r, wire, rec, code);
+			break;
+		case MN_EV_LOOP_SUMMARY:
+			on_summary(r, wire, site, mn_wire_get(wire, rec, code, 1),
+				   mn_wire_get(wire, rec, code, 2));
+			break;
 		default:
 			break;
 		}
 	}
+	if (r->npend)
+		die("the recording ends with %zu summarized accesses no loop_summary closed",
+		    r->npend);
 }
 
 static void ref_lines(struct ref *r, struct lines *out)
@@ -579,6 +672,7 @@ static void ref_free(struct ref *r)
 	free(r->deps);
 	free(r->inv);
 	free(r->iter);
+	free(r->pend);
 	strmap_free(&r->ctx_names);
 	strmap_free(&r->dep_keys);
 }
@@ -662,13 +756,14 @@ static void section_lines(const char *path, struct lines *out)
 	mn_profile_close(p);
 }
 
-/* Runs the module with n workers over the recording and returns its section as lines. */
+/* Runs the module with n workers over the recording and returns its section as lines, and the
+ * driver's count of summarized accesses (every worker's must be worker 0's) as one more. */
 static void module_lines(unsigned n, const struct mn_wire *wire, const uint64_t *words,
 			 size_t nwords, struct lines *out)
 {
 	const struct mn_module *m = &mn_module_dependence;
 	struct mn_worker w[4];
-	struct mn_decode_stats st = { 0 };
+	struct mn_decode_stats st[4] = { 0 };
 	char path[] = "/tmp/dep-oracle.XXXXXX";
 	struct mn_prof *p;
 	FILE *f = NULL;
@@ -681,10 +776,18 @@ static void module_lines(unsigned n, const struct mn_wire *wire, const uint64_t 
 		if (err)
 			die("module init: %s", strerror(-err));
 	}
-	for (unsigned i = 0; i < n; i++)
-		mn_worker_run(&w[i], wire, words, nwords, &st);
-	if (st.corrupt)
-		die("the driver found %" PRIu64 " corrupt records", st.corrupt);
+	for (unsigned i = 0; i < n; i++) {
+		mn_worker_run(&w[i], wire, words, nwords, &st[i]);
+		mn_worker_finish(&w[i], &st[i]);
+		if (st[i].corrupt)
+			die("the driver found %" PRIu64 " corrupt records", st[i].corrupt);
+		if (st[i].summarized != st[0].summarized)
+			lines_add(out, xasprintf("summarized by worker %u: %" PRIu64 ", worker 0: %"
+						 PRIu64, i, st[i].summarized, st[0].summarized));
+	}
+	lines_add(out, xasprintf("summarized accesses=%" PRIu64 " lost_summaries=%" PRIu64
+				 " lost_pending=%" PRIu64, st[0].summarized, st[0].lost_summaries,
+				 st[0].lost_pending));
 	for (unsigned i = 1; i < n; i++) {   /* as backend.c: in worker order, into worker 0 */
 		m->merge(w[0].state, w[i].state);
 		m->fini(w[i].state);
@@ -715,6 +818,87 @@ static void module_lines(unsigned n, const struct mn_wire *wire, const uint64_t 
 	unlink(path);
 }
 
+/* ---- Nesting summaries (--nest) ------------------------------------------------------------- */
+
+static bool is_summary_access(unsigned code)
+{
+	return code == MN_EV_LOOP_SUMMARY_LOAD || code == MN_EV_LOOP_SUMMARY_STORE;
+}
+
+/*
+ * The end (one past its loop_summary record) of the summary group starting at record i of rec[]
+ * (record offsets, rec[nrec] = the end): access records then the loop_summary closing exactly
+ * them; 0 when no such group starts at i.
+ */
+static size_t group_end(const struct mn_wire *wire, const uint64_t *words, const size_t *rec,
+			size_t nrec, size_t i)
+{
+	size_t j = i;
+
+	while (j < nrec && is_summary_access(words[rec[j]] & 0xff))
+		j++;
+	if (j == i || j == nrec || (words[rec[j]] & 0xff) != MN_EV_LOOP_SUMMARY ||
+	    mn_wire_get(wire, words + rec[j], MN_EV_LOOP_SUMMARY, 1) != j - i)
+		return 0;
+	return j + 1;
+}
+
+/*
+ * Rewrites words[0..n) as if a signal handler had run a summarized loop between another one's
+ * access records and its loop_summary: of every two summary groups in a row, the second moves
+ * into the first, just before its loop_summary (what lay between them follows).  The stream stays
+ * one the module must handle, and the pending stacks of both sides must then be stacks.  Returns
+ * how many groups moved.
+ */
+static uint64_t nest_summaries(const struct mn_wire *wire, uint64_t *words, size_t n)
+{
+	uint64_t *out = xcalloc(n, sizeof(*out));
+	size_t *rec = xcalloc(n + 1, sizeof(*rec)), nrec = 0, o = 0, i = 0;
+	uint64_t moved = 0;
+
+	for (size_t w = 0; w < n; nrec++) {
+		unsigned code = words[w] & 0xff;
+
+		if (words[w] && (code >= MN_WIRE_MAX_EVENTS || !wire->nwords[code] ||
+				 wire->nwords[code] > n - w))
+			die("corrupt record at word %zu", w);
+		rec[nrec] = w;
+		w += words[w] ? wire->nwords[code] : 1;
+	}
+	rec[nrec] = n;
+#define COPY(from, to) (memcpy(out + o, words + rec[from], (rec[to] - rec[from]) * 8), \
+			o += rec[to] - rec[from])
+	while (i < nrec) {
+		size_t e1 = group_end(wire, words, rec, nrec, i), j, e2 = 0;
+
+		if (!e1) {
+			COPY(i, i + 1);
+			i++;
+			continue;
+		}
+		for (j = e1; j < nrec && !is_summary_access(words[rec[j]] & 0xff); j++)
+			;
+		if (j < nrec)
+			e2 = group_end(wire, words, rec, nrec, j);
+		if (!e2) {
+			COPY(i, e1);
+			i = e1;
+			continue;
+		}
+		COPY(i, e1 - 1);     /* the first group's accesses */
+		COPY(j, e2);         /* the second group, whole */
+		COPY(e1 - 1, e1);    /* the first group's loop_summary */
+		COPY(e1, j);         /* what lay between them */
+		moved++;
+		i = e2;
+	}
+#undef COPY
+	memcpy(words, out, n * sizeof(*words));
+	free(out);
+	free(rec);
+	return moved;
+}
+
 /* ---- Comparing ------------------------------------------------------------------------------- */
 
 static bool same(const char *what, struct lines *want, struct lines *got)
@@ -741,6 +925,19 @@ static bool same(const char *what, struct lines *want, struct lines *got)
 	return !shown;
 }
 
+static void save_lines(const char *path, struct lines *l)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	qsort(l->s, l->n, sizeof(*l->s), by_str);
+	for (size_t i = 0; i < l->n; i++)
+		fprintf(f, "%s\n", l->s[i]);
+	if (fclose(f))
+		die("%s: write error", path);
+}
+
 int main(int argc, char **argv)
 {
 	struct mn_rec_header h;
@@ -748,8 +945,8 @@ int main(int argc, char **argv)
 	struct ref r = { .cur_ctx = SIZE_MAX, .limit = UINT32_MAX };
 	struct lines want = { 0 };
 	uint64_t *words;
-	const char *path = NULL;
-	bool ok = true;
+	const char *path = NULL, *save = NULL;
+	bool ok = true, no_summaries = false, nest = false;
 	FILE *f;
 
 	for (int i = 1; i < argc; i++) {
@@ -759,14 +956,20 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--clock-limit") && i + 1 < argc) {
 			r.limit = (uint32_t)strtoul(argv[++i], NULL, 10);
 			setenv("MNEMO_DEP_CLOCK_LIMIT", argv[i], 1);
+		} else if (!strcmp(argv[i], "--no-summaries")) {
+			no_summaries = true;
+		} else if (!strcmp(argv[i], "--nest")) {
+			nest = true;
+		} else if (!strcmp(argv[i], "--save") && i + 1 < argc) {
+			save = argv[++i];
 		} else if (argv[i][0] != '-' && !path) {
 			path = argv[i];
 		} else {
-			die("usage: " PROG " RECORDING [--context] [--clock-limit N]");
+			die(USAGE);
 		}
 	}
 	if (!path)
-		die("usage: " PROG " RECORDING [--context] [--clock-limit N]");
+		die(USAGE);
 	unsetenv("MNEMO_DEP_LOOP");
 	if (!r.context)
 		unsetenv("MNEMO_DEP_CONTEXT");
@@ -781,8 +984,19 @@ int main(int argc, char **argv)
 	memcpy(wire.nwords, h.nwords, sizeof(wire.nwords));
 	memcpy(wire.arg, h.arg, sizeof(wire.arg));
 
+	if (nest && !nest_summaries(&wire, words, h.words))
+		die("%s: --nest: no two summaries in a row to nest", path);
 	ref_run(&r, &wire, words, h.words);
+	if (no_summaries && r.summaries) {
+		fprintf(stderr, "%s: %" PRIu64 " loop summaries in a recording that should have "
+			"none\n", path, r.summaries);
+		ok = false;
+	}
 	ref_lines(&r, &want);
+	if (save)
+		save_lines(save, &want);
+	lines_add(&want, xasprintf("summarized accesses=%" PRIu64 " lost_summaries=0 "
+				   "lost_pending=0", r.summarized));
 	for (unsigned n = 1; n <= 4; n *= 2) {
 		struct lines got = { 0 };
 		char what[600];
@@ -793,9 +1007,11 @@ int main(int argc, char **argv)
 		ok &= same(what, &want, &got);
 		lines_free(&got);
 	}
-	printf("%s%s: %" PRIu64 " events, %zu dependences, %" PRIu64 " clock resets: module with "
-	       "1, 2, 4 workers %s the reference\n", path, r.context ? " --context" : "", h.events,
-	       r.dep_keys.n, r.resets, ok ? "equals" : "DIFFERS FROM");
+	printf("%s%s%s: %" PRIu64 " events, %" PRIu64 " summarized accesses in %" PRIu64
+	       " summaries, %zu dependences, %" PRIu64 " clock resets: module with 1, 2, 4 workers "
+	       "%s the reference\n", path, r.context ? " --context" : "", nest ? " --nest" : "",
+	       h.events, r.summarized, r.summaries, r.dep_keys.n, r.resets,
+	       ok ? "equals" : "DIFFERS FROM");
 	lines_free(&want);
 	ref_free(&r);
 	free(words);

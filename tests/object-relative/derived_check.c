@@ -17,7 +17,9 @@
  *  - strides: the offset difference between consecutive executions of an instruction that fall
  *    in the same live object (a sorted array of live objects, as objrel-lossless-ref keeps; stack
  *    objects with --stack); an instruction is strongly strided when one non-zero stride covers at
- *    least 70% of its executions.
+ *    least 70% of its executions;
+ *  - loop summaries expanded into the accesses they stand for as objrel-lossless-ref expands
+ *    them (ref_summaries.h).
  *
  * Prints one line: the dependence pairs (every pair either side has), how many have exactly the
  * right number of conflicts and how many a frequency within 0.10 of the exact one (the paper's
@@ -45,6 +47,7 @@
 #include "profile.h"
 #include "recording.h"
 #include "ref_objects.h"
+#include "ref_summaries.h"
 
 #define PROG "objrel-derived-check"
 #define PAGE 4096
@@ -256,8 +259,17 @@ static void on_access(uint32_t site, uint64_t addr, uint64_t size, bool store)
 	}
 }
 
+/* An access a loop summary stands for (ref_summaries.h). */
+static void on_summarized(void *ctx, uint32_t site, uint64_t addr, uint64_t size, bool store)
+{
+	(void)ctx;
+	on_access(site, addr, size, store);
+}
+
 static void exact_run(const struct mn_wire *wire, const uint64_t *w, size_t n, bool stack)
 {
+	struct ref_summaries sums = { 0 };
+
 	objs.stack = stack;
 	for (size_t i = 0; i < n;) {
 		const uint64_t *rec = w + i;
@@ -271,13 +283,22 @@ static void exact_run(const struct mn_wire *wire, const uint64_t *w, size_t n, b
 		if (code >= MN_WIRE_MAX_EVENTS || !wire->nwords[code] || wire->nwords[code] > n - i)
 			die("corrupt record at word %zu", i);
 		i += wire->nwords[code];
-		if (code == MN_EV_LOAD || code == MN_EV_STORE)
+		if (code == MN_EV_LOAD || code == MN_EV_STORE) {
 			on_access((uint32_t)mn_wire_get(wire, rec, code, 0),
 				  mn_wire_get(wire, rec, code, 1), mn_wire_get(wire, rec, code, 3),
 				  code == MN_EV_STORE);
-		else
+		} else if (ref_is_summary(code)) {
+			if (!ref_summary_event(&sums, wire, rec, code, on_summarized, NULL))
+				die("a loop summary at word %zu closes more accesses than are "
+				    "pending", i - wire->nwords[code]);
+		} else {
 			ref_objects_event(&objs, wire, rec, code, &at);   /* hides: never refused */
+		}
 	}
+	if (sums.n)
+		die("the recording ends with %zu summarized accesses no loop_summary closed",
+		    sums.n);
+	ref_summaries_free(&sums);
 }
 
 /* ---- The derived side --------------------------------------------------------------------- */
@@ -297,8 +318,12 @@ static void module_profile(const struct mn_wire *wire, const uint64_t *words, si
 	if (err)
 		die("module init: %s", strerror(-err));
 	mn_worker_run(&w, wire, words, nwords, &st);
+	mn_worker_finish(&w, &st);
 	if (st.corrupt)
 		die("the driver found %" PRIu64 " corrupt records", st.corrupt);
+	if (st.lost_summaries || st.lost_pending)
+		die("the driver lost %" PRIu64 " loop summaries and %" PRIu64 " pending accesses",
+		    st.lost_summaries, st.lost_pending);
 	fd = mkstemp(path);
 	if (fd < 0 || !(f = fdopen(fd, "w")))
 		die("cannot make a temporary file: %s", strerror(errno));

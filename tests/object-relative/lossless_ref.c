@@ -3,14 +3,18 @@
  * recording.h, made by mnemo-record from a program built for the object-relative module), by a
  * deliberately simple reference written from modules/object-relative/README.md and sharing no
  * code with the module: the live objects in one array sorted by address, searched by bisection,
- * no shadow memory.
+ * no shadow memory.  Loop summaries it expands itself (ref_summaries.h), sharing no code with
+ * backend/driver.c either.
  *
  *	objrel-lossless-ref RECORDING
  *
- * Prints one line per load or store that lies in a live object, in stream order, as `mnemo expand`
+ * Prints one line per load or store that lies in a live object, in stream order (a summary's
+ * accesses where its loop_summary record is, as the backend expands them), as `mnemo expand`
  * prints the lossless streams: "instruction group object offset".  Unattributed accesses are left
- * out, as the module leaves them out.  Exit status 0, or 2 on a usage or input error, or when two
- * live objects overlap (the reference's one assumption; the module would then pick by granule).
+ * out, as the module leaves them out.  Ends with one line on stderr, "summarized: N", the accesses
+ * that came as loop summaries (the profile's summarized_accesses).  Exit status 0, or 2 on a usage
+ * or input error (a summary without its accesses, accesses no summary closed), or when two live
+ * objects overlap (the reference's one assumption; the module would then pick by granule).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -24,6 +28,7 @@
 #include "queue.h"
 #include "recording.h"
 #include "ref_objects.h"
+#include "ref_summaries.h"
 
 #define PROG "objrel-lossless-ref"
 
@@ -39,11 +44,24 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
+/* One load or store: its line when it lies in a live object (ctx: the struct ref_objects). */
+static void on_access(void *ctx, uint32_t site, uint64_t addr, uint64_t size, bool store)
+{
+	const struct ref_obj *o = ref_find(ctx, addr);
+
+	(void)size;
+	(void)store;
+	if (o)
+		printf("%" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu64 "\n", site, o->group,
+		       o->serial, addr - o->addr);
+}
+
 int main(int argc, char **argv)
 {
 	struct mn_rec_header h;
 	struct mn_wire wire;
 	struct ref_objects objs = { 0 };
+	struct ref_summaries sums = { 0 };
 	uint64_t *words;
 	FILE *f;
 
@@ -73,21 +91,25 @@ int main(int argc, char **argv)
 			die("corrupt record at word %zu", i);
 		i += wire.nwords[code];
 		if (code == MN_EV_LOAD || code == MN_EV_STORE) {
-			const struct ref_obj *o;
-
-			a = mn_wire_get(&wire, rec, code, 1);
-			o = ref_find(&objs, a);
-			if (o)
-				printf("%" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu64 "\n",
-				       (uint32_t)mn_wire_get(&wire, rec, code, 0), o->group, o->serial,
-				       a - o->addr);
+			on_access(&objs, (uint32_t)mn_wire_get(&wire, rec, code, 0),
+				  mn_wire_get(&wire, rec, code, 1),
+				  mn_wire_get(&wire, rec, code, 3), code == MN_EV_STORE);
+		} else if (ref_is_summary(code)) {
+			if (!ref_summary_event(&sums, &wire, rec, code, on_access, &objs))
+				die("a loop summary at word %zu closes more accesses than "
+				    "are pending", i - wire.nwords[code]);
 		} else if (!ref_objects_event(&objs, &wire, rec, code, &a)) {
 			die("objects overlap at 0x%" PRIx64 ": the reference cannot decide", a);
 		}
 	}
+	if (sums.n)
+		die("the recording ends with %zu summarized accesses no loop_summary closed",
+		    sums.n);
 	if (fflush(stdout) || ferror(stdout))
 		die("stdout: write error");
+	fprintf(stderr, "summarized: %" PRIu64 "\n", sums.accesses);
 	free(words);
 	ref_objects_free(&objs);
+	ref_summaries_free(&sums);
 	return 0;
 }

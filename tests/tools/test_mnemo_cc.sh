@@ -150,6 +150,44 @@ check "-m without a value" contains "$work/err" "mnemo-cc: -m needs"
 fake "$cc" --mnemo-verbose -c "a b.c" "it's.c" 2>"$work/err"
 check "--mnemo-verbose quotes" contains "$work/err" "-c 'a b.c' 'it'\\''s.c'"
 
+# Loop summaries (pass/README.md "Loop summaries"): every step that compiles keeps loops as
+# written for the pass, the three flags after the user's options (a later -O2 would turn the
+# vectorizers back on); a link of objects compiles nothing and gets none (the link line above);
+# --mnemo-no-summarize reaches the specializer alone.
+loops=$(printf '%s\n' -fno-unroll-loops -fno-vectorize -fno-slp-vectorize)
+# last_call: the arguments of the last clang call in $LOG, one a line, without its "--".
+last_call() { sed '$d' "$LOG" | tac | sed '/^--$/,$d' | tac; }
+fake "$cc" -O2 -c a.c -o a.o
+expected=$(printf '%s\n' -flto "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so" -O2 -c a.c -o a.o \
+	"$loops" --)
+if [ "$(cat "$LOG")" = "$expected" ]; then ok "compile: loop flags after the user's"; else
+	bad "compile: loop flags after the user's" "expected: $(echo "$expected" | tr '\n' ' ')" \
+		"got:      $(tr '\n' ' ' <"$LOG")"
+fi
+fake "$cc" -O3 -S a.c
+check "-S: loop flags last" test "$(last_call | tail -n 3)" = "$loops"
+fake "$cc" -O2 main.c util.o -o prog
+check "link with a source: two clang calls" test "$(grep -c -- '^--$' "$LOG")" = 2
+check "link with a source: loop flags after the user's" test \
+	"$(last_call | sed -n '/^prog$/,$p' | sed -n '2,4p')" = "$loops"
+check "link with a source: callbacks.c without them" sh -c \
+	"sed '/^--\$/,\$d' '$LOG' | grep -c -- '^-fno-' | grep -qx 0"
+fake "$cc" -O2 a.o -o prog
+check "link of objects: no loop flags" sh -c "! grep -q -- '^-fno-' '$LOG'"
+check "link: summaries by default" sh -c "! grep -q -- '--no-summarize' '$LOG.spec'"
+fake "$cc" --mnemo-no-summarize -m dependence a.o -o prog
+check "--mnemo-no-summarize: mnemo-specialize --no-summarize" has "$LOG.spec" --no-summarize
+check "--mnemo-no-summarize: not passed to clang" sh -c "! grep -q -- 'summarize' '$LOG'"
+fake "$cc" -O2 -c a.c -o a.o
+cp "$LOG" "$work/log.summarize"
+fake "$cc" --mnemo-no-summarize -O2 -c a.c -o a.o
+check "--mnemo-no-summarize: compile unchanged (same site ids)" cmp -s "$LOG" "$work/log.summarize"
+check "--mnemo-no-summarize: compile runs no specializer" test ! -e "$LOG.spec"
+"$cc" --help >"$work/help" 2>&1
+check "--help: --mnemo-no-summarize" contains "$work/help" "--mnemo-no-summarize"
+check "--help: the loop flags" contains "$work/help" \
+	"-fno-unroll-loops -fno-vectorize -fno-slp-vectorize"
+
 # --use PROFILE: an ordinary build with the profile applied: the plugin at compile (-fplugin too,
 # for -mllvm) and link, the profile's absolute path, no specializer, no runtime.
 "$cc" --help >"$work/help" 2>&1
@@ -163,6 +201,8 @@ check "--use compile: -fpass-plugin" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnem
 check "--use compile: -mllvm" has "$LOG" "-mllvm"
 check "--use compile: absolute profile path" has "$LOG" "-mnemo-use=$work/prof dir/p.yaml"
 check "--use compile: args kept" has "$LOG" "a.c"
+check "--use compile: loop flags last (site ids as profiled)" test "$(last_call | tail -n 3)" = \
+	"$loops"
 fake "$cc" "--use=$work/prof dir/p.yaml" -m value-pattern a.o -o prog -lm
 expected=$(printf '%s
 ' -flto -fuse-ld=lld "-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" \
@@ -177,6 +217,8 @@ check "--use compile and link: -mnemo-use" has "$LOG" "-mnemo-use=$work/prof dir
 check "--use compile and link: lld plugin" has "$LOG" \
 	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so"
 check "--use compile and link: no runtime" sh -c "! grep -q libmnemo-rt '$LOG'"
+check "--use compile and link: loop flags after the user's" test \
+	"$(last_call | sed -n '/^prog$/,$p' | sed -n '2,4p')" = "$loops"
 fake "$cc" --use "$work/none.yaml" -c a.c 2>"$work/err"
 check "--use missing profile: exit 2" test $? = 2
 check "--use missing profile: message" contains "$work/err" "--use: $work/none.yaml: no such file"
