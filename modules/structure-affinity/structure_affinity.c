@@ -11,7 +11,9 @@
  * its fields (Eq. 6), named where the site table gives the structure's members (`fields`);
  * fields' costs in common loops give their affinities (Eq. 7) and clusters of them the splitting
  * advice.  The arithmetic is in affinity.c, the cache model of MNEMO_AFFINITY_COST=cache in
- * cache.c.  Schema and options: README.md.
+ * cache.c.  Loop summaries are taken whole, each walk in closed form where every address of it is
+ * found in one instance (sa_loop_summary(); the instances' verified extents in verified.c).
+ * Schema and options: README.md.
  *
  * One worker (shard: none): a stream crosses instances and loops, and a structure's streams come
  * from every instruction.  The backend runs a module that does not shard as one worker whatever
@@ -32,6 +34,7 @@
 #include "module.h"
 #include "objects.h"
 #include "sitevec.h"
+#include "verified.h"
 
 /*
  * Integer options, read from the program's environment at init (the backend runs with it):
@@ -97,6 +100,7 @@ struct affinity {
 	struct mn_sitevec dobjs;     /* struct dobj by site */
 	struct mn_sitevec insns;     /* struct insn by load or store site */
 	struct sa_cache cache;       /* with opt.cache */
+	struct sa_verified verified; /* extents loop summaries found their objects in */
 	uint64_t serial;             /* instances made so far */
 	uint64_t accesses, cost, unattributed, unattributed_cost;
 	uint64_t nomem, unknown_frees;
@@ -157,13 +161,40 @@ static int read_options(struct options *o)
 
 /* ---- Data objects and their instances -------------------------------------------------------- */
 
+/*
+ * Every change to the object table goes through these three, which first tell the verified
+ * extents of loop summaries (verified.h) which granules it may take from another object.
+ */
+static uint32_t objects_alloc(struct affinity *a, const struct mn_obj *x)
+{
+	sa_verified_forget(&a->verified, &a->objs, x->addr, x->size);
+	return mn_objects_alloc(&a->objs, x);
+}
+
+static void objects_move(struct affinity *a, uint32_t s, uint64_t addr, uint64_t size)
+{
+	const struct mn_obj *x = mn_obj(&a->objs, s);
+
+	sa_verified_forget(&a->verified, &a->objs, x->addr, x->size);
+	sa_verified_forget(&a->verified, &a->objs, addr, size);
+	mn_objects_move(&a->objs, s, addr, size);
+}
+
+static void objects_release(struct affinity *a, uint32_t s)
+{
+	const struct mn_obj *x = mn_obj(&a->objs, s);
+
+	sa_verified_forget(&a->verified, &a->objs, x->addr, x->size);
+	mn_objects_release(&a->objs, s);
+}
+
 static void new_instance(struct affinity *a, uint32_t site, uint64_t addr, uint64_t size,
 			 enum mn_obj_kind kind)
 {
 	struct dobj *d = mn_sitevec_get(&a->dobjs, site);
 
-	if (!d || !mn_objects_alloc(&a->objs, &(struct mn_obj){ .addr = addr, .size = size,
-			.kind = kind, .group = site, .serial = ++a->serial })) {
+	if (!d || !objects_alloc(a, &(struct mn_obj){ .addr = addr, .size = size, .kind = kind,
+						     .group = site, .serial = ++a->serial })) {
 		a->nomem++;
 		return;
 	}
@@ -179,7 +210,7 @@ static void end_instance(struct affinity *a, uint64_t addr)
 	uint32_t s = addr ? mn_objects_at(&a->objs, addr) : 0;
 
 	if (s)
-		mn_objects_release(&a->objs, s);
+		objects_release(a, s);
 	else if (addr)
 		a->unknown_frees++;
 }
@@ -201,7 +232,7 @@ static void sa_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t
 		new_instance(a, site, addr, size, MN_OBJ_HEAP);
 		return;
 	}
-	mn_objects_move(&a->objs, s, addr, size);
+	objects_move(a, s, addr, size);
 	{
 		struct dobj *d = mn_sitevec_find(&a->dobjs, mn_obj(&a->objs, s)->group);
 
@@ -325,6 +356,176 @@ static void sa_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uin
 	on_access(st, site, addr, size);
 }
 
+/* ---- Loop summaries -------------------------------------------------------------------------- */
+
+#define ADDR_MASK ((UINT64_C(1) << 48) - 1)   /* addresses are 48 bits on the wire */
+#define FEW_SITES 64                          /* summaries this wide look for twins pairwise */
+
+/* Address k of access acc of a summary, as the driver's expansion computes it. */
+static uint64_t walk_addr(const struct mn_summary_access *acc, uint64_t k)
+{
+	return (acc->start + k * (uint64_t)acc->step) & ADDR_MASK;
+}
+
+/*
+ * Access acc of a summary in closed form, when each of its n addresses is found in one object, or
+ * each in none: what n calls of on_access() in iteration order would leave.  Within one instance
+ * every difference of the walk is |step|, so the stream's stride takes gcd(stride, |step|) once,
+ * after the difference from the stream's previous access (Eq. 2-3: gcd does not care about order);
+ * its offset, if new, is the first address's, and its last access the last address.  Returns false,
+ * having changed nothing the profile shows, when that does not hold (a walk crossing out of its
+ * object or wrapping at 2^48, an address the table finds elsewhere, no memory for the stream);
+ * the caller then makes the calls.
+ */
+static bool walk_closed(struct affinity *a, const struct mn_summary_access *acc, uint64_t n)
+{
+	const uint64_t first = acc->start & ADDR_MASK;
+	const uint64_t span = acc->step < 0 ? -(uint64_t)acc->step : (uint64_t)acc->step;
+	uint64_t last = first, lo, hi, off;
+	const struct mn_obj *x;
+	uint32_t slot;
+	struct insn *in;
+	struct stream *r;
+	struct dobj *d;
+
+	if (n > 1 && span) {
+		if (n - 1 > (acc->step < 0 ? first : ADDR_MASK - first) / span)
+			return false;
+		last = acc->step < 0 ? first - (n - 1) * span : first + (n - 1) * span;
+	}
+	lo = first < last ? first : last;
+	hi = first < last ? last : first;
+	slot = mn_objects_find(&a->objs, first);
+	if (!slot) {
+		/* Below or above every object ever mapped: the lookup's range filter says none. */
+		if (a->objs.span && hi >= a->objs.lo &&
+		    (lo < a->objs.lo || lo - a->objs.lo < a->objs.span))
+			return false;
+		a->accesses += n;
+		a->cost += n;
+		a->unattributed += n;
+		a->unattributed_cost += n;
+		return true;
+	}
+	/* One address (step 0, or one iteration) is found where the first one is. */
+	if (lo != hi && !sa_verified_walk(&a->verified, &a->objs, slot, first, acc->step, n, lo, hi))
+		return false;
+	x = mn_obj(&a->objs, slot);
+	d = mn_sitevec_find(&a->dobjs, x->group);
+	in = mn_sitevec_get(&a->insns, acc->site);
+	r = in ? stream_of(in, loop_of(a, acc->site), x->group) : NULL;
+	if (!d || !r)
+		return false;   /* each access counts itself lost, or finds memory, on its own */
+	a->accesses += n;
+	a->cost += n;
+	d->accesses += n;
+	d->cost += n;
+	off = first - x->addr;
+	r->s.site = acc->site;
+	if (!r->s.accesses)
+		r->s.offset = off;
+	else if (r->last_serial == x->serial)
+		sa_stride_add(&r->s.stride, r->last_off, off);
+	if (n > 1 && span)
+		r->s.stride = sa_gcd(r->s.stride, span);
+	r->last_serial = x->serial;
+	r->last_off = last - x->addr;
+	r->s.accesses += n;
+	r->s.cost += n;
+	if (acc->size > r->s.bytes)
+		r->s.bytes = acc->size;
+	return true;
+}
+
+static int by_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Marks in twin[] the accesses whose site another access of the summary has too: they may share a
+ * stream, whose last address then alternates between them, so they run interleaved.  Without
+ * memory to sort a wide summary, every access is marked.
+ */
+static void find_twins(const struct mn_summary_access *acc, unsigned n, bool *twin)
+{
+	uint64_t *v;
+
+	memset(twin, 0, n * sizeof(*twin));
+	if (n <= FEW_SITES) {
+		for (unsigned i = 0; i < n; i++)
+			for (unsigned j = i + 1; j < n; j++)
+				if (acc[i].site == acc[j].site)
+					twin[i] = twin[j] = true;
+		return;
+	}
+	v = malloc(n * sizeof(*v));
+	if (!v) {
+		memset(twin, 1, n * sizeof(*twin));
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		v[i] = (uint64_t)acc[i].site << 32 | i;
+	qsort(v, n, sizeof(*v), by_u64);
+	for (unsigned i = 1; i < n; i++)
+		if (v[i] >> 32 == v[i - 1] >> 32)
+			twin[(uint32_t)v[i]] = twin[(uint32_t)v[i - 1]] = true;
+	free(v);
+}
+
+/*
+ * The accesses of a summary marked in only[] (every one when only is NULL) through on_access(), in
+ * the expansion's order: iteration by iteration, in push order within one.
+ */
+static void walk_each(struct affinity *a, const struct mn_summary_access *acc, unsigned n,
+		      uint64_t iterations, const bool *only)
+{
+	for (uint64_t k = 0; k < iterations; k++)
+		for (unsigned j = 0; j < n; j++)
+			if (!only || only[j])
+				on_access(a, acc[j].site, walk_addr(&acc[j], k), acc[j].size);
+}
+
+/*
+ * A summarized loop (module.h): exactly the state the driver's expansion would leave (the module
+ * has no loop handler: its events are the accesses alone).  The cache model (cost: cache) prices
+ * each access by the lines every earlier one left, so with it every access runs in expansion
+ * order.  Otherwise streams are per instruction: accesses of distinct sites touch disjoint streams
+ * and sums that do not care about order, so each runs on its own, in closed form where
+ * walk_closed() can, else access by access; accesses sharing a site run interleaved, as the
+ * expansion has them.  O(accesses) for affine walks each inside one object once the objects'
+ * extents are verified (verified.h).
+ */
+static void sa_loop_summary(void *st, uint32_t loop, uint64_t iterations,
+			    const struct mn_summary_access *acc, unsigned n)
+{
+	struct affinity *a = st;
+	bool few[FEW_SITES], *twin = few;
+	unsigned ntwins = 0;
+
+	if (!n || !iterations)
+		return;
+	if (!a->opt.cache && n > FEW_SITES)
+		twin = malloc(n * sizeof(*twin));
+	if (a->opt.cache || !twin) {
+		walk_each(a, acc, n, iterations, NULL);
+		return;
+	}
+	find_twins(acc, n, twin);
+	for (unsigned j = 0; j < n; j++) {
+		if (twin[j])
+			ntwins++;
+		else if (!walk_closed(a, &acc[j], iterations))
+			walk_each(a, &acc[j], 1, iterations, NULL);
+	}
+	if (ntwins)
+		walk_each(a, acc, n, iterations, twin);
+	if (twin != few)
+		free(twin);
+}
+
 /* ---- Setup ----------------------------------------------------------------------------------- */
 
 static void sa_fini(void *st)
@@ -337,6 +538,7 @@ static void sa_fini(void *st)
 	mn_sitevec_free(&a->insns);
 	mn_sitevec_free(&a->dobjs);
 	sa_cache_free(&a->cache);
+	sa_verified_free(&a->verified);
 	mn_objects_free(&a->objs);
 	memset(a, 0, sizeof(*a));
 }
@@ -1236,6 +1438,7 @@ const struct mn_module mn_module_structure_affinity = {
 	.stack_alloc = sa_stack_alloc,
 	.stack_free = sa_stack_free,
 	.global = sa_global,
+	.loop_summary = sa_loop_summary,
 	.merge = sa_merge,
 	.emit = sa_emit,
 	.restore = sa_restore,
