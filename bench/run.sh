@@ -550,7 +550,7 @@ fi
 # Scaling (issue "Overhead budget"): hashtable at 1x, 4x and 16x its events (0.5, 2 and 8 million
 # operations; 8 million is its bench input) under every column: the slowdown and the backend
 # peak RSS must grow slower than the events (here: less than 16 times from 1x to 16x).
-if [ $quick = 0 ] && [[ " $programs " == *" hashtable "* ]]; then
+if [ $quick = 0 ] && [ -n "$cols" ] && [[ " $programs " == *" hashtable "* ]]; then
 	sizes="500000 2000000 8000000"
 	echo "scaling: hashtable at 1x, 4x, 16x the events (operations: ${sizes// /, }): slowdown, backend peak RSS MiB"
 	for m in $cols; do

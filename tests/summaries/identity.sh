@@ -10,10 +10,10 @@
 #
 # bench: every bench program (small inputs, bench/programs/small_inputs.sh) for every module alone
 # and for the five profiling modules together.  tests: every test program (tests/*/programs/, no
-# arguments) for the modules that take no loaded values (dependence, object-relative,
-# structure-affinity, null: accesses through them may be summarized) together, and for the five
-# together.  The test fails unless some accesses did arrive as summaries, so that it cannot pass
-# by summarizing nothing.
+# arguments) for the four modules that take no loaded values (dependence, object-relative,
+# structure-affinity, null) together, and for the five together (value-pattern's loops are
+# versioned: summarized once its sites have seen enough values).  The test fails unless some
+# accesses did arrive as summaries, so that it cannot pass by summarizing nothing.
 #
 # Left out: exit_paths (tests/integration), which prints its children's pids, different on every
 # run, and leaves them sleeping for 30 s (test_e2e.c kills them; here nothing would).  segv and
