@@ -392,18 +392,21 @@ fi
 # must be the native one; rows 2-5's dependence sections are compared with the baseline's and
 # differences counted; the last row's with the row before's: summaries change the cost, never the
 # profile, so a difference fails the harness, except in SQLite's (counted: its runs differ from
-# one another, see below).  The events lines are PROMPT's Table 9 (the events specialization
-# removed) and what summaries removed.
+# one another, see below).  The events line: PROMPT's Table 9 (the events specialization removed),
+# and the events summaries removed.
 if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 	brow=(baseline "+ specialization" "+ queue" "+ data parallelism" "+ reduction maps"
 		"+ loop summaries")
 	bexe=(nospec lamport nosum nosum nosum default)
 	benv=("MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain"
 		"MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=2 MNEMO_DEP_TABLE=plain"
-		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction" "MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction")
+		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction"
+		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction")
 	# The switches are in the build commands, hence in cbuild's cache keys.
-	declare -A bflags=([nospec]="--mnemo-no-specialize --mnemo-queue=lamport --mnemo-no-summarize"
-		[lamport]="--mnemo-queue=lamport --mnemo-no-summarize" [nosum]=--mnemo-no-summarize)
+	declare -A bflags=(
+		[nospec]="--mnemo-no-specialize --mnemo-queue=lamport --mnemo-no-summarize"
+		[lamport]="--mnemo-queue=lamport --mnemo-no-summarize"
+		[nosum]=--mnemo-no-summarize)
 	echo "breakdown (PROMPT Table 8): the dependence module, one optimization added per row, at the breakdown inputs"
 	printf '  %-20s' row
 	for p in $programs; do printf ' %10s' "$p"; done
@@ -450,13 +453,14 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 		done
 		# The summaries row against the row before: the same settings, built without
 		# --mnemo-no-summarize.
-		d=$(diff "$work/$p.bd$((last - 1)).section" "$work/$p.bd$last.section" | grep -c '^[<>]' || true)
+		before=$work/$p.bd$((last - 1)).section after=$work/$p.bd$last.section
+		d=$(diff "$before" "$after" | grep -c '^[<>]' || true)
 		if [ "$d" != 0 ] && [ "$p" = sqlite ]; then
 			bdiff+=" $p row $((last + 1)) against row $last ($d lines)"
 		elif [ "$d" != 0 ]; then
-			echo "bench/run.sh: $p: the dependence section with loop summaries differs from the one without (>)" >&2
-			{ diff "$work/$p.bd$((last - 1)).section" "$work/$p.bd$last.section" || true; } |
-				head -20 >&2
+			echo "bench/run.sh: $p: its dependence section with loop summaries (>) differs" \
+				"from the one without" >&2
+			{ diff "$before" "$after" || true; } | head -20 >&2
 			bfail+=" $p"
 		fi
 	done
@@ -475,7 +479,8 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 		prev=$g
 	done
 	printf 'breakdown: specialization removed %.1f%% of the events (geomean; PROMPT Table 9, dependence: 17.19%%), loop summaries %.1f%% of the rest; every row printed what native did, and the same dependence section as the baseline%s\n' \
-		"$(echo "100 * (1 - e($evsum / $n))" | bc -l)" "$(echo "100 * (1 - e($evsum_s / $n))" | bc -l)" \
+		"$(echo "100 * (1 - e($evsum / $n))" | bc -l)" \
+		"$(echo "100 * (1 - e($evsum_s / $n))" | bc -l)" \
 		"${bdiff:+ except:$bdiff}"
 	if [ -n "$bfail" ]; then
 		echo "breakdown: FAIL: loop summaries changed the dependence section of:$bfail" >&2
