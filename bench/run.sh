@@ -308,7 +308,7 @@ if [[ " $cols " == *" null "* ]]; then
 	for p in $programs; do
 		prof=$work/$p.null.mnemo.yaml
 		acc=$(sed -n '/^modules:/,$s/^ *\(load\|store\): \([0-9]*\)$/\2/p' "$prof" |
-			awk '{ t += $1 } END { print t + 0 }')
+			awk '{ t += $1 } END { printf "%.0f\n", t }')   # %g past 2^31 in mawk
 		sacc=$(field summarized_accesses "$prof")
 		sacc=${sacc:-0}
 		tacc=$((tacc + acc)) tsum=$((tsum + sacc))
