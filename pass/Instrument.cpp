@@ -34,6 +34,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/LoopIterator.h"
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/ValueTracking.h"
@@ -79,7 +80,7 @@ using namespace llvm;
 // bump the ABI version.
 //===----------------------------------------------------------------------===//
 
-constexpr uint32_t MnemoAbiVersion = 3;
+constexpr uint32_t MnemoAbiVersion = 4;
 constexpr char MnemoLoadName[] = "__mnemo_load";
 constexpr char MnemoStoreName[] = "__mnemo_store";
 constexpr char MnemoLoadPtrName[] = "__mnemo_load_ptr";
@@ -96,6 +97,10 @@ constexpr char MnemoLoopExitName[] = "__mnemo_loop_exit";
 constexpr char MnemoLoopSummaryLoadName[] = "__mnemo_loop_summary_load";
 constexpr char MnemoLoopSummaryStoreName[] = "__mnemo_loop_summary_store";
 constexpr char MnemoLoopSummaryName[] = "__mnemo_loop_summary";
+constexpr char MnemoLoopSummaryOpenName[] = "__mnemo_loop_summary_open";
+constexpr char MnemoMixedLoadName[] = "__mnemo_mixed_load";
+constexpr char MnemoMixedStoreName[] = "__mnemo_mixed_store";
+constexpr char MnemoLoopSummaryCloseName[] = "__mnemo_loop_summary_close";
 constexpr char MnemoSummaryPlanName[] = "__mnemo_summary_plan";
 constexpr char MnemoLoopReadyName[] = "__mnemo_loop_ready";
 constexpr char MnemoGlobalName[] = "__mnemo_global";
@@ -144,6 +149,16 @@ static_assert(std::is_same_v<decltype(__mnemo_loop_summary_store),
                              void(uint32_t, const void *, int64_t, uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_loop_summary),
                              void(uint32_t, uint32_t, uint64_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_summary_open),
+                             void(uint32_t, uint32_t)>);
+static_assert(
+    std::is_same_v<decltype(__mnemo_mixed_load),
+                   void(uint32_t, const void *, uint32_t, uint64_t, uint32_t)>);
+static_assert(
+    std::is_same_v<decltype(__mnemo_mixed_store),
+                   void(uint32_t, const void *, uint32_t, uint64_t, uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_loop_summary_close),
+                             void(uint32_t, uint64_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_summary_plan), const uint32_t>);
 static_assert(std::is_same_v<decltype(__mnemo_loop_ready), uint8_t *>);
 static_assert(std::is_same_v<decltype(__mnemo_register_globals), void()>);
@@ -217,6 +232,8 @@ STATISTIC(NumPointerCreations, "Number of pointer creation events");
 STATISTIC(NumSummarizedLoops, "Number of loops summarized");
 STATISTIC(NumVersionedLoops,
           "Number of summarized loops kept per access until ready");
+STATISTIC(NumMixedLoops,
+          "Number of summarized loops that also keep accesses per access");
 STATISTIC(NumSummarizedAccesses,
           "Number of load and store sites summarized in their loop");
 
@@ -661,6 +678,9 @@ struct SummaryPlan {
   uint32_t Bits = 0;
 
   bool on() const { return (Bits >> 31) & 1; }
+  /// Loops may also keep accesses per access, with their position
+  /// (mixed loops, README.md).
+  bool mixedOn() const { return on() && ((Bits >> 30) & 1); }
   State state(Entry E) const {
     return State((Bits >> (2 * E)) & 3);
   }
@@ -687,7 +707,8 @@ struct SummaryPlan {
 struct RuntimeCallbacks {
   FunctionCallee Load, Store, LoadPtr, StorePtr, PointerCreate, HeapSite,
       StackAlloc, StackFree, FuncEntry, FuncExit, LoopInvoke, LoopIter,
-      LoopExit, LoopSummaryLoad, LoopSummaryStore, LoopSummary, Global;
+      LoopExit, LoopSummaryLoad, LoopSummaryStore, LoopSummary,
+      LoopSummaryOpen, MixedLoad, MixedStore, LoopSummaryClose, Global;
 
   explicit RuntimeCallbacks(Module &M) {
     LLVMContext &Ctx = M.getContext();
@@ -720,6 +741,10 @@ struct RuntimeCallbacks {
     LoopSummaryStore =
         Get(MnemoLoopSummaryStoreName, Void, {I32, Ptr, I64, I32});
     LoopSummary = Get(MnemoLoopSummaryName, Void, {I32, I32, I64});
+    LoopSummaryOpen = Get(MnemoLoopSummaryOpenName, Void, {I32, I32});
+    MixedLoad = Get(MnemoMixedLoadName, Void, {I32, Ptr, I32, I64, I32});
+    MixedStore = Get(MnemoMixedStoreName, Void, {I32, Ptr, I32, I64, I32});
+    LoopSummaryClose = Get(MnemoLoopSummaryCloseName, Void, {I32, I64});
     Global = Get(MnemoGlobalName, Void, {I32, Ptr, I64});
   }
 
@@ -812,6 +837,9 @@ private:
     uint32_t PtrSite = 0;
     unsigned Obj = 0;
     bool Summarized = false; // Site's access goes out in its loop's summary
+    int MixedIn = -1;  // index in Summaries: Site's access goes out with its
+                       // position in that mixed loop's iterations
+    unsigned Rank = 0; // ... after this many of its summarized accesses
   };
 
   /// A loop whose invocations go out as one summary each (README.md, "Loop
@@ -826,11 +854,27 @@ private:
       Value *Start = nullptr; // expanded in the preheader
       Value *Step = nullptr;  // i64, bytes per iteration
     };
+    /// An access that stays per access in a mixed loop.
+    struct Other {
+      unsigned Event;  // index in Events
+      unsigned Rank;   // summarized accesses before it in an iteration
+    };
     Loop *L;  // the summarized loop: a copy of the source loop when Versioned
     uint32_t Site;
     SmallVector<Access, 8> Accesses;
+    SmallVector<Other, 4> Others; // non-empty: a mixed loop
     Value *Iterations = nullptr; // header executions so far, from the header
+    Value *Iteration = nullptr;  // the current one, from 0 (mnemo.iter)
     bool Versioned = false;      // an access sends values until the loop is ready
+    bool mixed() const { return !Others.empty(); }
+  };
+
+  /// What one event of a loop is to its summary.
+  enum class SummaryFit {
+    Taken,   // an affine access, added to the summary
+    Silent,  // sends nothing: neither in the summary nor in its way
+    Other,   // a plain access that can go out per access with its position
+    Blocks   // the loop cannot be summarized
   };
 
   // ---- collection ----
@@ -860,15 +904,16 @@ private:
                                  ScalarEvolution &SE, SCEVExpander &Exp) const;
   bool hasSummaryShape(const Loop *L) const;
   bool runsOncePerIteration(const BasicBlock *BB, const Loop *L) const;
-  bool addSummaryAccess(Summary &S, unsigned EventIdx, SummaryPlan Plan,
-                        ScalarEvolution &SE, SCEVExpander &Exp) const;
-  void sortSummaryAccesses(Summary &S) const;
+  SummaryFit addSummaryAccess(Summary &S, unsigned EventIdx, SummaryPlan Plan,
+                              ScalarEvolution &SE, SCEVExpander &Exp) const;
+  void orderSummaryAccesses(Summary &S) const;
   void expandStarts(Summary &S, SCEVExpander &Exp);
   void countIterations(Summary &S);
   Loop *versionLoop(const Summary &S, ScalarEvolution &SE);
   void splitExitsOfCopy(Loop *L, Loop *Copy, ValueToValueMapTy &VMap);
   Value *loopReady(IRBuilder<> &IRB, uint32_t Site);
   void emitSummary(IRBuilder<> &IRB, const Summary &S) const;
+  void emitSummaryOpen(IRBuilder<> &IRB, const Summary &S) const;
 
   // ---- rewriting ----
   void instrumentEntry();
@@ -1397,6 +1442,11 @@ void FunctionInstrumenter::planSummaries(SummaryPlan Plan) {
     } else {
       for (const Summary::Access &A : S.Accesses)
         Events[A.Event].Summarized = true;
+      for (const Summary::Other &O : S.Others) {
+        Events[O.Event].MixedIn = int(&S - Summaries.data());
+        Events[O.Event].Rank = O.Rank;
+      }
+      NumMixedLoops += S.mixed();
     }
     countIterations(S);
     ++NumSummarizedLoops;
@@ -1416,18 +1466,34 @@ FunctionInstrumenter::qualify(const LoopSite &LS, SummaryPlan Plan,
     for (Instruction &I : *BB)
       if (auto *CB = dyn_cast<CallBase>(&I); CB && !isa<IntrinsicInst>(CB))
         return std::nullopt;
-  Summary S{L, LS.Site, {}};
-  for (unsigned Idx = 0; Idx < Events.size(); ++Idx)
-    if (L->contains(Events[Idx].I) &&
-        !addSummaryAccess(S, Idx, Plan, SE, Exp))
+  Summary S{L, LS.Site, {}, {}};
+  for (unsigned Idx = 0; Idx < Events.size(); ++Idx) {
+    if (!L->contains(Events[Idx].I))
+      continue;
+    switch (addSummaryAccess(S, Idx, Plan, SE, Exp)) {
+    case SummaryFit::Taken:
+    case SummaryFit::Silent:
+      break;
+    case SummaryFit::Other:
+      if (!Plan.mixedOn())
+        return std::nullopt;
+      S.Others.push_back({Idx, 0});
+      break;
+    case SummaryFit::Blocks:
       return std::nullopt;
+    }
+  }
   if (S.Accesses.size() > MaxSummaryAccesses)
+    return std::nullopt;
+  // A mixed loop pays off only when something goes into its summary; its
+  // other accesses carry no value, so its copy would gain nothing.
+  if (S.mixed() && (S.Accesses.empty() || S.Versioned))
     return std::nullopt;
   // Nothing at all to send: leave the loop as it is (its calls are empty).
   if (S.Accesses.empty() &&
       Plan.state(SummaryPlan::LoopEvents) == SummaryPlan::Empty)
     return std::nullopt;
-  sortSummaryAccesses(S);
+  orderSummaryAccesses(S);
   return S;
 }
 
@@ -1463,45 +1529,49 @@ bool FunctionInstrumenter::runsOncePerIteration(const BasicBlock *BB,
 }
 
 /// Adds event EventIdx of S's loop to S if it is an access the summary can
-/// stand for.  Returns true when the event does not stop the summary (it
-/// was added, or its callback is empty), false when it does.
-bool FunctionInstrumenter::addSummaryAccess(Summary &S, unsigned EventIdx,
-                                            SummaryPlan Plan,
-                                            ScalarEvolution &SE,
-                                            SCEVExpander &Exp) const {
+/// stand for, and says what the event is to the summary.
+FunctionInstrumenter::SummaryFit
+FunctionInstrumenter::addSummaryAccess(Summary &S, unsigned EventIdx,
+                                       SummaryPlan Plan, ScalarEvolution &SE,
+                                       SCEVExpander &Exp) const {
   const Event &E = Events[EventIdx];
   bool PointerCreateSent =
       Plan.state(SummaryPlan::PointerCreate) != SummaryPlan::Empty;
   if (E.Kind == EventKind::IntToPtr)
-    return !PointerCreateSent;
+    return PointerCreateSent ? SummaryFit::Blocks : SummaryFit::Silent;
   if (E.Kind != EventKind::Load && E.Kind != EventKind::Store)
-    return false; // atomics, memory intrinsics, heap, stack
+    return SummaryFit::Blocks; // atomics, memory intrinsics, heap, stack
   if (E.PtrSite && PointerCreateSent)
-    return false;
+    return SummaryFit::Blocks;
   if (!E.Site)
-    return true;
+    return SummaryFit::Silent;
   bool IsStore = E.Kind == EventKind::Store;
   Type *Ty = getLoadStoreType(E.I);
   SummaryPlan::Entry Entry =
       IsStore ? (Ty->isPointerTy() ? SummaryPlan::StorePtr : SummaryPlan::Store)
               : (Ty->isPointerTy() ? SummaryPlan::LoadPtr : SummaryPlan::Load);
+  // What a plain access that no summary can stand for becomes: a record
+  // with its position, when its record carries no value.
+  SummaryFit NotAffine = SummaryFit::Other;
   switch (Plan.state(Entry)) {
   case SummaryPlan::Empty:
-    return true;
+    return SummaryFit::Silent;
   case SummaryPlan::PerAccess:
-    return false;
+    return SummaryFit::Blocks;
   case SummaryPlan::UntilReady:
     S.Versioned = true;
+    NotAffine = SummaryFit::Blocks;
     break;
   case SummaryPlan::Summarizable:
     break;
   }
+  TypeSize Bytes = DL.getTypeStoreSize(Ty);
+  if (Bytes.isScalable())
+    return SummaryFit::Blocks;
   bool Simple = IsStore ? cast<StoreInst>(E.I)->isSimple()
                         : cast<LoadInst>(E.I)->isSimple();
-  TypeSize Bytes = DL.getTypeStoreSize(Ty);
-  if (!Simple || Bytes.isScalable() ||
-      !runsOncePerIteration(E.I->getParent(), S.L))
-    return false;
+  if (!Simple || !runsOncePerIteration(E.I->getParent(), S.L))
+    return NotAffine;
   // {start,+,step} in this loop, or the same address every time.
   const SCEV *Addr = SE.getSCEV(getLoadStorePointerOperand(E.I));
   const SCEV *Start, *Step;
@@ -1513,28 +1583,39 @@ bool FunctionInstrumenter::addSummaryAccess(Summary &S, unsigned EventIdx,
     Start = Addr;
     Step = SE.getZero(DL.getIndexType(Addr->getType()));
   } else {
-    return false;
+    return NotAffine;
   }
   Instruction *At = S.L->getLoopPreheader()->getTerminator();
   if (!Exp.isSafeToExpandAt(Start, At) || !Exp.isSafeToExpandAt(Step, At))
-    return false;
+    return NotAffine;
   uint64_t Size = std::min<uint64_t>(Bytes.getFixedValue(), MnemoMaxAccessSize);
   S.Accesses.push_back({EventIdx, IsStore, E.Site, uint32_t(Size), Start, Step});
-  return true;
+  return SummaryFit::Taken;
 }
 
-/// The order the events would come in within one iteration: the accesses'
-/// blocks all dominate the latch, so they lie on one chain of the dominator
-/// tree, and within a block in instruction order.
-void FunctionInstrumenter::sortSummaryAccesses(Summary &S) const {
-  auto Before = [&](const Summary::Access &A, const Summary::Access &B) {
-    const Instruction *IA = Events[A.Event].I, *IB = Events[B.Event].I;
-    if (IA->getParent() == IB->getParent())
-      return IA->comesBefore(IB);
-    return DT->getNode(IA->getParent())->getLevel() <
-           DT->getNode(IB->getParent())->getLevel();
-  };
-  std::sort(S.Accesses.begin(), S.Accesses.end(), Before);
+/// The order the events come in within one iteration.  The loop is
+/// innermost, so an iteration runs its blocks along a path of an acyclic
+/// graph, in an order every topological order of it agrees with: reverse
+/// post-order here, and instruction order within a block.  A summarized
+/// access runs in every iteration, so each other access's rank (summarized
+/// accesses before it) is the same in every iteration it runs in.
+void FunctionInstrumenter::orderSummaryAccesses(Summary &S) const {
+  LoopBlocksRPO RPO(S.L);
+  RPO.perform(LI);
+  DenseMap<const Instruction *, unsigned> Pos;
+  unsigned N = 0;
+  for (BasicBlock *BB : RPO)
+    for (Instruction &I : *BB)
+      Pos[&I] = N++;
+  auto PosOf = [&](unsigned Event) { return Pos.lookup(Events[Event].I); };
+  std::sort(S.Accesses.begin(), S.Accesses.end(),
+            [&](const Summary::Access &A, const Summary::Access &B) {
+              return PosOf(A.Event) < PosOf(B.Event);
+            });
+  for (Summary::Other &O : S.Others)
+    O.Rank = count_if(S.Accesses, [&](const Summary::Access &A) {
+      return PosOf(A.Event) < PosOf(O.Event);
+    });
 }
 
 /// Computes each access's start and step in the preheader.
@@ -1565,6 +1646,7 @@ void FunctionInstrumenter::countIterations(Summary &S) {
   Iter->addIncoming(IRB.getInt64(0), Preheader);
   Iter->addIncoming(Next, S.L->getLoopLatch());
   S.Iterations = Next;
+  S.Iteration = Iter;
 }
 
 /// Versioning (a module takes the values of L's accesses until it has seen
@@ -1645,14 +1727,31 @@ Value *FunctionInstrumenter::loopReady(IRBuilder<> &IRB, uint32_t Site) {
   return IRB.CreateICmpNE(Byte, IRB.getInt8(0));
 }
 
-/// At an exit: one record per access, in iteration order, then the loop's.
+/// At an exit: one record per access, in iteration order, then the loop's;
+/// a mixed loop sent its accesses when it was entered.
 void FunctionInstrumenter::emitSummary(IRBuilder<> &IRB,
                                        const Summary &S) const {
+  if (S.mixed()) {
+    emit(IRB, RT->LoopSummaryClose, {IRB.getInt32(S.Site), S.Iterations});
+    return;
+  }
   for (const Summary::Access &A : S.Accesses)
     emit(IRB, A.IsStore ? RT->LoopSummaryStore : RT->LoopSummaryLoad,
          {IRB.getInt32(A.Site), A.Start, A.Step, IRB.getInt32(A.Size)});
   emit(IRB, RT->LoopSummary,
        {IRB.getInt32(S.Site), IRB.getInt32(S.Accesses.size()), S.Iterations});
+}
+
+/// At the end of a mixed loop's preheader: its summarized accesses, in
+/// iteration order, and the record that opens the loop; its other accesses
+/// then come with their positions, and the backend interleaves the two.
+void FunctionInstrumenter::emitSummaryOpen(IRBuilder<> &IRB,
+                                           const Summary &S) const {
+  for (const Summary::Access &A : S.Accesses)
+    emit(IRB, A.IsStore ? RT->LoopSummaryStore : RT->LoopSummaryLoad,
+         {IRB.getInt32(A.Site), A.Start, A.Step, IRB.getInt32(A.Size)});
+  emit(IRB, RT->LoopSummaryOpen,
+       {IRB.getInt32(S.Site), IRB.getInt32(S.Accesses.size())});
 }
 
 void FunctionInstrumenter::instrumentLoops() {
@@ -1668,6 +1767,7 @@ void FunctionInstrumenter::instrumentLoops() {
     FunctionCallee Callee;
     uint32_t Site;
     const Summary *Sum = nullptr; // the summary's calls instead of Callee's
+    bool Open = false;            // ... those that open a mixed loop
   };
   auto SummaryFor = [&](const Loop *L) -> const Summary * {
     auto It = SummaryOf.find(L);
@@ -1701,15 +1801,20 @@ void FunctionInstrumenter::instrumentLoops() {
     if (It != Header->end())
       Anchors.push_back({&*It, RT->LoopIter, LS.Site});
   }
-  for (const LoopSite &LS : Loops)
-    if (BasicBlock *Preheader = LS.L->getLoopPreheader();
-        Preheader && !SummaryFor(LS.L))
-      Anchors.push_back({Preheader->getTerminator(), RT->LoopInvoke, LS.Site});
+  for (const LoopSite &LS : Loops) {
+    BasicBlock *Preheader = LS.L->getLoopPreheader();
+    const Summary *Sum = SummaryFor(LS.L);
+    if (Preheader && (!Sum || Sum->mixed()))
+      Anchors.push_back({Preheader->getTerminator(), RT->LoopInvoke, LS.Site,
+                         Sum, /*Open=*/true});
+  }
 
   IRBuilder<> IRB(Ctx);
   for (const Anchor &A : Anchors) {
     setInsertPoint(IRB, A.Before->getIterator(), A.Before);
-    if (A.Sum)
+    if (A.Sum && A.Open)
+      emitSummaryOpen(IRB, *A.Sum);
+    else if (A.Sum)
       emitSummary(IRB, *A.Sum);
     else
       emit(IRB, A.Callee, {IRB.getInt32(A.Site)});
@@ -1727,7 +1832,11 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
   case EventKind::Load: {
     auto *L = cast<LoadInst>(I);
     After();
-    if (E.Site && !E.Summarized)
+    if (E.Site && E.MixedIn >= 0)
+      emit(IRB, RT->MixedLoad,
+           {Site(E.Site), L->getPointerOperand(), accessSize(IRB, L->getType()),
+            Summaries[E.MixedIn].Iteration, IRB.getInt32(E.Rank)});
+    else if (E.Site && !E.Summarized)
       emit(IRB, RT->loadOf(L->getType()),
            {Site(E.Site), L->getPointerOperand(), toI64(IRB, L),
             accessSize(IRB, L->getType())});
@@ -1742,6 +1851,12 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
       return;
     Before();
     Value *V = S->getValueOperand();
+    if (E.MixedIn >= 0) {
+      emit(IRB, RT->MixedStore,
+           {Site(E.Site), S->getPointerOperand(), accessSize(IRB, V->getType()),
+            Summaries[E.MixedIn].Iteration, IRB.getInt32(E.Rank)});
+      return;
+    }
     emit(IRB, RT->storeOf(V->getType()),
          {Site(E.Site), S->getPointerOperand(), toI64(IRB, V),
           accessSize(IRB, V->getType())});

@@ -21,6 +21,16 @@
 ; RUN: %opt -passes=mnemo-instrument,verify -mnemo-instrument-all \
 ; RUN:   -mnemo-instrument-functions=false -mnemo-summary-plan=2147484927 \
 ; RUN:   -S %s | FileCheck --check-prefix=READY %s
+; Prefix MIXED, the first plan with mixed loops on (bit 30): a loop whose other
+; accesses are conditional, indirect or volatile summarizes its affine ones and
+; sends the others with their iteration and rank.  Prefix MIXEDLOADS, the same
+; with loads per access: a load that sends its value keeps its loop per access.
+; RUN: %opt -passes=mnemo-instrument,verify -mnemo-instrument-all \
+; RUN:   -mnemo-instrument-functions=false -mnemo-summary-plan=3221226581 \
+; RUN:   -S %s | FileCheck --check-prefix=MIXED %s
+; RUN: %opt -passes=mnemo-instrument,verify -mnemo-instrument-all \
+; RUN:   -mnemo-instrument-functions=false -mnemo-summary-plan=3221226582 \
+; RUN:   -S %s | FileCheck --check-prefix=MIXEDLOADS %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -256,6 +266,20 @@ exit:
 }
 
 ; A volatile access keeps the loop per access.
+; MIXED-LABEL: define void @vol(
+; MIXED:       for.body.preheader:
+; MIXED:       call void @__mnemo_loop_summary_store(i32 26, ptr %scevgep, i64 -4, i32 4)
+; MIXED-NEXT:  call void @__mnemo_loop_summary_open(i32 25, i32 1)
+; MIXED-NEXT:  br label %for.body
+; MIXED:       for.cond.cleanup.loopexit:
+; MIXED-NEXT:  call void @__mnemo_loop_summary_close(i32 25, i64 %mnemo.iter.next)
+; MIXED:       for.body:
+; MIXED-NEXT:  %mnemo.iter = phi i64 [ 0, %for.body.preheader ], [ %mnemo.iter.next, %for.body ]
+; MIXED-NOT:   call void @__mnemo_loop_iter
+; MIXED:       store i32 3, ptr %arrayidx
+; MIXED-NEXT:  call void @__mnemo_mixed_store(i32 27, ptr %v, i32 4, i64 %mnemo.iter, i32 1)
+; MIXED-NEXT:  store volatile i32 1, ptr %v
+; MIXED:       }
 ; CHECK-LABEL: define void @vol(
 ; CHECK-NOT:   @__mnemo_loop_summary
 ; CHECK:       call void @__mnemo_loop_iter(i32 25)
@@ -281,6 +305,14 @@ for.body:                                         ; preds = %entry, %for.body
 
 ; Function Attrs: nofree norecurse nosync nounwind memory(argmem: readwrite) uwtable
 ; A conditional access does not run in every iteration: per access.
+; MIXED-LABEL: define void @cond(
+; MIXED:       call void @__mnemo_loop_summary_load(i32 30, ptr %q, i64 4, i32 4)
+; MIXED-NEXT:  call void @__mnemo_loop_summary_open(i32 29, i32 1)
+; MIXED:       call void @__mnemo_loop_summary_close(i32 29, i64 %mnemo.iter.next)
+; MIXED:       if.then:
+; MIXED:       call void @__mnemo_mixed_store(i32 31, ptr %arrayidx1, i32 4, i64 %mnemo.iter, i32 1)
+; MIXED-NOT:   call void @__mnemo
+; MIXED:       }
 ; CHECK-LABEL: define void @cond(
 ; CHECK-NOT:   @__mnemo_loop_summary
 ; CHECK:       call void @__mnemo_loop_iter(i32 29)
@@ -314,6 +346,21 @@ for.inc:                                          ; preds = %for.body, %if.then
 
 ; Function Attrs: nofree norecurse nosync nounwind memory(argmem: readwrite) uwtable
 ; An indirect access (bins[d[i]]) is not affine: per access.
+; MIXED-LABEL: define void @indirect(
+; MIXED:       call void @__mnemo_loop_summary_load(i32 34, ptr %d, i64 1, i32 1)
+; MIXED-NEXT:  call void @__mnemo_loop_summary_open(i32 33, i32 1)
+; MIXED:       call void @__mnemo_loop_summary_close(i32 33, i64 %mnemo.iter.next)
+; MIXED:       %1 = load i32, ptr %arrayidx1
+; MIXED-NEXT:  call void @__mnemo_mixed_load(i32 35, ptr %arrayidx1, i32 4, i64 %mnemo.iter, i32 1)
+; MIXED:       call void @__mnemo_mixed_store(i32 36, ptr %arrayidx1, i32 4, i64 %mnemo.iter, i32 1)
+; MIXED-NEXT:  store i32 %inc, ptr %arrayidx1
+; MIXED:       }
+; MIXEDLOADS-LABEL: define void @indirect(
+; MIXEDLOADS-NOT:   @__mnemo_loop_summary
+; MIXEDLOADS-NOT:   @__mnemo_mixed
+; MIXEDLOADS:       call void @__mnemo_loop_iter(i32 33)
+; MIXEDLOADS:       call void @__mnemo_load(i32 34,
+; MIXEDLOADS:       }
 ; CHECK-LABEL: define void @indirect(
 ; CHECK-NOT:   @__mnemo_loop_summary
 ; CHECK:       call void @__mnemo_loop_iter(i32 33)
@@ -344,6 +391,11 @@ for.body:                                         ; preds = %entry, %for.body
 
 ; Function Attrs: nounwind uwtable
 ; A call in the body may make events of its own: per access.
+; MIXED-LABEL: define void @call(
+; MIXED-NOT:   @__mnemo_loop_summary
+; MIXED-NOT:   @__mnemo_mixed
+; MIXED:       call void @__mnemo_loop_iter(i32 38)
+; MIXED:       }
 ; CHECK-LABEL: define void @call(
 ; CHECK-NOT:   @__mnemo_loop_summary
 ; CHECK:       call void @__mnemo_loop_iter(i32 38)
@@ -371,3 +423,44 @@ declare void @work(i64 noundef)
 
 
 
+; Function Attrs: nofree norecurse nosync nounwind memory(argmem: readwrite) uwtable
+; A conditional load before the affine store: in a mixed loop, rank 0.
+; MIXED-LABEL: define void @before(
+; MIXED:       call void @__mnemo_loop_summary_store(i32 43, ptr %q, i64 4, i32 4)
+; MIXED-NEXT:  call void @__mnemo_loop_summary_open(i32 41, i32 1)
+; MIXED:       if.then:
+; MIXED-NEXT:  %v = load i32, ptr %r
+; MIXED-NEXT:  call void @__mnemo_mixed_load(i32 42, ptr %r, i32 4, i64 %mnemo.iter, i32 0)
+; MIXED:       for.inc:
+; MIXED-NEXT:  store i32 0, ptr %qi
+; MIXED:       }
+; CHECK-LABEL: define void @before(
+; CHECK-NOT:   @__mnemo_loop_summary
+; CHECK:       call void @__mnemo_loop_iter(i32 41)
+; CHECK:       call void @__mnemo_load(i32 42,
+; CHECK:       call void @__mnemo_store(i32 43,
+define void @before(i64 noundef %n, ptr nocapture noundef writeonly %q, ptr nocapture noundef readonly %r) {
+entry:
+  %c0 = icmp sgt i64 %n, 0
+  br i1 %c0, label %for.body, label %for.cond.cleanup
+
+for.cond.cleanup:
+  ret void
+
+for.body:
+  %i = phi i64 [ 0, %entry ], [ %inc, %for.inc ]
+  %qi = getelementptr inbounds i32, ptr %q, i64 %i
+  %t = and i64 %i, 1
+  %odd = icmp ne i64 %t, 0
+  br i1 %odd, label %if.then, label %for.inc
+
+if.then:
+  %v = load i32, ptr %r, align 4
+  br label %for.inc
+
+for.inc:
+  store i32 0, ptr %qi, align 4
+  %inc = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %inc, %n
+  br i1 %done, label %for.cond.cleanup, label %for.body
+}
