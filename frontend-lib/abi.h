@@ -15,7 +15,8 @@
 
 #include <stdint.h>
 
-#define MNEMO_ABI_VERSION 3u  /* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries */
+/* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries; 4: mixed loops */
+#define MNEMO_ABI_VERSION 4u
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +75,28 @@ void __mnemo_loop_exit(uint32_t site);
 void __mnemo_loop_summary_load(uint32_t site, const void *start, int64_t step, uint32_t size);
 void __mnemo_loop_summary_store(uint32_t site, const void *start, int64_t step, uint32_t size);
 void __mnemo_loop_summary(uint32_t site, uint32_t accesses, uint64_t iterations);
+/*
+ * Mixed loops (pass/README.md): an innermost loop that would be summarized but for some accesses
+ * that are not (not once per iteration, or not affine).  At the end of its preheader the pass
+ * calls __mnemo_loop_summary_load / _store (site, start, step, size) once per summarized access,
+ * in the order they execute within an iteration, then __mnemo_loop_summary_open (site: the
+ * loop's; accesses: how many _load / _store calls precede, at most 65535).  In place of each
+ * other access's __mnemo_load / __mnemo_store (and _ptr) call it calls __mnemo_mixed_load or
+ * _store: site, addr and size as for a load or store; iteration: the iteration it runs in,
+ * 0-based (header executions so far, minus 1); rank: how many of the loop's summarized accesses
+ * execute before it within an iteration (0..256).  The loop's own events are not called.  At
+ * each exit it calls __mnemo_loop_summary_close (site: the loop's; iterations: header
+ * executions, >= 1).  The mixed records carry (rank, iteration) compactly (events.yaml,
+ * loop_summary_at), and the backend interleaves them with the summarized accesses in program
+ * order.  Only when __mnemo_summary_plan has MNEMO_PLAN_MIXED_ON (the four are empty without it),
+ * and only for accesses whose entry point has plan state 1.
+ */
+void __mnemo_loop_summary_open(uint32_t site, uint32_t accesses);
+void __mnemo_mixed_load(uint32_t site, const void *addr, uint32_t size, uint64_t iteration,
+			uint32_t rank);
+void __mnemo_mixed_store(uint32_t site, const void *addr, uint32_t size, uint64_t iteration,
+			 uint32_t rank);
+void __mnemo_loop_summary_close(uint32_t site, uint64_t iterations);
 
 /* ---- Emitted by the pass as data and code in the linked program ---------------------------- */
 
@@ -138,6 +161,9 @@ extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must b
  *
  * Bit 31: summaries on, and the __mnemo_loop_summary* entry points send their records.  Off with
  * mnemo-specialize --no-summarize or --all-events, or when no state is 1.
+ * Bit 30: mixed loops on, and __mnemo_loop_summary_open, __mnemo_mixed_load, __mnemo_mixed_store
+ * and __mnemo_loop_summary_close send their records; else they are empty and the pass makes no
+ * loop mixed.  Set when bit 31 is, unless loads and stores are sampled (a countdown, `sample:`).
  */
 extern const uint32_t __mnemo_summary_plan;
 #define MNEMO_PLAN_LOAD           0u
@@ -151,6 +177,7 @@ extern const uint32_t __mnemo_summary_plan;
 #define MNEMO_PLAN_PER_ACCESS     2u
 #define MNEMO_PLAN_UNTIL_READY    3u
 #define MNEMO_PLAN_ON             (1u << 31)
+#define MNEMO_PLAN_MIXED_ON       (1u << 30)
 /* The state of entry point k in plan. */
 #define MNEMO_PLAN_STATE(plan, k) (((plan) >> (2 * (k))) & 3u)
 /*

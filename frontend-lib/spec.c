@@ -21,9 +21,15 @@
 
 /* The heap events: a program whose modules use one of them links libmnemo-heap.a. */
 static const char *const heap_events[] = { "heap_alloc", "heap_realloc", "heap_free" };
-/* The loop summary events: the framework sends them when summaries are on, never a module. */
+/*
+ * The loop summary events: the framework sends them when summaries are on, never a module; the
+ * last five (from loop_summary_open) only when mixed loops are on too.
+ */
 static const char *const summary_events[] = { "loop_summary_load", "loop_summary_store",
-					      "loop_summary" };
+					      "loop_summary", "loop_summary_open", "mixed_load",
+					      "mixed_store", "loop_summary_at",
+					      "loop_summary_close" };
+#define NSUMMARY_PLAIN 3  /* summary_events[] before the mixed loops' */
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1017,16 +1023,17 @@ bool mn_spec_summary_event(const struct mn_spec_event *ev)
 /**
  * mn_spec_pack_summaries - add the loop summary events to a wire format; see spec.h.
  */
-int mn_spec_pack_summaries(struct mn_wire *w, const struct mn_catalogue *c,
+int mn_spec_pack_summaries(struct mn_wire *w, const struct mn_catalogue *c, bool mixed,
 			   struct mn_spec_error *err)
 {
+	size_t nevents = mixed ? ARRAY_SIZE(summary_events) : NSUMMARY_PLAIN;
 	struct mn_wire out = *w;
 	bool even = true;       /* every record of w is a multiple of 16 bytes */
 
 	for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++)
 		if (w->nwords[code] % 2)
 			even = false;
-	for (size_t i = 0; i < ARRAY_SIZE(summary_events); i++) {
+	for (size_t i = 0; i < nevents; i++) {
 		const struct mn_spec_event *ev = mn_spec_event_find(c, summary_events[i]);
 		unsigned used, nwords;
 
@@ -1044,4 +1051,15 @@ int mn_spec_pack_summaries(struct mn_wire *w, const struct mn_catalogue *c,
 	}
 	*w = out;
 	return 0;
+}
+
+/**
+ * mn_spec_mixed_events - whether c has every event of mixed loops; see spec.h.
+ */
+bool mn_spec_mixed_events(const struct mn_catalogue *c)
+{
+	for (size_t i = NSUMMARY_PLAIN; i < ARRAY_SIZE(summary_events); i++)
+		if (!mn_spec_event_find(c, summary_events[i]))
+			return false;
+	return true;
 }

@@ -47,10 +47,13 @@
  * the longest record is 2 words, every record is 2 words (fixed 16-byte records: a 1-word record
  * gets a zero word 1), which the backend decodes faster.
  *
- * The loop summary events (loop_summary_load, loop_summary_store, loop_summary) belong to the
- * framework, not to modules: no module may list them.  When loop summaries are on, the specializer
- * adds them to the wire with every argument (mn_spec_pack_summaries()), after the modules' events
- * and without changing them.
+ * The loop summary events (loop_summary_load, loop_summary_store, loop_summary, and the mixed
+ * loops' loop_summary_open, mixed_load, mixed_store, loop_summary_at, loop_summary_close) belong to
+ * the framework, not to modules: no module may list them.  When loop summaries are on, the
+ * specializer adds the first three to the wire with every argument (mn_spec_pack_summaries()),
+ * after the modules' events and without changing them, and the other five too when mixed loops
+ * are on.  With the tree's catalogue, mixed_load and mixed_store records are 2 words: w0 code |
+ * site | size, w1 address | position.
  *
  * Functions returning int return 0 or -errno: -EINVAL when a file is invalid, -ENOMEM, or the
  * errno of a failed open or read.  On failure they fill err->msg with one line,
@@ -162,17 +165,25 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 /* True when w sends any of the events heap_alloc, heap_realloc, heap_free. */
 bool mn_spec_uses_heap(const struct mn_wire *w, const struct mn_catalogue *c);
 
-/* True when ev is a loop summary event: loop_summary_load, loop_summary_store, loop_summary. */
+/*
+ * True when ev is a loop summary event: loop_summary_load, loop_summary_store, loop_summary, or
+ * one of mixed loops' (loop_summary_open, mixed_load, mixed_store, loop_summary_at,
+ * loop_summary_close).
+ */
 bool mn_spec_summary_event(const struct mn_spec_event *ev);
+
+/* True when c has all five events of mixed loops (loop_summary_open .. loop_summary_close). */
+bool mn_spec_mixed_events(const struct mn_catalogue *c);
 
 /*
  * Adds the loop summary events of c to w with every argument, packed first fit as mn_spec_pack()
- * packs; the events already in w are left as they are.  When every record of w has an even number
- * of words (fixed 16-byte records among them), a summary record gets a zero word more if it needs
- * one to keep that so: records stay whole multiples of 16 bytes.  Events c does not have are
- * skipped.  Fails with -EINVAL, naming the event, when its arguments do not fit.
+ * packs: loop_summary_load, loop_summary_store and loop_summary, and when mixed is true the five
+ * of mixed loops too.  The events already in w are left as they are.  When every record of w has
+ * an even number of words (fixed 16-byte records among them), a summary record gets a zero word
+ * more if it needs one to keep that so: records stay whole multiples of 16 bytes.  Events c does
+ * not have are skipped.  Fails with -EINVAL, naming the event, when its arguments do not fit.
  */
-int mn_spec_pack_summaries(struct mn_wire *w, const struct mn_catalogue *c,
+int mn_spec_pack_summaries(struct mn_wire *w, const struct mn_catalogue *c, bool mixed,
 			   struct mn_spec_error *err);
 
 #endif /* MNEMO_SPEC_H */

@@ -24,6 +24,13 @@
  * build the summary entry points push their records at N = 1 and, at N > 1, send the accesses
  * the countdown picks themselves (put_summary_sampling()).
  *
+ * Mixed loops (abi.h): when summaries are on and loads and stores are not sampled, the plan also
+ * says mixed loops on (MNEMO_PLAN_MIXED_ON), and __mnemo_loop_summary_open, __mnemo_mixed_load,
+ * __mnemo_mixed_store and __mnemo_loop_summary_close push the records of their events, which
+ * join the wire; the mixed ones send a position within the loop relative to the previous mixed
+ * record, and loop_summary_at when that cannot say it (put_mixed_state()).  Otherwise they are
+ * empty and their five events are not in the wire.
+ *
  *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
  *                    [--all-events] [--no-summarize] [--queue=pingpong|lamport] -o OUTDIR
  *
@@ -64,8 +71,10 @@ enum fit {
 
 struct abi_param {
 	const char *arg;      /* the catalogue's argument name */
-	const char *raw;      /* its value from the C parameters, as an unsigned integer */
-	const char *u64;      /* the same as a uint64_t, when no narrowing is needed */
+	const char *raw;      /* its value from the C parameters, as an unsigned integer (only
+				 ever a function's argument: low_bits(), saturate()) */
+	const char *u64;      /* the same as a uint64_t, when no narrowing is needed (an operand
+				 of <<: parenthesized unless primary or a cast) */
 	unsigned cbits;       /* width of raw's type: an argument this wide needs no masking */
 	enum fit fit;
 };
@@ -76,11 +85,12 @@ enum accesses {
 	NON_POINTER,    /* __mnemo_load, __mnemo_store: a body only for `accesses: all` modules */
 	POINTER,        /* __mnemo_load_ptr, __mnemo_store_ptr: a body whenever it is sent */
 	SUMMARY,        /* __mnemo_loop_summary*: a body when loop summaries are on */
+	MIXED,          /* the mixed loops' entry points: a body when mixed loops are on */
 };
 
 struct abi_entry {
 	const char *event;    /* catalogue name; NULL for __mnemo_heap_site, which is no event */
-	const char *fn;
+	const char *fn;       /* NULL for loop_summary_at, which the mixed entry points send */
 	const char *params;   /* the parameter list, exactly as in abi.h */
 	struct abi_param p[MN_WIRE_MAX_ARGS];
 	enum accesses accesses;
@@ -93,6 +103,11 @@ struct abi_entry {
 #define P_SIZE64 { "size", "size", "size", 64, SATURATE }
 #define P_START { "address", "(uintptr_t)start", "(uint64_t)(uintptr_t)start", 64, TRUNCATE }
 #define P_STEP { "step", "(uint64_t)step", "(uint64_t)step", 64, TRUNCATE }
+#define P_ACCESSES { "accesses", "accesses", "(uint64_t)accesses", 32, SATURATE }
+#define P_ITERATIONS { "iterations", "iterations", "iterations", 64, SATURATE }
+/* Not a parameter: computed in the body of the mixed entry points (put_mixed()). */
+#define P_POSITION { "position", "(uint64_t)rank << 1 | next", "((uint64_t)rank << 1 | next)", \
+		     64, TRUNCATE }
 
 /* In abi.h order: "Emitted by the pass", then "Called by the runtime itself". */
 static const struct abi_entry abi[] = {
@@ -129,8 +144,20 @@ static const struct abi_entry abi[] = {
 	  { P_SITE, P_START, P_STEP, P_SIZE32 }, SUMMARY },
 	{ "loop_summary", "__mnemo_loop_summary",
 	  "uint32_t site, uint32_t accesses, uint64_t iterations",
-	  { P_SITE, { "accesses", "accesses", "(uint64_t)accesses", 32, SATURATE },
-	    { "iterations", "iterations", "iterations", 64, SATURATE } }, SUMMARY },
+	  { P_SITE, P_ACCESSES, P_ITERATIONS }, SUMMARY },
+	{ "loop_summary_open", "__mnemo_loop_summary_open", "uint32_t site, uint32_t accesses",
+	  { P_SITE, P_ACCESSES }, MIXED },
+	{ "mixed_load", "__mnemo_mixed_load",
+	  "uint32_t site, const void *addr, uint32_t size, uint64_t iteration, uint32_t rank",
+	  { P_SITE, P_ADDR, P_SIZE32, P_POSITION }, MIXED },
+	{ "mixed_store", "__mnemo_mixed_store",
+	  "uint32_t site, const void *addr, uint32_t size, uint64_t iteration, uint32_t rank",
+	  { P_SITE, P_ADDR, P_SIZE32, P_POSITION }, MIXED },
+	{ "loop_summary_close", "__mnemo_loop_summary_close", "uint32_t site, uint64_t iterations",
+	  { P_SITE, P_ITERATIONS }, MIXED },
+	/* No entry point of its own: the two mixed ones send it, from their `iteration`. */
+	{ "loop_summary_at", NULL, "uint64_t iteration",
+	  { { "iteration", "iteration", "iteration", 64, SATURATE } }, MIXED },
 	{ "global", "__mnemo_global", "uint32_t site, const void *addr, uint64_t size",
 	  { P_SITE, P_ADDR, P_SIZE64 }, ANY },
 	{ "heap_alloc", "__mnemo_heap_alloc", "uint32_t site, const void *addr, uint64_t size",
@@ -170,7 +197,8 @@ static const struct abi_entry *abi_entry(const char *event)
 
 /*
  * The catalogue and abi[] must describe the same events: each catalogue event an entry point,
- * each of its arguments a parameter, and each entry point an event.  Returns 0 or -EINVAL.
+ * each of its arguments a parameter, and each entry point an event, but those of mixed loops,
+ * which are off in a catalogue without them (summary_plan()).  Returns 0 or -EINVAL.
  */
 static int check_abi(const struct mn_catalogue *c)
 {
@@ -188,12 +216,14 @@ static int check_abi(const struct mn_catalogue *c)
 				continue;
 			fprintf(stderr, PROG ": %s:%u:%u: argument '%s' of event '%s' is not a "
 				"parameter of %s(%s)\n", c->path, ev->arg[a].line,
-				ev->arg[a].column, ev->arg[a].name, ev->name, e->fn, e->params);
+				ev->arg[a].column, ev->arg[a].name, ev->name,
+				e->fn ? e->fn : "the body of __mnemo_mixed_load", e->params);
 			return -EINVAL;
 		}
 	}
 	for (unsigned i = 0; i < NABI; i++) {
-		if (abi[i].event && !mn_spec_event_find(c, abi[i].event)) {
+		if (abi[i].event && !mn_spec_event_find(c, abi[i].event) &&
+		    abi[i].accesses != MIXED) {
 			fprintf(stderr, PROG ": %s: no event '%s', which abi.h's %s emits\n",
 				c->path, abi[i].event, abi[i].fn);
 			return -EINVAL;
@@ -219,10 +249,12 @@ struct gen {
 	bool sample;              /* the access entry points count down (sample_var, no blocker) */
 	bool send_done[MN_WIRE_MAX_EVENTS];  /* send_<event>() is written (sampled events) */
 	bool summary_sampling_done;  /* put_summary_sampling() has run */
+	bool mixed_done;          /* put_mixed_state() has run */
 	bool lamport;             /* --queue=lamport: push through mn_queue_push_lamport() */
 	bool all_events;          /* --all-events: m[0] is the stand-in module all-events */
 	uint32_t plan;            /* __mnemo_summary_plan (abi.h) */
 	const char *summary_off;  /* without MNEMO_PLAN_ON in plan: why, for the comments */
+	const char *mixed_off;    /* without MNEMO_PLAN_MIXED_ON in plan: why */
 };
 
 /* Prints s inside a C comment, so that no "*" "/" in a path can end it. */
@@ -367,6 +399,15 @@ static void put_header(const struct gen *g)
 	if ((g->plan & MNEMO_PLAN_ON) && g->sample)
 		fputs(" * With sampling, only at N = 1; at N > 1 they send the loads and\n"
 		      " * stores the countdown picks instead (summary_sample()).\n", f);
+	if (g->plan & MNEMO_PLAN_MIXED_ON)
+		fputs(" * Mixed loops are on: __mnemo_loop_summary_open, __mnemo_mixed_load,\n"
+		      " * _store and __mnemo_loop_summary_close push their records, a mixed one\n"
+		      " * with its position relative to the previous mixed record of its loop,\n"
+		      " * after a loop_summary_at record when that cannot say it (mixed_next()).\n",
+		      f);
+	else if (g->plan & MNEMO_PLAN_ON)
+		fprintf(f, " * Mixed loops are off (%s): their entry points are empty.\n",
+			g->mixed_off);
 	if (g->sample) {
 		fputs(" * Loads and stores are sampled: one in N, N from the environment\n"
 		      " * variable ", f);
@@ -461,7 +502,10 @@ static void put_layout(const struct gen *g, const struct mn_spec_event *ev)
 
 	fprintf(f, "/*\n * %s: code %u, %u word%s; used by", ev->name, ev->code, nwords,
 		nwords > 1 ? "s" : "");
-	if (summary)
+	if (summary && abi_entry(ev->name)->accesses == MIXED)
+		fputs(" the backend driver, which interleaves\n * a mixed loop's records with its "
+		      "summarized accesses (mixed loops are on)", f);
+	else if (summary)
 		fputs(" the backend driver, which expands it into the\n * events it stands for "
 		      "(loop summaries are on)", f);
 	for (unsigned i = 0; i < g->nm; i++)
@@ -792,12 +836,110 @@ static void put_sampled_summary(struct gen *g, const struct abi_entry *e,
 	fputs("}\n", f);
 }
 
+/*
+ * Mixed loops on: the state their entry points share and the loop_summary_at record, once, above
+ * the first of them.  See the comment written for what it does and why.
+ */
+static void put_mixed_state(struct gen *g)
+{
+	const struct abi_entry *e = abi_entry("loop_summary_at");
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
+	FILE *f = g->f;
+
+	/* Mixed loops are off in sampled builds, which alone define MN_TLS_IE (put_sampling()). */
+	assert(!g->sample);
+	fputs("\n/*\n"
+	      " * Mixed loops.  A mixed record carries its iteration in one bit, `next`: 1 when\n"
+	      " * it is in the iteration after the previous mixed record's of the innermost open\n"
+	      " * mixed loop, 0 when in the same one.  mixed_last is that previous record's\n"
+	      " * iteration; any other gap is first said by a loop_summary_at record, and the\n"
+	      " * mixed record then has next = 0.  __mnemo_loop_summary_open sets it to\n"
+	      " * UINT64_MAX, iteration -1, so that iteration 0 is the next one;\n"
+	      " * __mnemo_loop_summary_close to UINT64_MAX - 1, after which every iteration\n"
+	      " * is a gap: when a signal handler ran a whole mixed loop between two mixed\n"
+	      " * records of another, the second resynchronizes with loop_summary_at.\n"
+	      " *\n"
+	      " * Initial-exec TLS, read and written with signal-ordered accesses (barrier.h),\n"
+	      " * as a handler on this thread must see them in program order.  The backend\n"
+	      " * keeps each open loop's last iteration itself, so a handler that runs between\n"
+	      " * the read and the write changes nothing that the record sent says.\n"
+	      " */\n"
+	      "#define MN_TLS_IE __attribute__((tls_model(\"initial-exec\")))\n"
+	      "static __thread uint64_t mixed_last MN_TLS_IE;\n"
+	      "\n", f);
+	put_layout(g, ev);
+	fputs("/* Out of line: inlined at every mixed access, the others stay lean. */\n"
+	      "static __attribute__((noinline)) void mixed_at(uint64_t iteration)\n{\n", f);
+	put_record(g, e, ev);
+	fputs("}\n"
+	      "\n"
+	      "/*\n"
+	      " * The `next` bit of a mixed record in iteration `iteration`, after the\n"
+	      " * loop_summary_at record that the gap from the previous one may need.\n"
+	      " */\n"
+	      "static inline __attribute__((always_inline)) uint64_t\n"
+	      "mixed_next(uint64_t iteration)\n"
+	      "{\n"
+	      "\tuint64_t d = iteration - mn_load_signal(&mixed_last);\n"
+	      "\n"
+	      "\tif (d > 1) {\n"
+	      "\t\tmixed_at(iteration);\n"
+	      "\t\td = 0;\n"
+	      "\t}\n"
+	      "\tmn_store_signal(&mixed_last, iteration);\n"
+	      "\treturn d;\n"
+	      "}\n", f);
+	g->mixed_done = true;
+}
+
+/*
+ * An entry point of mixed loops: empty when they are off; else its record, after setting
+ * mixed_last (open, close) or computing the position's `next` bit (mixed_load, mixed_store).
+ */
+static void put_mixed(struct gen *g, const struct abi_entry *e)
+{
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);  /* NULL when off */
+	FILE *f = g->f;
+	unsigned nwords;
+
+	if (!(g->plan & MNEMO_PLAN_MIXED_ON)) {
+		fprintf(f, "\n/* %s: mixed loops are off (%s); not sent. */\n", e->event,
+			g->mixed_off);
+		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
+		return;
+	}
+	if (!g->mixed_done)
+		put_mixed_state(g);
+	fputc('\n', f);
+	put_layout(g, ev);
+	fprintf(f, "MN_ENTRY void %s(%s)\n{\n", e->fn, e->params);
+	nwords = g->w->nwords[ev->code];
+	if (!strcmp(e->event, "loop_summary_open"))
+		fprintf(f, "\tuint64_t w[%u];\n\n"
+			"\t/* Iteration -1: iteration 0 is the next one. */\n"
+			"\tmn_store_signal(&mixed_last, UINT64_MAX);\n", nwords);
+	else if (!strcmp(e->event, "loop_summary_close"))
+		fprintf(f, "\tuint64_t w[%u];\n\n"
+			"\t/* No iteration: an enclosing loop's next mixed record resyncs. */\n"
+			"\tmn_store_signal(&mixed_last, UINT64_MAX - 1);\n", nwords);
+	else
+		fprintf(f, "\tuint64_t next = mixed_next(iteration);\n\tuint64_t w[%u];\n\n",
+			nwords);
+	put_record_words(g, e, ev);
+	fputs("}\n", f);
+}
+
 static void put_callback(struct gen *g, const struct abi_entry *e)
 {
 	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
-	enum body body = body_of(g, e);
+	enum body body;
 	FILE *f = g->f;
 
+	if (e->accesses == MIXED) {
+		put_mixed(g, e);
+		return;
+	}
+	body = body_of(g, e);
 	if (body == BODY_EMPTY && e->accesses == SUMMARY) {
 		fprintf(f, "\n/* %s: loop summaries are off (%s); not sent. */\n", ev->name,
 			g->summary_off);
@@ -936,8 +1078,10 @@ static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool 
 /*
  * __mnemo_summary_plan (abi.h) for the bodies this run writes: each entry point's state, and
  * MNEMO_PLAN_ON when some state is 1, unless summarize is false (--no-summarize) or with
- * --all-events.  Sets g->plan, and g->summary_off to why summaries are off.  Call after
- * plan_sampling(), with g->w the modules' wire (without the summary events).
+ * --all-events; MNEMO_PLAN_MIXED_ON with it unless loads and stores count down (sampling) or the
+ * catalogue lacks the events of mixed loops.  Sets g->plan, and g->summary_off and g->mixed_off
+ * to why either is off.  Call after plan_sampling(), with g->w the modules' wire (without the
+ * summary events).
  */
 static void summary_plan(struct gen *g, bool summarize)
 {
@@ -949,7 +1093,7 @@ static void summary_plan(struct gen *g, bool summarize)
 		unsigned k = plan_entries[i].k, st;
 
 		for (unsigned j = 0; j < NABI && !e; j++)
-			if (!strcmp(abi[j].fn, plan_entries[i].fn))
+			if (abi[j].fn && !strcmp(abi[j].fn, plan_entries[i].fn))
 				e = &abi[j];
 		assert(e);
 		st = plan_state(g, e, plan_entries[i].per_access);
@@ -967,6 +1111,18 @@ static void summary_plan(struct gen *g, bool summarize)
 		g->summary_off = "no entry point has state 1 or 3";
 	else
 		g->plan |= MNEMO_PLAN_ON;
+	/*
+	 * A mixed record stands for one access, so the countdown would have to run in the mixed
+	 * entry points and in the expansion of the summarized accesses around them, in order.
+	 */
+	if (!(g->plan & MNEMO_PLAN_ON))
+		g->mixed_off = g->summary_off;
+	else if (g->sample)
+		g->mixed_off = "loads and stores are sampled";
+	else if (!mn_spec_mixed_events(g->c))
+		g->mixed_off = "the catalogue lacks their events";
+	else
+		g->plan |= MNEMO_PLAN_MIXED_ON;
 }
 
 /* __mnemo_summary_plan, with its states spelt out in a comment. */
@@ -981,8 +1137,10 @@ static void put_summary_plan(const struct gen *g)
 	      " * access, 3 summarized once ready:", f);
 	for (unsigned k = 0; k <= MNEMO_PLAN_LOOP; k++)
 		fprintf(f, "%s %s %u", k ? "," : "", names[k], MNEMO_PLAN_STATE(g->plan, k));
-	if (g->plan & MNEMO_PLAN_ON)
-		fputs(";\n * on.\n */\n", f);
+	if (g->plan & MNEMO_PLAN_MIXED_ON)
+		fputs(";\n * on, mixed loops on.\n */\n", f);
+	else if (g->plan & MNEMO_PLAN_ON)
+		fprintf(f, ";\n * on, mixed loops off (%s).\n */\n", g->mixed_off);
 	else
 		fprintf(f, ";\n * off (%s).\n */\n", g->summary_off);
 	fprintf(f, "__attribute__((used)) const uint32_t __mnemo_summary_plan = 0x%08x;\n",
@@ -1054,6 +1212,8 @@ static void generate(struct gen *g)
 	}
 	put_header(g);
 	for (unsigned i = 0; i < NABI; i++) {
+		if (!abi[i].fn)
+			continue;   /* loop_summary_at: sent by the mixed entry points */
 		if (abi[i].event)
 			put_callback(g, &abi[i]);
 		else
@@ -1190,13 +1350,15 @@ static void usage(FILE *f)
 		"                       callbacks.c sends every event of the catalogue with every\n"
 		"                       argument, as if a module (" ALL_EVENTS ") used them all with\n"
 		"                       `accesses: all` (so heap=1, no sampling, no loop\n"
-		"                       summaries); the program still runs only the chosen\n"
-		"                       modules, which drop the rest\n"
-		"  --no-summarize       no loop summaries: __mnemo_summary_plan says off, and\n"
-		"                       the __mnemo_loop_summary* entry points are empty, so the\n"
-		"                       pass keeps every access of every loop (by default they\n"
-		"                       are on when some load or store entry point sends no\n"
-		"                       value, or when loop events are sent)\n"
+		"                       summaries nor mixed loops); the program still runs only\n"
+		"                       the chosen modules, which drop the rest\n"
+		"  --no-summarize       no loop summaries nor mixed loops: __mnemo_summary_plan\n"
+		"                       says off, and the __mnemo_loop_summary* and\n"
+		"                       __mnemo_mixed_* entry points are empty, so the pass keeps\n"
+		"                       every access of every loop (by default summaries are on\n"
+		"                       when some load or store entry point sends no value, or\n"
+		"                       when loop events are sent, and mixed loops with them\n"
+		"                       unless loads and stores are sampled)\n"
 		"  --queue=KIND         pingpong (default): records go through the inline push of\n"
 		"                       the ping-pong queue (PROMPT 5.2); lamport: through the\n"
 		"                       out-of-line mn_queue_push_lamport(), a conventional queue,\n"
@@ -1411,7 +1573,8 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 	plan_sampling(&g);
 	/* The plan from the modules' wire; then the summary events join the wire, when on. */
 	summary_plan(&g, summarize);
-	if ((g.plan & MNEMO_PLAN_ON) && mn_spec_pack_summaries(&wire, c, &err)) {
+	if ((g.plan & MNEMO_PLAN_ON) &&
+	    mn_spec_pack_summaries(&wire, c, g.plan & MNEMO_PLAN_MIXED_ON, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		goto out;
 	}

@@ -19,6 +19,12 @@
  * "plan: 0x..." gives the plan.  With --sample-summaries=N (callbacks with a countdown and
  * summaries on), at the periods of N: summarized loops must send exactly the records of the same
  * loops run per access (check_sampled_summaries()).
+ * The entry points of mixed loops push their records (mixed_load and mixed_store after a fresh
+ * loop_summary_open, loop_summary_at through a mixed_load far from it) when the plan says mixed
+ * loops on, which needs summaries on and no sampling countdown, and nothing when off.  With
+ * --mixed, mixed loops run through them, nested and resynchronized, must give records of the
+ * layout the design fixes whose positions say each access's iteration and rank, with
+ * loop_summary_at exactly where the iteration gap is not 0 or 1 (check_mixed()).
  * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
  */
 #include <pthread.h>
@@ -71,6 +77,8 @@ void mn_queue_push_lamport(const uint64_t *words, unsigned n)
 #define STEP   (-INT64_C(24))                   /* two's complement in 64 bits */
 #define NACC   UINT32_C(0x12345)                /* accesses, saturated at 16 bits */
 #define ITERS  UINT64_C(0x0123456789abcdef)     /* iterations, saturated at 48 bits */
+#define RANK   UINT32_C(256)                    /* a mixed access's rank: at most 256 */
+#define BUF_WORDS (sizeof(buf) / sizeof(buf[0]))
 
 enum fit { T, S };  /* truncated, saturated */
 
@@ -109,7 +117,23 @@ static const struct call calls[] = {
 	{ "loop_summary_store", 18, 4, { SITE, A(ADDR), (uint64_t)STEP, SIZE32 }, { T, T, T, S },
 	  false },
 	{ "loop_summary", 19, 3, { SITE, NACC, ITERS }, { T, S, S }, false },
+	{ "loop_summary_open", 20, 2, { SITE, NACC }, { T, S }, false },
+	/* In iteration 0 of a loop just opened: position rank << 1 | next, next = 1. */
+	{ "mixed_load", 21, 4, { SITE, A(ADDR), SIZE32, RANK << 1 | 1 }, { T, T, S, T }, false },
+	{ "mixed_store", 22, 4, { SITE, A(ADDR), SIZE32, RANK << 1 | 1 }, { T, T, S, T }, false },
+	/* A mixed_load in iteration ITERS of a loop just opened: loop_summary_at first. */
+	{ "loop_summary_at", 23, 1, { ITERS }, { S }, false },
+	{ "loop_summary_close", 24, 2, { SITE, ITERS }, { T, S }, false },
 };
+
+/* A mixed loop just opened, its record dropped: the next mixed record is in its iteration 0. */
+static void mixed_open(void)
+{
+	__mnemo_loop_summary_open(SITE, NACC);
+	for (unsigned i = 0; i < BUF_WORDS; i++)
+		buf[i] = 0;
+	mn_q_cur = buf;
+}
 
 static void call(const struct call *c)
 {
@@ -143,6 +167,11 @@ static void call(const struct call *c)
 	case 17: __mnemo_loop_summary_load(SITE, ADDR, STEP, SIZE32); break;
 	case 18: __mnemo_loop_summary_store(SITE, ADDR, STEP, SIZE32); break;
 	case 19: __mnemo_loop_summary(SITE, NACC, ITERS); break;
+	case 20: __mnemo_loop_summary_open(SITE, NACC); break;
+	case 21: mixed_open(); __mnemo_mixed_load(SITE, ADDR, SIZE32, 0, RANK); break;
+	case 22: mixed_open(); __mnemo_mixed_store(SITE, ADDR, SIZE32, 0, RANK); break;
+	case 23: mixed_open(); __mnemo_mixed_load(SITE, ADDR, SIZE32, ITERS, RANK); break;
+	case 24: __mnemo_loop_summary_close(SITE, ITERS); break;
 	}
 }
 
@@ -157,26 +186,34 @@ static uint64_t fit(uint64_t v, unsigned bits, enum fit f)
 
 /*
  * Checks one event's record; returns the number of failures.  pointer_only: the plain load and
- * store entry points are expected to push nothing.
+ * store entry points are expected to push nothing.  loop_summary_at comes with the mixed_load
+ * record that needs it, after it.
  */
 static int check(const struct call *c, bool pointer_only)
 {
-	unsigned nwords = __mnemo_wire.nwords[c->code], pushed;
+	unsigned nwords = __mnemo_wire.nwords[c->code], pushed, more = 0;
 	uint64_t covered[MN_WIRE_MAX_WORDS] = { 0xff };   /* bits of the code and arguments */
 	int bad = 0;
 
 	if (pointer_only && !c->ptr && (c->code == 1 || c->code == 2))
 		nwords = 0;
+	if (c->code == 23)
+		more = __mnemo_wire.nwords[21];
 
-	for (unsigned i = 0; i < sizeof(buf) / sizeof(buf[0]); i++)
+	for (unsigned i = 0; i < BUF_WORDS; i++)
 		buf[i] = 0;
 	mn_q_cur = mn_q_base = buf;
-	mn_q_end = buf + sizeof(buf) / sizeof(buf[0]);
+	mn_q_end = buf + BUF_WORDS;
 	call(c);
 	pushed = (unsigned)(mn_q_cur - buf);
-	if (pushed != nwords) {
-		printf("%s: expected %u words pushed, got %u\n", c->name, nwords, pushed);
+	if (pushed != nwords + more) {
+		printf("%s: expected %u words pushed, got %u\n", c->name, nwords + more, pushed);
 		return 1;
+	}
+	if (more && (buf[nwords] & 0xff) != 21) {
+		printf("%s: expected the mixed_load record after it, got code %u\n", c->name,
+		       (unsigned)(buf[nwords] & 0xff));
+		bad++;
 	}
 	if (!nwords)
 		return 0;
@@ -496,6 +533,358 @@ static int check_sampled_summaries(unsigned n)
 	return bad ? 1 : 0;
 }
 
+/* ---- --mixed ------------------------------------------------------------------------------ */
+
+/* A record of a mixed loop (events.yaml, codes 20 to 24); no padding, for memcmp(). */
+struct rec {
+	uint64_t code, site, address, size, position, accesses, iterations;
+};
+
+#define MASK(bits) ((UINT64_C(1) << (bits)) - 1)
+
+/*
+ * Reads the records of words[0..n) into r[] (at most max); checks that each is one the wire
+ * sends, and that mixed_load / mixed_store are 2 words, w0 code | site << 8 | size << 40 and
+ * w1 address | position << 48 (the design fixes it: read from the raw words), which
+ * __mnemo_wire decodes alike.  Returns how many, or -1.
+ */
+static long read_records(const uint64_t *words, size_t n, struct rec *r, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; k++) {
+		unsigned code = words[i] & 0xff, len = __mnemo_wire.nwords[code];
+		const uint64_t *w = words + i;
+
+		if (!len || i + len > n || k == max) {
+			printf("mixed: at word %zu: expected a record the wire sends, got code "
+			       "%u\n", i, code);
+			return -1;
+		}
+		r[k] = (struct rec){ .code = code };
+		switch (code) {
+		case 20:
+			r[k].site = mn_wire_get(&__mnemo_wire, w, code, 0);
+			r[k].accesses = mn_wire_get(&__mnemo_wire, w, code, 1);
+			break;
+		case 21:
+		case 22:
+			if (len != 2) {
+				printf("mixed: expected %s records of 2 words, got %u\n",
+				       code == 21 ? "mixed_load" : "mixed_store", len);
+				return -1;
+			}
+			r[k].site = w[0] >> 8 & MASK(32);
+			r[k].size = w[0] >> 40;
+			r[k].address = w[1] & MASK(48);
+			r[k].position = w[1] >> 48;
+			if (mn_wire_get(&__mnemo_wire, w, code, 0) != r[k].site ||
+			    mn_wire_get(&__mnemo_wire, w, code, 1) != r[k].address ||
+			    mn_wire_get(&__mnemo_wire, w, code, 2) != r[k].size ||
+			    mn_wire_get(&__mnemo_wire, w, code, 3) != r[k].position) {
+				printf("mixed: record %zu: __mnemo_wire does not decode it as "
+				       "w0 code | site | size, w1 address | position\n", k);
+				return -1;
+			}
+			break;
+		case 23:
+			r[k].iterations = mn_wire_get(&__mnemo_wire, w, code, 0);
+			break;
+		case 24:
+			r[k].site = mn_wire_get(&__mnemo_wire, w, code, 0);
+			r[k].iterations = mn_wire_get(&__mnemo_wire, w, code, 1);
+			break;
+		}
+		i += len;
+	}
+	return (long)k;
+}
+
+/*
+ * What a run expects: the records in order, as the design says they must be, and for each mixed
+ * record the iteration and rank the access was made with.
+ */
+struct expect {
+	struct rec r[4096];
+	uint64_t k[4096];
+	uint32_t rank[4096];
+	size_t n;
+	uint64_t last;   /* mixed_last, as the design defines it */
+};
+
+static void add(struct expect *e, struct rec r)
+{
+	if (e->n == sizeof(e->r) / sizeof(e->r[0])) {
+		printf("mixed: more than %zu records\n", e->n);
+		exit(1);
+	}
+	e->r[e->n++] = r;
+}
+
+static void exp_open(struct expect *e, uint32_t site, uint32_t n)
+{
+	__mnemo_loop_summary_open(site, n);
+	e->last = UINT64_MAX;
+	add(e, (struct rec){ .code = 20, .site = site, .accesses = n });
+}
+
+static void exp_close(struct expect *e, uint32_t site, uint64_t iters)
+{
+	__mnemo_loop_summary_close(site, iters);
+	e->last = UINT64_MAX - 1;
+	add(e, (struct rec){ .code = 24, .site = site, .iterations = iters });
+}
+
+/*
+ * A mixed access in iteration k, of rank rank: loop_summary_at(k) first when the gap from the
+ * previous mixed record (mixed_last) is neither 0 nor 1, then its record, rank << 1 | next.
+ */
+static void exp_mixed(struct expect *e, bool store, uint32_t site, uint64_t addr, uint32_t size,
+		      uint64_t k, uint32_t rank)
+{
+	uint64_t gap = k - e->last;
+
+	if (store)
+		__mnemo_mixed_store(site, (const void *)(uintptr_t)addr, size, k, rank);
+	else
+		__mnemo_mixed_load(site, (const void *)(uintptr_t)addr, size, k, rank);
+	if (gap > 1) {
+		add(e, (struct rec){ .code = 23, .iterations = k });
+		gap = 0;
+	}
+	e->last = k;
+	e->k[e->n] = k;
+	e->rank[e->n] = rank;
+	add(e, (struct rec){ .code = store ? 22 : 21, .site = site, .address = addr,
+			     .size = size, .position = (uint64_t)rank << 1 | gap });
+}
+
+static uint64_t rng = UINT64_C(88172645463325252);
+
+/* A pseudo-random number in [0, n). */
+static uint64_t draw(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng % n;
+}
+
+/*
+ * A mixed loop of `accesses` mixed sites run for iters iterations, each access made in one
+ * iteration in `odds` (a conditional access; odds 1: every iteration), with now and then a
+ * whole mixed loop nested between two of them, as a signal handler would run one.
+ */
+static void exp_loop(struct expect *e, uint32_t site, unsigned accesses, uint64_t iters,
+		     unsigned odds, bool nest)
+{
+	exp_open(e, site, 3);
+	for (uint64_t k = 0; k < iters; k++) {
+		for (unsigned j = 0; j < accesses; j++) {
+			if (draw(odds))
+				continue;
+			exp_mixed(e, j & 1, site + 1 + j, 0x100000 + 64 * k + 8 * j, 8, k,
+				  (j * 37) % 257);
+			if (nest && !draw(40))
+				exp_loop(e, site + 100, 2, 1 + draw(5), 2, false);
+		}
+	}
+	exp_close(e, site, iters);
+}
+
+/*
+ * Decodes r[0..n) as the backend does (a stack of open loops, each with the iteration of its
+ * last mixed record: -1 at the open, set by loop_summary_at, + next at each mixed record) and
+ * checks that each mixed record decodes to the iteration and rank of e's access, and that
+ * loop_summary_at only comes right before a mixed record, whose next is then 0.  Returns the
+ * number of failures.
+ */
+static int replay(const char *what, const struct rec *r, size_t n, const struct expect *e)
+{
+	uint64_t last[64];
+	unsigned depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		switch (r[i].code) {
+		case 20:
+			if (depth == 64) {
+				printf("mixed, %s: too deep\n", what);
+				return 1;
+			}
+			last[depth++] = UINT64_MAX;
+			break;
+		case 23:
+			if (!depth || i + 1 == n || (r[i + 1].code != 21 && r[i + 1].code != 22) ||
+			    (r[i + 1].position & 1)) {
+				printf("mixed, %s: record %zu: expected loop_summary_at in a loop, "
+				       "before a mixed record with next = 0\n", what, i);
+				return 1;
+			}
+			last[depth - 1] = r[i].iterations;
+			break;
+		case 21:
+		case 22:
+			if (!depth) {
+				printf("mixed, %s: record %zu: a mixed record outside a loop\n",
+				       what, i);
+				return 1;
+			}
+			last[depth - 1] += r[i].position & 1;
+			if (last[depth - 1] != e->k[i] || r[i].position >> 1 != e->rank[i]) {
+				printf("mixed, %s: record %zu: expected iteration %llu rank %u, "
+				       "decoded iteration %llu rank %llu\n", what, i,
+				       (unsigned long long)e->k[i], e->rank[i],
+				       (unsigned long long)last[depth - 1],
+				       (unsigned long long)(r[i].position >> 1));
+				return 1;
+			}
+			break;
+		case 24:
+			if (!depth) {
+				printf("mixed, %s: record %zu: loop_summary_close without an open "
+				       "loop\n", what, i);
+				return 1;
+			}
+			depth--;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* got[] must be e's records, field by field; returns the number of failures. */
+static int compare(const char *what, const struct rec *got, size_t ngot, const struct expect *e)
+{
+	if (ngot != e->n) {
+		printf("mixed, %s: expected %zu records, got %zu\n", what, e->n, ngot);
+		return 1;
+	}
+	for (size_t i = 0; i < ngot; i++) {
+		const struct rec *a = &e->r[i], *b = &got[i];
+
+		if (!memcmp(a, b, sizeof(*a)))
+			continue;
+		printf("mixed, %s: record %zu: expected code %llu site %llu address 0x%llx "
+		       "size %llu position 0x%llx accesses %llu iterations %llu, got code %llu "
+		       "site %llu address 0x%llx size %llu position 0x%llx accesses %llu "
+		       "iterations %llu\n",
+		       what, i, (unsigned long long)a->code, (unsigned long long)a->site,
+		       (unsigned long long)a->address, (unsigned long long)a->size,
+		       (unsigned long long)a->position, (unsigned long long)a->accesses,
+		       (unsigned long long)a->iterations, (unsigned long long)b->code,
+		       (unsigned long long)b->site,
+		       (unsigned long long)b->address, (unsigned long long)b->size,
+		       (unsigned long long)b->position, (unsigned long long)b->accesses,
+		       (unsigned long long)b->iterations);
+		return 1;
+	}
+	return 0;
+}
+
+/* Checks the records captured in c against e (compare(), replay()); frees c. */
+static int check_run(const char *what, struct capture *c, const struct expect *e)
+{
+	static struct rec got[4096];
+	long n = read_records(c->words, c->n, got, sizeof(got) / sizeof(got[0]));
+	int bad;
+
+	free(c->words);
+	if (n < 0)
+		return 1;
+	bad = compare(what, got, (size_t)n, e);
+	return bad ? bad : replay(what, got, (size_t)n, e);
+}
+
+/*
+ * --mixed: with mixed loops on, a scripted run (gaps 0, 1, 2 and large; a fresh open; a close
+ * then a record of the enclosing loop, which must resync; a first record past iteration 0) and
+ * random runs (conditional accesses, nested loops) must give exactly the records the design
+ * says, which a backend-like replay decodes to each access's iteration and rank.  With mixed
+ * loops off, the four entry points must push nothing.
+ */
+static int check_mixed(void)
+{
+	static struct expect e;
+	struct capture c;
+	unsigned nat = 0, nrec = 0;
+	int bad;
+
+	if (!(__mnemo_summary_plan & MNEMO_PLAN_MIXED_ON)) {
+		capture_start(&c);
+		__mnemo_loop_summary_open(1, 0);
+		__mnemo_mixed_load(2, ADDR, 4, 0, 0);
+		__mnemo_mixed_store(2, ADDR, 4, 7, 0);
+		__mnemo_loop_summary_close(1, 8);
+		capture_end(&c);
+		free(c.words);
+		printf("mixed: off, %zu words pushed\n", c.n);
+		return c.n ? 1 : 0;
+	}
+
+	capture_start(&c);
+	e.n = 0;
+	exp_open(&e, 10, 2);
+	exp_mixed(&e, false, 11, 0x1000, 4, 0, 0);        /* iteration 0 is next after -1 */
+	exp_mixed(&e, true, 12, 0x2000, 8, 0, 2);         /* gap 0 */
+	exp_mixed(&e, false, 11, 0x1004, 4, 1, 0);        /* gap 1 */
+	exp_mixed(&e, false, 11, 0x100c, 4, 3, 1);        /* gap 2: at 3 first */
+	exp_mixed(&e, false, 11, 0x100c, 4, 3, 1);
+	exp_mixed(&e, true, 12, 0x2020, 8, 4, 2);
+	exp_mixed(&e, false, 11, 0x5000, 4, 1000000, 0);  /* far: at 1000000 */
+	exp_mixed(&e, false, 11, 0x5004, 4, UINT64_C(1) << 47, 256);  /* a 48-bit iteration */
+	exp_close(&e, 10, (UINT64_C(1) << 47) + 1);
+	exp_open(&e, 20, 0);                              /* a fresh open: 0 is next again */
+	exp_mixed(&e, true, 21, 0x3000, 1, 0, 0);
+	exp_open(&e, 40, 0);                              /* a handler's whole loop */
+	exp_mixed(&e, false, 41, 0x7000, 2, 0, 0);
+	exp_close(&e, 40, 1);
+	exp_mixed(&e, true, 21, 0x3001, 1, 0, 1);         /* gap 0, resync after the close */
+	exp_mixed(&e, true, 21, 0x3002, 1, 2, 0);         /* gap 2 */
+	exp_open(&e, 30, 1);                              /* a handler's whole loop */
+	exp_mixed(&e, false, 31, 0x4000, 2, 0, 1);
+	exp_mixed(&e, false, 31, 0x4008, 2, 1, 1);
+	exp_close(&e, 30, 2);
+	exp_mixed(&e, true, 21, 0x3003, 1, 3, 0);         /* gap 1, resync after the close */
+	exp_mixed(&e, true, 21, 0x3004, 1, 4, 0);
+	exp_close(&e, 20, 5);
+	exp_open(&e, 50, 1);
+	exp_mixed(&e, false, 51, 0x6000, 16, 5, 1);       /* the first record in iteration 5 */
+	exp_close(&e, 50, 6);
+	capture_end(&c);
+	/* The design's answers, whatever exp_mixed() says: at 0 and 3 after the closes... */
+	for (size_t i = 1; i < e.n; i++) {
+		uint64_t k = e.r[i].address == 0x3001 ? 0 : 3;
+
+		if ((e.r[i].address == 0x3001 || e.r[i].address == 0x3003) &&
+		    (e.r[i - 1].code != 23 || e.r[i - 1].iterations != k)) {
+			printf("mixed: expected loop_summary_at after the nested close\n");
+			return 1;
+		}
+		/* ... and none before 0x1004 (gap 1) nor 0x3000 (iteration 0 after the open) */
+		if ((e.r[i].address == 0x1004 || e.r[i].address == 0x3000) &&
+		    e.r[i - 1].code == 23) {
+			printf("mixed: expected no loop_summary_at before 0x%llx\n",
+			       (unsigned long long)e.r[i].address);
+			return 1;
+		}
+	}
+	bad = check_run("scripted", &c, &e);
+	nrec = (unsigned)e.n;
+
+	for (unsigned round = 0; round < 30 && !bad; round++) {
+		capture_start(&c);
+		e.n = 0;
+		exp_loop(&e, 1000 * (round + 1), 1 + (unsigned)draw(4), 1 + draw(300),
+			 1 + (unsigned)draw(4), true);
+		capture_end(&c);
+		for (size_t i = 0; i < e.n; i++)
+			nat += e.r[i].code == 23;
+		bad = check_run("random", &c, &e);
+	}
+	printf("mixed: %u scripted records, %u loop_summary_at in random runs\n", nrec, nat);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	bool pointer_only = argc > 1 && !strcmp(argv[1], "--pointer-only");
@@ -505,6 +894,8 @@ int main(int argc, char **argv)
 		return check_sampling();
 	if (argc > 1 && !strncmp(argv[1], "--sample-summaries=", 19))
 		return check_sampled_summaries((unsigned)atoi(argv[1] + 19));
+	if (argc > 1 && !strcmp(argv[1], "--mixed"))
+		return check_mixed();
 
 	printf("sent:");
 	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
@@ -527,6 +918,19 @@ int main(int argc, char **argv)
 		printf("plan: summaries %s, but the wire %s loop_summary\n",
 		       __mnemo_summary_plan & MNEMO_PLAN_ON ? "on" : "off",
 		       __mnemo_wire.nwords[19] ? "sends" : "does not send");
+		bad++;
+	}
+	/* Mixed loops: with summaries, without a countdown; their records exactly then. */
+	if (!!(__mnemo_summary_plan & MNEMO_PLAN_MIXED_ON) != !!__mnemo_wire.nwords[21] ||
+	    ((__mnemo_summary_plan & MNEMO_PLAN_MIXED_ON) &&
+	     (!(__mnemo_summary_plan & MNEMO_PLAN_ON) ||
+	      (__mnemo_sample_var[0] && !__mnemo_sample_blocker[0])))) {
+		printf("plan: mixed loops %s with summaries %s, %s, and the wire %s mixed_load\n",
+		       __mnemo_summary_plan & MNEMO_PLAN_MIXED_ON ? "on" : "off",
+		       __mnemo_summary_plan & MNEMO_PLAN_ON ? "on" : "off",
+		       __mnemo_sample_var[0] && !__mnemo_sample_blocker[0] ? "sampled" :
+									      "not sampled",
+		       __mnemo_wire.nwords[21] ? "sends" : "does not send");
 		bad++;
 	}
 	if (&__mnemo_queue_lamport) {

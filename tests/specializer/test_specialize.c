@@ -300,7 +300,7 @@ static void test_catalogue_valid(void **state)
 
 	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(c->nevents, 19);
+	assert_int_equal(c->nevents, 24);
 	assert_int_equal(code_of(c, "load"), 1);
 	assert_int_equal(code_of(c, "program_end"), 16);
 	assert_string_equal(c->event[0].arg[1].name, "address");
@@ -317,6 +317,14 @@ static void test_catalogue_valid(void **state)
 		{ "loop_summary_store", 18, 4, { "site", "address", "step", "size" },
 		  { 32, 48, 64, 24 } },
 		{ "loop_summary", 19, 3, { "site", "accesses", "iterations" }, { 32, 16, 48 } },
+		/* Mixed loops: codes and arguments as their design fixes them. */
+		{ "loop_summary_open", 20, 2, { "site", "accesses" }, { 32, 16 } },
+		{ "mixed_load", 21, 4, { "site", "address", "size", "position" },
+		  { 32, 48, 24, 16 } },
+		{ "mixed_store", 22, 4, { "site", "address", "size", "position" },
+		  { 32, 48, 24, 16 } },
+		{ "loop_summary_at", 23, 1, { "iteration" }, { 48 } },
+		{ "loop_summary_close", 24, 2, { "site", "iterations" }, { 32, 48 } },
 	};
 	for (unsigned i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++) {
 		const struct mn_spec_event *ev = mn_spec_event_find(c, summaries[i].event);
@@ -331,6 +339,7 @@ static void test_catalogue_valid(void **state)
 		}
 	}
 	assert_false(mn_spec_summary_event(mn_spec_event_find(c, "loop_exit")));
+	assert_true(mn_spec_mixed_events(c));
 	mn_spec_catalogue_free(c);
 }
 
@@ -402,6 +411,7 @@ static void test_list_and_check(void **state)
 	run(fx, &r, help);
 	expect_ok(&r);
 	expect_contains("--help", r.out, "--modules-dir");
+	expect_contains("--help", r.out, "no loop summaries nor mixed loops");
 	run(fx, &r, none);
 	assert_int_equal(r.status, 2);
 	expect_contains("no arguments", r.err, "mnemo-specialize: ");
@@ -574,6 +584,73 @@ static void test_unpackable(void **state)
 	expect_contains("pack", err.msg, "do not fit in 4 words");
 	mn_spec_module_free(m);
 	mn_spec_catalogue_free(c);
+}
+
+/*
+ * mn_spec_pack_summaries(): the three summary events, and the five of mixed loops only when asked;
+ * mixed_load and mixed_store are 2 words, w0 code | site | size and w1 address | position, with
+ * records of any length around them; open and loop_summary_at (1 word) padded to 2 when every
+ * record is a multiple of 16 bytes.
+ */
+static void test_pack_mixed(void **state)
+{
+	static const char *const sets[][2] = {
+		{ MNEMO_MODULES_DIR "/dependence/events.yaml", NULL },     /* all 2 words */
+		{ MNEMO_MODULES_DIR "/null/events.yaml", NULL },           /* 1 to 3 words */
+		{ MNEMO_MODULES_DIR "/value-pattern/events.yaml", NULL },  /* 1 and 3 words */
+		{ MNEMO_MODULES_DIR "/object-relative/events.yaml",
+		  MNEMO_MODULES_DIR "/shadow-cost/events.yaml" },
+	};
+	static const char *const mixed[] = { "loop_summary_open", "mixed_load", "mixed_store",
+					     "loop_summary_at", "loop_summary_close" };
+
+	for (unsigned i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		const char *paths[2] = { sets[i][0], sets[i][1] };
+		struct mn_spec_error err;
+		struct mn_catalogue *c;
+		struct mn_wire w, with, without;
+		bool even = true;
+
+		pack(&w, &c, paths[1] ? 2 : 1, paths);
+		for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++)
+			even &= w.nwords[code] % 2 == 0;
+		with = without = w;
+		if (mn_spec_pack_summaries(&without, c, false, &err) ||
+		    mn_spec_pack_summaries(&with, c, true, &err))
+			fail_msg("%s: %s", paths[0], err.msg);
+		for (unsigned k = 0; k < 5; k++) {
+			unsigned code = code_of(c, mixed[k]);
+
+			if (without.nwords[code])
+				fail_msg("%s: %s sent without mixed loops", paths[0], mixed[k]);
+			if (!with.nwords[code])
+				fail_msg("%s: %s not sent with mixed loops", paths[0], mixed[k]);
+		}
+		/* Everything else alike, the modules' events untouched. */
+		for (unsigned code = 1; code < 20; code++) {
+			if (with.nwords[code] != without.nwords[code] ||
+			    memcmp(with.arg[code], without.arg[code], sizeof(with.arg[code])))
+				fail_msg("%s: event %u packed differently with mixed loops",
+					 paths[0], code);
+			if (code < 17 && (with.nwords[code] != w.nwords[code] ||
+					  memcmp(with.arg[code], w.arg[code], sizeof(w.arg[code]))))
+				fail_msg("%s: module event %u changed", paths[0], code);
+		}
+		for (unsigned code = 21; code <= 22; code++) {
+			if (with.nwords[code] != 2)
+				fail_msg("%s: event %u: expected 2 words, got %u", paths[0], code,
+					 with.nwords[code]);
+			expect_wire_arg(&with, code, 0, 0, 8, 32);    /* site */
+			expect_wire_arg(&with, code, 1, 1, 0, 48);    /* address */
+			expect_wire_arg(&with, code, 2, 0, 40, 24);   /* size */
+			expect_wire_arg(&with, code, 3, 1, 48, 16);   /* position */
+		}
+		assert_int_equal(with.nwords[code_of(c, "loop_summary_open")], even ? 2 : 1);
+		assert_int_equal(with.nwords[code_of(c, "loop_summary_at")], even ? 2 : 1);
+		assert_int_equal(with.nwords[code_of(c, "loop_summary_close")], 2);
+		expect_wire_arg(&with, code_of(c, "loop_summary_at"), 0, 0, 8, 48);
+		mn_spec_catalogue_free(c);
+	}
 }
 
 /* ---- Pointer-only modules (accesses:) --------------------------------------------------- */
@@ -974,6 +1051,12 @@ static void test_bad_summary_event(void **state)
 			"  load: [site]\n"
 			"  loop_summary: [site, accesses]\n",        /* line 5 */
 			5, 3, "event 'loop_summary' is not for modules");
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"events:\n"
+			"  mixed_load: [site, address]\n",          /* line 4 */
+			4, 3, "event 'mixed_load' is not for modules");
 }
 
 static void test_bad_accesses(void **state)
@@ -1211,8 +1294,9 @@ static void test_roundtrip_everything(void **state)
 	assert_string_equal(r.out, "sent: load store pointer_create heap_alloc heap_realloc "
 			    "heap_free stack_alloc stack_free global func_entry func_exit "
 			    "loop_invoke loop_iter loop_exit program_start program_end "
-			    "loop_summary_load loop_summary_store loop_summary\n"
-			    "heap_events: 1\nplan: 0x800006aa\n");
+			    "loop_summary_load loop_summary_store loop_summary loop_summary_open "
+			    "mixed_load mixed_store loop_summary_at loop_summary_close\n"
+			    "heap_events: 1\nplan: 0xc00006aa\n");
 }
 
 static void test_roundtrip_value_pattern(void **state)
@@ -1223,7 +1307,9 @@ static void test_roundtrip_value_pattern(void **state)
 	copy_tree_spec(fx, "value-pattern");
 	roundtrip(fx, &r, "value-pattern", NULL);
 	assert_string_equal(r.out, "sent: load store func_entry loop_summary_load "
-			    "loop_summary_store loop_summary\nheap_events: 0\nplan: 0x800000ff\n");
+			    "loop_summary_store loop_summary loop_summary_open mixed_load "
+			    "mixed_store loop_summary_at loop_summary_close\nheap_events: 0\n"
+			    "plan: 0xc00000ff\n");
 }
 
 /* Pointer-only modules: the _ptr entry points push the records, the plain ones nothing. */
@@ -1348,6 +1434,47 @@ static void test_roundtrip_pointer_only(void **state)
 	roundtrip(fx, &r, "rds-shape", "--pointer-only");
 	assert_string_equal(r.out, "sent: load store heap_alloc heap_realloc heap_free\n"
 			    "heap_events: 1\nplan: 0x000000a0\n");
+}
+
+/*
+ * Mixed loops through the generated callbacks: roundtrip.c --mixed runs scripted and random mixed
+ * loops (gaps 0, 1, 2 and more, nesting, a close then an enclosing loop's record, a fresh open)
+ * and checks the records and what they decode to, with 16-byte records (dependence), records of
+ * mixed lengths (null, everything), the Lamport queue; with mixed loops off (a sampled build,
+ * --no-summarize, --all-events) the four entry points push nothing.
+ */
+static void test_roundtrip_mixed(void **state)
+{
+	static const struct {
+		const char *modules, *opt;
+		bool on;
+	} cases[] = {
+		{ "dependence", NULL, true },
+		{ "null", NULL, true },
+		{ "everything", NULL, true },
+		{ "dependence", "--queue=lamport", true },
+		{ "structure-affinity", NULL, false },
+		{ "null", "--no-summarize", false },
+		{ "null", "--all-events", false },
+	};
+	struct fixture *fx = *state;
+	struct run r;
+
+	write_everything(fx);
+	copy_tree_spec(fx, "dependence");
+	copy_tree_spec(fx, "null");
+	copy_tree_spec(fx, "structure-affinity");
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		roundtrip_opt(fx, &r, cases[i].modules, cases[i].opt, "--mixed");
+		if (cases[i].on && !strstr(r.out, "mixed: 34 scripted records, "))
+			fail_msg("%s %s: expected the mixed loops checked, got %s",
+				 cases[i].modules, cases[i].opt ? cases[i].opt : "", r.out);
+		if (!cases[i].on && strcmp(r.out, "mixed: off, 0 words pushed\n"))
+			fail_msg("%s %s: expected mixed loops off, got %s", cases[i].modules,
+				 cases[i].opt ? cases[i].opt : "", r.out);
+		/* The plain round trip too: every record, the plan against the wire. */
+		roundtrip_opt(fx, &r, cases[i].modules, cases[i].opt, NULL);
+	}
 }
 
 /* ---- Ablation switches (docs/internals.md, "Ablation switches for the breakdown") ---------- */
@@ -1508,8 +1635,10 @@ static void test_all_events(void **state)
 		snprintf(head, sizeof(head), "MN_ENTRY void %s(", fn);
 		if (!strstr(text, head))
 			continue;   /* not a callback: the pass defines it (__mnemo_register_globals) */
-		if (!strncmp(fn, "__mnemo_loop_summary", 20)) {
-			expect_some_body(text, fn, false);   /* no summaries with --all-events */
+		if (!strncmp(fn, "__mnemo_loop_summary", 20) ||
+		    !strncmp(fn, "__mnemo_mixed_", 14)) {
+			/* no summaries nor mixed loops with --all-events */
+			expect_some_body(text, fn, false);
 			continue;
 		}
 		expect_some_body(text, fn, true);
@@ -1555,8 +1684,10 @@ static void test_roundtrip_ablation(void **state)
 			    "heap_events: 1\nplan: 0x000006aa\n");
 	roundtrip_opt(fx, &r, "dependence", "--queue=lamport", NULL);
 	assert_string_equal(r.out, "sent: load store func_entry func_exit loop_invoke loop_iter "
-			    "loop_exit loop_summary_load loop_summary_store loop_summary\n"
-			    "heap_events: 0\nplan: 0x80000455\nqueue: lamport\n");
+			    "loop_exit loop_summary_load loop_summary_store loop_summary "
+			    "loop_summary_open mixed_load mixed_store loop_summary_at "
+			    "loop_summary_close\nheap_events: 0\nplan: 0xc0000455\n"
+			    "queue: lamport\n");
 	roundtrip_opt(fx, &r, "dependence", "--no-summarize", NULL);
 	assert_string_equal(r.out, "sent: load store func_entry func_exit loop_invoke loop_iter "
 			    "loop_exit\nheap_events: 0\nplan: 0x00000455\n");
@@ -1586,6 +1717,27 @@ static uint32_t plan_of(const char *text)
 }
 
 /*
+ * Expects the entry points of mixed loops to push their records (on) or be empty (off), and the
+ * wire to send their five events or none of them.
+ */
+static void expect_mixed(const char *what, const char *text, bool on)
+{
+	static const char *const fns[] = { "__mnemo_loop_summary_open", "__mnemo_mixed_load",
+					   "__mnemo_mixed_store", "__mnemo_loop_summary_close" };
+	static const char *const codes[] = { "\t\t[EV_LOOP_SUMMARY_OPEN] = ",
+					     "\t\t[EV_MIXED_LOAD] = ", "\t\t[EV_MIXED_STORE] = ",
+					     "\t\t[EV_LOOP_SUMMARY_AT] = ",
+					     "\t\t[EV_LOOP_SUMMARY_CLOSE] = " };
+
+	for (unsigned i = 0; i < 4; i++)
+		expect_some_body(text, fns[i], on);
+	for (unsigned i = 0; i < 5; i++)
+		if (!strstr(text, codes[i]) == on)
+			fail_msg("%s: expected the wire %s %s, got:\n%s", what,
+				 on ? "to send" : "not to send", codes[i] + 3, text);
+}
+
+/*
  * Expects the summary entry points to push their records (on) or be empty and unsent (off), and
  * the wire to send the three summary events or none of them.
  */
@@ -1609,7 +1761,8 @@ static void expect_summaries(const char *what, const char *text, bool on)
  * The plan's states follow from the bodies written: 0 empty, 1 a record without value (with a
  * countdown or not), 2 a value (or a pointer_create body); loop events 1 when sent.  Bit 31
  * when some state is 1, unless --no-summarize or --all-events; the summary entry points and the
- * wire follow bit 31.
+ * wire follow bit 31.  Bit 30 (mixed loops) exactly with bit 31 and no countdown; the entry
+ * points of mixed loops and the wire follow it.
  */
 static void test_summary_plan(void **state)
 {
@@ -1618,37 +1771,38 @@ static void test_summary_plan(void **state)
 		uint32_t plan;
 	} cases[] = {
 		{ "vals", NULL, 0x00000022 },          /* loads with value: 2 */
-		{ "addrs", NULL, 0x80000011 },         /* loads without value: 1 */
-		{ "ptrs", NULL, 0x80000050 },          /* accesses: pointer: plain ones 0 */
-		{ "smp", NULL, 0x80000055 },           /* a countdown: summaries sample the same */
-		{ "smp", "--no-summarize", 0x00000055 },
+		{ "addrs", NULL, 0xc0000011 },         /* loads without value: 1; mixed loops */
+		{ "ptrs", NULL, 0xc0000050 },          /* accesses: pointer: plain ones 0 */
+		{ "smp", NULL, 0x80000055 },           /* a countdown: summaries sample the same, */
+		{ "smp", "--no-summarize", 0x00000055 },  /* ... but no mixed loop */
 		{ "smp,loops", NULL, 0x80000455 },     /* sampled, loop events sent */
 		{ "smpv", NULL, 0x00000022 },          /* sampled with the value: 2 */
-		{ "smp,addrs", NULL, 0x80000055 },     /* addrs needs every access: no countdown */
-		{ "pcs", NULL, 0x80000244 },           /* pointer_create with a body: 2 */
-		{ "loops", NULL, 0x80000400 },         /* loop events sent: 1 */
-		{ "vals,loops", NULL, 0x80000422 },
+		{ "smp,addrs", NULL, 0xc0000055 },     /* addrs needs every access: no countdown */
+		{ "pcs", NULL, 0xc0000244 },           /* pointer_create with a body: 2 */
+		{ "loops", NULL, 0xc0000400 },         /* loop events sent: 1 */
+		{ "vals,loops", NULL, 0xc0000422 },
 		{ "vals,addrs", NULL, 0x00000022 },    /* the value goes with every load */
-		{ "untl", NULL, 0x80000033 },          /* values until ready: 3 */
-		{ "untl,addrs", NULL, 0x80000033 },
+		{ "untl", NULL, 0xc0000033 },          /* values until ready: 3 */
+		{ "untl,addrs", NULL, 0xc0000033 },
 		{ "untl,vals", NULL, 0x00000022 },     /* vals needs every value: 2 */
 		{ "untl", "--no-summarize", 0x00000033 },
 		{ "calls", NULL, 0x00000000 },         /* nothing to summarize */
 		{ "addrs", "--no-summarize", 0x00000011 },
 		{ "loops", "--no-summarize", 0x00000400 },
 		{ "addrs", "--all-events", 0x000006aa },
-		{ "addrs", "--queue=lamport", 0x80000011 },
+		{ "addrs", "--queue=lamport", 0xc0000011 },
 	};
 	static const struct {
 		const char *modules;
 		uint32_t plan;
 	} tree[] = {
-		{ "dependence", 0x80000455 },
-		{ "null", 0x80000455 },
-		{ "value-pattern", 0x800000ff },       /* values: until-ready */
+		{ "dependence", 0xc0000455 },
+		{ "null", 0xc0000455 },
+		{ "value-pattern", 0xc00000ff },       /* values: until-ready */
 		{ "rds-shape", 0x000000a0 },          /* pointer only, with values */
-		{ "structure-affinity", 0x80000055 },  /* sampled: summarized all the same */
-		{ "object-relative", 0x80000055 },
+		{ "structure-affinity", 0x80000055 },  /* sampled: summarized, no mixed loop */
+		{ "object-relative", 0xc0000055 },
+		{ "shadow-cost", 0xc0000055 },
 	};
 	struct fixture *fx = *state;
 	char path[256], text[65536];
@@ -1684,6 +1838,7 @@ static void test_summary_plan(void **state)
 			fail_msg("%s: expected __mnemo_summary_plan 0x%08x, got 0x%08x", what,
 				 cases[i].plan, plan);
 		expect_summaries(what, text, plan >> 31);
+		expect_mixed(what, text, plan >> 30 & 1);
 	}
 	for (unsigned i = 0; i < sizeof(tree) / sizeof(tree[0]); i++) {
 		uint32_t plan;
@@ -1696,6 +1851,7 @@ static void test_summary_plan(void **state)
 			fail_msg("%s: expected __mnemo_summary_plan 0x%08x, got 0x%08x",
 				 tree[i].modules, tree[i].plan, plan);
 		expect_summaries(tree[i].modules, text, plan >> 31);
+		expect_mixed(tree[i].modules, text, plan >> 30 & 1);
 	}
 
 	/* Why off, in the comment above the plan. */
@@ -1705,6 +1861,19 @@ static void test_summary_plan(void **state)
 	expect_contains("--no-summarize", text,
 			"/* loop_summary: loop summaries are off (--no-summarize); not sent. */\n");
 	expect_contains("--no-summarize", text, " * off (--no-summarize).\n");
+	expect_contains("--no-summarize", text,
+			"/* mixed_load: mixed loops are off (--no-summarize); not sent. */\n");
+	specialize(fx, &r, fx->modules, "smp");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_contains("smp", text, " * on, mixed loops off (loads and stores are sampled).\n");
+	expect_contains("smp", text, "/* loop_summary_close: mixed loops are off (loads and "
+			"stores are sampled); not sent. */\n");
+	specialize(fx, &r, fx->modules, "addrs");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_contains("addrs", text, " * on, mixed loops on.\n");
+	expect_contains("addrs", text, " * Mixed loops are on: ");
 	specialize(fx, &r, fx->modules, "calls");
 	expect_ok(&r);
 	read_file(path, text, sizeof(text));
@@ -1714,7 +1883,9 @@ static void test_summary_plan(void **state)
 /*
  * The summary records: every argument, pushed through the queue the build uses; padded to 4 words
  * when the modules' records are all 16-byte ones (dependence), 3 words otherwise (object-relative,
- * whose heap records are 3 words).
+ * whose heap records are 3 words).  Mixed loops: open and close set mixed_last (UINT64_MAX, then
+ * UINT64_MAX - 1), a mixed record takes its `next` from mixed_next(), which sends loop_summary_at
+ * first when the gap is more than 1; 2 words, w0 code | site | size, w1 address | position.
  */
 static void test_summary_records(void **state)
 {
@@ -1740,6 +1911,44 @@ static void test_summary_records(void **state)
 			"saturate(accesses, 16) << 40;\n"
 			"\tw[1] = saturate(iterations, 48);\n\tmn_queue_push(w, 2);\n}\n");
 	expect_contains("dependence", text, "\t\t[EV_LOOP_SUMMARY_STORE] = 4,\n");
+	expect_contains("dependence", text,
+			"#define MN_TLS_IE __attribute__((tls_model(\"initial-exec\")))\n"
+			"static __thread uint64_t mixed_last MN_TLS_IE;\n");
+	expect_contains("dependence", text,
+			"static __attribute__((noinline)) void mixed_at(uint64_t iteration)\n"
+			"{\n\tuint64_t w[2];\n\n"
+			"\tw[0] = EV_LOOP_SUMMARY_AT | saturate(iteration, 48) << 8;\n"
+			"\tw[1] = 0;\n\tmn_queue_push(w, 2);\n}\n");
+	expect_contains("dependence", text,
+			"static inline __attribute__((always_inline)) uint64_t\n"
+			"mixed_next(uint64_t iteration)\n{\n"
+			"\tuint64_t d = iteration - mn_load_signal(&mixed_last);\n\n"
+			"\tif (d > 1) {\n\t\tmixed_at(iteration);\n\t\td = 0;\n\t}\n"
+			"\tmn_store_signal(&mixed_last, iteration);\n\treturn d;\n}\n");
+	expect_contains("dependence", text,
+			"MN_ENTRY void __mnemo_loop_summary_open(uint32_t site, "
+			"uint32_t accesses)\n{\n\tuint64_t w[2];\n\n"
+			"\t/* Iteration -1: iteration 0 is the next one. */\n"
+			"\tmn_store_signal(&mixed_last, UINT64_MAX);\n"
+			"\tw[0] = EV_LOOP_SUMMARY_OPEN | (uint64_t)site << 8 | "
+			"saturate(accesses, 16) << 40;\n"
+			"\tw[1] = 0;\n\tmn_queue_push(w, 2);\n}\n");
+	expect_contains("dependence", text,
+			"MN_ENTRY void __mnemo_mixed_store(uint32_t site, const void *addr, "
+			"uint32_t size, uint64_t iteration, uint32_t rank)\n{\n"
+			"\tuint64_t next = mixed_next(iteration);\n\tuint64_t w[2];\n\n"
+			"\tw[0] = EV_MIXED_STORE | (uint64_t)site << 8 | "
+			"saturate(size, 24) << 40;\n"
+			"\tw[1] = low_bits((uintptr_t)addr, 48) | "
+			"low_bits((uint64_t)rank << 1 | next, 16) << 48;\n"
+			"\tmn_queue_push(w, 2);\n}\n");
+	expect_contains("dependence", text,
+			"MN_ENTRY void __mnemo_loop_summary_close(uint32_t site, "
+			"uint64_t iterations)\n{\n\tuint64_t w[2];\n\n"
+			"\t/* No iteration: an enclosing loop's next mixed record resyncs. */\n"
+			"\tmn_store_signal(&mixed_last, UINT64_MAX - 1);\n"
+			"\tw[0] = EV_LOOP_SUMMARY_CLOSE | (uint64_t)site << 8;\n"
+			"\tw[1] = saturate(iterations, 48);\n\tmn_queue_push(w, 2);\n}\n");
 
 	specialize_opt(fx, &r, MNEMO_MODULES_DIR, "dependence", "--queue=lamport");
 	expect_ok(&r);
@@ -1752,6 +1961,47 @@ static void test_summary_records(void **state)
 	read_file(path, text, sizeof(text));
 	expect_contains("object-relative", text, "\t\t[EV_LOOP_SUMMARY_LOAD] = 3,\n");
 	expect_contains("object-relative", text, "\t\t[EV_LOOP_SUMMARY] = 2,\n");
+	/* Not all records 16-byte ones: open and loop_summary_at stay 1 word, mixed ones 2. */
+	expect_contains("object-relative", text, "\t\t[EV_LOOP_SUMMARY_OPEN] = 1,\n");
+	expect_contains("object-relative", text, "\t\t[EV_MIXED_LOAD] = 2,\n");
+	expect_contains("object-relative", text, "\t\t[EV_LOOP_SUMMARY_AT] = 1,\n");
+	expect_contains("object-relative", text,
+			"\tw[1] = low_bits((uintptr_t)addr, 48) | "
+			"low_bits((uint64_t)rank << 1 | next, 16) << 48;\n");
+}
+
+/*
+ * A catalogue without the events of mixed loops (as before them): summaries on, mixed loops off
+ * and said so, their four entry points empty, the callbacks compile.
+ */
+static void test_mixed_needs_catalogue(void **state)
+{
+	static char text[65536];
+	struct fixture *fx = *state;
+	char cat[256], path[256], *cut;
+	const char *argv[] = { MNEMO_SPECIALIZE, "--catalogue", cat, "--modules-dir",
+			       MNEMO_MODULES_DIR, "--modules", "null", "-o", fx->out, NULL };
+	const char *args[] = { "-flto", "-c", path, "-o", "/dev/null", NULL };
+	struct run r;
+
+	read_file(catalogue_path(), text, sizeof(text));
+	cut = strstr(text, "\n  loop_summary_open:\n");
+	assert_non_null(cut);
+	cut[1] = 0;
+	snprintf(cat, sizeof(cat), "%s/old.yaml", fx->dir);
+	write_file(cat, text);
+	run(fx, &r, argv);
+	expect_ok(&r);
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	read_file(path, text, sizeof(text));
+	assert_int_equal(plan_of(text), 0x80000455);
+	expect_summaries("old catalogue", text, true);
+	expect_mixed("old catalogue", text, false);
+	expect_contains("old catalogue", text,
+			" * on, mixed loops off (the catalogue lacks their events).\n");
+	clang(fx, &r, args);
+	if (r.status)
+		fail_msg("clang on callbacks.c: exit %d: %s", r.status, r.err);
 }
 
 /* The next blank line of text before a line at the top level (not inside a function), or NULL. */
@@ -1786,16 +2036,17 @@ static unsigned chunks(char *text, char **chunk, unsigned max)
 }
 
 /*
- * Whether a chunk may differ with summaries on: it is about them, or it is one of the helpers
- * low_bits() and saturate(), which they may need.
+ * Whether a chunk may differ with summaries on: it is about them or mixed loops, or it is one of
+ * the helpers low_bits() and saturate(), which they may need.
  */
 static bool summary_chunk(const char *chunk)
 {
-	return strstr(chunk, "summar") || strstr(chunk, "/* The low `bits` bits of v. */") ||
+	return strstr(chunk, "summar") || strstr(chunk, "mixed") ||
+	       strstr(chunk, "/* The low `bits` bits of v. */") ||
 	       strstr(chunk, "/* v, or the largest value");
 }
 
-/* Deletes from text the lines of the loop summary events in __mnemo_wire. */
+/* Deletes from text the lines of the loop summary and mixed loops' events in __mnemo_wire. */
 static void drop_summary_wire(char *text)
 {
 	char *line = text;
@@ -1805,7 +2056,8 @@ static void drop_summary_wire(char *text)
 
 		if (!end)
 			break;
-		if (!strstr(line, "[EV_LOOP_SUMMARY") || strstr(line, "[EV_LOOP_SUMMARY") > end) {
+		if ((!strstr(line, "[EV_LOOP_SUMMARY") || strstr(line, "[EV_LOOP_SUMMARY") > end) &&
+		    (!strstr(line, "[EV_MIXED_") || strstr(line, "[EV_MIXED_") > end)) {
 			line = end + 1;
 			continue;
 		}
@@ -1946,6 +2198,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_union_of_modules, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unpackable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pack_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_accesses_parsed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pointer_only_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_parsed, setup, teardown),
@@ -1966,6 +2219,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_everything, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_value_pattern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_pointer_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled_summaries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_summary_callbacks, setup, teardown),
@@ -1974,6 +2228,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_ablation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_plan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_records, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mixed_needs_catalogue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summaries_keep_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lto_removes_unused_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unchanged_output_kept, setup, teardown),
