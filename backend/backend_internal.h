@@ -38,6 +38,11 @@ enum mn_event_code {
 	MN_EV_LOOP_SUMMARY_LOAD = 17,
 	MN_EV_LOOP_SUMMARY_STORE = 18,
 	MN_EV_LOOP_SUMMARY = 19,
+	MN_EV_LOOP_SUMMARY_OPEN = 20,
+	MN_EV_MIXED_LOAD = 21,
+	MN_EV_MIXED_STORE = 22,
+	MN_EV_LOOP_SUMMARY_AT = 23,
+	MN_EV_LOOP_SUMMARY_CLOSE = 24,
 };
 
 /* ---- The run (run.c) ------------------------------------------------------------------------- */
@@ -73,6 +78,8 @@ uint64_t mn_fnv1a64(const void *data, size_t len);
 
 /* ---- The driver (driver.c) ------------------------------------------------------------------- */
 
+struct mn_mixed_frame;   /* one open mixed loop (driver.c) */
+
 /*
  * One worker: a module state and the share of the events it owns.  Data parallelism (PROMPT 4.2):
  * with N workers, every worker reads every record and handles those whose shard key it owns
@@ -97,21 +104,42 @@ struct mn_worker {
 	size_t npending, pending_cap;
 	size_t unstored;
 	size_t pending_max;          /* at most this many stored entries; 0: MN_PENDING_MAX */
+
+	/*
+	 * The open mixed loops (driver.c), innermost last: loop_summary_open pushes a frame,
+	 * loop_summary_close pops it.  A frame's summarized accesses stay on the pending stack
+	 * until its close, and what is pushed while it is open sits above them.  Opens that found
+	 * the frame stack full (frames_max reached, or realloc failed) are known only by their
+	 * number, frames_over, and are lost; while frames_over > 0 every open is one of them, so
+	 * they always sit on top.  Zero these fields to start; mn_worker_finish() frees the frames.
+	 */
+	struct mn_mixed_frame *frames;
+	size_t nframes, frames_cap;
+	size_t frames_over;
+	size_t frames_max;           /* at most this many frames; 0: MN_FRAMES_MAX */
 };
 
 /* The default bound of a worker's pending stack, in entries (24 bytes each): 16 Mi entries,
  * 256 times the largest summary; more means a stream of summary records nobody closes. */
 #define MN_PENDING_MAX ((size_t)1 << 24)
 
+/* The default bound of a worker's open mixed loops: loops nest only when a signal handler runs
+ * one inside another, so more means loop_summary_close records that never came. */
+#define MN_FRAMES_MAX ((size_t)1 << 12)
+
 /* What decoding saw, over every buffer. */
 struct mn_decode_stats {
 	uint64_t events;             /* well-formed records */
 	uint64_t corrupt;            /* corrupt records (each ends its buffer's decoding) */
 	uint64_t summarized;         /* accesses that arrived as loop summaries: iterations * n of
-				      * every summary expanded or handed to loop_summary */
-	uint64_t lost_summaries;     /* loop_summary records whose accesses were not all on the
-				      * pending stack: neither expanded nor counted in summarized */
-	uint64_t lost_pending;       /* summarized accesses pushed but never closed by the end */
+				      * every summary expanded or handed to loop_summary, and of
+				      * every mixed loop closed */
+	uint64_t lost_summaries;     /* loop_summary records, and mixed loops, whose accesses
+				      * were not all on the pending stack: neither expanded nor
+				      * counted in summarized; also mixed records that no open
+				      * mixed loop took, and mixed loops closed out of turn */
+	uint64_t lost_pending;       /* summarized accesses pushed but never closed: by the end,
+				      * or by the close of the mixed loop they were pushed in */
 };
 
 /* Checks a wire format from the session: lengths and argument positions in range. */
@@ -125,8 +153,9 @@ void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64
 		   size_t nwords, struct mn_decode_stats *st);
 /*
  * Ends w's stream: entries still on its pending stack (summary records that no loop_summary
- * closed) are added to st->lost_pending, and the stack is freed.  st may be NULL (a worker being
- * torn down after a failure: nothing counted).  Safe to call twice.
+ * closed, and the summarized accesses of mixed loops left open) are added to st->lost_pending,
+ * and the stack and the open mixed loops are freed.  st may be NULL (a worker being torn down
+ * after a failure: nothing counted).  Safe to call twice.
  */
 void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st);
 

@@ -29,6 +29,19 @@
  * keeps the same stack and expands its own share.  Summary records are a few per loop exit,
  * against one record per access otherwise: their cases are out of line, and the decode loop does
  * not change for them.
+ *
+ * Mixed loops (issue 17, "Loops that also hold other accesses"; the records: events.yaml, codes
+ * 20-24): a loop_summary_open record makes the top n pending entries the summarized accesses of an
+ * open mixed loop, a frame on the worker's stack of them, where they stay until the loop's
+ * loop_summary_close.  The mixed_load/mixed_store records of the innermost frame carry their place
+ * in the loop (iteration, rank among the summarized accesses); before each, the frame's expansion
+ * is sent up to that place (mixed_access(), frame_complete()), and the rest at the close.  So the
+ * module gets the events the per-access build would have sent, in its order.  A frame's accesses
+ * sit below whatever is pushed while it is open (a signal handler's summaries or mixed loops), and
+ * nothing pops below them (pending_floor()).  A frame never goes to a module's loop_summary
+ * handler: its accesses are interleaved with others, so it is always expanded.  Mixed records come
+ * one per mixed access, but their cases are out of line too: the decode loop stays as it was for
+ * plain records.
  */
 #include <errno.h>
 #include <limits.h>
@@ -121,6 +134,64 @@ static void decoders_make(struct decoder dec[256], const struct mn_wire *wire)
 /* ---- Loop summaries -------------------------------------------------------------------------- */
 
 #define ADDR_MASK ((UINT64_C(1) << 48) - 1)   /* addresses are 48 bits on the wire */
+#define ITER_MAX ((UINT64_C(1) << 48) - 1)    /* iterations too */
+
+/*
+ * One open mixed loop: its summarized accesses, pending[base..base + n) of its worker, and how
+ * far their expansion has gone.  The expansion runs behind the loop's mixed records: each one
+ * first sends what comes before it in the loop, the close sends the rest.
+ */
+struct mn_mixed_frame {
+	size_t base;                 /* its accesses on the pending stack */
+	uint64_t k;                  /* the iteration being expanded */
+	uint64_t last;               /* iteration of its latest mixed record; UINT64_MAX: none */
+	uint32_t site;               /* the loop */
+	uint32_t n;                  /* its summarized accesses; 0 when lost */
+	uint32_t j;                  /* those of iteration k sent */
+	bool begun;                  /* loop_iter of iteration k sent */
+	bool lost;                   /* its accesses were not all pending: nothing is expanded */
+};
+
+/* The bottom of w's pending stack for a summary or mixed loop closing or opening now: the
+ * innermost open mixed loop's accesses lie below it, and are not theirs. */
+static inline size_t pending_floor(const struct mn_worker *w)
+{
+	const struct mn_mixed_frame *f;
+
+	if (!w->nframes)
+		return 0;
+	f = &w->frames[w->nframes - 1];
+	return f->base + f->n;
+}
+
+/*
+ * Drops the top n entries of w's pending stack, those of a summary or mixed loop that is lost:
+ * every entry above floor when there are fewer (records were lost before them, so those there
+ * belong to no whole summary any more).
+ */
+static void pending_drop(struct mn_worker *w, size_t n, size_t floor)
+{
+	size_t from_stored;
+
+	if (n > w->npending - floor + w->unstored) {
+		w->npending = floor;
+		w->unstored = 0;
+		return;
+	}
+	from_stored = n > w->unstored ? n - w->unstored : 0;
+	w->unstored -= n - from_stored;
+	w->npending -= from_stored;
+}
+
+/* True when the top n entries of w's pending stack are stored and above floor; else they are
+ * dropped (pending_drop()) and the summary or mixed loop they belong to is lost. */
+static bool pending_whole(struct mn_worker *w, size_t n, size_t floor)
+{
+	if (n <= w->npending - floor && (!n || !w->unstored))
+		return true;
+	pending_drop(w, n, floor);
+	return false;
+}
 
 /*
  * Makes room for one more stored entry on w's pending stack.  False when there is none: an entry
@@ -193,9 +264,9 @@ expand_iterations(const struct mn_module *m, void *state, const struct mn_worker
  * would have come, through the same ownership tests, the loop events only when the wire sends them
  * (dec[].nwords).
  *
- * A summary that finds fewer than n entries on the stack, or whose top n hold unstored ones, is
- * lost: counted in st->lost_summaries and not expanded.  Too few entries means records were lost
- * before it (the entries there belong to no whole summary any more): the stack is emptied.
+ * A summary that finds fewer than n entries on the stack (above the accesses of the innermost
+ * open mixed loop, which are not its), or whose top n hold unstored ones, is lost: counted in
+ * st->lost_summaries and not expanded (pending_whole()).
  */
 static __attribute__((noinline)) void
 summary_close(const struct mn_module *m, void *state, struct mn_worker *w,
@@ -210,18 +281,8 @@ summary_close(const struct mn_module *m, void *state, struct mn_worker *w,
 	struct mn_summary_access *acc;
 	unsigned kept = 0;
 
-	if (n > w->npending + w->unstored) {
+	if (!pending_whole(w, n, pending_floor(w))) {
 		st->lost_summaries++;
-		w->npending = 0;
-		w->unstored = 0;
-		return;
-	}
-	if (n && w->unstored) {
-		size_t from_stored = n > w->unstored ? n - w->unstored : 0;
-
-		st->lost_summaries++;
-		w->unstored -= n - from_stored;
-		w->npending -= from_stored;
 		return;
 	}
 	w->npending -= n;
@@ -257,13 +318,215 @@ summary_close(const struct mn_module *m, void *state, struct mn_worker *w,
 		leave(state, site);
 }
 
+/* ---- Mixed loops ----------------------------------------------------------------------------- */
+
+/* Makes room for one more frame on w's stack.  False when there is none: the bound is reached,
+ * or realloc failed. */
+static __attribute__((noinline)) bool frames_grow(struct mn_worker *w)
+{
+	size_t max = w->frames_max ? w->frames_max : MN_FRAMES_MAX;
+	size_t cap = w->frames_cap ? 2 * w->frames_cap : 8;
+	struct mn_mixed_frame *f;
+
+	if (w->frames_cap >= max)
+		return false;
+	if (cap > max)
+		cap = max;
+	f = realloc(w->frames, cap * sizeof(*f));
+	if (!f)
+		return false;
+	w->frames = f;
+	w->frames_cap = cap;
+	return true;
+}
+
+/*
+ * A load or store as its record would have come: site, address and size as the wire carries them
+ * for a load or store (0 when it does not send one), value 0, to the module's handler when the
+ * worker owns it.
+ */
+static inline void send_access(const struct mn_module *m, void *state, const struct mn_worker *w,
+			       const struct decoder *dec, bool store, uint32_t site, uint64_t addr,
+			       uint32_t size, bool sharded)
+{
+	const struct decoder *d = &dec[store ? MN_EV_STORE : MN_EV_LOAD];
+	void (*const h)(void *, uint32_t, uint64_t, uint64_t, uint32_t) =
+		store ? m->store : m->load;
+
+	site &= (uint32_t)d->mask[0];
+	addr &= d->mask[1];
+	size &= (uint32_t)d->mask[3];
+	if (h && (!sharded || owns_addr(w, site, addr)))
+		h(state, site, addr, 0, size);
+}
+
+/* Sends the summarized accesses [from, to) of frame f's iteration k. */
+static void frame_accesses(const struct mn_module *m, void *state, const struct mn_worker *w,
+			   const struct decoder *dec, const struct mn_mixed_frame *f, uint64_t k,
+			   unsigned from, unsigned to, bool sharded)
+{
+	for (unsigned j = from; j < to; j++) {
+		const struct mn_summary_access *a = &w->pending[f->base + j];
+
+		send_access(m, state, w, dec, a->store, a->site,
+			    (a->start + k * (uint64_t)a->step) & ADDR_MASK, a->size, sharded);
+	}
+}
+
+/* Completes frame f's iterations before K: for each, its loop_iter unless sent, then its
+ * accesses not sent yet. */
+static void frame_complete(const struct mn_module *m, void *state, const struct mn_worker *w,
+			   const struct decoder *dec, struct mn_mixed_frame *f, uint64_t K,
+			   bool sharded)
+{
+	void (*const iter)(void *, uint32_t) = dec[MN_EV_LOOP_ITER].nwords ? m->loop_iter : NULL;
+
+	for (; f->k < K; f->k++) {
+		if (!f->begun && iter)
+			iter(state, f->site);
+		frame_accesses(m, state, w, dec, f, f->k, f->j, f->n, sharded);
+		f->j = 0;
+		f->begun = false;
+	}
+}
+
+/*
+ * A loop_summary_open(site, n) record: a frame for the loop, whose accesses are the top n pending
+ * entries (they stay there), and loop_invoke(site) when the wire sends it.  When the entries are
+ * not all there, or the frame stack is full, the loop is lost (st->lost_summaries): its mixed
+ * records are then handled as plain loads and stores, nothing of it is expanded, its entries
+ * are dropped (pending_drop()), and its close only pops the frame.
+ */
+static __attribute__((noinline)) void
+mixed_open(const struct mn_module *m, void *state, struct mn_worker *w, const struct decoder *dec,
+	   uint32_t site, unsigned n, struct mn_decode_stats *st)
+{
+	void (*const invoke)(void *, uint32_t) =
+		dec[MN_EV_LOOP_INVOKE].nwords ? m->loop_invoke : NULL;
+	size_t floor = pending_floor(w);
+	struct mn_mixed_frame *f;
+
+	if (w->frames_over || (w->nframes == w->frames_cap && !frames_grow(w))) {
+		w->frames_over++;
+		st->lost_summaries++;
+		pending_drop(w, n, floor);
+		return;
+	}
+	f = &w->frames[w->nframes++];
+	if (!pending_whole(w, n, floor)) {
+		st->lost_summaries++;
+		*f = (struct mn_mixed_frame){ .base = w->npending, .site = site, .lost = true };
+		return;
+	}
+	*f = (struct mn_mixed_frame){ .base = w->npending - n, .last = UINT64_MAX, .site = site,
+				      .n = n };
+	if (invoke)
+		invoke(state, site);
+}
+
+/* A loop_summary_at(iteration) record: the innermost frame's next mixed record is in iteration. */
+static __attribute__((noinline)) void mixed_at(struct mn_worker *w, uint64_t iteration)
+{
+	if (!w->frames_over && w->nframes)
+		w->frames[w->nframes - 1].last = iteration;
+}
+
+/*
+ * A mixed_load/mixed_store(site, addr, size, position) record: the innermost frame's expansion up
+ * to the access's place, iteration `last` (position & 1: the one after the previous record's),
+ * rank position >> 1 (that many of its summarized accesses come first), then the access as a
+ * load or store record.  With no frame open, the access alone, counted in st->lost_summaries.
+ * A place behind what was sent already (not in a well-formed stream) sends nothing more.
+ */
+static __attribute__((noinline)) void
+mixed_access(const struct mn_module *m, void *state, struct mn_worker *w,
+	     const struct decoder *dec, struct mn_decode_stats *st, bool store, uint32_t site,
+	     uint64_t addr, uint32_t size, unsigned position, bool sharded)
+{
+	void (*const iter)(void *, uint32_t) = dec[MN_EV_LOOP_ITER].nwords ? m->loop_iter : NULL;
+	struct mn_mixed_frame *f;
+	unsigned rank = position >> 1;
+
+	if (w->frames_over)
+		goto send;   /* a lost loop's access */
+	if (!w->nframes) {
+		st->lost_summaries++;
+		goto send;
+	}
+	f = &w->frames[w->nframes - 1];
+	if (f->lost)
+		goto send;
+	if (position & 1)
+		f->last++;
+	/* last is UINT64_MAX only in a stream that never named an iteration: keep to k. */
+	frame_complete(m, state, w, dec, f, f->last <= ITER_MAX ? f->last : f->k, sharded);
+	if (!f->begun) {
+		if (iter)
+			iter(state, f->site);
+		f->begun = true;
+	}
+	if (rank > f->n)
+		rank = f->n;
+	if (f->j < rank) {
+		frame_accesses(m, state, w, dec, f, f->k, f->j, rank, sharded);
+		f->j = rank;
+	}
+send:
+	send_access(m, state, w, dec, store, site, addr, size, sharded);
+}
+
+/*
+ * A loop_summary_close(site, iterations) record: the innermost frame of the loop completes
+ * iterations [0, iterations) and sends loop_exit(site) when the wire sends it; its accesses leave
+ * the pending stack, with whatever was pushed above them and never closed (st->lost_pending), and
+ * the frame is popped.  Frames above it (loops left without their close: a signal handler that
+ * jumped out of one) are popped too and counted lost; a close that matches no open frame is
+ * counted lost and changes nothing.
+ */
+static __attribute__((noinline)) void
+mixed_close(const struct mn_module *m, void *state, struct mn_worker *w,
+	    const struct decoder *dec, uint32_t site, uint64_t iterations,
+	    struct mn_decode_stats *st, bool sharded)
+{
+	void (*const leave)(void *, uint32_t) = dec[MN_EV_LOOP_EXIT].nwords ? m->loop_exit : NULL;
+	struct mn_mixed_frame *f;
+	size_t i = w->nframes;
+
+	if (w->frames_over) {
+		w->frames_over--;   /* a lost loop's close */
+		return;
+	}
+	while (i && w->frames[i - 1].site != site)
+		i--;
+	if (!i) {
+		st->lost_summaries++;
+		return;
+	}
+	f = &w->frames[--i];
+	st->lost_summaries += w->nframes - 1 - i;
+	if (!f->lost) {
+		frame_complete(m, state, w, dec, f, iterations, sharded);
+		if (leave)
+			leave(state, site);
+		st->summarized += iterations * f->n;
+	}
+	st->lost_pending += w->npending - (f->base + f->n) + w->unstored;
+	w->npending = f->base;
+	w->unstored = 0;
+	w->nframes = i;
+}
+
 void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st)
 {
+	/* An open mixed loop's accesses are still on the pending stack: counted there. */
 	if (st)
 		st->lost_pending += w->npending + w->unstored;
 	free(w->pending);
 	w->pending = NULL;
 	w->npending = w->pending_cap = w->unstored = 0;
+	free(w->frames);
+	w->frames = NULL;
+	w->nframes = w->frames_cap = w->frames_over = 0;
 }
 
 /* ---- Decoding -------------------------------------------------------------------------------- */
@@ -382,6 +645,29 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 		d = &dec[MN_EV_LOOP_SUMMARY];
 		summary_close(m, st, w, dec, (uint32_t)ARG(0), (unsigned)ARG(1), ARG(2), stats,
 			      sharded);
+		return d->nwords;
+	/* Mixed loops: every worker keeps the frames; the helpers apply ownership. */
+	case MN_EV_LOOP_SUMMARY_OPEN:
+		d = &dec[MN_EV_LOOP_SUMMARY_OPEN];
+		mixed_open(m, st, w, dec, (uint32_t)ARG(0), (unsigned)ARG(1), stats);
+		return d->nwords;
+	case MN_EV_MIXED_LOAD:
+		d = &dec[MN_EV_MIXED_LOAD];
+		mixed_access(m, st, w, dec, stats, false, (uint32_t)ARG(0), ARG(1),
+			     (uint32_t)ARG(2), (unsigned)ARG(3), sharded);
+		return d->nwords;
+	case MN_EV_MIXED_STORE:
+		d = &dec[MN_EV_MIXED_STORE];
+		mixed_access(m, st, w, dec, stats, true, (uint32_t)ARG(0), ARG(1),
+			     (uint32_t)ARG(2), (unsigned)ARG(3), sharded);
+		return d->nwords;
+	case MN_EV_LOOP_SUMMARY_AT:
+		d = &dec[MN_EV_LOOP_SUMMARY_AT];
+		mixed_at(w, ARG(0));
+		return d->nwords;
+	case MN_EV_LOOP_SUMMARY_CLOSE:
+		d = &dec[MN_EV_LOOP_SUMMARY_CLOSE];
+		mixed_close(m, st, w, dec, (uint32_t)ARG(0), ARG(1), stats, sharded);
 		return d->nwords;
 	default:   /* a code the catalogue added after this backend was built */
 		return dec[code].nwords;

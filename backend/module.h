@@ -15,7 +15,10 @@
  * Loop summaries (issue 17): the pass may replace the accesses of a simple loop by
  * one record per access and one closing record at the loop's exit.  The driver turns those back
  * into exactly the loop_invoke, loop_iter, load, store and loop_exit calls the per-access build
- * would have made (value 0), so a module sees no difference unless it sets loop_summary.
+ * would have made (value 0), so a module sees no difference unless it sets loop_summary.  A loop
+ * that also holds accesses that cannot be summarized (a mixed loop) sends those as they run, with
+ * their place in the loop, and the driver interleaves the summarized ones with them: the module
+ * sees the per-access calls, loop_summary or not.
  */
 #ifndef MNEMO_MODULE_H
 #define MNEMO_MODULE_H
@@ -85,7 +88,8 @@ struct mn_module {
 	 * workers the driver expands, each worker handling the accesses it owns, because a handler
 	 * does not know which share of the addresses or sites its worker owns.  acc[] lives only
 	 * for the call.  iterations is as the record says (>= 1 from the pass); n may be 0 (a loop
-	 * whose accesses all send nothing: only its loop events).
+	 * whose accesses all send nothing: only its loop events).  Never called for a mixed loop
+	 * (one whose other accesses come as they run): the driver always expands those.
 	 */
 	void (*loop_summary)(void *st, uint32_t site, uint64_t iterations,
 			     const struct mn_summary_access *acc, unsigned n);

@@ -14,15 +14,19 @@
  *     loops holding every iteration start of every live loop, no shadow memory, no context
  *     manager, no parallelism, no buffering.  Loop summaries (codes 17-19) it expands itself,
  *     from their description in docs/internals.md and sharing no code with backend/driver.c: a
- *     plain array of pending accesses, each summary replayed as the events it stands for.
+ *     plain array of pending accesses, each summary replayed as the events it stands for.  Mixed
+ *     loops (codes 20-24, described in events.yaml) likewise: a plain array of open ones, each
+ *     with its accesses copied off the pending array, replayed slot by slot up to each mixed
+ *     access (iteration k is slots k(n+1), its loop_iter, and k(n+1)+1+j, its access j).
  *
  * Both become sorted text lines, one per loop, one per dependence and one for the losses, and
  * must be equal.  --context sets MNEMO_DEP_CONTEXT=1 for the module and keys the reference by
  * context; --clock-limit N sets MNEMO_DEP_CLOCK_LIMIT=N (the clock resets of README).  Every
  * worker's count of summarized accesses must also equal the reference's, with none lost.
  * --no-summaries: the recording must hold no summary record (a --mnemo-no-summarize build).
- * --nest first rewrites the stream as if signal handlers had run summarized loops inside others
- * (nest_summaries()), so that both sides' pending stacks hold more than one loop's accesses.
+ * --nest first rewrites the stream as if signal handlers had run summarized or mixed loops inside
+ * others (nest_summaries()), so that both sides' pending stacks hold more than one loop's accesses
+ * and mixed loops run with others open.  Mixed loops count as summaries in what it prints.
  * --save FILE writes the reference's lines but the count of summarized accesses, sorted, to FILE
  * (oracle.sh compares the builds with and without summaries: the expanded stream must give what
  * the per-access one gives).
@@ -225,6 +229,15 @@ struct rpending {
 	bool store;
 };
 
+/* An open mixed loop: its summarized accesses and how many slots of them were replayed. */
+struct rmixed {
+	uint32_t site;
+	uint64_t n;
+	struct rpending *acc;    /* [n], a copy */
+	uint64_t slots;          /* iteration k: slot k(n+1) its loop_iter, k(n+1)+1+j access j */
+	uint64_t last;           /* the iteration of its latest mixed record; UINT64_MAX: none */
+};
+
 struct ref {
 	bool context;
 	uint32_t clock, limit;
@@ -247,7 +260,11 @@ struct ref {
 	/* loop summaries: the pending accesses, first pushed first */
 	struct rpending *pend;
 	size_t npend, pendcap;
-	uint64_t summaries, summarized;
+	uint64_t summaries, summarized;   /* summaries: loop_summary records and mixed loops */
+	uint64_t mixed_loops;
+	/* the open mixed loops, innermost last */
+	struct rmixed *mixed;
+	size_t nmixed, mixedcap;
 };
 
 static struct rword *word_get(struct ref *r, uint64_t word)
@@ -588,6 +605,107 @@ static void on_summary(struct ref *r, const struct mn_wire *wire, uint32_t site,
 		on_exit_event(r, site);
 }
 
+/* A summarized access of iteration k, as a load or store record would carry it. */
+static void replay_access(struct ref *r, const struct mn_wire *wire, const struct rpending *a,
+			  uint64_t k)
+{
+	unsigned code = a->store ? MN_EV_STORE : MN_EV_LOAD;
+
+	on_access(r, (uint32_t)as_sent(wire, code, 0, a->site), (a->start + k * a->step) & ADDR48,
+		  as_sent(wire, code, 3, a->size), a->store);
+}
+
+/*
+ * loop_summary_open(site, n): the top n pending accesses become the summarized accesses of a
+ * mixed loop, open until its loop_summary_close; loop_invoke when the wire sends it.
+ */
+static void on_mixed_open(struct ref *r, const struct mn_wire *wire, uint32_t site, uint64_t n)
+{
+	struct rmixed *f;
+
+	if (n > r->npend)
+		die("a mixed loop of %" PRIu64 " summarized accesses with %zu pending", n,
+		    r->npend);
+	if (r->nmixed == r->mixedcap) {
+		r->mixedcap = r->mixedcap ? 2 * r->mixedcap : 16;
+		r->mixed = xrealloc(r->mixed, r->mixedcap * sizeof(*r->mixed));
+	}
+	f = &r->mixed[r->nmixed++];
+	f->site = site;
+	f->n = n;
+	f->acc = xcalloc(n, sizeof(*f->acc));
+	r->npend -= n;
+	memcpy(f->acc, r->pend + r->npend, n * sizeof(*f->acc));
+	f->slots = 0;
+	f->last = UINT64_MAX;
+	if (wire->nwords[MN_EV_LOOP_INVOKE])
+		on_loop_invoke(r, site);
+}
+
+/* Replays the slots of mixed loop f up to slot `upto` (not included). */
+static void mixed_replay(struct ref *r, const struct mn_wire *wire, struct rmixed *f,
+			 uint64_t upto)
+{
+	for (; f->slots < upto; f->slots++) {
+		uint64_t k = f->slots / (f->n + 1), q = f->slots % (f->n + 1);
+
+		if (q)
+			replay_access(r, wire, &f->acc[q - 1], k);
+		else if (wire->nwords[MN_EV_LOOP_ITER])
+			on_loop_iter(r, f->site);
+	}
+}
+
+static struct rmixed *mixed_top(struct ref *r, const char *what)
+{
+	if (!r->nmixed)
+		die("a %s record with no mixed loop open", what);
+	return &r->mixed[r->nmixed - 1];
+}
+
+/*
+ * mixed_load/mixed_store(site, address, size, position): an access of the innermost open mixed
+ * loop, in the iteration after its previous one's when position & 1 (iteration 0 after none),
+ * else in the same one (or loop_summary_at's), after position >> 1 of its summarized accesses.
+ * What the loop ran before it is replayed first.
+ */
+static void on_mixed_access(struct ref *r, const struct mn_wire *wire, const uint64_t *rec,
+			    unsigned code)
+{
+	struct rmixed *f = mixed_top(r, "mixed access");
+	uint64_t position = mn_wire_get(wire, rec, code, 3), rank = position >> 1;
+	unsigned as = code == MN_EV_MIXED_STORE ? MN_EV_STORE : MN_EV_LOAD;
+
+	if (position & 1)
+		f->last++;
+	if (f->last == UINT64_MAX || rank > f->n)
+		die("a mixed access in no iteration, or after more than all %" PRIu64
+		    " summarized accesses", f->n);
+	mixed_replay(r, wire, f, f->last * (f->n + 1) + 1 + rank);
+	on_access(r, (uint32_t)as_sent(wire, as, 0, mn_wire_get(wire, rec, code, 0)),
+		  as_sent(wire, as, 1, mn_wire_get(wire, rec, code, 1)),
+		  as_sent(wire, as, 3, mn_wire_get(wire, rec, code, 2)), as == MN_EV_STORE);
+}
+
+/* loop_summary_close(site, iterations): the rest of the innermost open mixed loop's slots, then
+ * loop_exit when the wire sends it. */
+static void on_mixed_close(struct ref *r, const struct mn_wire *wire, uint32_t site,
+			   uint64_t iters)
+{
+	struct rmixed *f = mixed_top(r, "loop_summary_close");
+
+	if (f->site != site)
+		die("loop_summary_close of loop %u with loop %u open", site, f->site);
+	mixed_replay(r, wire, f, iters * (f->n + 1));
+	if (wire->nwords[MN_EV_LOOP_EXIT])
+		on_exit_event(r, site);
+	r->summaries++;
+	r->mixed_loops++;
+	r->summarized += f->n * iters;
+	free(f->acc);
+	r->nmixed--;
+}
+
 static void ref_run(struct ref *r, const struct mn_wire *wire, const uint64_t *words, size_t n)
 {
 	size_t i = 0;
@@ -632,6 +750,19 @@ static void ref_run(struct ref *r, const struct mn_wire *wire, const uint64_t *w
 			on_summary(r, wire, site, mn_wire_get(wire, rec, code, 1),
 				   mn_wire_get(wire, rec, code, 2));
 			break;
+		case MN_EV_LOOP_SUMMARY_OPEN:
+			on_mixed_open(r, wire, site, mn_wire_get(wire, rec, code, 1));
+			break;
+		case MN_EV_MIXED_LOAD:
+		case MN_EV_MIXED_STORE:
+			on_mixed_access(r, wire, rec, code);
+			break;
+		case MN_EV_LOOP_SUMMARY_AT:
+			mixed_top(r, "loop_summary_at")->last = mn_wire_get(wire, rec, code, 0);
+			break;
+		case MN_EV_LOOP_SUMMARY_CLOSE:
+			on_mixed_close(r, wire, site, mn_wire_get(wire, rec, code, 1));
+			break;
 		default:
 			break;
 		}
@@ -639,6 +770,8 @@ static void ref_run(struct ref *r, const struct mn_wire *wire, const uint64_t *w
 	if (r->npend)
 		die("the recording ends with %zu summarized accesses no loop_summary closed",
 		    r->npend);
+	if (r->nmixed)
+		die("the recording ends inside %zu mixed loops", r->nmixed);
 }
 
 static void ref_lines(struct ref *r, struct lines *out)
@@ -673,6 +806,7 @@ static void ref_free(struct ref *r)
 	free(r->inv);
 	free(r->iter);
 	free(r->pend);
+	free(r->mixed);
 	strmap_free(&r->ctx_names);
 	strmap_free(&r->dep_keys);
 }
@@ -825,30 +959,53 @@ static bool is_summary_access(unsigned code)
 	return code == MN_EV_LOOP_SUMMARY_LOAD || code == MN_EV_LOOP_SUMMARY_STORE;
 }
 
-/*
- * The end (one past its loop_summary record) of the summary group starting at record i of rec[]
- * (record offsets, rec[nrec] = the end): access records then the loop_summary closing exactly
- * them; 0 when no such group starts at i.
- */
-static size_t group_end(const struct mn_wire *wire, const uint64_t *words, const size_t *rec,
-			size_t nrec, size_t i)
+static unsigned code_at(const uint64_t *words, const size_t *rec, size_t i)
 {
-	size_t j = i;
-
-	while (j < nrec && is_summary_access(words[rec[j]] & 0xff))
-		j++;
-	if (j == i || j == nrec || (words[rec[j]] & 0xff) != MN_EV_LOOP_SUMMARY ||
-	    mn_wire_get(wire, words + rec[j], MN_EV_LOOP_SUMMARY, 1) != j - i)
-		return 0;
-	return j + 1;
+	return words[rec[i]] & 0xff;
 }
 
 /*
- * Rewrites words[0..n) as if a signal handler had run a summarized loop between another one's
- * access records and its loop_summary: of every two summary groups in a row, the second moves
- * into the first, just before its loop_summary (what lay between them follows).  The stream stays
- * one the module must handle, and the pending stacks of both sides must then be stacks.  Returns
- * how many groups moved.
+ * The end (one past its last record) of the summary group starting at record i of rec[] (record
+ * offsets, rec[nrec] = the end), and in *ins the record before which a group nested into it
+ * goes; 0 when no group starts at i.  A group is access records then the loop_summary closing
+ * exactly them (nested before the loop_summary), or access records (maybe none) then the
+ * loop_summary_open taking exactly them, the loop's records and its loop_summary_close, with no
+ * other loop_summary_open between (nested right after the open).
+ */
+static size_t group_end(const struct mn_wire *wire, const uint64_t *words, const size_t *rec,
+			size_t nrec, size_t i, size_t *ins)
+{
+	size_t j = i;
+
+	while (j < nrec && is_summary_access(code_at(words, rec, j)))
+		j++;
+	if (j == nrec)
+		return 0;
+	if (code_at(words, rec, j) == MN_EV_LOOP_SUMMARY) {
+		if (j == i || mn_wire_get(wire, words + rec[j], MN_EV_LOOP_SUMMARY, 1) != j - i)
+			return 0;
+		*ins = j;
+		return j + 1;
+	}
+	if (code_at(words, rec, j) != MN_EV_LOOP_SUMMARY_OPEN ||
+	    mn_wire_get(wire, words + rec[j], MN_EV_LOOP_SUMMARY_OPEN, 1) != j - i)
+		return 0;
+	*ins = j + 1;
+	for (j++; j < nrec; j++) {
+		if (code_at(words, rec, j) == MN_EV_LOOP_SUMMARY_OPEN)
+			return 0;
+		if (code_at(words, rec, j) == MN_EV_LOOP_SUMMARY_CLOSE)
+			return j + 1;
+	}
+	return 0;
+}
+
+/*
+ * Rewrites words[0..n) as if a signal handler had run a summarized or mixed loop inside another
+ * one: of every two summary groups in a row, the second moves into the first (group_end()), and
+ * what lay between them follows.  The stream stays one the module must handle (a mixed loop's
+ * records say where they are in their own loop), and the pending stacks of both sides must then
+ * be stacks.  Returns how many groups moved.
  */
 static uint64_t nest_summaries(const struct mn_wire *wire, uint64_t *words, size_t n)
 {
@@ -869,25 +1026,27 @@ static uint64_t nest_summaries(const struct mn_wire *wire, uint64_t *words, size
 #define COPY(from, to) (memcpy(out + o, words + rec[from], (rec[to] - rec[from]) * 8), \
 			o += rec[to] - rec[from])
 	while (i < nrec) {
-		size_t e1 = group_end(wire, words, rec, nrec, i), j, e2 = 0;
+		size_t ins1, ins2, e1 = group_end(wire, words, rec, nrec, i, &ins1), j, e2 = 0;
 
 		if (!e1) {
 			COPY(i, i + 1);
 			i++;
 			continue;
 		}
-		for (j = e1; j < nrec && !is_summary_access(words[rec[j]] & 0xff); j++)
+		for (j = e1; j < nrec && !is_summary_access(code_at(words, rec, j)) &&
+			     code_at(words, rec, j) != MN_EV_LOOP_SUMMARY_OPEN;
+		     j++)
 			;
 		if (j < nrec)
-			e2 = group_end(wire, words, rec, nrec, j);
+			e2 = group_end(wire, words, rec, nrec, j, &ins2);
 		if (!e2) {
 			COPY(i, e1);
 			i = e1;
 			continue;
 		}
-		COPY(i, e1 - 1);     /* the first group's accesses */
+		COPY(i, ins1);       /* the first group up to where the second goes */
 		COPY(j, e2);         /* the second group, whole */
-		COPY(e1 - 1, e1);    /* the first group's loop_summary */
+		COPY(ins1, e1);      /* the rest of the first group */
 		COPY(e1, j);         /* what lay between them */
 		moved++;
 		i = e2;
@@ -1008,9 +1167,10 @@ int main(int argc, char **argv)
 		lines_free(&got);
 	}
 	printf("%s%s%s: %" PRIu64 " events, %" PRIu64 " summarized accesses in %" PRIu64
-	       " summaries, %zu dependences, %" PRIu64 " clock resets: module with 1, 2, 4 workers "
+	       " summaries, %" PRIu64 " of them mixed loops, %zu dependences, %" PRIu64
+	       " clock resets: module with 1, 2, 4 workers "
 	       "%s the reference\n", path, r.context ? " --context" : "", nest ? " --nest" : "",
-	       h.events, r.summarized, r.summaries, r.dep_keys.n, r.resets,
+	       h.events, r.summarized, r.summaries, r.mixed_loops, r.dep_keys.n, r.resets,
 	       ok ? "equals" : "DIFFERS FROM");
 	lines_free(&want);
 	ref_free(&r);

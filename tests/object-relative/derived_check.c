@@ -18,8 +18,8 @@
  *    in the same live object (a sorted array of live objects, as objrel-lossless-ref keeps; stack
  *    objects with --stack); an instruction is strongly strided when one non-zero stride covers at
  *    least 70% of its executions;
- *  - loop summaries expanded into the accesses they stand for as objrel-lossless-ref expands
- *    them (ref_summaries.h).
+ *  - loop summaries and mixed loops expanded into the accesses they stand for as
+ *    objrel-lossless-ref expands them (ref_summaries.h).
  *
  * Prints one line: the dependence pairs (every pair either side has), how many have exactly the
  * right number of conflicts and how many a frequency within 0.10 of the exact one (the paper's
@@ -289,8 +289,9 @@ static void exact_run(const struct mn_wire *wire, const uint64_t *w, size_t n, b
 				  code == MN_EV_STORE);
 		} else if (ref_is_summary(code)) {
 			if (!ref_summary_event(&sums, wire, rec, code, on_summarized, NULL))
-				die("a loop summary at word %zu closes more accesses than are "
-				    "pending", i - wire->nwords[code]);
+				die("the loop summary record at word %zu does not fit the records "
+				    "before it (too few accesses pending, or no such mixed loop "
+				    "open)", i - wire->nwords[code]);
 		} else {
 			ref_objects_event(&objs, wire, rec, code, &at);   /* hides: never refused */
 		}
@@ -298,6 +299,8 @@ static void exact_run(const struct mn_wire *wire, const uint64_t *w, size_t n, b
 	if (sums.n)
 		die("the recording ends with %zu summarized accesses no loop_summary closed",
 		    sums.n);
+	if (sums.nm)
+		die("the recording ends inside %zu mixed loops", sums.nm);
 	ref_summaries_free(&sums);
 }
 

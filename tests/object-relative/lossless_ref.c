@@ -3,18 +3,20 @@
  * recording.h, made by mnemo-record from a program built for the object-relative module), by a
  * deliberately simple reference written from modules/object-relative/README.md and sharing no
  * code with the module: the live objects in one array sorted by address, searched by bisection,
- * no shadow memory.  Loop summaries it expands itself (ref_summaries.h), sharing no code with
- * backend/driver.c either.
+ * no shadow memory.  Loop summaries and mixed loops it expands itself (ref_summaries.h), sharing
+ * no code with backend/driver.c either.
  *
  *	objrel-lossless-ref RECORDING
  *
  * Prints one line per load or store that lies in a live object, in stream order (a summary's
- * accesses where its loop_summary record is, as the backend expands them), as `mnemo expand`
- * prints the lossless streams: "instruction group object offset".  Unattributed accesses are left
- * out, as the module leaves them out.  Ends with one line on stderr, "summarized: N", the accesses
- * that came as loop summaries (the profile's summarized_accesses).  Exit status 0, or 2 on a usage
- * or input error (a summary without its accesses, accesses no summary closed), or when two live
- * objects overlap (the reference's one assumption; the module would then pick by granule).
+ * accesses where its loop_summary record is, a mixed loop's between its mixed records and at its
+ * close, as the backend expands them), as `mnemo expand` prints the lossless streams:
+ * "instruction group object offset".  Unattributed accesses are left out, as the module leaves
+ * them out.  Ends with one line on stderr, "summarized: N", the accesses that came as loop
+ * summaries (the profile's summarized_accesses).  Exit status 0, or 2 on a usage or input error
+ * (a summary without its accesses, accesses no summary closed, a mixed loop's record out of place
+ * or a mixed loop left open), or when two live objects overlap (the reference's one assumption;
+ * the module would then pick by granule).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -96,8 +98,9 @@ int main(int argc, char **argv)
 				  mn_wire_get(&wire, rec, code, 3), code == MN_EV_STORE);
 		} else if (ref_is_summary(code)) {
 			if (!ref_summary_event(&sums, &wire, rec, code, on_access, &objs))
-				die("a loop summary at word %zu closes more accesses than "
-				    "are pending", i - wire.nwords[code]);
+				die("the loop summary record at word %zu does not fit the "
+				    "records before it (too few accesses pending, or no "
+				    "such mixed loop open)", i - wire.nwords[code]);
 		} else if (!ref_objects_event(&objs, &wire, rec, code, &a)) {
 			die("objects overlap at 0x%" PRIx64 ": the reference cannot decide", a);
 		}
@@ -105,6 +108,8 @@ int main(int argc, char **argv)
 	if (sums.n)
 		die("the recording ends with %zu summarized accesses no loop_summary closed",
 		    sums.n);
+	if (sums.nm)
+		die("the recording ends inside %zu mixed loops", sums.nm);
 	if (fflush(stdout) || ferror(stdout))
 		die("stdout: write error");
 	fprintf(stderr, "summarized: %" PRIu64 "\n", sums.accesses);
