@@ -868,7 +868,7 @@ static void put_mixed_state(struct gen *g)
 	      "static __thread uint64_t mixed_last MN_TLS_IE;\n"
 	      "\n", f);
 	put_layout(g, ev);
-	fputs("/* Out of line: inlined at every mixed access, the others stay lean. */\n"
+	fputs("/* Out of line: the mixed entry points, inlined at every access, stay lean. */\n"
 	      "static __attribute__((noinline)) void mixed_at(uint64_t iteration)\n{\n", f);
 	put_record(g, e, ev);
 	fputs("}\n"
