@@ -432,32 +432,16 @@ static __attribute__((noinline)) void mixed_at(struct mn_worker *w, uint64_t ite
 }
 
 /*
- * A mixed_load/mixed_store(site, addr, size, position) record: the innermost frame's expansion up
- * to the access's place, iteration `last` (position & 1: the one after the previous record's),
- * rank position >> 1 (that many of its summarized accesses come first), then the access as a
- * load or store record.  With no frame open, the access alone, counted in st->lost_summaries.
- * A place behind what was sent already (not in a well-formed stream) sends nothing more.
+ * Frame f's expansion up to a mixed record's place: iteration `last`, rank (that many of its
+ * summarized accesses come first).  A place behind what was sent already (not in a well-formed
+ * stream) sends nothing more.
  */
 static __attribute__((noinline)) void
-mixed_access(const struct mn_module *m, void *state, struct mn_worker *w,
-	     const struct decoder *dec, struct mn_decode_stats *st, bool store, uint32_t site,
-	     uint64_t addr, uint32_t size, unsigned position, bool sharded)
+mixed_advance(const struct mn_module *m, void *state, const struct mn_worker *w,
+	      const struct decoder *dec, struct mn_mixed_frame *f, unsigned rank, bool sharded)
 {
 	void (*const iter)(void *, uint32_t) = dec[MN_EV_LOOP_ITER].nwords ? m->loop_iter : NULL;
-	struct mn_mixed_frame *f;
-	unsigned rank = position >> 1;
 
-	if (w->frames_over)
-		goto send;   /* a lost loop's access */
-	if (!w->nframes) {
-		st->lost_summaries++;
-		goto send;
-	}
-	f = &w->frames[w->nframes - 1];
-	if (f->lost)
-		goto send;
-	if (position & 1)
-		f->last++;
 	/* last is UINT64_MAX only in a stream that never named an iteration: keep to k. */
 	frame_complete(m, state, w, dec, f, f->last <= ITER_MAX ? f->last : f->k, sharded);
 	if (!f->begun) {
@@ -471,6 +455,33 @@ mixed_access(const struct mn_module *m, void *state, struct mn_worker *w,
 		frame_accesses(m, state, w, dec, f, f->k, f->j, rank, sharded);
 		f->j = rank;
 	}
+}
+
+/*
+ * A mixed_load/mixed_store(site, addr, size, position) record: the innermost frame's expansion up
+ * to the access's place, iteration `last` (position & 1: the one after the previous record's),
+ * rank position >> 1, then the access as a load or store record.  With no frame open, the access
+ * alone, counted in st->lost_summaries.  Inline, with the expansion out of line: a loop's second
+ * record in an iteration (a histogram's store after its load) usually has nothing to expand.
+ */
+static inline __attribute__((always_inline)) void
+mixed_access(const struct mn_module *m, void *state, struct mn_worker *w,
+	     const struct decoder *dec, struct mn_decode_stats *st, bool store, uint32_t site,
+	     uint64_t addr, uint32_t size, unsigned position, bool sharded)
+{
+	struct mn_mixed_frame *f;
+
+	if (__builtin_expect(w->frames_over || !w->nframes, 0)) {
+		/* A lost loop's access, or one with no loop open. */
+		st->lost_summaries += !w->frames_over;
+		goto send;
+	}
+	f = &w->frames[w->nframes - 1];
+	if (f->lost)
+		goto send;
+	f->last += position & 1;
+	if (f->last != f->k || !f->begun || f->j < (position >> 1))
+		mixed_advance(m, state, w, dec, f, position >> 1, sharded);
 send:
 	send_access(m, state, w, dec, store, site, addr, size, sharded);
 }
