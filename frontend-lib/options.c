@@ -16,16 +16,15 @@
 
 #include "runtime_internal.h"
 
-/*
- * Range of each uint option, by variable name.  Options not listed take any value that fits an
- * unsigned.  MNEMO_QUEUE_MB bounds the memfd the runtime maps (4 buffers of that many MiB).
- */
+/* Range of each uint option that has one (options.def); the others take any unsigned value. */
 static const struct {
 	const char *env;
 	unsigned min, max;
+	const char *why;  /* why max is the limit, or "" */
 } uint_ranges[] = {
-	{ "MNEMO_WORKERS", 1, 1024 },
-	{ "MNEMO_QUEUE_MB", 1, 1024 },
+#define MN_OPTION_RANGE(env, min, max, why) { #env, min, max, why },
+#include "options.def"
+#undef MN_OPTION_RANGE
 };
 
 static void set_err(char *err, size_t errlen, const char *env, const char *val, const char *what)
@@ -47,7 +46,7 @@ static int parse_uint(const char *env, const char *val, unsigned *out, char *err
 {
 	unsigned long long v = 0;
 	unsigned min = 0, max = UINT_MAX;
-	const char *c;
+	const char *c, *why = "";
 
 	if (!val || !*val)
 		return 0;
@@ -64,12 +63,14 @@ static int parse_uint(const char *env, const char *val, unsigned *out, char *err
 		if (!strcmp(uint_ranges[i].env, env)) {
 			min = uint_ranges[i].min;
 			max = uint_ranges[i].max;
+			why = uint_ranges[i].why;
 		}
 	}
 	if (v < min || v > max) {
-		char what[64];
+		char what[160];
 
-		snprintf(what, sizeof(what), "is out of range (%u..%u)", min, max);
+		snprintf(what, sizeof(what), "is out of range (%u..%u%s%s)", min, max,
+			 v > max && *why ? ": " : "", v > max ? why : "");
 		set_err(err, errlen, env, val, what);
 		return -EINVAL;
 	}

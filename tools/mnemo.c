@@ -332,13 +332,22 @@ static const struct {
 #undef MN_OPTION
 };
 
+static const struct {
+	const char *env;
+	unsigned min, max;
+} option_ranges[] = {
+#define MN_OPTION_RANGE(env, min, max, why) { #env, min, max },
+#include "options.def"
+#undef MN_OPTION_RANGE
+};
+
 static void print_environment(FILE *out)
 {
 	fputs("Environment of a profiled program (the runtime reads it; `mnemo run` sets it\n"
 	      "from its options):\n", out);
 	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
 		const char *type = options[i].type, *def = options[i].def;
-		char *name, *doc;
+		char *name, *doc, range[48] = "";
 		size_t col;
 
 		if (!strcmp(type, "uint"))
@@ -347,10 +356,14 @@ static void print_environment(FILE *out)
 			name = xasprintf("%s=1", options[i].env);
 		else
 			name = xstrdup(options[i].env);
+		for (size_t k = 0; k < sizeof(option_ranges) / sizeof(option_ranges[0]); k++)
+			if (!strcmp(option_ranges[k].env, options[i].env))
+				snprintf(range, sizeof(range), " (%u to %u)", option_ranges[k].min,
+					 option_ranges[k].max);
 		if (!strcmp(type, "str") || !strcmp(def, "\"\""))
-			doc = xstrdup(options[i].doc);
+			doc = xasprintf("%s%s", options[i].doc, range);
 		else
-			doc = xasprintf("%s; default %s", options[i].doc, def);
+			doc = xasprintf("%s; default %s%s", options[i].doc, def, range);
 		col = fprintf(out, "  %-20s ", name);
 		print_wrapped(out, col, 23, doc);
 		free(name);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -26,6 +27,26 @@
 
 #include "mnemo_internal.h"
 
+/* The ranges of the runtime's uint options (options.def): `mnemo run` refuses what it would. */
+static const struct {
+	const char *env;
+	unsigned min, max;
+	const char *why;  /* why max is the limit, or "" */
+} ranges[] = {
+#define MN_OPTION_RANGE(env, min, max, why) { #env, min, max, why },
+#include "options.def"
+#undef MN_OPTION_RANGE
+};
+
+/* The largest value of env's range. */
+static unsigned range_max(const char *env)
+{
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (!strcmp(ranges[i].env, env))
+			return ranges[i].max;
+	return UINT_MAX;
+}
+
 void print_run_help(FILE *out)
 {
 	fputs("Usage: mnemo run [OPTIONS] [--] PROGRAM [ARGS...]\n"
@@ -37,12 +58,15 @@ void print_run_help(FILE *out)
 	      "argument that is not one.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -o, --output FILE    write the profile to FILE (%p in it becomes the pid)\n"
-	      "  -j, --workers N      worker threads per backend process (default 1)\n"
-	      "  -m, --modules LIST   comma-separated subset of the modules the program was\n"
-	      "                       built for (default: all of them)\n"
-	      "      --queue-mb N     MiB per queue buffer (default 4)\n"
-	      "      --numa MODE      NUMA placement: auto (default) puts the queue's buffers on\n"
+	      "  -o, --output FILE    write the profile to FILE (%p in it becomes the pid)\n",
+	      out);
+	fprintf(out,
+		"  -j, --workers N      worker threads per backend process, 1 to %u (default 1)\n"
+		"  -m, --modules LIST   comma-separated subset of the modules the program was\n"
+		"                       built for (default: all of them)\n"
+		"      --queue-mb N     MiB per queue buffer, 1 to %u (default 4)\n",
+		range_max("MNEMO_WORKERS"), range_max("MNEMO_QUEUE_MB"));
+	fputs("      --numa MODE      NUMA placement: auto (default) puts the queue's buffers on\n"
 	      "                       the program's node and binds the backends to it; a node\n"
 	      "                       number does the same with that node; off does neither.\n"
 	      "                       A no-op on a one-node machine (-v says so)\n"
@@ -59,14 +83,30 @@ void print_run_help(FILE *out)
 	      "Example: mnemo run -o out.yaml -m value-pattern -- ./prog input.txt\n", out);
 }
 
-/* Parses a positive number for option opt, or exits with a usage error. */
-static unsigned long positive(const char *opt, const char *s)
+/*
+ * Checks the value s of option opt, which sets variable env: a positive number within env's range,
+ * or a usage error that names the range and, above it, why (before the program runs: the user
+ * asked for a profile this value cannot give).
+ */
+static void check_count(const char *opt, const char *env, const char *s)
 {
 	unsigned long long v;
 
-	if (!parse_uint(s, UINT32_MAX, &v) || v == 0)
+	if (!*s || s[strspn(s, "0123456789")])
 		usage_error("run ", "%s: expected a positive number, got '%s'", opt, s);
-	return v;
+	if (!parse_uint(s, ULLONG_MAX, &v))
+		v = ULLONG_MAX;	/* more digits than fit: above any range */
+	if (v == 0)
+		usage_error("run ", "%s: expected a positive number, got '%s'", opt, s);
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+		if (strcmp(ranges[i].env, env) || (v >= ranges[i].min && v <= ranges[i].max))
+			continue;
+		if (*ranges[i].why)
+			usage_error("run ", "%s: at most %u (%s), got '%s'", opt, ranges[i].max,
+				    ranges[i].why, s);
+		usage_error("run ", "%s: expected a number from %u to %u, got '%s'", opt,
+			    ranges[i].min, ranges[i].max, s);
+	}
 }
 
 /* Checks a --numa MODE the way the runtime reads MNEMO_NUMA, or exits with a usage error. */
@@ -323,14 +363,14 @@ int cmd_run(int argc, char **argv)
 			output = optarg;
 			break;
 		case 'j':
-			positive("-j", optarg);
+			check_count("-j", "MNEMO_WORKERS", optarg);
 			workers = optarg;
 			break;
 		case 'm':
 			modules = optarg;
 			break;
 		case 'Q':
-			positive("--queue-mb", optarg);
+			check_count("--queue-mb", "MNEMO_QUEUE_MB", optarg);
 			queue_mb = optarg;
 			break;
 		case 'N':

@@ -118,9 +118,13 @@ static void test_bad_values(void **state)
 	check_bad("MNEMO_WORKERS", " 2", "MNEMO_WORKERS: ' 2' is not a number");
 	check_bad("MNEMO_WORKERS", "0x10", "MNEMO_WORKERS: '0x10' is not a number");
 	check_bad("MNEMO_WORKERS", "4k", "MNEMO_WORKERS: '4k' is not a number");
-	check_bad("MNEMO_WORKERS", "0", "MNEMO_WORKERS: '0' is out of range (1..1024)");
+	check_bad("MNEMO_WORKERS", "0", "MNEMO_WORKERS: '0' is out of range (1..16)");
+	/* Above the maximum, the message says why it is one. */
+	check_bad("MNEMO_WORKERS", "17", "MNEMO_WORKERS: '17' is out of range (1..16: the most "
+		  "workers whose shadow memories fit a backend's address space)");
 	check_bad("MNEMO_WORKERS", "99999999999999999999",
-		  "MNEMO_WORKERS: '99999999999999999999' is out of range (1..1024)");
+		  "MNEMO_WORKERS: '99999999999999999999' is out of range (1..16: the most workers "
+		  "whose shadow memories fit a backend's address space)");
 	check_bad("MNEMO_QUEUE_MB", "0", "MNEMO_QUEUE_MB: '0' is out of range (1..1024)");
 	check_bad("MNEMO_QUEUE_MB", "4097", "MNEMO_QUEUE_MB: '4097' is out of range (1..1024)");
 	check_bad("MNEMO_VERBOSE", "maybe", "MNEMO_VERBOSE: 'maybe' is not a boolean (use 1 or 0)");
