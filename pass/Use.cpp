@@ -7,7 +7,9 @@
 // module: !mnemo.* metadata, optimization remarks (pass name "mnemo"),
 // value-profile !prof metadata on memory intrinsics with the function entry
 // counts PGOMemOPSizeOpt needs, and then runs PGOMemOPSizeOpt on those
-// functions.  UsePrintPass asks the analysis about every loop and pair of
+// functions.  A loop's remark weighs the profile's memory dependences with
+// what the loop carries in registers (carriedValues()), which no memory
+// profile sees.  UsePrintPass asks the analysis about every loop and pair of
 // accesses and prints the answers (tests).
 //
 // See README.md in this folder, "mnemo-use".
@@ -22,10 +24,14 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Analysis/IVDescriptors.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/DebugInfoMetadata.h"
+#include "llvm/IR/DebugProgramInstruction.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
@@ -795,6 +801,43 @@ UseInfo UseAnalysis::run(Module &M, ModuleAnalysisManager &MAM) {
 }
 
 //===----------------------------------------------------------------------===//
+// What a loop carries in registers.
+//===----------------------------------------------------------------------===//
+
+CarriedValues mnemo::carriedValues(Loop &L, ScalarEvolution &SE) {
+  CarriedValues C;
+  // Both descriptors want one preheader and one latch.
+  if (!L.isLoopSimplifyForm())
+    return C;
+  // The predicated form, as the loop vectorizer asks (with no predicates
+  // assumed): it also recognizes floating-point inductions.
+  PredicatedScalarEvolution PSE(SE, L);
+  for (PHINode &Phi : L.getHeader()->phis()) {
+    // A vectorized loop: its vector inductions and reductions are not what
+    // the descriptors recognize, and they would call them carried.
+    if (Phi.getType()->isVectorTy())
+      return CarriedValues();
+    InductionDescriptor ID;
+    if (InductionDescriptor::isInductionPHI(&Phi, &L, PSE, ID)) {
+      if (ID.getExactFPMathInst())
+        C.ExactFPInductions.push_back(&Phi);
+      continue;
+    }
+    RecurrenceDescriptor RD;
+    if (RecurrenceDescriptor::isReductionPHI(&Phi, &L, RD, /*DB=*/nullptr,
+                                             /*AC=*/nullptr, /*DT=*/nullptr,
+                                             &SE)) {
+      C.Reductions.push_back(
+          {&Phi, RD.getRecurrenceKind(), RD.hasExactFPMath()});
+      continue;
+    }
+    C.Others.push_back(&Phi);
+  }
+  C.Judged = true;
+  return C;
+}
+
+//===----------------------------------------------------------------------===//
 // UsePass: metadata, remarks, memop sizes.
 //===----------------------------------------------------------------------===//
 
@@ -844,6 +887,98 @@ DebugLoc loopLoc(const Loop &L) {
   return DebugLoc();
 }
 
+/// The source variable a debug record says V holds (one with a plain
+/// expression first), or null.
+const DILocalVariable *variableOf(Value *V) {
+  SmallVector<DbgValueInst *, 2> Intrinsics;
+  SmallVector<DbgVariableRecord *, 2> Records;
+  findDbgValues(Intrinsics, V, &Records);
+  const DILocalVariable *Any = nullptr;
+  for (DbgVariableRecord *R : Records) {
+    if (!R->getExpression()->getNumElements())
+      return R->getVariable();
+    Any = Any ? Any : R->getVariable();
+  }
+  for (DbgValueInst *I : Intrinsics) {
+    if (!I->getExpression()->getNumElements())
+      return I->getVariable();
+    Any = Any ? Any : I->getVariable();
+  }
+  return Any;
+}
+
+/// How a remark names a value L carries in Phi: the source variable the phi
+/// (else the value it takes from the latch) holds; else where it is (the
+/// phi's own location, which LoopLoadElimination gives the phi of a load it
+/// forwarded, else the latch value's); else its IR name.
+std::string carriedName(PHINode &Phi, const Loop &L) {
+  Value *Next = nullptr;
+  if (BasicBlock *Latch = L.getLoopLatch())
+    Next = Phi.getIncomingValueForBlock(Latch);
+  if (const DILocalVariable *V = variableOf(&Phi))
+    return V->getName().str();
+  if (Next)
+    if (const DILocalVariable *V = variableOf(Next))
+      return V->getName().str();
+  DebugLoc DL = Phi.getDebugLoc();
+  if ((!DL || !DL.getLine()) && isa_and_nonnull<Instruction>(Next))
+    DL = cast<Instruction>(Next)->getDebugLoc();
+  if (DL && DL.getLine())
+    return (Twine("the value at line ") + Twine(DL.getLine()) + ", column " +
+            Twine(DL.getCol()))
+        .str();
+  if (Phi.hasName())
+    return Phi.getName().str();
+  return "an unnamed value";
+}
+
+/// An OpenMP-style name of a reduction's operator.
+StringRef reductionOperator(RecurKind K) {
+  switch (K) {
+  case RecurKind::Add:
+  case RecurKind::FAdd:
+  case RecurKind::FMulAdd:
+    return "+";
+  case RecurKind::Mul:
+  case RecurKind::FMul:
+    return "*";
+  case RecurKind::Or:
+    return "|";
+  case RecurKind::And:
+    return "&";
+  case RecurKind::Xor:
+    return "^";
+  case RecurKind::SMin:
+  case RecurKind::FMin:
+  case RecurKind::FMinimum:
+    return "min";
+  case RecurKind::SMax:
+  case RecurKind::FMax:
+  case RecurKind::FMaximum:
+    return "max";
+  case RecurKind::UMin:
+    return "unsigned min";
+  case RecurKind::UMax:
+    return "unsigned max";
+  case RecurKind::IAnyOf:
+  case RecurKind::FAnyOf:
+    return "any-of";
+  case RecurKind::None:
+    break;
+  }
+  return "?";
+}
+
+/// Appends "a", "a and b", "a, b and c": Each(R, Item) writes one item.
+template <typename T, typename EachFn>
+void appendList(OptimizationRemarkAnalysis &R, ArrayRef<T> Items, EachFn Each) {
+  for (size_t I = 0; I < Items.size(); ++I) {
+    if (I)
+      R << (I + 1 == Items.size() ? " and " : ", ");
+    Each(R, Items[I]);
+  }
+}
+
 class Applier {
 public:
   Applier(Module &M, ModuleAnalysisManager &MAM, const UseInfo &U)
@@ -855,6 +990,9 @@ public:
 
 private:
   void loops(Function &F, OptimizationRemarkEmitter &ORE);
+  void loopVerdict(Loop &L, const DependenceAnswer &A,
+                   std::pair<uint64_t, uint64_t> Runs,
+                   OptimizationRemarkEmitter &ORE);
   void accesses(Function &F, OptimizationRemarkEmitter &ORE);
   void objects(Function &F, OptimizationRemarkEmitter &ORE);
   void globals();
@@ -895,19 +1033,103 @@ void Applier::loops(Function &F, OptimizationRemarkEmitter &ORE) {
       setLoopProperty(*L, "mnemo.dependence",
                       {mdInt(Ctx, A.CarriedCount), mdInt(Ctx, A.IntraCount)});
     Changed = true;
-    if (!A.Profiled || A.carried() || Runs->second < ClRemarkMin ||
-        !firstAt("NoCarriedDependence", loopLoc(*L)))
-      continue;
-    ORE.emit([&] {
-      return OptimizationRemarkAnalysis(RemarkPass, "NoCarriedDependence",
-                                        loopLoc(*L), L->getHeader())
-             << "loop carried no memory dependence in the profile ("
-             << ore::NV("Iterations", Runs->second) << " iterations in "
-             << ore::NV("Invocations", Runs->first)
-             << (Runs->first == 1 ? " invocation" : " invocations")
-             << "): a parallelization candidate";
-    });
+    if (A.Profiled && Runs->second >= ClRemarkMin)
+      loopVerdict(*L, A, *Runs, ORE);
   }
+}
+
+/// One remark per profiled loop and source position: a parallelization
+/// candidate only when the profile shows no carried memory dependence and
+/// every value the loop carries in a register is an induction variable or a
+/// reduction (named: it needs a reduction clause).  Otherwise the remark says
+/// which dependence stands in the way.  No remark when the loop's registers
+/// cannot be judged (CarriedValues::Judged).
+void Applier::loopVerdict(Loop &L, const DependenceAnswer &A,
+                          std::pair<uint64_t, uint64_t> Runs,
+                          OptimizationRemarkEmitter &ORE) {
+  auto AppendRuns = [&](OptimizationRemarkAnalysis &R) {
+    R << ore::NV("Iterations", Runs.second) << " iterations in "
+      << ore::NV("Invocations", Runs.first)
+      << (Runs.first == 1 ? " invocation" : " invocations");
+  };
+  DebugLoc DL = loopLoc(L);
+  if (A.carried()) {
+    if (!firstAt("LoopVerdict", DL))
+      return;
+    ORE.emit([&] {
+      OptimizationRemarkAnalysis R(RemarkPass, "CarriedDependence", DL,
+                                   L.getHeader());
+      R << "loop carried memory dependences in the profile (";
+      AppendRuns(R);
+      R << "; " << ore::NV("Dependences", A.CarriedCount);
+      if (A.MinDistance == A.MaxDistance)
+        R << " at distance " << ore::NV("Distance", A.MinDistance);
+      else
+        R << " at distances " << ore::NV("MinDistance", A.MinDistance) << " to "
+          << ore::NV("MaxDistance", A.MaxDistance);
+      R << "): not a parallelization candidate";
+      return R;
+    });
+    return;
+  }
+  CarriedValues C = carriedValues(
+      L, FAM.getResult<ScalarEvolutionAnalysis>(*L.getHeader()->getParent()));
+  if (!C.Judged || !firstAt("LoopVerdict", DL))
+    return;
+  if (!C.Others.empty()) {
+    ORE.emit([&] {
+      OptimizationRemarkAnalysis R(RemarkPass, "CarriedValue", DL,
+                                   L.getHeader());
+      R << "loop carried no memory dependence in the profile (";
+      AppendRuns(R);
+      R << "), but it is not a parallelization candidate: it carries ";
+      appendList(R, ArrayRef<PHINode *>(C.Others),
+                 [&](OptimizationRemarkAnalysis &R, PHINode *Phi) {
+                   R << ore::NV("CarriedValue", carriedName(*Phi, L));
+                 });
+      bool One = C.Others.size() == 1;
+      R << " from one iteration to the next in "
+        << (One ? "a register, neither an induction variable nor a "
+                  "reduction"
+                : "registers, neither induction variables nor reductions");
+      return R;
+    });
+    return;
+  }
+  ORE.emit([&] {
+    OptimizationRemarkAnalysis R(RemarkPass, "NoCarriedDependence", DL,
+                                 L.getHeader());
+    R << "loop carried no memory dependence in the profile (";
+    AppendRuns(R);
+    R << "): a parallelization candidate";
+    if (!C.Reductions.empty()) {
+      R << (C.Reductions.size() == 1 ? " with a reduction of "
+                                     : " with reductions of ");
+      appendList(
+          R, ArrayRef<CarriedReduction>(C.Reductions),
+          [&](OptimizationRemarkAnalysis &R, const CarriedReduction &Red) {
+            R << ore::NV("Reduction", carriedName(*Red.Phi, L)) << " ("
+              << ore::NV("Operator", reductionOperator(Red.Kind));
+            if (Red.ExactFP)
+              R << ", floating point: in another order it may round "
+                   "differently";
+            R << ")";
+          });
+    }
+    if (!C.ExactFPInductions.empty()) {
+      R << "; ";
+      appendList(R, ArrayRef<PHINode *>(C.ExactFPInductions),
+                 [&](OptimizationRemarkAnalysis &R, PHINode *Phi) {
+                   R << ore::NV("Induction", carriedName(*Phi, L));
+                 });
+      R << (C.ExactFPInductions.size() == 1
+                ? ", a floating-point induction variable, may round "
+                  "differently when computed from the iteration number"
+                : ", floating-point induction variables, may round "
+                  "differently when computed from the iteration number");
+    }
+    return R;
+  });
 }
 
 void Applier::accesses(Function &F, OptimizationRemarkEmitter &ORE) {

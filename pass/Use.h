@@ -19,6 +19,16 @@
 // anything the profile does not cover (an unmatched site, a module not in the
 // profile, a loop that never ran) answers "unknown" (Profiled false, null).
 //
+// The dependence profile sees memory only.  A value the optimized loop keeps
+// in a register from one iteration to the next (a header phi: a pointer being
+// chased, a store forwarded to the next iteration's load) is a loop-carried
+// dependence no profile shows; carriedValues() (below, static, no profile)
+// names them.  A loop is parallel only if both are clean:
+//
+//   CarriedValues C = mnemo::carriedValues(*L, SE);
+//   if (A.Profiled && !A.carried() && C.Judged && C.Others.empty())
+//     ...; // C.Reductions each need a reduction clause
+//
 // Computing the analysis simplifies loops (LoopSimplify), as InstrumentPass
 // does before it hands out ids; instructions and blocks are held by pointer,
 // so query it before transforming the code it describes.
@@ -32,6 +42,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Analysis/IVDescriptors.h"
 #include "llvm/IR/PassManager.h"
 
 #include <cstdint>
@@ -45,6 +56,8 @@ class Function;
 class Instruction;
 class Loop;
 class MemIntrinsic;
+class PHINode;
+class ScalarEvolution;
 class Value;
 } // namespace llvm
 
@@ -185,6 +198,38 @@ public:
   bool invalidate(llvm::Module &, const llvm::PreservedAnalyses &PA,
                   llvm::ModuleAnalysisManager::Invalidator &);
 };
+
+/// A reduction a loop carries in a register, as LLVM recognizes it.
+struct CarriedReduction {
+  llvm::PHINode *Phi = nullptr;
+  llvm::RecurKind Kind = llvm::RecurKind::None;
+  /// Floating point without reassociation allowed: reduced in another order
+  /// (in parallel), the result may round differently.
+  bool ExactFP = false;
+};
+
+/// What a loop carries from one iteration to the next in registers: its
+/// header phis that are not induction variables (InductionDescriptor).
+struct CarriedValues {
+  /// False: nothing is known (the loop is not in simplified form, or a header
+  /// phi holds a vector: the loop was vectorized before this was asked).
+  bool Judged = false;
+  /// Reductions LLVM recognizes (RecurrenceDescriptor::isReductionPHI).
+  llvm::SmallVector<CarriedReduction, 2> Reductions;
+  /// Floating-point induction variables without reassociation allowed:
+  /// computed from the iteration number instead (in parallel), they may round
+  /// differently.  Integer and pointer inductions are not listed.
+  llvm::SmallVector<llvm::PHINode *, 1> ExactFPInductions;
+  /// Neither an induction variable nor a reduction: each iteration needs the
+  /// previous one's value (a first-order recurrence included).
+  llvm::SmallVector<llvm::PHINode *, 2> Others;
+};
+
+/// Classifies the header phis of L.  Static: it needs no profile.  Meant for
+/// optimized IR before vectorization (mnemo-cc compiles with -fno-vectorize):
+/// at -O0 locals live in memory and no phi carries them; a vectorized loop
+/// (vector phis) or one not in simplified form comes back not Judged.
+CarriedValues carriedValues(llvm::Loop &L, llvm::ScalarEvolution &SE);
 
 /// The module analysis: MAM.getResult<mnemo::UseAnalysis>(M).
 class UseAnalysis : public llvm::AnalysisInfoMixin<UseAnalysis> {

@@ -1,5 +1,5 @@
 /* Remarks (tests/pass/use/use.sh remarks): one of each kind mnemo-use emits, at known lines (the
- * R: comments name the remark expected on that line). */
+ * R: comments name the remark expected on that line; CarriedDependence is in parallel.c). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 		head = x;
 	}
 	for (int r = 0; r < 50; r++)
-		for (struct node *p = head; p; p = p->next)
+		for (struct node *p = head; p; p = p->next)   /* R: CarriedValue */
 			s += p->v;
 	for (int i = 0; i < n; i++) {
 		table[i].hot1 = i;
