@@ -193,13 +193,6 @@ static size_t one_binary(const struct input *in, size_t n, struct urow **rows,
 /* ---- The run modules see -------------------------------------------------------------------- */
 
 /*
- * A binary's table has one line per site the pass made; the run built from a profile costs about
- * 16 bytes per id, so a count above this is a damaged or hand-made profile, refused before the
- * table is built rather than after hundreds of megabytes.
- */
-#define MERGE_SITE_COUNT_MAX (UINT32_C(1) << 24)
-
-/*
  * The site table the binary had, as far as the profiles tell it (mn_run_from_sites(): the rows
  * the inputs list, "unknown" lines for the ids they do not).
  */
@@ -498,24 +491,18 @@ static void check_settings(const struct mn_module *mod, const struct input *in, 
 	}
 }
 
-/* A state of mod, fresh from init(), restored from input in's section. */
+/*
+ * A state of mod, fresh from init(), restored from input in's section: module_state_restore(),
+ * which `mnemo report` checks profiles with too (mnemo.c).
+ */
 static void *restored(const struct mn_module *mod, const struct mn_run *run,
 		      const struct input *in)
 {
-	void *st = xmalloc(mod->state_size ? mod->state_size : 1);
-	char err[1024] = "";
-	int ret;
+	char err[1280];
+	void *st = module_state_restore(mod, run, in->prof, err, sizeof(err));
 
-	memset(st, 0, mod->state_size ? mod->state_size : 1);
-	if (mod->init && (ret = mod->init(st, run)))
-		die(1, "merge: module '%s' cannot start: %s", mod->name, strerror(-ret));
-	ret = mod->restore(st, in->prof, mn_profile_module(in->prof, mod->name), err, sizeof(err));
-	if (ret == -EINVAL)
-		die(1, "merge: module '%s': %s", mod->name,
-		    err[0] ? err : "its section does not follow the schema");
-	if (ret)
-		die(1, "merge: module '%s': cannot read its section of '%s': %s", mod->name,
-		    in->path, strerror(-ret));
+	if (!st)
+		die(1, "merge: %s", err);
 	return st;
 }
 
@@ -530,17 +517,13 @@ static void merge_module(struct mn_prof *w, const struct mn_module *mod, const s
 		void *from = restored(mod, run, &in[i]);
 
 		mod->merge(into, from);
-		if (mod->fini)
-			mod->fini(from);
-		free(from);
+		module_state_free(mod, from);
 	}
 	ret = mod->emit(into, w);
 	if (ret)
 		die(1, "merge: module '%s' cannot write its section: %s", mod->name,
 		    strerror(-ret));
-	if (mod->fini)
-		mod->fini(into);
-	free(into);
+	module_state_free(mod, into);
 }
 
 /*
@@ -649,12 +632,12 @@ int cmd_merge(int argc, char **argv)
 		check_settings(mod, in, n);
 	}
 	count = ref ? ref->site_count : nrows ? rows[nrows - 1].s->id : 0;
-	if (ref && count > MERGE_SITE_COUNT_MAX)
+	if (ref && count > PROFILE_SITE_COUNT_MAX)
 		die(1, "merge: '%s': binary.site_count %u is implausible (more than %u sites)",
-		    in[ref_in].path, count, MERGE_SITE_COUNT_MAX);
-	if (!ref && count > MERGE_SITE_COUNT_MAX)
+		    in[ref_in].path, count, PROFILE_SITE_COUNT_MAX);
+	if (!ref && count > PROFILE_SITE_COUNT_MAX)
 		die(1, "merge: '%s': site %u is implausible (more than %u sites)",
-		    in[rows[nrows - 1].in].path, count, MERGE_SITE_COUNT_MAX);
+		    in[rows[nrows - 1].in].path, count, PROFILE_SITE_COUNT_MAX);
 	run = make_run(rows, nrows, count);
 
 	f = open_out(out, &mem, &memlen);

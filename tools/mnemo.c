@@ -6,7 +6,8 @@
  * several runs (merge.c, with the modules linked in for their restore and merge).  This
  * file is the rest: main and the command dispatch, `mnemo --help`, `mnemo help COMMAND` and
  * `--version`, and the helpers the commands use (mnemo_internal.h): messages and
- * exits, memory, text layout, the list of installed modules.
+ * exits, memory, text layout, the list of installed modules, and module sections read by the
+ * modules' own restore(), the one set of rules merge and report read profiles by.
  *
  * The tool finds its companions relative to itself ($bindir/../share/mnemo), so it works the same
  * from the build tree and from an install prefix (docs/internals.md, "Build products").
@@ -22,6 +23,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +32,11 @@
 
 #include <yaml.h>
 
+#include "backend.h"
 #include "mnemo_internal.h"
+#include "module.h"
 #include "profile.h"
+#include "registry.h"
 
 #ifndef MNEMO_VERSION
 #define MNEMO_VERSION "0.0.0"
@@ -320,6 +325,95 @@ void free_modules(struct modspec *m, ssize_t n)
 		free(m[i].doc);
 	}
 	free(m);
+}
+
+/* ---- Module sections ------------------------------------------------------------------------- */
+
+void *module_state_restore(const struct mn_module *mod, const struct mn_run *run,
+			   const struct mn_profile *prof, char *err, size_t errlen)
+{
+	size_t size = mod->state_size ? mod->state_size : 1;
+	void *st = xmalloc(size);
+	char why[1024] = "";
+	int ret;
+
+	memset(st, 0, size);
+	if (mod->init && (ret = mod->init(st, run))) {
+		snprintf(err, errlen, "module '%s' cannot start: %s", mod->name,
+			 strerror(ret < 0 ? -ret : ret));
+		free(st);
+		return NULL;
+	}
+	ret = mod->restore(st, prof, mn_profile_module(prof, mod->name), why, sizeof(why));
+	if (!ret)
+		return st;
+	if (ret == -EINVAL)
+		snprintf(err, errlen, "module '%s': %s", mod->name,
+			 why[0] ? why : "its section does not follow the schema");
+	else
+		snprintf(err, errlen, "module '%s': cannot read its section of '%s': %s", mod->name,
+			 mn_profile_path(prof), strerror(-ret));
+	module_state_free(mod, st);
+	return NULL;
+}
+
+void module_state_free(const struct mn_module *mod, void *st)
+{
+	if (st && mod->fini)
+		mod->fini(st);
+	free(st);
+}
+
+int profile_check(const struct mn_profile *prof, char *err, size_t errlen)
+{
+	const struct mn_binary *bin = mn_profile_binary(prof);
+	size_t nrows = mn_profile_site_count(prof);
+	const struct mn_site **rows;
+	struct mn_run *run;
+	uint32_t count;
+	char why[256];
+	int ret = 0;
+
+	/* The count and the run as merge makes them from this profile alone (merge.c). */
+	if (bin && bin->site_table_hash && bin->site_table_hash[0]) {
+		count = bin->site_count;
+		if (count > PROFILE_SITE_COUNT_MAX) {
+			snprintf(err, errlen, "'%s': binary.site_count %u is implausible (more than "
+				 "%u sites)", mn_profile_path(prof), count, PROFILE_SITE_COUNT_MAX);
+			return -1;
+		}
+	} else {
+		count = nrows ? mn_profile_site_at(prof, nrows - 1)->id : 0;
+		if (count > PROFILE_SITE_COUNT_MAX) {
+			snprintf(err, errlen, "'%s': site %u is implausible (more than %u sites)",
+				 mn_profile_path(prof), count, PROFILE_SITE_COUNT_MAX);
+			return -1;
+		}
+	}
+	rows = xmalloc((nrows ? nrows : 1) * sizeof(*rows));
+	for (size_t i = 0; i < nrows; i++)
+		rows[i] = mn_profile_site_at(prof, i);
+	ret = mn_run_from_sites(&run, rows, nrows, count, why, sizeof(why));
+	free(rows);
+	if (ret) {
+		snprintf(err, errlen, "cannot make the site table for the modules: %s",
+			 ret == -EINVAL ? why : strerror(-ret));
+		return -1;
+	}
+	ret = 0;
+	for (size_t i = 0; i < mn_profile_module_count(prof) && !ret; i++) {
+		const struct mn_module *mod = mn_module_find(mn_profile_module_name(prof, i));
+		void *st;
+
+		if (!mod || !mod->restore)
+			continue;
+		st = module_state_restore(mod, run, prof, err, errlen);
+		if (!st)
+			ret = -1;
+		module_state_free(mod, st);
+	}
+	mn_run_destroy(run);
+	return ret;
 }
 
 /* ---- Help ------------------------------------------------------------------------------------ */

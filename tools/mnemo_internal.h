@@ -92,6 +92,40 @@ ssize_t list_modules(struct modspec **out);
 /* Frees what list_modules() returned: the n modules of m (n may be -1 or 0). */
 void free_modules(struct modspec *m, ssize_t n);
 
+/* ---- Module sections, read by the modules' own code (mnemo.c) ------------------------------- */
+
+struct mn_module;
+struct mn_profile;
+struct mn_run;
+
+/*
+ * The most sites a profile may claim (binary.site_count, else its highest site id): a binary's
+ * table has one line per site the pass made, and the run made from a profile costs about 16 bytes
+ * per id, so a count above this is a damaged or hand-made profile, refused before the table is
+ * made rather than after hundreds of megabytes.
+ */
+#define PROFILE_SITE_COUNT_MAX (1u << 24)
+
+/*
+ * A state of module mod, fresh from its init() on run, rebuilt by its restore() from its section
+ * of prof: how `mnemo merge` reads a section and `mnemo report` checks one.  Returns the state,
+ * to free with module_state_free(), or NULL with one line in err: "module '<name>': <why>", where
+ * a section that breaks the module's schema names the file, line, column and field at fault.
+ */
+void *module_state_restore(const struct mn_module *mod, const struct mn_run *run,
+			   const struct mn_profile *prof, char *err, size_t errlen);
+
+/* Finalizes and frees a state module_state_restore() returned; NULL is a no-op. */
+void module_state_free(const struct mn_module *mod, void *st);
+
+/*
+ * Checks one profile by the rules `mnemo merge` reads it with: a plausible site count, then every
+ * section of a module built into mnemo restored by module_state_restore() on a run made from the
+ * profile's `sites:` (a section of a module this mnemo lacks is not checked).  Returns 0, or -1
+ * with one line in err, the one merge gives for that profile (without its "merge: ").
+ */
+int profile_check(const struct mn_profile *prof, char *err, size_t errlen);
+
 /* ---- The commands (run.c, report.c, expand.c, merge.c) ------------------------------------------------------- */
 
 /* Prints the help of `mnemo run` to out. */
@@ -109,7 +143,8 @@ void print_report_help(FILE *out);
 
 /*
  * `mnemo report`, argv[0] being "report": prints the profiles named in argv to stdout.  Returns
- * 0; 1 when a profile cannot be read or lacks a --module (the rest is printed); 2 when --sort
+ * 0; 1 when a profile cannot be read, fails profile_check() or lacks a --module (the rest is
+ * printed); 2 when --sort
  * names a column that no table has (nothing is printed).  Dies with 2 on bad usage, with 1 when
  * stdout cannot be written.
  */

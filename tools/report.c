@@ -1,5 +1,7 @@
 /*
- * `mnemo report`: prints profiles for a reader.  A profile's header (program, exit, wall time,
+ * `mnemo report`: prints profiles for a reader.  Each profile is first checked as `mnemo merge`
+ * reads it (profile_check(), mnemo.c: every section restored by its module), and one that fails
+ * is not printed.  A profile's header (program, exit, wall time,
  * events, whether it is complete), then each module section: its scalars as `key: value`, its lists
  * as tables.  The table renderer finds the columns of a list of mappings, types them (numbers,
  * booleans, text, site ids by their names), sorts the rows, shows site ids as `file:line:column
@@ -20,6 +22,7 @@
 
 #include "mnemo_internal.h"
 #include "profile.h"
+#include "registry.h"
 
 #define MAX_COLUMNS 64     /* columns of one table; more are left out with a note */
 #define MAX_DEPTH 8        /* nesting of a module section that is printed */
@@ -32,6 +35,11 @@ void print_report_help(FILE *out)
 	      "the profile is complete, then every module section, its lists as tables whose\n"
 	      "sites read `file:line:column function`.  Rows are sorted by the first numeric\n"
 	      "column, largest first, ties by site id.\n"
+	      "\n"
+	      "A profile is read by the rules `mnemo merge` reads it with, each module's\n"
+	      "section by the module's own code: one that breaks them is not printed, and\n"
+	      "one line names its file, line and field (exit status 1).  Sections of modules\n"
+	      "this mnemo does not have are printed as written, marked unchecked.\n"
 	      "\n"
 	      "Options:\n"
 	      "      --top N          print at most N rows of each table (default 20; 0: all)\n"
@@ -1007,7 +1015,7 @@ static void print_header(struct report *r)
 {
 	const struct mn_program *pr = mn_profile_program(r->p);
 	const char *reason;
-	struct buf b = { 0 };
+	struct buf b = { 0 }, unchecked = { 0 };
 	size_t col;
 
 	fprintf(r->out, "Profile %s\n", mn_profile_path(r->p));
@@ -1038,6 +1046,17 @@ static void print_header(struct report *r)
 	} else {
 		col = fprintf(r->out, "  INCOMPLETE: ");
 		print_wrapped(r->out, col, col, *reason ? reason : "(no reason given)");
+	}
+	/* profile_check() checked the sections of the modules mnemo has; the others are as written. */
+	for (size_t i = 0; i < mn_profile_module_count(r->p); i++)
+		if (!mn_module_find(mn_profile_module_name(r->p, i)))
+			bprintf(&unchecked, "%s%s", unchecked.s ? ", " : "",
+				mn_profile_module_name(r->p, i));
+	if (unchecked.s) {
+		bprintf(&unchecked, " (modules this mnemo does not have: not checked)");
+		col = fprintf(r->out, "  unchecked ");
+		print_wrapped(r->out, col, 12, unchecked.s);
+		free(unchecked.s);
 	}
 }
 
@@ -1116,6 +1135,13 @@ int cmd_report(int argc, char **argv)
 
 		if (mn_profile_open(&p, argv[a], err, sizeof(err))) {
 			warning("%s", err);
+			ret = 1;
+			continue;
+		}
+		/* What merge would refuse is not printed either: one reader, one set of rules. */
+		if (profile_check(p, err, sizeof(err))) {
+			warning("%s", err);
+			mn_profile_close(p);
 			ret = 1;
 			continue;
 		}

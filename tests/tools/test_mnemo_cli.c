@@ -148,7 +148,10 @@ static unsigned count_of(unsigned site)
 	return site * 37 % 101;   /* distinct for sites 1..25 */
 }
 
-/* A profile with one table of NROWS rows: site i has count_of(i); site 25 has no debug info. */
+/*
+ * A profile with one table of NROWS rows: site i has count_of(i); site 25 has no debug info.  Its
+ * sections are of modules mnemo does not have (a real module's would have to follow its schema).
+ */
 static const char *write_report_profile(bool complete)
 {
 	const char *path = path_in(complete ? "complete.mnemo.yaml" : "prog.mnemo.yaml");
@@ -171,7 +174,7 @@ static const char *write_report_profile(bool complete)
 	}
 	fprintf(f, "  %u: {kind: load, function: g, file: '', line: 0, column: 0}\n", NROWS);
 	fprintf(f, "modules:\n"
-		   "  value-pattern:\n"
+		   "  example:\n"
 		   "    value_cap: 16\n"
 		   "    sample_ratio: 0.5\n"
 		   "    exact: true\n"
@@ -235,7 +238,7 @@ static void test_report_default(void **state)
 	expect_has(r.out, "wall      1.500 s\n");
 	expect_has(r.out, "events    123456\n");
 	expect_has(r.out, "INCOMPLETE: the program was killed by SIGSEGV\n");
-	expect_has(r.out, "Module value-pattern\n");
+	expect_has(r.out, "Module example\n");
 	expect_has(r.out, "  value_cap: 16\n");
 	expect_has(r.out, "  sample_ratio: 0.500\n");
 	expect_has(r.out, "  exact: yes\n");
@@ -307,7 +310,7 @@ static void test_report_top_sort(void **state)
 	free_result(&r);
 
 	/* --sort by a double column: largest first, ratio of site 1 is 24.25. */
-	r = run_mnemo("report", "--sort", "ratio", "--module", "value-pattern", path, NULL);
+	r = run_mnemo("report", "--sort", "ratio", "--module", "example", path, NULL);
 	expect_exit(&r, 0);
 	table_rows(r.out, rows, NROWS);
 	expect_has(rows[0], "src/prog.c:1:3 f1 ");
@@ -329,7 +332,7 @@ static void test_report_top_sort(void **state)
 
 	r = run_mnemo("report", "--module", "rds-shape", path, NULL);
 	expect_exit(&r, 1);
-	expect_has(r.err, "no module 'rds-shape' in this profile (it has: value-pattern, other)");
+	expect_has(r.err, "no module 'rds-shape' in this profile (it has: example, other)");
 	free_result(&r);
 }
 
@@ -345,7 +348,7 @@ static void test_report_bad_profile(void **state)
 	snprintf(want, sizeof(want), "mnemo: %s:3:8: expected a mapping for 'sites'", bad);
 	expect_has(r.err, want);
 	/* The good one is still reported. */
-	expect_has(r.out, "Module value-pattern");
+	expect_has(r.out, "Module example");
 	free_result(&r);
 
 	write_file(bad, "format: foo\n");
@@ -375,8 +378,9 @@ static void expect_fits(const char *out)
 }
 
 /*
- * A table too wide for 100 columns (value-pattern's): names wrap after underscores, and sites go
- * on lines of their own.  Several site columns (dependence's) share the width instead.
+ * A table too wide for 100 columns (value-pattern's, in a section of a module mnemo does not have):
+ * names wrap after underscores, and sites go on lines of their own.  Several site columns
+ * (dependence's) share the width instead.
  */
 static void test_report_wide_table(void **state)
 {
@@ -393,14 +397,14 @@ static void test_report_wide_table(void **state)
 		   "  15: {kind: store, function: init, file: src/stride.c, line: 12, column: 5}\n"
 		   "  16: {kind: loop, function: init, file: src/stride.c, line: 11, column: 3}\n"
 		   "modules:\n"
-		   "  value-pattern:\n"
+		   "  value-like:\n"
 		   "    entries:\n"
 		   "      - {site: 14, access: load, executions: 641, constant: false, distinct: 16,"
 		   " distinct_capped: true, stride: 8, stride_fraction: 0.9984375, strongly_strided: true}\n"
 		   "      - {site: 12, access: load, executions: 1000, constant: true, value: 42,"
 		   " distinct: 1, distinct_capped: false, stride: 0, stride_fraction: 1.0,"
 		   " strongly_strided: true}\n"
-		   "  dependence:\n"
+		   "  dependence-like:\n"
 		   "    loops:\n"
 		   "      - {loop: 16, src: 15, dst: 14, kind: anti, carried: false, count: 7}\n"
 		   "      - {loop: 16, src: 12, dst: 15, kind: flow, carried: true, count: 100}\n");
