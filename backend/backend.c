@@ -3,14 +3,15 @@
  * starts it as `mnemo-backend --fd N --index I [--numa-node K]`: it attaches to the event queue in
  * the inherited memfd as consumer I, binds itself to NUMA node K (where the runtime placed the
  * queue's buffers), runs module session.modules[I] over every event, writes the module's section
- * to a temporary file, and reports through its slot in the session block (frontend-lib/session.h).
- * Backend 0 is the leader: it then gathers every section into the profile (leader.c).
+ * to a temporary file of its own run (mn_section_prefix()), and reports through its slot in the
+ * session block (frontend-lib/session.h).  Backend 0 is the leader: it then gathers every section
+ * into the profile (leader.c).
  *
  * Life of one backend (docs/internals.md, "Backend"):
  *
  *   attach ── validate session ── slot: pid, RUNNING ── [bind to node] ── find module ── init
  *     ── pop/decode/dispatch ── stream ended ── emit section ── slot: WRITTEN ── fini
- *     ── [leader: profile] ── detach
+ *     ── [leader: profile] [others: wait for the profile, remove the section] ── detach
  *
  * Failure anywhere after the slot is known sets it FAILED with a reason, prints one line, and
  * leaves the queue so the producer never waits for a consumer that stopped.  The one exception is
@@ -20,6 +21,7 @@
  * Nothing here can hang: the queue ends the stream when the producer dies, and the leader's wait
  * for the others treats a dead backend as failed.
  */
+#define _GNU_SOURCE   /* mkostemps */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -42,6 +44,9 @@
 #ifndef MNEMO_VERSION
 #define MNEMO_VERSION "unknown"
 #endif
+
+#define WAIT_SLICE_MS     100   /* futex wait between liveness checks */
+#define START_TIMEOUT_S   10.0  /* as the leader's: a leader not started by then never will */
 
 void mn_backend_msg(const char *fmt, ...)
 {
@@ -378,10 +383,60 @@ static int consume(struct backend *b)
 	return r;
 }
 
+/* ---- The section file ------------------------------------------------------------------------ */
+
+int mn_section_prefix(const struct mn_session *s, unsigned index, char *buf, size_t len)
+{
+	const char *out = s->output, *slash = strrchr(out, '/');
+	int n;
+
+	if (slash)
+		n = snprintf(buf, len, "%.*s/.%s.%d.%u.", (int)(slash - out), out, slash + 1,
+			     (int)s->producer_pid, index);
+	else
+		n = snprintf(buf, len, ".%s.%d.%u.", out, (int)s->producer_pid, index);
+	if (n < 0 || (size_t)n + sizeof("XXXXXX" MN_SECTION_SUFFIX) > len)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+bool mn_section_path_ours(const struct mn_session *s, unsigned index, const char *path)
+{
+	char prefix[MN_PATH_MAX];
+	int n = mn_section_prefix(s, index, prefix, sizeof(prefix));
+	size_t len = strnlen(path, MN_PATH_MAX);
+
+	return n > 0 && len == (size_t)n + strlen("XXXXXX" MN_SECTION_SUFFIX) &&
+	       !strncmp(path, prefix, (size_t)n) && !strcmp(path + n + 6, MN_SECTION_SUFFIX);
+}
+
 /*
- * Writes the section file: a small frame around the module's own section, from which the leader
- * takes the section verbatim and the site ids it references (the leader parses the file twice:
- * sites_used comes last because it is known only once emit() returned).
+ * Creates this backend's section file, its name (mn_section_prefix()) written straight into
+ * path, the slot's section_path, so that the leader can remove the file whatever happens to this
+ * backend next.  Returns the open descriptor (mode 0600), or -errno.
+ */
+static int section_create(const struct backend *b, char *path, size_t len)
+{
+	int n = mn_section_prefix(b->s, b->index, path, len);
+	int fd;
+
+	if (n < 0)
+		return n;
+	memcpy(path + n, "XXXXXX" MN_SECTION_SUFFIX, sizeof("XXXXXX" MN_SECTION_SUFFIX));
+	fd = mkostemps(path, (int)strlen(MN_SECTION_SUFFIX), O_CLOEXEC);
+	if (fd < 0) {
+		fd = -errno;
+		/* The message names the template, not the last name tried. */
+		memcpy(path + n, "XXXXXX", 6);
+	}
+	return fd;
+}
+
+/*
+ * Writes the section file to fd, the open file path (section_create()), and closes it; returns 0,
+ * or -errno with the file removed.  The file is a small frame around the module's own section,
+ * from which the leader takes the section verbatim and the site ids it references (the leader
+ * parses the file twice: sites_used comes last because it is known only once emit() returned).
  *
  *   format: mnemo-section/1
  *   module: value-pattern
@@ -395,7 +450,7 @@ static int consume(struct backend *b)
  *   cpu_us: 81234           # its user + system CPU time
  *   sites_used: [3, 12]
  */
-static int write_section(struct backend *b, const char *path)
+static int write_section(struct backend *b, int fd, const char *path)
 {
 	struct mn_prof *p;
 	const uint64_t *bits;
@@ -404,12 +459,17 @@ static int write_section(struct backend *b, const char *path)
 	FILE *f;
 	int err, err2;
 
-	f = fopen(path, "we");
-	if (!f)
-		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlink(path);
+		return err;
+	}
 	err = mn_prof_open(&p, f);
 	if (err) {
 		fclose(f);
+		unlink(path);
 		return err;
 	}
 	mn_prof_map_begin(p);
@@ -448,6 +508,53 @@ static int write_section(struct backend *b, const char *path)
 	if (err)
 		unlink(path);
 	return err;
+}
+
+/*
+ * The folder of path, to name it in a slot's `why` (256 bytes) ahead of the cause: at most
+ * WHY_PATH_MAX bytes of it, its end after "..." when it is longer.  Returns buf.
+ */
+#define WHY_PATH_MAX 120
+static const char *why_dir(const char *path, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash)
+		snprintf(buf, len, ".");
+	else if (!n)
+		snprintf(buf, len, "/");
+	else if (n <= WHY_PATH_MAX)
+		snprintf(buf, len, "%.*s", (int)n, path);
+	else
+		snprintf(buf, len, "...%.*s", WHY_PATH_MAX, slash - WHY_PATH_MAX);
+	return buf;
+}
+
+/*
+ * Waits until the leader has written the profile (or given up), or is gone: dead, or not started
+ * while the program is gone or START_TIMEOUT_S after this call.  For a backend other than the
+ * leader, once its section is written.
+ */
+static void await_profile(struct mn_session *s)
+{
+	double start = monotonic_now();
+
+	for (;;) {
+		/* Pairs with the leader's release store once it removed the sections (leader.c). */
+		uint32_t done = mn_load_acquire(&s->profile_done);
+		/* Pairs with the leader's release store of its state, which publishes its pid. */
+		uint32_t st = mn_load_acquire(&s->backend[0].state);
+		int pid = s->backend[0].pid;
+
+		if (done != MN_PROFILE_PENDING)
+			return;
+		if (st == MN_BACKEND_NONE ? mn_pid_dead(s->producer_pid) ||
+					    monotonic_now() - start > START_TIMEOUT_S
+					  : pid <= 0 || mn_pid_dead(pid))
+			return;
+		mn_word_wait(&s->profile_done, MN_PROFILE_PENDING, WAIT_SLICE_MS);
+	}
 }
 
 /* numa_node: the node to bind to, or -1. */
@@ -516,17 +623,20 @@ static int run_backend(int fd, unsigned index, int numa_node)
 		fail(&b, "cannot read the event queue: %s", strerror(-r));
 
 	if (!b.failed) {
-		size_t cap = sizeof(slot->section_path);
-		int n = snprintf(slot->section_path, cap, "%s.%u.section.tmp", b.s->output, index);
-		int err = n < 0 || (size_t)n >= cap ? -ENAMETOOLONG
-						    : write_section(&b, slot->section_path);
+		int fd = section_create(&b, slot->section_path, sizeof(slot->section_path));
+		int err = fd < 0 ? fd : write_section(&b, fd, slot->section_path);
 
-		if (err == -EINVAL)
+		if (err == -EINVAL && fd >= 0) {
 			fail(&b, "its emit() wrote a malformed section (a key without a value, "
 				 "a value where a key belongs, or an unclosed collection)");
-		else if (err)
-			fail(&b, "cannot write its section to '%s': %s", slot->section_path,
-			     strerror(-err));
+		} else if (err) {
+			/* The folder, not the file's name: the file is gone, the folder is what the
+			 * user can act on (free space, permissions). */
+			char dir[WHY_PATH_MAX + 4];
+
+			fail(&b, "cannot write its section file in '%s': %s",
+			     why_dir(b.s->output, dir, sizeof(dir)), strerror(-err));
+		}
 	}
 	if (!b.failed) {
 		if (b.s->verbose)
@@ -551,9 +661,13 @@ static int run_backend(int fd, unsigned index, int numa_node)
 		lin.stream_end_monotonic = ended_at;
 		if (mn_leader_finish(&lin))
 			status = 1;
-	} else if (b.s->backend[0].pid > 0 && kill(b.s->backend[0].pid, 0) && errno == ESRCH &&
-		   !b.failed) {
-		/* The leader is gone: nobody will read or remove the section. */
+	} else if (!b.failed) {
+		/*
+		 * The leader removes the section once the profile is written; should it die first,
+		 * or never start, nobody would.  The name is this run's alone, so removing it again
+		 * after the leader did harms nobody.
+		 */
+		await_profile(b.s);
 		unlink(slot->section_path);
 	}
 	if (b.failed)

@@ -181,6 +181,28 @@ void mn_word_wake(uint32_t *w);
 /* Sleeps while *w == v, at most timeout_ms; returns early on a wake or a change. */
 void mn_word_wait(uint32_t *w, uint32_t v, unsigned timeout_ms);
 
+/* ---- Section files (backend.c) --------------------------------------------------------------- */
+
+/*
+ * Each backend writes its section to a file of its own run, next to the profile:
+ *
+ *   <dir>/.<profile name>.<program pid>.<index>.XXXXXX.section     (mkostemps(3) fills XXXXXX)
+ *
+ * so that runs writing the same profile path never share one (a run is named by its program's
+ * pid, and the suffix keeps runs apart that share a pid number, as in two pid namespaces).
+ */
+#define MN_SECTION_SUFFIX ".section"
+/*
+ * Writes "<dir>/.<profile name>.<program pid>.<index>." to buf; returns its length, or
+ * -ENAMETOOLONG when it does not fit in len bytes with the rest of the name.
+ */
+int mn_section_prefix(const struct mn_session *s, unsigned index, char *buf, size_t len);
+/*
+ * True when path is a whole name of backend index's section file in this run (the leader checks a
+ * slot's path before removing the file of a backend that died, maybe while writing the path).
+ */
+bool mn_section_path_ours(const struct mn_session *s, unsigned index, const char *path);
+
 /* ---- The leader (leader.c) ------------------------------------------------------------------- */
 
 struct mn_leader_input {
@@ -194,10 +216,13 @@ struct mn_leader_input {
 };
 
 /*
- * Waits for every other backend, writes the profile, sets profile_done and removes the section
- * files.  Returns 0 or -errno (the message is printed).
+ * Waits for every other backend, writes the profile (renamed into place whole), removes this run's
+ * section files and sets profile_done.  Returns 0 or -errno (the message is printed).
  */
 int mn_leader_finish(const struct mn_leader_input *in);
+
+/* True when process pid is gone: no such process, or a zombie nobody reaped yet. */
+bool mn_pid_dead(int pid);
 
 /* Prints "mnemo-backend: <fmt>\n" on stderr. */
 void mn_backend_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,7 +1,9 @@
 /*
  * The leader's last job (backend 0): wait for every backend's section, then write the profile
  * (DESIGN.md "Profile") to a temporary file and rename it into place, so a reader never sees half a
- * profile and a failed run never clobbers an older one.
+ * profile and a failed run never clobbers an older one.  Every temporary file is this run's own
+ * (section files: mn_section_prefix(); the profile's: mn_prof_file_open()), so runs that write the
+ * same profile path each leave a whole profile of their own there, and the last rename wins.
  *
  *   format: mnemo-profile/1
  *   program: {argv: [./prog, a], pid: 123, exit_status: 0, signal: null, wall_seconds: 0.53,
@@ -86,8 +88,7 @@ static double monotonic_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* True when pid is gone: no such process, or a zombie nobody reaped yet. */
-static bool pid_dead(pid_t pid)
+bool mn_pid_dead(int pid)
 {
 	char path[64], buf[256], *p;
 	FILE *f;
@@ -130,7 +131,7 @@ static uint32_t wait_backend(struct mn_session *s, unsigned i, char *why, size_t
 					 w[0] ? w : "no reason given");
 			return st;
 		}
-		if (st == MN_BACKEND_RUNNING && pid_dead(pid)) {
+		if (st == MN_BACKEND_RUNNING && mn_pid_dead(pid)) {
 			/* It may have finished and exited since the load above. */
 			st = mn_load_acquire(&s->backend[i].state);
 			if (st == MN_BACKEND_WRITTEN || st == MN_BACKEND_FAILED)
@@ -555,6 +556,35 @@ static const char *module_name(const struct mn_session *s, unsigned i, char *buf
 	return buf;
 }
 
+/*
+ * Prints the line that says no profile was written, with every module's cause (modules of one
+ * cause named together): a failure found here, a section file that cannot be read or a backend
+ * that died, has had no line of its own, and "no module produced a section" alone says nothing.
+ */
+static void say_no_section(const struct mn_session *s, const struct section *sec,
+			   char (*names)[MN_MODULE_NAME_MAX + 1])
+{
+	struct reasons why = { .len = 0 };
+
+	for (unsigned i = 0; i < s->nmodules; i++) {
+		char who[MN_MAX_MODULES * (MN_MODULE_NAME_MAX + 2)];
+		size_t len = 0;
+		bool seen = false;
+
+		for (unsigned j = 0; j < i && !seen; j++)
+			seen = !strcmp(sec[j].why, sec[i].why);
+		if (seen)   /* named with the first module of the same cause */
+			continue;
+		for (unsigned j = i; j < s->nmodules; j++)
+			if (!strcmp(sec[j].why, sec[i].why) && len < sizeof(who))
+				len += (size_t)snprintf(who + len, sizeof(who) - len, "%s%s",
+							len ? ", " : "", names[j]);
+		reason(&why, "%s: %s", who, sec[i].why[0] ? sec[i].why : "no reason given");
+	}
+	dprintf(STDERR_FILENO, "mnemo: no profile written to '%s': no module produced a section "
+		"(%s)\n", s->output, why.buf);
+}
+
 int mn_leader_finish(const struct mn_leader_input *in)
 {
 	struct mn_session *s = in->s;
@@ -647,10 +677,7 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	}
 
 	if (!nsections) {
-		/* Each failure has had its own line; this one says what it means. */
-		dprintf(STDERR_FILENO,
-			"mnemo: no profile written to '%s': no module produced a section\n",
-			s->output);
+		say_no_section(s, sec, names);
 		err = -ENODATA;
 		goto done;
 	}
@@ -720,8 +747,13 @@ done:
 	if (out.f && !err)
 		err = mn_prof_file_commit(&out);
 	mn_prof_file_abort(&out);
+	/*
+	 * Every section file of this run, also one a backend left when it died writing it (its path
+	 * checked first: it may have died writing the name).  A backend removes its own after a
+	 * failure, and again after the profile (backend.c): the names are this run's alone.
+	 */
 	for (unsigned i = 0; i < n; i++)
-		if (mn_load_acquire(&s->backend[i].state) == MN_BACKEND_WRITTEN)
+		if (mn_section_path_ours(s, i, s->backend[i].section_path))
 			unlink(s->backend[i].section_path);
 	free(bits);
 	if (err && err != -ENODATA)
