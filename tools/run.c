@@ -3,9 +3,11 @@
  * set as the MNEMO_* variables the runtime reads (frontend-lib/options.def), and ends exactly as
  * the program did: same exit status, or the same terminating signal.  Before the program starts it
  * checks what it can (the profile's folder takes a new file, the modules are installed); after, it
- * says when no profile was written, the mark of a program not built with mnemo-cc.
+ * waits for the backends, which are its descendants (wait_backends()), and says when no profile
+ * was written, the mark of a program not built with mnemo-cc.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/personality.h>
@@ -55,7 +58,9 @@ void print_run_help(FILE *out)
 	      "the profiling options below, and exits as it did: same exit status, same\n"
 	      "terminating signal.  The profile goes to FILE, else $MNEMO_OUTPUT, else\n"
 	      "<program>.mnemo.yaml in the working directory.  Options stop at the first\n"
-	      "argument that is not one.\n"
+	      "argument that is not one.  The backends that profile PROGRAM become children\n"
+	      "of mnemo run, which waits for them before it exits: `time mnemo run` counts\n"
+	      "their resources.\n"
 	      "\n"
 	      "Options:\n"
 	      "  -o, --output FILE    write the profile to FILE (%p in it becomes the pid)\n",
@@ -224,6 +229,111 @@ static void forward(int sig)
 {
 	if (child_pid > 0)
 		kill(child_pid, sig);
+}
+
+/* ---- The backends, descendants of mnemo run ---------------------------------------------------- */
+
+/*
+ * The runtime starts each backend with a double fork (frontend-lib/runtime.c, spawn_backend()), so
+ * that the program never reaps it: the backend is orphaned at once.  mnemo run is a child
+ * subreaper, so orphans of the program's tree become its children rather than PID 1's, and it
+ * waits for the backends before it ends, as for any other descendant: `time mnemo run` and cgroup
+ * accounting see their resources, and no backend lingers as a zombie of a PID 1 that does not
+ * reap.  Other orphans (a daemon the program started) are reaped if they end while mnemo run is
+ * waiting, never waited for.
+ */
+
+/* The parent pid in /proc/<pid>/stat ("pid (comm) S ppid ..."), or -1. */
+static pid_t parent_of(const char *pid)
+{
+	char path[64], buf[512], *c;
+	ssize_t n;
+	int fd, ppid;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: the fields resume after the last ')'. */
+	c = strrchr(buf, ')');
+	if (!c || sscanf(c + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+/*
+ * Whether process pid runs a backend: its command line holds `--fd N --index I`, the arguments the
+ * runtime starts every backend with (mnemo-backend, or a MNEMO_BACKEND script that execs it).
+ */
+static bool is_backend(const char *pid)
+{
+	char path[64], buf[4096];
+	const char *arg[8] = { NULL };
+	size_t nargs = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;	/* a zombie, or a kernel thread */
+	buf[n] = '\0';
+	for (char *a = buf; a < buf + n && nargs < 8; a += strlen(a) + 1)
+		arg[nargs++] = a;
+	for (size_t i = 0; i + 3 < nargs; i++)
+		if (!strcmp(arg[i], "--fd") && !strcmp(arg[i + 2], "--index"))
+			return true;
+	return false;
+}
+
+/* A child of this process that runs a backend, or 0 when none does (or /proc cannot tell). */
+static pid_t backend_child(void)
+{
+	pid_t self = getpid(), found = 0;
+	struct dirent *de;
+	DIR *proc = opendir("/proc");
+
+	if (!proc)
+		return 0;
+	while (!found && (de = readdir(proc))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (parent_of(de->d_name) == self && is_backend(de->d_name))
+			found = (pid_t)atoi(de->d_name);
+	}
+	closedir(proc);
+	return found;
+}
+
+/*
+ * After the program has ended: reaps every child that has ended (backends that finished early,
+ * other orphans), then waits for each backend still running.  Each has the profile to finish, and
+ * the check for a written profile comes after.
+ */
+static void wait_backends(bool verbose)
+{
+	pid_t b;
+
+	for (;;) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		b = backend_child();
+		if (!b)
+			break;
+		if (verbose)
+			warning("waiting for backend %ld to finish", (long)b);
+		while (waitpid(b, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 }
 
 struct file_id {
@@ -456,6 +566,10 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaction(forwarded[i], &fwd, &old_fwd[i]);
 
+	/* The backends, orphaned at once, become our children (see wait_backends()). */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) && verbose)
+		warning("cannot wait for the backends (PR_SET_CHILD_SUBREAPER: %s)",
+			strerror(errno));
 	pid = fork();
 	if (pid < 0)
 		die(2, "fork: %s", strerror(errno));
@@ -499,11 +613,22 @@ int cmd_run(int argc, char **argv)
 	while (r < 0 && errno == EINTR);
 	close(pipefd[0]);
 
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
+	/* Any child: a backend that ends first is reaped now, the program's status kept. */
+	for (;;) {
+		pid_t w = waitpid(-1, &status, 0);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
 			die(2, "waitpid: %s", strerror(errno));
 	}
 	child_pid = 0;
+	/* The program is gone: mnemo run's own signals act on it again while the backends finish. */
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &old_fwd[i], NULL);
+	wait_backends(verbose);
 
 	if (r == (ssize_t)sizeof(exec_err))
 		die(exec_err == ENOENT ? 127 : 126, "cannot run '%s': %s", prog,
