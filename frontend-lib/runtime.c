@@ -14,7 +14,8 @@
  *
  * End (end_of_run(), one function for every path): exit() and return from main (on_exit()),
  * _exit()/_Exit() (defined here, so the program's and its libraries' calls bind to them), abort()
- * and fatal signals (handlers that flush, restore the default action and re-raise).  It writes the
+ * and fatal signals (handlers that flush, restore the default action and re-raise, kept behind the
+ * program's own view of its signals by signals.c).  It writes the
  * end-of-run record, emits program_end, finishes the queue and waits for backend 0 to report the
  * profile written, for as long as backend 0 lives.
  *
@@ -426,85 +427,32 @@ MN_VISIBLE __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
 
 /* ---- Fatal signals --------------------------------------------------------------------------- */
 
-/* The signals whose default action ends the process, and which the runtime flushes on. */
-static const int fatal_signals[] = {
-	SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGTERM, SIGINT, SIGHUP,
-	SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
-};
-
 /*
- * Runs with SA_RESETHAND | SA_NODEFER, so the default action is already back and a second signal
- * of the same kind during the flush kills at once.  After the flush it re-raises the signal at this
- * thread while it is blocked, and clears it from the mask the kernel restores on return: the signal
- * is then delivered as the handler returns, in the interrupted context, so the process dies of it
- * with the same core-dump behaviour, and a core shows the original faulting instruction.
+ * Runs from signals.c's handler, whose kernel disposition has SA_RESETHAND | SA_NODEFER, so the
+ * default action is normally back already and a second signal of the same kind during the flush
+ * kills at once; it is set again here for the one case it is not (the program's SA_RESETHAND
+ * handler, reset by signals.c).  After the flush it re-raises the signal at this thread while it is
+ * blocked, and clears it from the mask the kernel restores on return: the signal is then delivered
+ * as the handler returns, in the interrupted context, so the process dies of it with the same
+ * core-dump behaviour, and a core shows the original faulting instruction.
  */
-static void on_fatal_signal(int sig, siginfo_t *info, void *ctx)
+void mn_rt_fatal_signal(int sig, void *info, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	int saved_errno = errno;
 	sigset_t set;
 
-	end_of_run(-1, sig);
+	(void)info;
 	sigemptyset(&dfl.sa_mask);
-	sigaction(sig, &dfl, NULL);
+	__sigaction(sig, &dfl, NULL);
+	end_of_run(-1, sig);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sigdelset(&uc->uc_sigmask, sig);
 	syscall(SYS_tgkill, raw_getpid(), raw_gettid(), sig);
 	errno = saved_errno;
-}
-
-/*
- * An alternate signal stack for the main thread, so that a stack overflow still flushes.  A page
- * below it stays inaccessible, so that overflowing the handler's stack faults (and kills, the
- * handler being reset) instead of corrupting memory.  Kept if the program (or a library
- * constructor) already installed one.
- */
-static void install_altstack(void)
-{
-	long page = sysconf(_SC_PAGESIZE), min = sysconf(_SC_SIGSTKSZ);
-	size_t size = 64 * 1024;
-	stack_t old, ss;
-	char *p;
-
-	if (page <= 0)
-		page = 4096;
-	if (min > 0 && size < 4 * (size_t)min)
-		size = (4 * (size_t)min + (size_t)page - 1) & ~((size_t)page - 1);
-	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
-		return;
-	p = mmap(NULL, size + (size_t)page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (p == MAP_FAILED)
-		return;	/* costs only the flush on stack overflow */
-	mprotect(p, (size_t)page, PROT_NONE);
-	ss.ss_sp = p + page;
-	ss.ss_size = size;
-	ss.ss_flags = 0;
-	if (sigaltstack(&ss, NULL))
-		munmap(p, size + (size_t)page);
-}
-
-/* Installs on_fatal_signal() where the disposition is SIG_DFL; SIG_IGN and handlers stay. */
-static void install_signal_handlers(void)
-{
-	struct sigaction sa, old;
-
-	install_altstack();
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_fatal_signal;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND | SA_NODEFER | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		if (sigaction(fatal_signals[i], NULL, &old))
-			continue;
-		if (old.sa_handler != SIG_DFL)
-			continue;
-		sigaction(fatal_signals[i], &sa, NULL);
-	}
 }
 
 /* ---- Fork children and queue failure --------------------------------------------------------- */
@@ -521,6 +469,7 @@ static void on_fork_child(void)
 		return;
 	mn_store_relaxed(&rt.state, RT_OFF);
 	mn_queue_producer_abandon(rt.q);
+	mn_signals_fork_child();
 }
 
 /*
@@ -594,7 +543,7 @@ static __attribute__((noreturn)) void exec_backend(const struct spawn *sp)
 	dfl.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL);
+			__sigaction(sig, &dfl, NULL);
 	dup2(sp->devnull, STDIN_FILENO);
 	dup2(sp->devnull, STDOUT_FILENO);
 	/*
@@ -1302,7 +1251,7 @@ static int setup(int argc, char **argv)
 			"queue %u x %u MiB; profile %s\n", prog, nmod, nmod > 1 ? "s" : "",
 			opt.workers, opt.workers > 1 ? "s" : "", MN_RT_NBUFS, opt.queue_mb, output);
 
-	install_signal_handlers();
+	mn_signals_install();
 	pthread_atfork(NULL, NULL, on_fork_child);
 	mn_queue_set_failure_hook(rt.q, on_queue_failure);
 	return 0;

@@ -1,7 +1,8 @@
 /*
- * Private interface between the three files of the native frontend runtime: options.c (the MNEMO_*
- * options and the settings derived from them), runtime.c (start-up, backend launch, end of run) and
- * heap.c (the allocator interposer).  Never installed: nothing outside frontend-lib/ and its unit
+ * Private interface between the files of the native frontend runtime: options.c (the MNEMO_*
+ * options and the settings derived from them), runtime.c (start-up, backend launch, end of run),
+ * signals.c (the program's signal dispositions and the runtime's handlers behind them) and heap.c
+ * (the allocator interposer).  Never installed: nothing outside frontend-lib/ and its unit
  * test (tests/runtime/) may include it.
  *
  * Everything declared here has hidden visibility (the project builds with -fvisibility=hidden): the
@@ -96,5 +97,32 @@ int mn_options_sample(const char *env, const char *val, unsigned *n, char *err, 
  * malloc, including those the dynamic loader makes before any constructor has run.
  */
 extern __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
+
+/* ---- Signals (signals.c and runtime.c) ------------------------------------------------------- */
+
+struct sigaction;
+
+/*
+ * glibc's sigaction under its exported name (GLIBC_2.2.5): the kernel's disposition, never the
+ * program's view that signals.c's sigaction() gives.  The runtime's own calls use it.
+ */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
+
+/*
+ * Catches the fatal signals whose disposition is SIG_DFL, behind the program's view of them, and
+ * gives this thread (the main thread) the runtime's alternate stack.  Called once by set-up, when
+ * profiling is sure to start.
+ */
+void mn_signals_install(void);
+
+/* In a fork child (pthread_atfork): frees the dispositions' lock a vanished thread may hold. */
+void mn_signals_fork_child(void);
+
+/*
+ * The end of run for a fatal signal whose disposition, as the program sees it, is SIG_DFL: flushes,
+ * then makes the process die of sig as it would have.  Called by signals.c's handler, with the
+ * handler's arguments (ctx is the ucontext_t).  Async-signal-safe.
+ */
+void mn_rt_fatal_signal(int sig, void *info, void *ctx);
 
 #endif /* MNEMO_RUNTIME_INTERNAL_H */
