@@ -427,6 +427,14 @@ MN_VISIBLE __attribute__((noreturn, alias("_exit"))) void _Exit(int status);
 
 /* ---- Fatal signals --------------------------------------------------------------------------- */
 
+void mn_rt_end_of_run_signal(int sig)
+{
+	int saved_errno = errno;
+
+	end_of_run(-1, sig);
+	errno = saved_errno;
+}
+
 /*
  * Runs from signals.c's handler, whose kernel disposition has SA_RESETHAND | SA_NODEFER, so the
  * default action is normally back already and a second signal of the same kind during the flush

@@ -125,4 +125,10 @@ void mn_signals_fork_child(void);
  */
 void mn_rt_fatal_signal(int sig, void *info, void *ctx);
 
+/*
+ * The end of run for a death by sig that the caller brings about itself (abort() after the
+ * program's SIGABRT handler returned).  Async-signal-safe; returns.
+ */
+void mn_rt_end_of_run_signal(int sig);
+
 #endif /* MNEMO_RUNTIME_INTERNAL_H */

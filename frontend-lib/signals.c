@@ -34,10 +34,12 @@
  * kernel; when it disables its own, the runtime's comes back and the program again sees none.
  * Other threads, and a main thread whose stack was set before the runtime started, pass through.
  *
+ * abort() is defined here too, so that a SIGABRT handler that returns still leads to the flush.
+ *
  * Known differences, documented in docs/internals.md: a program handler with SA_ONSTACK on the
  * main thread, with no stack of the program's, runs on the runtime's 64 KiB stack rather than the
- * thread's own; glibc's internal sigaction calls (abort()'s second raise after a SIGABRT handler
- * returned, SysV sigset()) bypass the shadow, so such a death is not flushed.
+ * thread's own; glibc's internal calls (its own abort() from assert() and heap checks, when a
+ * SIGABRT handler returned; SysV sigset()) bypass the shadow, so such a death is not flushed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -459,6 +461,31 @@ MN_VISIBLE int siginterrupt(int sig, int flag)
 	else
 		act.sa_flags |= SA_RESTART;
 	return sigaction(sig, &act, NULL) < 0 ? -1 : 0;
+}
+
+/*
+ * abort(), for the program's and its libraries' calls (glibc's own, from assert() or a detected
+ * heap corruption, stay glibc's): glibc's steps, with the flush just before the default action
+ * ends the process, when the program's SIGABRT handler returned or the program ignores SIGABRT.
+ * A handler that does not return (longjmp, exit) never comes back here, as natively.
+ */
+MN_VISIBLE __attribute__((noreturn)) void abort(void)
+{
+	struct sigaction dfl;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGABRT);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGABRT);
+	mn_rt_end_of_run_signal(SIGABRT);
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigfillset(&dfl.sa_mask);
+	__sigaction(SIGABRT, &dfl, NULL);
+	raise(SIGABRT);
+	for (;;)
+		syscall(SYS_exit_group, 127);	/* as glibc, if SIGABRT could not end the process */
 }
 
 MN_VISIBLE int sigaltstack(const stack_t *ss, stack_t *oldss)

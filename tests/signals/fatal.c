@@ -2,6 +2,9 @@
  * A program with handlers of its own for signals the runtime flushes on; argv[1] says which:
  *   segv        a SIGSEGV handler that prints, restores SIG_DFL and returns: the fault recurs
  *   abort       a SIGABRT handler that prints, restores SIG_DFL with signal() and re-raises
+ *   abort-return  a SIGABRT handler that prints and returns: abort() still ends the process
+ *   overflow    its own alternate stack and an SA_ONSTACK SIGSEGV handler, which survives a stack
+ *               overflow, prints, restores SIG_DFL and returns: the fault recurs
  *   resethand   a SIGUSR1 handler with SA_RESETHAND | SA_SIGINFO: the first raise is handled,
  *               the second kills
  *   plain       no handler: dies of SIGSEGV, as the runtime's own tests do
@@ -40,6 +43,19 @@ static void on_abrt(int sig)
 	say("after raise in handler\n");
 }
 
+static int recurse(int n)
+{
+	volatile char pad[1024];
+
+	pad[0] = (char)n;
+	return recurse(n + 1) + pad[0];
+}
+
+static void on_abrt_return(int sig)
+{
+	say(sig == SIGABRT ? "caught SIGABRT, returning\n" : "caught other\n");
+}
+
 static void on_usr1(int sig, siginfo_t *si, void *ctx)
 {
 	struct sigaction now;
@@ -64,6 +80,23 @@ int main(int argc, char **argv)
 		sigaction(SIGSEGV, &sa, NULL);
 	} else if (!strcmp(mode, "abort")) {
 		signal(SIGABRT, on_abrt);
+		printf("aborting\n");
+		fflush(stdout);
+		abort();
+	} else if (!strcmp(mode, "overflow")) {
+		static char stack[1 << 16];
+		stack_t ss = { .ss_sp = stack, .ss_size = sizeof(stack) };
+
+		if (sigaltstack(&ss, NULL))
+			say("sigaltstack failed\n");
+		sa.sa_handler = on_segv;
+		sa.sa_flags = SA_ONSTACK;
+		sigaction(SIGSEGV, &sa, NULL);
+		printf("overflowing\n");
+		fflush(stdout);
+		return recurse(0);
+	} else if (!strcmp(mode, "abort-return")) {
+		signal(SIGABRT, on_abrt_return);
 		printf("aborting\n");
 		fflush(stdout);
 		abort();

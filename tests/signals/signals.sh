@@ -60,7 +60,9 @@ grep -q 'h1' "$work/out" || fail "dispositions set printed no handler: $out"
 
 same fatal plain;     [ "$end" = "signal 11" ] || fail "plain: $end"; profiled_death 11
 same fatal segv;      [ "$end" = "signal 11" ] || fail "segv: $end"; profiled_death 11
+same fatal overflow;  [ "$end" = "signal 11" ] || fail "overflow: $end"; profiled_death 11
 same fatal abort;     [ "$end" = "signal 6" ] || fail "abort: $end"; profiled_death 6
+same fatal abort-return; [ "$end" = "signal 6" ] || fail "abort-return: $end"; profiled_death 6
 same fatal resethand; [ "$end" = "signal 10" ] || fail "resethand: $end"; profiled_death 10
 
 same ignore; [ "$end" = "exit 0" ] || fail "ignore: $end"
