@@ -88,6 +88,7 @@ static uint32_t shadow_lock;           /* the writers' spinlock */
 static uint32_t kept_flags = ~0u;      /* the sa_flags bits this kernel keeps (probed at start) */
 static uintptr_t glibc_restorer;       /* what glibc installs as sa_restorer (probed at start) */
 static uint64_t interrupting;          /* siginterrupt(sig, 1) was called: signal() omits SA_RESTART */
+static pid_t shadow_pid;               /* the process the shadow belongs to (see sigaction()) */
 
 /* The runtime's alternate stack, and whether this thread's kernel stack is it. */
 static stack_t own_stack;
@@ -327,6 +328,7 @@ void mn_signals_install(void)
 	bool probed = false;
 
 	install_altstack();
+	shadow_pid = (pid_t)syscall(SYS_getpid);
 	shadow_lock_take(&saved);
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
 		int sig = fatal_signals[i];
@@ -358,6 +360,7 @@ void mn_signals_fork_child(void)
 		if (shadow[sig].seq & 1)
 			shadow[sig].seq++;
 	mn_store_relaxed(&shadow_lock, 0);
+	shadow_pid = (pid_t)syscall(SYS_getpid);
 }
 
 /* ---- The program's interface ------------------------------------------------------------------- */
@@ -382,6 +385,19 @@ MN_VISIBLE int sigaction(int sig, const struct sigaction *act, struct sigaction 
 		return 0;
 	}
 	a = *act;	/* act and oldact may be the same */
+	if ((pid_t)syscall(SYS_getpid) != shadow_pid) {
+		/*
+		 * A vfork() child, sharing our memory but not our dispositions, or a child of
+		 * _Fork() or clone(): it runs unprofiled, so its kernel gets the disposition as
+		 * set, and the parent's shadow is left alone.
+		 */
+		shadow_read(e, &v);
+		if (__sigaction(sig, &a, NULL))
+			return -1;
+		if (oldact)
+			shadow_to(&v, oldact);
+		return 0;
+	}
 	shadow_lock_take(&saved);
 	shadow_read(e, &v);
 	rc = kernel_program(sig, &a);

@@ -15,7 +15,7 @@ cc=${CLANG:-clang-19}
 failed=0
 fail() { echo "FAIL: $*" >&2; failed=1; }
 
-for p in dispositions fatal ignore; do
+for p in dispositions fatal ignore threads; do
 	"$cc" -O2 -g -pthread -Wno-deprecated-declarations "$src/$p.c" -o "$work/$p.native"
 	"$bin/mnemo-cc" -m null -O2 -g -pthread -Wno-deprecated-declarations "$src/$p.c" -o "$work/$p"
 done
@@ -67,6 +67,9 @@ same fatal resethand; [ "$end" = "signal 10" ] || fail "resethand: $end"; profil
 
 same ignore; [ "$end" = "exit 0" ] || fail "ignore: $end"
 grep -q '^complete: true' "$work/p.yaml" || fail "ignore: profile not complete"
+
+same threads; [ "$end" = "exit 0" ] || fail "threads: $end"
+grep -q 'SIGUSR1 8000, SIGUSR2 8000, bad 0' "$work/out" || fail "threads: $out"
 
 [ "$failed" = 0 ] && echo "signals: all passed"
 exit "$failed"
