@@ -87,7 +87,7 @@ static struct shadow shadow[NSIG];
 static uint32_t shadow_lock;           /* the writers' spinlock */
 static uint32_t kept_flags = ~0u;      /* the sa_flags bits this kernel keeps (probed at start) */
 static uintptr_t glibc_restorer;       /* what glibc installs as sa_restorer (probed at start) */
-static uint64_t interrupting;          /* siginterrupt(sig, 1) was called: signal() omits SA_RESTART */
+static uint64_t interrupting;          /* siginterrupt(sig, 1): signal() omits SA_RESTART */
 static pid_t shadow_pid;               /* the process the shadow belongs to (see sigaction()) */
 
 /* The runtime's alternate stack, and whether this thread's kernel stack is it. */
@@ -95,7 +95,7 @@ static stack_t own_stack;
 static __thread bool altstack_ours __attribute__((tls_model("initial-exec")));
 static __thread bool altstack_program __attribute__((tls_model("initial-exec")));
 
-/* ---- The shadow table -------------------------------------------------------------------------- */
+/* ---------------------------------------------------------------------------------------------- */
 
 /* Takes the writers' lock with every signal blocked on this thread; *saved gets the old mask. */
 static void shadow_lock_take(sigset_t *saved)
@@ -190,7 +190,7 @@ static void shadow_to(const struct shadow *v, struct sigaction *o)
 #endif
 }
 
-/* ---- The kernel's dispositions ----------------------------------------------------------------- */
+/* ---------------------------------------------------------------------------------------------- */
 
 static void dispatch(int sig, siginfo_t *info, void *ctx);
 
@@ -263,7 +263,7 @@ static void dispatch(int sig, siginfo_t *info, void *ctx)
 		((void (*)(int))v.handler)(sig);
 }
 
-/* ---- Start-up ---------------------------------------------------------------------------------- */
+/* ---------------------------------------------------------------------------------------------- */
 
 /*
  * An alternate signal stack for the main thread, so that a stack overflow still flushes.  A page
@@ -363,7 +363,7 @@ void mn_signals_fork_child(void)
 	shadow_pid = (pid_t)syscall(SYS_getpid);
 }
 
-/* ---- The program's interface ------------------------------------------------------------------- */
+/* ---------------------------------------------------------------------------------------------- */
 
 MN_VISIBLE int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
@@ -432,7 +432,9 @@ MN_VISIBLE void (*signal(int sig, void (*handler)(int)))(int)
 	act.sa_handler = handler;
 	sigemptyset(&act.sa_mask);
 	sigaddset(&act.sa_mask, sig);
-	act.sa_flags = sig <= 64 && (mn_load_relaxed(&interrupting) >> (sig - 1) & 1) ? 0 : SA_RESTART;
+	act.sa_flags = SA_RESTART;
+	if (sig <= 64 && (mn_load_relaxed(&interrupting) >> (sig - 1) & 1))
+		act.sa_flags = 0;
 	if (sigaction(sig, &act, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
@@ -501,7 +503,7 @@ MN_VISIBLE __attribute__((noreturn)) void abort(void)
 	__sigaction(SIGABRT, &dfl, NULL);
 	raise(SIGABRT);
 	for (;;)
-		syscall(SYS_exit_group, 127);	/* as glibc, if SIGABRT could not end the process */
+		syscall(SYS_exit_group, 127);	/* as glibc, if SIGABRT did not end it */
 }
 
 MN_VISIBLE int sigaltstack(const stack_t *ss, stack_t *oldss)

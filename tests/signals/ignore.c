@@ -21,7 +21,8 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, NULL, &a);
 		sigaction(SIGUSR1, NULL, &b);
-		printf("child: SIGPIPE %s, SIGUSR1 %s\n", a.sa_handler == SIG_IGN ? "ignored" : "not ignored",
+		printf("child: SIGPIPE %s, SIGUSR1 %s\n",
+		       a.sa_handler == SIG_IGN ? "ignored" : "not ignored",
 		       b.sa_handler == SIG_IGN ? "ignored" : "not ignored");
 		return 0;
 	}

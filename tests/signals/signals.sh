@@ -16,8 +16,9 @@ failed=0
 fail() { echo "FAIL: $*" >&2; failed=1; }
 
 for p in dispositions fatal ignore threads; do
-	"$cc" -O2 -g -pthread -Wno-deprecated-declarations "$src/$p.c" -o "$work/$p.native"
-	"$bin/mnemo-cc" -m null -O2 -g -pthread -Wno-deprecated-declarations "$src/$p.c" -o "$work/$p"
+	flags="-O2 -g -pthread -Wno-deprecated-declarations"
+	"$cc" $flags "$src/$p.c" -o "$work/$p.native"
+	"$bin/mnemo-cc" -m null $flags "$src/$p.c" -o "$work/$p"
 done
 
 # run EXE ARGS...: sets $out (stdout), $err, $end ("exit N" or "signal N").
@@ -47,11 +48,16 @@ same() {
 # profiled_death SIG: the profile of the last profiled run says it died of SIG, incomplete.
 profiled_death() {
 	local sig=$1 y=$work/p.yaml
-	[ -f "$y" ] || { fail "$name $mode: no profile written after signal $sig; stderr: $err"; return; }
-	grep -q "signal: $sig," "$y" || fail "profile does not record signal $sig: $(grep '^program:' "$y")"
-	grep -q '^complete: false' "$y" || fail "profile of a run killed by $sig is not marked incomplete"
+	if [ ! -f "$y" ]; then
+		fail "$name $mode: no profile written after signal $sig; stderr: $err"
+		return
+	fi
+	grep -q "signal: $sig," "$y" ||
+		fail "$name $mode: profile does not record signal $sig: $(grep '^program:' "$y")"
+	grep -q '^complete: false' "$y" ||
+		fail "$name $mode: profile of a run killed by $sig is not marked incomplete"
 	grep -q '^incomplete_reason: the program was killed by signal' "$y" ||
-		fail "unexpected incomplete_reason: $(grep '^incomplete_reason' "$y")"
+		fail "$name $mode: unexpected $(grep '^incomplete_reason' "$y")"
 }
 
 same dispositions
