@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mnemo_internal.h"
@@ -267,10 +268,12 @@ static pid_t parent_of(const char *pid)
 }
 
 /*
- * Whether process pid runs a backend: its command line holds `--fd N --index I`, the arguments the
- * runtime starts every backend with (mnemo-backend, or a MNEMO_BACKEND script that execs it).
+ * Whether process pid runs a backend: 1 when its command line holds `--fd N --index I`, the
+ * arguments the runtime starts every backend with (mnemo-backend, or a MNEMO_BACKEND script that
+ * execs it), 0 when it does not, -1 when it has none to read: a zombie, or a process exiting (its
+ * memory is released before it becomes a zombie).
  */
-static bool is_backend(const char *pid)
+static int is_backend(const char *pid)
 {
 	char path[64], buf[4096];
 	const char *arg[8] = { NULL };
@@ -281,37 +284,61 @@ static bool is_backend(const char *pid)
 	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;	/* a zombie, or a kernel thread */
+		return -1;	/* a zombie, or exiting */
 	buf[n] = '\0';
 	for (char *a = buf; a < buf + n && nargs < 8; a += strlen(a) + 1)
 		arg[nargs++] = a;
 	for (size_t i = 0; i + 3 < nargs; i++)
 		if (!strcmp(arg[i], "--fd") && !strcmp(arg[i + 2], "--index"))
-			return true;
-	return false;
+			return 1;
+	return 0;
 }
 
-/* A child of this process that runs a backend, or 0 when none does (or /proc cannot tell). */
-static pid_t backend_child(void)
+/*
+ * A child of this process that runs a backend, or 0 when none does (or /proc cannot tell).
+ * *exiting: the child has no command line left, so it is exiting (the zombies were reaped just
+ * before): most likely a backend that has just written the profile, which cmdline no longer shows.
+ */
+static pid_t backend_child(bool *exiting)
 {
 	pid_t self = getpid(), found = 0;
 	struct dirent *de;
 	DIR *proc = opendir("/proc");
 
+	*exiting = false;
 	if (!proc)
 		return 0;
 	while (!found && (de = readdir(proc))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+		int backend;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parent_of(de->d_name) != self)
 			continue;
-		if (parent_of(de->d_name) == self && is_backend(de->d_name))
+		backend = is_backend(de->d_name);
+		if (backend) {
 			found = (pid_t)atoi(de->d_name);
+			*exiting = backend < 0;
+		}
 	}
 	closedir(proc);
 	return found;
+}
+
+/* Reaps child pid, which is exiting, once it is a zombie; false if it is not within a second (a
+ * child that blanked its own command line, not ours to wait for). */
+static bool reap_exiting(pid_t pid)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
 }
 
 /*
@@ -321,14 +348,21 @@ static pid_t backend_child(void)
  */
 static void wait_backends(bool verbose)
 {
+	bool exiting;
 	pid_t b;
 
 	for (;;) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
-		b = backend_child();
+		b = backend_child(&exiting);
 		if (!b)
 			break;
+		/* A backend that was finishing as we looked (flaky before: left as a zombie). */
+		if (exiting) {
+			if (!reap_exiting(b))
+				break;
+			continue;
+		}
 		if (verbose)
 			warning("waiting for backend %ld to finish", (long)b);
 		while (waitpid(b, NULL, 0) < 0 && errno == EINTR)
