@@ -61,6 +61,7 @@ static struct mn_queue *producer;
 
 MN_EXPORT __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
 MN_EXPORT __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
+MN_EXPORT __thread unsigned char mn_q_busy __attribute__((tls_model("initial-exec")));
 MN_EXPORT __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
 
 enum { HELD_NONE, HELD_BUF, HELD_TAIL };
@@ -465,7 +466,7 @@ static uint64_t scan_used(const struct mn_queue *q, uint32_t k)
  *                       buffer (and then came here, from its re-check, or the next push did): find
  *                       the new buffer's records by scanning, and go on after them.
  */
-MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t *words, unsigned n)
+static void push_slow(const uint64_t *words, unsigned n)
 {
 	/* Pairs with the release store in mn_queue_producer_start(). */
 	struct mn_queue *q = mn_load_acquire(&producer);
@@ -542,6 +543,28 @@ unlock:
 	mn_store_release(&q->busy, 0);
 out:
 	errno = saved_errno;
+}
+
+/* Entered from mn_queue_push() with mn_q_busy set: it stays set throughout, so that a signal
+ * handler's push is dropped and counted (mn_queue_push_nested()) rather than racing with this one,
+ * and is cleared at the end. */
+MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t *words, unsigned n)
+{
+	push_slow(words, n);
+	mn_store_signal(&mn_q_busy, 0);
+}
+
+MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_nested(void)
+{
+	/* Pairs with the release store in mn_queue_producer_start(). */
+	struct mn_queue *q = mn_load_acquire(&producer);
+
+	if (!q)
+		return;
+	if (&mn_q_cur != q->cur_ptr)
+		count_drop_thread(q);
+	else
+		count_drop_other(q);
 }
 
 /* ---- Producer, Lamport mode ------------------------------------------------------------------ */
@@ -901,8 +924,8 @@ MN_EXPORT void mn_queue_producer_finish(struct mn_queue *q)
 
 			if (&mn_q_cur == q->cur_ptr && mn_q_cur >= base &&
 			    mn_q_cur <= base + q->buf_bytes / 8) {
-				/* Reservations not yet written (a push this handler interrupted) are
-				 * published as zero words, which decoders skip. */
+				/* A push this handler interrupted has not moved the cursor yet: its
+				 * record, not yet whole, is left out. */
 				used = (uint64_t)(mn_q_cur - base) * 8;
 				/* Later events take the slow path and are dropped; the cursor stays
 				 * valid for a push this interrupted (cursor rules above). */

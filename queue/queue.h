@@ -78,31 +78,34 @@ static inline uint64_t mn_wire_get(const struct mn_wire *w, const uint64_t *rec,
  * path, which counts and drops.  Initial-exec TLS: the producer is linked into executables, and this
  * keeps each access one %fs-relative instruction even in code compiled with -fPIC.
  *
- * Signal handlers on the producer thread may push too: the slow path sets mn_q_end to NULL while it
- * works, so a handler's event then is dropped and
- * counted; a push re-checks the bounds after moving the cursor, so if a handler's pushes filled and
- * published the buffer meanwhile, it does not write into the published buffer but goes to the slow
- * path (which repairs the stale cursor it stored, and pushes the record into the new buffer).  Two
- * losses remain, uncounted.  A handler that pushes between a push's load and store of mn_q_cur (a
- * window of a few instructions) has its records overwritten.  And a handler whose push fills and
- * publishes the buffer while the interrupted push has reserved its record but not written all of
- * it publishes that record incomplete: the last record of its buffer, with its later words zero
- * (or, if none was written, all zero words, which a decoder skips); the interrupted push's
- * remaining stores then land in the published buffer.  Closing both needs a reservation in one
- * instruction (xadd), which halves the rate of back-to-back pushes, and an in-push flag the slow
- * path honours, or the runtime bracketing signal handlers.  The fast path reads and writes these variables only with signal-ordered
- * accesses (barrier.h), which is what keeps its steps in that order as a handler sees them.
+ * Signal handlers on the producer thread may push too.  A push claims the cursor first: it sets
+ * mn_q_busy, then reads the cursor, and clears it after it has written the record and moved the
+ * cursor.  A handler that finds it set (it interrupted a push, or the slow path) has its push
+ * dropped and counted (mn_queue_push_nested()): no handler's record can be overwritten, and no
+ * handler can publish a buffer under a record half written.  A handler that runs before the claim
+ * pushes and returns before the cursor is read.  Nothing here is atomic: handlers nest.  The fast
+ * path reads and writes these variables only with signal-ordered accesses (barrier.h), which is
+ * what keeps its steps in that order as a handler sees them.  The claim is off the chain of
+ * cursor loads and stores that sets the pace of back-to-back pushes (below).
+ * sees them.
  */
 extern __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
+extern __thread unsigned char mn_q_busy __attribute__((tls_model("initial-exec")));
 
 /*
- * Out of line: publishes the full buffer, waits for a free one, then writes the record; or drops
- * and counts it (another thread, a fork child, after failure or finish, or a signal handler that
- * interrupted the slow path).  Preserves errno.  Async-signal-safe.
+ * Out of line, called with mn_q_busy set, and clears it: publishes the full buffer,
+ * waits for a free one, then writes the record; or drops and counts it (another thread, a fork
+ * child, after failure or finish).  Preserves errno.  Async-signal-safe.
  */
 void mn_queue_push_slow(const uint64_t *words, unsigned n);
+
+/*
+ * Out of line: a push made while mn_q_busy is set, by a signal handler that
+ * interrupted a push (or the slow path): dropped and counted.  Async-signal-safe.
+ */
+void mn_queue_push_nested(void);
 
 /*
  * One word of a record, with a streaming store (movnti: bypasses the cache, so the program's
@@ -156,22 +159,26 @@ static inline __attribute__((always_inline)) bool mn_queue_fits(const uint64_t *
 static inline __attribute__((always_inline)) void mn_queue_push(const uint64_t *words, unsigned n)
 {
 	uint64_t **cur = &mn_q_cur;
+	unsigned char *busy = &mn_q_busy;
 	uint64_t *c;
 
-	__asm__("" : "+r"(cur));
-	c = mn_load_signal(cur);
-	if (__builtin_expect(!mn_queue_fits(c, n), 0)) {
-		mn_queue_push_slow(words, n);
+	__asm__("" : "+r"(cur), "+r"(busy));
+	/* A handler that runs between this test and the claim below pushes and leaves before we read
+	 * the cursor: handlers nest, so the claim needs no atomic instruction. */
+	if (__builtin_expect(mn_load_signal(busy), 0)) {
+		mn_queue_push_nested();
 		return;
 	}
-	mn_store_signal(cur, c + n);
-	/* A handler that ran since the load may have published this buffer (or ended the stream). */
+	mn_store_signal(busy, 1);
+	c = mn_load_signal(cur);
 	if (__builtin_expect(!mn_queue_fits(c, n), 0)) {
 		mn_queue_push_slow(words, n);
 		return;
 	}
 	for (unsigned i = 0; i < n; i++)
 		mn_stream_store64(c + i, words[i]);
+	mn_store_signal(cur, c + n);
+	mn_store_signal(busy, 0);
 }
 
 /*

@@ -43,6 +43,7 @@ extern const uint32_t __mnemo_heap_events;
 /* The producer side of the queue, reduced to an array the test reads back. */
 extern __thread uint32_t mn_heap_pending_site;
 __thread uint64_t *mn_q_cur, *mn_q_end, *mn_q_base;
+__thread unsigned char mn_q_busy;
 __thread uint32_t mn_heap_pending_site;
 static uint64_t buf[64];
 /* The runtime's sampling periods (abi.h), at their defaults: every access. */
@@ -51,6 +52,12 @@ uint32_t mn_sample_lo = 1, mn_sample_span = 1;
 void mn_queue_push_slow(const uint64_t *words, unsigned n)
 {
 	fprintf(stderr, "roundtrip: unexpected slow path (%u words)\n", n);
+	exit(1);
+}
+
+void mn_queue_push_nested(void)
+{
+	fprintf(stderr, "roundtrip: unexpected nested push\n");
 	exit(1);
 }
 
