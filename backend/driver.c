@@ -361,9 +361,10 @@ static inline void send_access(const struct mn_module *m, void *state, const str
 }
 
 /* Sends the summarized accesses [from, to) of frame f's iteration k. */
-static void frame_accesses(const struct mn_module *m, void *state, const struct mn_worker *w,
-			   const struct decoder *dec, const struct mn_mixed_frame *f, uint64_t k,
-			   unsigned from, unsigned to, bool sharded)
+static inline __attribute__((always_inline)) void
+frame_accesses(const struct mn_module *m, void *state, const struct mn_worker *w,
+	       const struct decoder *dec, const struct mn_mixed_frame *f, uint64_t k, unsigned from,
+	       unsigned to, bool sharded)
 {
 	for (unsigned j = from; j < to; j++) {
 		const struct mn_summary_access *a = &w->pending[f->base + j];
@@ -375,9 +376,9 @@ static void frame_accesses(const struct mn_module *m, void *state, const struct 
 
 /* Completes frame f's iterations before K: for each, its loop_iter unless sent, then its
  * accesses not sent yet. */
-static void frame_complete(const struct mn_module *m, void *state, const struct mn_worker *w,
-			   const struct decoder *dec, struct mn_mixed_frame *f, uint64_t K,
-			   bool sharded)
+static inline __attribute__((always_inline)) void
+frame_complete(const struct mn_module *m, void *state, const struct mn_worker *w,
+	       const struct decoder *dec, struct mn_mixed_frame *f, uint64_t K, bool sharded)
 {
 	void (*const iter)(void *, uint32_t) = dec[MN_EV_LOOP_ITER].nwords ? m->loop_iter : NULL;
 
