@@ -194,25 +194,38 @@ static bool pending_whole(struct mn_worker *w, size_t n, size_t floor)
 }
 
 /*
+ * The array p of *cap size-byte entries with its capacity doubled (from `first`), at most max, and
+ * *cap updated; NULL when it is at max already or realloc fails (p and *cap are then as they were).
+ */
+static void *stack_grow(void *p, size_t *cap, size_t size, size_t first, size_t max)
+{
+	size_t want = *cap ? 2 * *cap : first;
+
+	if (*cap >= max)
+		return NULL;
+	if (want > max)
+		want = max;
+	p = realloc(p, want * size);
+	if (p)
+		*cap = want;
+	return p;
+}
+
+/*
  * Makes room for one more stored entry on w's pending stack.  False when there is none: an entry
  * is unstored already (later ones must stay above it), the bound is reached, or realloc failed.
  */
 static __attribute__((noinline)) bool pending_grow(struct mn_worker *w)
 {
-	size_t max = w->pending_max ? w->pending_max : MN_PENDING_MAX;
-	size_t cap = w->pending_cap ? 2 * w->pending_cap : 64;
 	struct mn_summary_access *p;
 
-	if (w->unstored || w->pending_cap >= max)
+	if (w->unstored)
 		return false;
-	if (cap > max)
-		cap = max;
-	p = realloc(w->pending, cap * sizeof(*p));
-	if (!p)
-		return false;
-	w->pending = p;
-	w->pending_cap = cap;
-	return true;
+	p = stack_grow(w->pending, &w->pending_cap, sizeof(*p), 64,
+		       w->pending_max ? w->pending_max : MN_PENDING_MAX);
+	if (p)
+		w->pending = p;
+	return p != NULL;
 }
 
 /* A loop_summary_load/store record: one access on top of the pending stack.  Never fails: an
@@ -324,20 +337,12 @@ summary_close(const struct mn_module *m, void *state, struct mn_worker *w,
  * or realloc failed. */
 static __attribute__((noinline)) bool frames_grow(struct mn_worker *w)
 {
-	size_t max = w->frames_max ? w->frames_max : MN_FRAMES_MAX;
-	size_t cap = w->frames_cap ? 2 * w->frames_cap : 8;
-	struct mn_mixed_frame *f;
+	struct mn_mixed_frame *f = stack_grow(w->frames, &w->frames_cap, sizeof(*f), 8,
+					      w->frames_max ? w->frames_max : MN_FRAMES_MAX);
 
-	if (w->frames_cap >= max)
-		return false;
-	if (cap > max)
-		cap = max;
-	f = realloc(w->frames, cap * sizeof(*f));
-	if (!f)
-		return false;
-	w->frames = f;
-	w->frames_cap = cap;
-	return true;
+	if (f)
+		w->frames = f;
+	return f != NULL;
 }
 
 /*

@@ -418,9 +418,9 @@ MN_VISIBLE int sigaction(int sig, const struct sigaction *act, struct sigaction 
 	return 0;
 }
 
-/* glibc's signal(): BSD semantics, the signal blocked in its handler, SA_RESTART unless
- * siginterrupt() said otherwise. */
-MN_VISIBLE void (*signal(int sig, void (*handler)(int)))(int)
+/* signal() and sysv_signal(): handler for sig through this file's sigaction(), with flags, sig
+ * blocked in its handler when block_self; returns the handler before. */
+static void (*set_handler(int sig, void (*handler)(int), bool block_self, int flags))(int)
 {
 	struct sigaction act, old;
 
@@ -431,13 +431,21 @@ MN_VISIBLE void (*signal(int sig, void (*handler)(int)))(int)
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = handler;
 	sigemptyset(&act.sa_mask);
-	sigaddset(&act.sa_mask, sig);
-	act.sa_flags = SA_RESTART;
-	if (sig <= 64 && (mn_load_relaxed(&interrupting) >> (sig - 1) & 1))
-		act.sa_flags = 0;
+	if (block_self)
+		sigaddset(&act.sa_mask, sig);
+	act.sa_flags = flags;
 	if (sigaction(sig, &act, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+
+/* glibc's signal(): BSD semantics, the signal blocked in its handler, SA_RESTART unless
+ * siginterrupt() said otherwise. */
+MN_VISIBLE void (*signal(int sig, void (*handler)(int)))(int)
+{
+	bool interrupt = sig >= 1 && sig <= 64 && (mn_load_relaxed(&interrupting) >> (sig - 1) & 1);
+
+	return set_handler(sig, handler, true, interrupt ? 0 : SA_RESTART);
 }
 
 MN_VISIBLE __attribute__((alias("signal"))) void (*bsd_signal(int sig, void (*handler)(int)))(int);
@@ -446,19 +454,7 @@ MN_VISIBLE __attribute__((alias("signal"))) void (*ssignal(int sig, void (*handl
 /* glibc's sysv_signal(): reset on delivery, not blocked in its handler, no SA_RESTART. */
 MN_VISIBLE void (*sysv_signal(int sig, void (*handler)(int)))(int)
 {
-	struct sigaction act, old;
-
-	if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	memset(&act, 0, sizeof(act));
-	act.sa_handler = handler;
-	sigemptyset(&act.sa_mask);
-	act.sa_flags = SA_RESETHAND | SA_NODEFER;
-	if (sigaction(sig, &act, &old) < 0)
-		return SIG_ERR;
-	return old.sa_handler;
+	return set_handler(sig, handler, false, SA_RESETHAND | SA_NODEFER);
 }
 
 /* glibc's siginterrupt(), on this file's sigaction() so that the shadow follows. */
