@@ -92,9 +92,15 @@ uint64_t sa_gcd(uint64_t a, uint64_t b);
  */
 static inline void sa_stride_add(uint64_t *stride, uint64_t a, uint64_t b)
 {
-	uint64_t d = a > b ? a - b : b - a;
+	uint64_t d = a > b ? a - b : b - a, low = d & -d;
 
-	if (d)
+	if (!d || d == *stride)
+		return;
+	/* A power-of-two stride, the usual one, keeps the lower of itself and d's lowest set bit:
+	 * that is the gcd, without calling sa_gcd() once per access. */
+	if (*stride && !(*stride & (*stride - 1)))
+		*stride = low < *stride ? low : *stride;
+	else
 		*stride = sa_gcd(*stride, d);
 }
 

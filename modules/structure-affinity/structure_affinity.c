@@ -83,6 +83,7 @@ struct dobj {
 struct stream {
 	struct sa_stream s;
 	uint32_t dobj;               /* the data object's site */
+	struct dobj *d;              /* its record, once an access looked it up; NULL before */
 	uint64_t last_serial;        /* the instance of its last access ... */
 	uint64_t last_off;           /* ... and its offset there */
 };
@@ -91,6 +92,8 @@ struct stream {
 struct insn {
 	struct stream *v;
 	uint32_t n, alloc, last;     /* last: the one used last, the cheap guess */
+	uint32_t loop;               /* loop_of() the site, when placed */
+	bool placed;                 /* loop looked up (by insn_of(), not by merge or restore) */
 };
 
 struct affinity {
@@ -301,6 +304,32 @@ static uint32_t loop_of(const struct affinity *a, uint32_t site)
 	return s ? s->loop : 0;
 }
 
+/* The streams of instruction site, with its loop, looked up in the site table once. */
+static struct insn *insn_of(struct affinity *a, uint32_t site)
+{
+	struct insn *in = mn_sitevec_get(&a->insns, site);
+
+	if (in && !in->placed) {
+		in->loop = loop_of(a, site);
+		in->placed = true;
+	}
+	return in;
+}
+
+/*
+ * The stream of an access of instruction in to data object group, and the record of that data
+ * object, kept in the stream so that the next access finds it without the site vector; NULL
+ * without memory.
+ */
+static struct stream *access_stream(struct affinity *a, struct insn *in, uint32_t group)
+{
+	struct stream *r = in ? stream_of(in, in->loop, group) : NULL;
+
+	if (r && !r->d)
+		r->d = mn_sitevec_find(&a->dobjs, group);
+	return r && r->d ? r : NULL;
+}
+
 /*
  * Eq. 2-3 online: an access is differenced with its stream's previous one only when both fell in
  * the same instance (serials, not addresses, tell instances apart: a freed address comes back as
@@ -311,7 +340,6 @@ static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t
 	uint64_t cost = a->opt.cache ? sa_cache_access(&a->cache, addr, size) : 1, off;
 	uint32_t slot = mn_objects_find(&a->objs, addr);
 	const struct mn_obj *x;
-	struct insn *in;
 	struct stream *r;
 	struct dobj *d;
 
@@ -323,13 +351,12 @@ static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t
 		return;
 	}
 	x = mn_obj(&a->objs, slot);
-	d = mn_sitevec_find(&a->dobjs, x->group);
-	in = mn_sitevec_get(&a->insns, site);
-	r = in ? stream_of(in, loop_of(a, site), x->group) : NULL;
-	if (!d || !r) {
+	r = access_stream(a, insn_of(a, site), x->group);
+	if (!r) {
 		a->nomem++;
 		return;
 	}
+	d = r->d;
 	d->accesses++;
 	d->cost += cost;
 	off = addr - x->addr;
@@ -384,7 +411,6 @@ static bool walk_closed(struct affinity *a, const struct mn_summary_access *acc,
 	uint64_t last = first, lo, hi, off;
 	const struct mn_obj *x;
 	uint32_t slot;
-	struct insn *in;
 	struct stream *r;
 	struct dobj *d;
 
@@ -411,11 +437,10 @@ static bool walk_closed(struct affinity *a, const struct mn_summary_access *acc,
 	if (lo != hi && !sa_verified_walk(&a->verified, &a->objs, slot, first, acc->step, n, lo, hi))
 		return false;
 	x = mn_obj(&a->objs, slot);
-	d = mn_sitevec_find(&a->dobjs, x->group);
-	in = mn_sitevec_get(&a->insns, acc->site);
-	r = in ? stream_of(in, loop_of(a, acc->site), x->group) : NULL;
-	if (!d || !r)
+	r = access_stream(a, insn_of(a, acc->site), x->group);
+	if (!r)
 		return false;   /* each access counts itself lost, or finds memory, on its own */
+	d = r->d;
 	a->accesses += n;
 	a->cost += n;
 	d->accesses += n;

@@ -4,6 +4,7 @@
  * the size (Eq. 5), fields (Eq. 6), affinities (Eq. 7), complete-linkage clusters and the advice.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,6 +60,41 @@ static void test_gcd_stride(void **state)
 	assert_int_equal(stride, 16);
 	sa_stride_add(&stride, 7 * 16, 3 * 16);
 	assert_int_equal(stride, 16);
+}
+
+/* Euclid's gcd, the definition sa_gcd() and sa_stride_add()'s shortcuts must agree with. */
+static uint64_t euclid(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * sa_gcd() (binary) and sa_stride_add() (a power-of-two stride by its lowest set bit) against
+ * Euclid, on pairs from a fixed xorshift sequence: multiples of 2^k and odd factors, as offsets are.
+ */
+static void test_gcd_fast_paths(void **state)
+{
+	uint64_t x = 88172645463325252u;
+
+	for (int i = 0; i < 100000; i++) {
+		uint64_t a, b, stride, want;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a = (x & 0xffff) << (x >> 60);
+		b = ((x >> 16) & 0xffffff) << ((x >> 56) & 15);
+		assert_int_equal(sa_gcd(a, b), euclid(a, b));
+		stride = (x & 1) ? UINT64_C(1) << ((x >> 40) & 15) : a;
+		want = b ? euclid(stride, b) : stride;
+		sa_stride_add(&stride, 1000 + b, 1000);
+		if (stride != want)
+			fail_msg("stride: expected %" PRIu64 ", got %" PRIu64, want, stride);
+	}
 }
 
 /* Figure 1: a and c (0, 8) in loop 1, b and d (4, 12) in loop 2; strides 16 and 32. */
@@ -331,6 +367,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gcd_stride),
+		cmocka_unit_test(test_gcd_fast_paths),
 		cmocka_unit_test(test_figure1),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hot_cold),
