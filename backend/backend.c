@@ -237,8 +237,8 @@ static bool session_valid(const struct mn_session *s, size_t extra, unsigned ind
 	}
 	if (!blob_in(s, s->sites_off, s->sites_len, extra) ||
 	    !blob_in(s, s->argv_off, s->argv_len, extra) ||
-	    !blob_in(s, s->ready_off, s->ready_len, extra)) {
-		snprintf(why, whylen, "corrupt session: the site table, argv or loop bytes lie "
+	    !blob_in(s, s->values_off, s->values_len, extra) || s->values_off % 8) {
+		snprintf(why, whylen, "corrupt session: the site table, argv or value sets lie "
 			 "outside it");
 		return false;
 	}
@@ -273,11 +273,9 @@ static void start_module(struct backend *b)
 		fail(b, "cannot load the site table: %s", err == -EINVAL ? why : strerror(-err));
 		return;
 	}
-	err = mn_run_ready_attach(b->run, (uint8_t *)s + s->ready_off, s->ready_len);
-	if (err) {
-		fail(b, "cannot count the loops' sites: %s", strerror(-err));
-		return;
-	}
+	if (s->values_len)
+		mn_run_values_attach(b->run, (struct mn_value_set *)((char *)s + s->values_off),
+				     s->values_len);
 	b->run->verbose = s->verbose != 0;
 	b->run->workers = s->workers ? s->workers : 1;
 	if (s->site_count && s->site_count != b->run->count && s->verbose)

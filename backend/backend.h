@@ -69,15 +69,18 @@ const struct mn_run_site *mn_run_site(const struct mn_run *run, uint32_t site);
 const char *mn_run_site_kind(const struct mn_run *run, uint32_t site);
 
 /*
- * For a module that takes the values of loads and stores only until it has seen enough of a site's
- * (`values: until-ready` in its events.yaml; value-pattern, once a site has more distinct values
- * than it keeps): says that it needs no more values of load or store site `site`.  Once no site of
- * a loop needs values any more, the program's versioned copy of the loop may run summarized
- * (pass/README.md, "Loop summaries"); its summaries then bring the site's accesses with value 0.
- * Call it at most once per site, from any worker; a no-op for sites outside loops, when the
- * program has no versioned loop, and with a NULL run (unit tests).
+ * For a module that takes the `value` event (events.yaml): the program sends a site's value only
+ * while the site's published set lacks it (frontend-lib/abi.h, struct mn_value_set), so the
+ * module sees every distinct value of a site at least once, and must publish each value it has
+ * seen, or its values keep coming.  mn_run_value_seen() publishes one value of load or store site
+ * `site` (up to MN_VALUE_SET_MAX; a value already there, or one past that, changes nothing);
+ * mn_run_value_all() says the module needs no more of the site's values.  Publish only values the
+ * module has seen: the program stops sending what is published.  A site's events all reach one
+ * worker (the module shards by site, or not at all: spec.h), which is the only writer of its slot.
+ * No-ops when the program's modules take no `value`, and with a NULL run (unit tests).
  */
-void mn_run_values_done(const struct mn_run *run, uint32_t site);
+void mn_run_value_seen(const struct mn_run *run, uint32_t site, uint64_t value);
+void mn_run_value_all(const struct mn_run *run, uint32_t site);
 
 /* Worker threads per backend process (MNEMO_WORKERS), at least 1. */
 unsigned mn_run_workers(const struct mn_run *run);

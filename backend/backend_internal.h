@@ -9,6 +9,7 @@
 
 #include <yaml.h>
 
+#include "abi.h"      /* struct mn_value_set */
 #include "backend.h"
 #include "barrier.h"
 #include "module.h"
@@ -43,6 +44,7 @@ enum mn_event_code {
 	MN_EV_MIXED_STORE = 22,
 	MN_EV_LOOP_SUMMARY_AT = 23,
 	MN_EV_LOOP_SUMMARY_CLOSE = 24,
+	MN_EV_VALUE = 25,
 };
 
 /* ---- The run (run.c) ------------------------------------------------------------------------- */
@@ -55,21 +57,12 @@ struct mn_run {
 	bool verbose;
 	/* FNV-1a 64 of the blob as the binary carries it: the profile's `binary:` identity. */
 	uint64_t blob_hash;
-	/*
-	 * Loop readiness (mn_run_values_done()): the session's byte per site id, which the program
-	 * reads before each versioned loop (NULL: none), and per loop site the number of its load
-	 * and store sites whose values are still needed (atomic; [0..count]).
-	 */
-	uint8_t *ready;
-	uint32_t *values_pending;
+	/* The session's value sets, one per site id 0..count (mn_run_value_seen()), or NULL. */
+	struct mn_value_set *values;
 };
 
-/*
- * Points run at the session's ready bytes (nbytes of them, one per site id) and counts each
- * loop's load and store sites.  Returns 0 or -ENOMEM; without it, mn_run_values_done() does
- * nothing.
- */
-int mn_run_ready_attach(struct mn_run *run, uint8_t *ready, size_t nbytes);
+/* Points run at the session's value sets (nbytes of them); too few for its sites: none. */
+void mn_run_values_attach(struct mn_run *run, struct mn_value_set *sets, size_t nbytes);
 
 /* FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) of len bytes. */
 uint64_t mn_fnv1a64(const void *data, size_t len);
@@ -129,7 +122,9 @@ struct mn_worker {
 
 /* What decoding saw, over every buffer. */
 struct mn_decode_stats {
-	uint64_t events;             /* well-formed records */
+	uint64_t events;             /* well-formed records, but `value` ones: the profile's
+				      * `events`, the same in every run of the same input */
+	uint64_t values;             /* `value` records, whose number depends on timing */
 	uint64_t corrupt;            /* corrupt records (each ends its buffer's decoding) */
 	uint64_t summarized;         /* accesses that arrived as loop summaries: iterations * n of
 				      * every summary expanded or handed to loop_summary, and of

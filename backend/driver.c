@@ -38,8 +38,9 @@
  * is sent up to that place (mixed_access(), frame_complete()), and the rest at the close.  So the
  * module gets the events the per-access build would have sent, in its order.  A frame's accesses
  * sit below whatever is pushed while it is open (a signal handler's summaries or mixed loops), and
- * nothing pops below them (pending_floor()).  A frame never goes to a module's loop_summary
- * handler: its accesses are interleaved with others, so it is always expanded.  Mixed records come
+ * nothing pops below them (pending_floor()).  A frame goes to a module's loop_summary handler
+ * only when the module says the interleaving does not matter to it (mn_module.mixed_whole),
+ * whole at its close; otherwise it is expanded.  Mixed records come
  * one per mixed access, but their cases are out of line too: the decode loop stays as it was for
  * plain records.
  */
@@ -150,6 +151,7 @@ struct mn_mixed_frame {
 	uint32_t j;                  /* those of iteration k sent */
 	bool begun;                  /* loop_iter of iteration k sent */
 	bool lost;                   /* its accesses were not all pending: nothing is expanded */
+	bool whole;                  /* goes to loop_summary at its close (mn_module.mixed_whole) */
 };
 
 /* The bottom of w's pending stack for a summary or mixed loop closing or opening now: the
@@ -405,8 +407,10 @@ frame_complete(const struct mn_module *m, void *state, const struct mn_worker *w
  */
 static __attribute__((noinline)) void
 mixed_open(const struct mn_module *m, void *state, struct mn_worker *w, const struct decoder *dec,
-	   uint32_t site, unsigned n, struct mn_decode_stats *st)
+	   uint32_t site, unsigned n, struct mn_decode_stats *st, bool sharded)
 {
+	/* One worker owns everything, as loop_summary needs (module.h). */
+	const bool whole = !sharded && m->loop_summary && m->mixed_whole;
 	void (*const invoke)(void *, uint32_t) =
 		dec[MN_EV_LOOP_INVOKE].nwords ? m->loop_invoke : NULL;
 	size_t floor = pending_floor(w);
@@ -425,8 +429,8 @@ mixed_open(const struct mn_module *m, void *state, struct mn_worker *w, const st
 		return;
 	}
 	*f = (struct mn_mixed_frame){ .base = w->npending - n, .last = UINT64_MAX, .site = site,
-				      .n = n };
-	if (invoke)
+				      .n = n, .whole = whole };
+	if (invoke && !whole)
 		invoke(state, site);
 }
 
@@ -483,7 +487,7 @@ mixed_access(const struct mn_module *m, void *state, struct mn_worker *w,
 		goto send;
 	}
 	f = &w->frames[w->nframes - 1];
-	if (f->lost)
+	if (f->lost || f->whole)
 		goto send;
 	f->last += position & 1;
 	if (f->last != f->k || !f->begun || f->j < (position >> 1))
@@ -521,7 +525,10 @@ mixed_close(const struct mn_module *m, void *state, struct mn_worker *w,
 	}
 	f = &w->frames[--i];
 	st->lost_summaries += w->nframes - 1 - i;
-	if (!f->lost) {
+	if (f->whole) {
+		m->loop_summary(state, site, iterations, &w->pending[f->base], f->n);
+		st->summarized += iterations * f->n;
+	} else if (!f->lost) {
 		frame_complete(m, state, w, dec, f, iterations, sharded);
 		if (leave)
 			leave(state, site);
@@ -666,7 +673,7 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 	/* Mixed loops: every worker keeps the frames; the helpers apply ownership. */
 	case MN_EV_LOOP_SUMMARY_OPEN:
 		d = &dec[MN_EV_LOOP_SUMMARY_OPEN];
-		mixed_open(m, st, w, dec, (uint32_t)ARG(0), (unsigned)ARG(1), stats);
+		mixed_open(m, st, w, dec, (uint32_t)ARG(0), (unsigned)ARG(1), stats, sharded);
 		return d->nwords;
 	case MN_EV_MIXED_LOAD:
 		d = &dec[MN_EV_MIXED_LOAD];
@@ -686,6 +693,13 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 		d = &dec[MN_EV_LOOP_SUMMARY_CLOSE];
 		mixed_close(m, st, w, dec, (uint32_t)ARG(0), ARG(1), stats, sharded);
 		return d->nwords;
+	/* Values as sets (backend.h): a site's values reach the worker that owns the site. */
+	case MN_EV_VALUE:
+		d = &dec[MN_EV_VALUE];
+		stats->values++;
+		if (m->value && (!sharded || m->shard != MN_SHARD_SITE || owns(w, ARG(0))))
+			m->value(st, (uint32_t)ARG(0), ARG(1));
+		return d->nwords;
 	default:   /* a code the catalogue added after this backend was built */
 		return dec[code].nwords;
 	}
@@ -704,7 +718,7 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 	/* A copy that no handler can change, so its pointers stay in registers across the calls. */
 	const struct mn_module m = *w->mod;
 	void *state = w->state;
-	uint64_t events = 0;
+	uint64_t events = 0, values = st->values;
 	size_t i = 0;
 
 	while (i < nwords) {
@@ -729,7 +743,7 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 		i += dispatch(&m, state, w, dec, rec, code, st, sharded);
 		events++;
 	}
-	st->events += events;
+	st->events += events - (st->values - values);
 }
 
 void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *words,

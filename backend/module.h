@@ -77,6 +77,8 @@ struct mn_module {
 	void (*loop_exit)(void *st, uint32_t site);
 	void (*program_start)(void *st, uint32_t pid);
 	void (*program_end)(void *st, uint32_t pid, uint32_t status);
+	/* A site's value, at least once per distinct value (events.yaml `value`, backend.h). */
+	void (*value)(void *st, uint32_t site, uint64_t value);
 	/*
 	 * Optional, and NULL in every module so far: a summarized loop, whole.  When set, it is
 	 * called instead of the driver's expansion, which is, in this order: loop_invoke(site);
@@ -88,11 +90,19 @@ struct mn_module {
 	 * workers the driver expands, each worker handling the accesses it owns, because a handler
 	 * does not know which share of the addresses or sites its worker owns.  acc[] lives only
 	 * for the call.  iterations is as the record says (>= 1 from the pass); n may be 0 (a loop
-	 * whose accesses all send nothing: only its loop events).  Never called for a mixed loop
-	 * (one whose other accesses come as they run): the driver always expands those.
+	 * whose accesses all send nothing: only its loop events).  Called for a mixed loop (one
+	 * whose other accesses come as they run) only with mixed_whole below.
 	 */
 	void (*loop_summary)(void *st, uint32_t site, uint64_t iterations,
 			     const struct mn_summary_access *acc, unsigned n);
+	/*
+	 * True when the state a mixed loop leaves does not depend on where its summarized
+	 * accesses fall among its other accesses: the module keeps per-site state that depends on
+	 * that site's events alone (as sharding by site assumes), or only counts.  The driver then
+	 * hands such a loop's summarized accesses to loop_summary at the loop's close, after its
+	 * other accesses, which come one by one as they ran (one worker only, as above).
+	 */
+	bool mixed_whole;
 
 	/*
 	 * Folds `from` into `into`; `from` is finalized right after.  Two callers: the data-parallel

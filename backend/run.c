@@ -246,44 +246,57 @@ int mn_run_from_sites(struct mn_run **rp, const struct mn_site *const *rows, siz
 	return err;
 }
 
-int mn_run_ready_attach(struct mn_run *run, uint8_t *ready, size_t nbytes)
+void mn_run_values_attach(struct mn_run *run, struct mn_value_set *sets, size_t nbytes)
 {
-	if (!ready || nbytes < (size_t)run->count + 1)
-		return 0;
-	run->values_pending = calloc((size_t)run->count + 1, sizeof(*run->values_pending));
-	if (!run->values_pending)
-		return -ENOMEM;
-	for (uint32_t id = 1; id <= run->count; id++) {
-		const struct mn_run_site *rs = &run->sites[id];
-
-		if (rs->loop && rs->loop <= run->count &&
-		    (!strcmp(rs->kind, "load") || !strcmp(rs->kind, "store")))
-			run->values_pending[rs->loop]++;
-	}
-	run->ready = ready;
-	return 0;
+	if (sets && nbytes / sizeof(*sets) >= (size_t)run->count + 1)
+		run->values = sets;
 }
 
-void mn_run_values_done(const struct mn_run *run, uint32_t site)
+/* The slot of load or store site `site`, or NULL: no slots, or not such a site. */
+static struct mn_value_set *value_slot(const struct mn_run *run, uint32_t site)
 {
-	uint32_t loop;
+	if (!run || !run->values || site == 0 || site > run->count)
+		return NULL;
+	return &run->values[site];
+}
 
-	if (!run || !run->ready || site == 0 || site > run->count)
+void mn_run_value_seen(const struct mn_run *run, uint32_t site, uint64_t value)
+{
+	struct mn_value_set *vs = value_slot(run, site);
+	uint32_t used, i;
+
+	if (!vs)
 		return;
-	loop = run->sites[site].loop;
-	if (!loop || loop > run->count)
+	/* The only writer of the slot (backend.h): `used` changes only here. */
+	used = __atomic_load_n(&vs->used, __ATOMIC_RELAXED);
+	if (used == MN_VALUE_SET_ALL)
 		return;
-	/* The last site of the loop to be done makes it ready: a relaxed store, which the program
-	 * reads with a relaxed load before each invocation; nothing else is published with it. */
-	if (__atomic_sub_fetch(&run->values_pending[loop], 1, __ATOMIC_RELAXED) == 0)
-		__atomic_store_n(&run->ready[loop], 1, __ATOMIC_RELAXED);
+	i = MN_VALUE_SET_HASH(value);
+	for (unsigned k = 0; k < MN_VALUE_SET_MAX; k++, i = (i + 1) % MN_VALUE_SET_MAX) {
+		if (!(used >> i & 1)) {
+			__atomic_store_n(&vs->values[i], value, __ATOMIC_RELAXED);
+			/* Release: a program that sees bit i sees values[i]. */
+			__atomic_store_n(&vs->used, used | UINT32_C(1) << i, __ATOMIC_RELEASE);
+			return;
+		}
+		if (vs->values[i] == value)
+			return;
+	}
+	/* Full: later values of the site keep coming, which changes nothing but speed. */
+}
+
+void mn_run_value_all(const struct mn_run *run, uint32_t site)
+{
+	struct mn_value_set *vs = value_slot(run, site);
+
+	if (vs)
+		__atomic_store_n(&vs->used, MN_VALUE_SET_ALL, __ATOMIC_RELEASE);
 }
 
 void mn_run_destroy(struct mn_run *run)
 {
 	if (!run)
 		return;
-	free(run->values_pending);
 	free(run->sites);
 	free(run->blob);
 	free(run);

@@ -15,8 +15,8 @@
 
 #include <stdint.h>
 
-/* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries; 4: mixed loops */
-#define MNEMO_ABI_VERSION 4u
+/* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries; 4: mixed loops; 5: __mnemo_value */
+#define MNEMO_ABI_VERSION 5u
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,7 +89,7 @@ void __mnemo_loop_summary(uint32_t site, uint32_t accesses, uint64_t iterations)
  * executions, >= 1).  The mixed records carry (rank, iteration) compactly (events.yaml,
  * loop_summary_at), and the backend interleaves them with the summarized accesses in program
  * order.  Only when __mnemo_summary_plan has MNEMO_PLAN_MIXED_ON (the four are empty without it),
- * and only for accesses whose entry point has plan state 1.
+ * and only for accesses whose entry point has plan state 1 or 3.
  */
 void __mnemo_loop_summary_open(uint32_t site, uint32_t accesses);
 void __mnemo_mixed_load(uint32_t site, const void *addr, uint32_t size, uint64_t iteration,
@@ -97,6 +97,19 @@ void __mnemo_mixed_load(uint32_t site, const void *addr, uint32_t size, uint64_t
 void __mnemo_mixed_store(uint32_t site, const void *addr, uint32_t size, uint64_t iteration,
 			 uint32_t rank);
 void __mnemo_loop_summary_close(uint32_t site, uint64_t iterations);
+/*
+ * At a summarized or mixed access whose entry point has plan state 3 (value checked): the value
+ * __mnemo_load / __mnemo_store (and _ptr) would have been given, which those check themselves
+ * at every other access.  Sends the `value` event when the site's published set lacks it
+ * (struct mn_value_set below).
+ */
+void __mnemo_value(uint32_t site, uint64_t value);
+/*
+ * In the preheader of a summarized loop with such accesses, once per checked site: nonzero when
+ * the site's published set says no more of its values are needed (MN_VALUE_SET_ALL).  When every
+ * one says so, the loop's copy without the __mnemo_value calls runs.
+ */
+uint32_t __mnemo_value_done(uint32_t site);
 
 /* ---- Emitted by the pass as data and code in the linked program ---------------------------- */
 
@@ -155,9 +168,9 @@ extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must b
  *      a sampling countdown too, which the summary entry points then run over the summarized
  *      accesses themselves (__mnemo_loop_summary above)
  *   2: it must stay per access: it sends `value`, or is __mnemo_pointer_create with a body
- *   3: it sends `value`, which every chosen module taking it needs only until it has seen enough
- *      of a loop's (`values: until-ready` in the module's spec): the pass versions the loop, and
- *      its summarized copy runs once the loop's byte in __mnemo_loop_ready is set
+ *   3: it sends a record without `value`, as 1, and checks the access's value against the
+ *      site's published set (the `value` event, struct mn_value_set below): the pass calls
+ *      __mnemo_value at such an access when it summarizes it or makes it mixed
  *
  * Bit 31: summaries on, and the __mnemo_loop_summary* entry points send their records.  Off with
  * mnemo-specialize --no-summarize or --all-events, or when no state is 1.
@@ -175,17 +188,40 @@ extern const uint32_t __mnemo_summary_plan;
 #define MNEMO_PLAN_EMPTY          0u
 #define MNEMO_PLAN_SUMMARIZABLE   1u
 #define MNEMO_PLAN_PER_ACCESS     2u
-#define MNEMO_PLAN_UNTIL_READY    3u
+#define MNEMO_PLAN_VALUE_CHECKED  3u
 #define MNEMO_PLAN_ON             (1u << 31)
 #define MNEMO_PLAN_MIXED_ON       (1u << 30)
 /* The state of entry point k in plan. */
 #define MNEMO_PLAN_STATE(plan, k) (((plan) >> (2 * (k))) & 3u)
 /*
- * Defined by the pass when it versioned a loop (plan state 3): byte k is nonzero once loop site k
- * may run summarized.  It points at a zeroed array of the pass's own (site count + 1 bytes) until
- * the runtime points it at the session's (backend.h, mn_run_values_done()).
+ * Values as sets (events.yaml, `value`): the values of each load and store site that the module
+ * taking them has seen, published by the backend (backend.h, mn_run_value_seen()) in the
+ * session's shared memory, one slot per site id.  The access entry points, and __mnemo_value,
+ * send a `value` record only when the site's slot lacks the value.  A slot is a small open-
+ * addressed hash set: value v goes to the first free index from MN_VALUE_SET_HASH(v) on (linear
+ * probing, modulo MN_VALUE_SET_MAX), and bit i of `used` says values[i] holds one, so a few-valued
+ * site costs one or two compares.  The backend is the slot's only writer: it stores values[i],
+ * then `used` with bit i, with release order; the program reads `used` with acquire order, then
+ * the values.  The published set only grows and never holds a value the module has not seen, so
+ * what the module learns is exactly what every value would have taught it.  used =
+ * MN_VALUE_SET_ALL: the module needs no more of the site's values (value-pattern once a site has
+ * more distinct values than it tracks).
  */
-extern uint8_t *__mnemo_loop_ready;
+#define MN_VALUE_SET_MAX 16
+#define MN_VALUE_SET_ALL UINT32_MAX
+#define MN_VALUE_SET_HASH(v) ((uint32_t)(((uint64_t)(v) * UINT64_C(0x9e3779b97f4a7c15)) >> 60))
+struct mn_value_set {
+	uint32_t used;                      /* bit i: values[i] is published; or MN_VALUE_SET_ALL */
+	uint32_t reserved;
+	uint64_t values[MN_VALUE_SET_MAX];
+};
+/*
+ * Defined by the generated callbacks when a chosen module takes `value`: the session's slots,
+ * site ids 0..__mnemo_value_sites - 1, which the runtime points them at (NULL and 0 until then,
+ * and when profiling is off: every value is then sent, and the queue drops it).
+ */
+extern struct mn_value_set *__mnemo_value_sets;
+extern uint32_t __mnemo_value_sites;
 /*
  * Sampling of loads and stores (spec.h, `sample:`): __mnemo_sample_var is the environment variable
  * that sets N ("" when no chosen module samples); __mnemo_sample_blocker is "" when the callbacks

@@ -73,7 +73,8 @@
 #pragma weak __mnemo_modules
 #pragma weak __mnemo_backend_path
 #pragma weak __mnemo_site_table
-#pragma weak __mnemo_loop_ready
+#pragma weak __mnemo_value_sets
+#pragma weak __mnemo_value_sites
 #pragma weak __mnemo_site_table_size
 #pragma weak __mnemo_site_count
 #pragma weak __mnemo_register_globals
@@ -1092,7 +1093,7 @@ static int setup(int argc, char **argv)
 	struct mn_queue_config cfg;
 	struct mn_options opt;
 	struct mn_session *s;
-	uint64_t sites_len = 0, ready_len;
+	uint64_t sites_len = 0, values_len;
 	size_t argv_len;
 	uint32_t argc_seen;
 	char *args;
@@ -1157,9 +1158,10 @@ static int setup(int argc, char **argv)
 	cfg.buf_bytes = (size_t)opt.queue_mb << 20;
 	cfg.nbufs = MN_RT_NBUFS;
 	cfg.nconsumers = (unsigned)nmod;
-	/* One byte per site id for the loops' readiness, when the pass versioned a loop. */
-	ready_len = &__mnemo_loop_ready && &__mnemo_site_count ? __mnemo_site_count + 1u : 0;
-	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len + ready_len;
+	/* One value set per site id, when a module takes `value` (abi.h); 7 bytes to align them. */
+	values_len = &__mnemo_value_sets && &__mnemo_value_sites && &__mnemo_site_count ?
+		     ((uint64_t)__mnemo_site_count + 1) * sizeof(struct mn_value_set) : 0;
+	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len + 7 + values_len;
 	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
 	if (cfg.lamport && nmod > 1) {
 		dprintf(STDERR_FILENO, "mnemo: the Lamport queue (--mnemo-queue=lamport) takes one "
@@ -1207,12 +1209,10 @@ static int setup(int argc, char **argv)
 	if (argv_len)
 		memcpy((char *)s + s->argv_off, args, argv_len);
 	free(args);
-	/* Zeroed (the queue's memory is): every versioned loop per access until a backend sets its
-	 * byte.  The program reads them from here on. */
-	s->ready_off = s->argv_off + argv_len;
-	s->ready_len = ready_len;
-	if (ready_len)
-		__mnemo_loop_ready = (uint8_t *)s + s->ready_off;
+	/* Zeroed (the queue's memory is): nothing published, every value sent until a backend
+	 * publishes it.  The callbacks read them once every backend is attached (below). */
+	s->values_off = (s->argv_off + argv_len + 7) & ~(uint64_t)7;
+	s->values_len = values_len;
 
 	/* Before any backend exists (they bind to the node) and before any buffer is touched. */
 	rt.numa_node = place_queue(opt.numa);
@@ -1259,6 +1259,11 @@ static int setup(int argc, char **argv)
 			"queue %u x %u MiB; profile %s\n", prog, nmod, nmod > 1 ? "s" : "",
 			opt.workers, opt.workers > 1 ? "s" : "", MN_RT_NBUFS, opt.queue_mb, output);
 
+	/* Only now: a failed set-up unmaps the session, which the callbacks must not read. */
+	if (values_len) {
+		__mnemo_value_sets = (struct mn_value_set *)((char *)s + s->values_off);
+		__mnemo_value_sites = __mnemo_site_count + 1;
+	}
 	mn_signals_install();
 	pthread_atfork(NULL, NULL, on_fork_child);
 	mn_queue_set_failure_hook(rt.q, on_queue_failure);

@@ -25,7 +25,7 @@
 #include "queue.h"  /* installed side by side in include/mnemo/ */
 
 #define MN_SESSION_MAGIC   UINT64_C(0x314e4f4953534d4e)  /* "NMSSION1" little-endian */
-#define MN_SESSION_VERSION 2u  /* 2: ready_off, ready_len */
+#define MN_SESSION_VERSION 3u  /* 2: ready_off, ready_len; 3: values_off, values_len */
 #define MN_MAX_MODULES     8
 #define MN_MODULE_NAME_MAX 32
 #define MN_PATH_MAX        4096
@@ -64,9 +64,9 @@ struct mn_session {
 	uint64_t argv_off, argv_len;        /* argv, each string NUL-terminated */
 	uint32_t argc;
 	uint32_t pad1;
-	/* One byte per site id 0..site_count: the program reads loop k's before running the loop's
-	 * versioned copy summarized; the backends set it (abi.h __mnemo_loop_ready). */
-	uint64_t ready_off, ready_len;
+	/* One struct mn_value_set per site id 0..site_count (abi.h), 8-byte aligned, when a module
+	 * takes `value`: the backend publishes each site's values there, the program reads them. */
+	uint64_t values_off, values_len;
 
 	/* End-of-run record: written by the runtime before mn_queue_producer_finish(). */
 	uint32_t ended;                     /* 1 once the fields below are valid */

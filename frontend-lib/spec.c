@@ -538,7 +538,7 @@ int mn_spec_arg_find(const struct mn_spec_event *ev, const char *name)
 /* ---- Module specs --------------------------------------------------------------------------- */
 
 static const char *const module_keys[] = { "module", "doc", "shard", "shard_shift", "accesses",
-					   "sample", "values", "events", NULL };
+					   "sample", "events", NULL };
 
 /* "load, store, ..." or "site, address, ..." into buf. */
 static void event_names(char *buf, size_t size, const struct mn_catalogue *c)
@@ -583,6 +583,12 @@ static int parse_module_events(struct mn_module_spec *m, const struct mn_catalog
 			return errf(err, m->path, &k->start_mark,
 				    "event '%s' is not for modules: the specializer sends it when "
 				    "loop summaries are on, and the backend expands it", ev->name);
+		/* Each site's values are published by the one worker that gets its events. */
+		if (!strcmp(ev->name, "value") && m->shard == MN_SHARD_ADDRESS)
+			return errf(err, m->path, &k->start_mark,
+				    "a module taking 'value' shards by site or not at all (shard: "
+				    "site or none), not by address: one worker publishes each "
+				    "site's values (backend.h, mn_run_value_seen())");
 		if (v->type != YAML_SEQUENCE_NODE)
 			return errf(err, m->path, &v->start_mark,
 				    "event '%s': expected a list of its arguments, as [%s], got %s",
@@ -657,20 +663,6 @@ static int parse_accesses(struct mn_module_spec *m, yaml_document_t *doc, const 
 	return 0;
 }
 
-/* Parses `values:` of the root mapping into m: always (the default) or until-ready. */
-static int parse_values(struct mn_module_spec *m, yaml_document_t *doc, const yaml_node_t *root,
-			struct mn_spec_error *err)
-{
-	const yaml_node_t *v = map_get(doc, root, "values");
-	const char *s = v ? scalar(v) : "always";
-
-	if (!s || (strcmp(s, "always") && strcmp(s, "until-ready")))
-		return errf(err, m->path, &v->start_mark,
-			    "values must be always or until-ready, got '%s'", s ? s : "nothing");
-	m->values_until_ready = !strcmp(s, "until-ready");
-	return 0;
-}
-
 /*
  * Parses `sample:` of the root mapping into m: the name of the environment variable giving N.  Run
  * after the events: it needs load or store among them.
@@ -738,8 +730,6 @@ static int parse_module(struct mn_module_spec *m, const struct mn_catalogue *c,
 	ret = parse_shard(m, doc, root, err);
 	if (!ret)
 		ret = parse_accesses(m, doc, root, err);
-	if (!ret)
-		ret = parse_values(m, doc, root, err);
 	if (ret)
 		return ret;
 	events = map_get(doc, root, "events");

@@ -11,7 +11,6 @@
  *   shard_shift: 6                     # only with `shard: address`, 0..47
  *   accesses: all                      # all (default) | pointer
  *   sample: MNEMO_VP_SAMPLE            # optional: loads and stores may be sampled, one in N
- *   values: until-ready                # always (default) | until-ready
  *   events:
  *     load: [site, address, value]     # event name from the catalogue: arguments used
  *     func_entry: []                   # the event is used, with no argument beyond its site
@@ -32,11 +31,12 @@
  * backends as VAR in their environment (1 when sampling is off, VAR unset or invalid), so a module
  * that scales its counts reads VAR there.
  *
- * `values: until-ready` says that the module needs the `value` of a load or store site only until
- * it has seen enough of it, and says so with mn_run_values_done() (backend/backend.h).  When every
- * chosen module that takes the values of an access entry point says so, the specializer gives
- * that entry point plan state 3 (abi.h): the pass versions the loops it would summarize, and
- * their summarized copies run once the backend has said every site of the loop is done.
+ * A module that lists `value` (events.yaml) gets each site's values as a set: the program sends a
+ * value only while the site's published set lacks it (abi.h, struct mn_value_set), and the module
+ * publishes what it has seen (backend.h, mn_run_value_seen()).  It must shard by site or not at
+ * all, and at most one chosen module may list it.  Loads and stores whose records then carry no
+ * `value` keep plan state 1 for summaries, as 3 (abi.h): the pass calls __mnemo_value at the
+ * accesses it summarizes, and the entry points check every other access's value themselves.
  *
  * Packing rules (mn_spec_pack()): an event is sent iff some chosen module lists it.  A sent event
  * carries the union over the chosen modules of the arguments they list, plus its `site` argument
@@ -115,7 +115,6 @@ struct mn_module_spec {
 	enum mn_spec_accesses accesses;
 	char *sample;               /* `sample:` variable, "MNEMO_..."; NULL when every access */
 	unsigned sample_line;       /* where `sample:` is, 1-based */
-	bool values_until_ready;    /* `values: until-ready` */
 	uint32_t events;            /* bit `code` set: the module lists that event */
 	uint8_t args[MN_WIRE_MAX_EVENTS];  /* per event code: bit i set: it lists argument i */
 	unsigned event_line[MN_WIRE_MAX_EVENTS];  /* where it lists the event, 1-based */

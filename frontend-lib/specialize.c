@@ -86,6 +86,7 @@ enum accesses {
 	POINTER,        /* __mnemo_load_ptr, __mnemo_store_ptr: a body whenever it is sent */
 	SUMMARY,        /* __mnemo_loop_summary*: a body when loop summaries are on */
 	MIXED,          /* the mixed loops' entry points: a body when mixed loops are on */
+	VALUE,          /* __mnemo_value: a body when some chosen module takes `value` */
 };
 
 struct abi_entry {
@@ -155,6 +156,7 @@ static const struct abi_entry abi[] = {
 	  { P_SITE, P_ADDR, P_SIZE32, P_POSITION }, MIXED },
 	{ "loop_summary_close", "__mnemo_loop_summary_close", "uint32_t site, uint64_t iterations",
 	  { P_SITE, P_ITERATIONS }, MIXED },
+	{ "value", "__mnemo_value", "uint32_t site, uint64_t value", { P_SITE, P_VALUE }, VALUE },
 	/* No entry point of its own: the two mixed ones send it, from their `iteration`. */
 	{ "loop_summary_at", NULL, "uint64_t iteration",
 	  { { "iteration", "iteration", "iteration", 64, SATURATE } }, MIXED },
@@ -223,7 +225,7 @@ static int check_abi(const struct mn_catalogue *c)
 	}
 	for (unsigned i = 0; i < NABI; i++) {
 		if (abi[i].event && !mn_spec_event_find(c, abi[i].event) &&
-		    abi[i].accesses != MIXED) {
+		    abi[i].accesses != MIXED && abi[i].accesses != VALUE) {
 			fprintf(stderr, PROG ": %s: no event '%s', which abi.h's %s emits\n",
 				c->path, abi[i].event, abi[i].fn);
 			return -EINVAL;
@@ -250,6 +252,7 @@ struct gen {
 	bool send_done[MN_WIRE_MAX_EVENTS];  /* send_<event>() is written (sampled events) */
 	bool summary_sampling_done;  /* put_summary_sampling() has run */
 	bool mixed_done;          /* put_mixed_state() has run */
+	const struct mn_module_spec *values;  /* the chosen module taking `value`, or NULL */
 	bool lamport;             /* --queue=lamport: push through mn_queue_push_lamport() */
 	bool all_events;          /* --all-events: m[0] is the stand-in module all-events */
 	uint32_t plan;            /* __mnemo_summary_plan (abi.h) */
@@ -568,6 +571,19 @@ static enum body body_of(const struct gen *g, const struct abi_entry *e)
 	if (g->sample && (e->accesses == NON_POINTER || e->accesses == POINTER))
 		return BODY_COUNTDOWN;
 	return BODY_RECORD;
+}
+
+/*
+ * True when access entry point e checks its access's value against the site's published set
+ * (abi.h, struct mn_value_set): some chosen module takes `value`, and e's accesses are among
+ * the ones it takes.  __mnemo_value does then too.
+ */
+static bool checks_values(const struct gen *g, const struct abi_entry *e)
+{
+	if (!g->values)
+		return false;
+	return e->accesses == POINTER || e->accesses == VALUE ||
+	       (e->accesses == NON_POINTER && g->values->accesses == MN_ACCESSES_ALL);
 }
 
 /* The statements that fill w[] with ev's record from e's parameters and push it. */
@@ -893,6 +909,86 @@ static void put_mixed_state(struct gen *g)
 }
 
 /*
+ * Values as sets, when a chosen module takes `value`: the slots the runtime points at the
+ * session's, the record, and the check every value-checking entry point inlines.
+ */
+static void put_value_check(struct gen *g)
+{
+	const struct abi_entry *e = abi_entry("value");
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, "value");
+	FILE *f = g->f;
+
+	fputs("\n/*\n"
+	      " * Values as sets (abi.h, struct mn_value_set): module ", f);
+	put_comment_text(f, g->values->name);
+	fputs(" takes `value`.\n"
+	      " * Each load and store it takes checks its value against the site's published\n"
+	      " * set, and sends a `value` record only when the set lacks it; in summarized and\n"
+	      " * mixed loops the pass calls __mnemo_value at the access instead.  A constant\n"
+	      " * load costs one compare once the backend has published its value.\n"
+	      " */\n"
+	      "struct mn_value_set *__mnemo_value_sets;\n"
+	      "uint32_t __mnemo_value_sites;\n"
+	      "\n", f);
+	put_layout(g, ev);
+	fputs("/* Out of line: the check, inlined at every access, stays lean. */\n"
+	      "static __attribute__((noinline, cold)) void value_send(uint32_t site, "
+	      "uint64_t value)\n{\n", f);
+	put_record(g, e, ev);
+	fputs("}\n"
+	      "\n"
+	      "/*\n"
+	      " * Sends value unless site's slot has it (abi.h: linear probing from its hash).\n"
+	      " * Acquire: the values of the bits seen were written before them.  No slots yet\n"
+	      " * (or a site past them): sent.\n"
+	      " */\n"
+	      "static inline __attribute__((always_inline)) void\n"
+	      "value_check(uint32_t site, uint64_t value)\n"
+	      "{\n"
+	      "\tif (__builtin_expect(site < __mnemo_value_sites, 1)) {\n"
+	      "\t\tconst struct mn_value_set *vs = &__mnemo_value_sets[site];\n"
+	      "\t\tuint32_t used = __atomic_load_n(&vs->used, __ATOMIC_ACQUIRE);\n"
+	      "\t\tuint32_t i = MN_VALUE_SET_HASH(value);\n"
+	      "\n"
+	      "\t\tif (used == MN_VALUE_SET_ALL)\n"
+	      "\t\t\treturn;\n"
+	      "\t\tfor (unsigned k = 0; k < MN_VALUE_SET_MAX && (used >> i & 1); k++) {\n"
+	      "\t\t\tif (vs->values[i] == value)\n"
+	      "\t\t\t\treturn;\n"
+	      "\t\t\ti = (i + 1) % MN_VALUE_SET_MAX;\n"
+	      "\t\t}\n"
+	      "\t}\n"
+	      "\tvalue_send(site, value);\n"
+	      "}\n", f);
+}
+
+/*
+ * __mnemo_value: the check, or empty when no chosen module takes `value`; and
+ * __mnemo_value_done, which is no event: whether a site needs no more values (abi.h).
+ */
+static void put_value_entry(const struct gen *g, const struct abi_entry *e)
+{
+	FILE *f = g->f;
+
+	if (!g->values) {
+		fprintf(f, "\n/* value: no chosen module takes it; not sent. */\n"
+			"MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
+		fputs("\n/* Not an event; no value is checked, so none is done. */\n"
+		      "MN_ENTRY uint32_t __mnemo_value_done(uint32_t site)\n{\n\treturn 0;\n}\n", f);
+		return;
+	}
+	fprintf(f, "\n/* A summarized or mixed access's value (abi.h). */\n"
+		"MN_ENTRY void %s(%s)\n{\n\tvalue_check(site, value);\n}\n", e->fn, e->params);
+	fputs("\n/* Not an event: whether site needs no more values, in a loop's preheader. */\n"
+	      "MN_ENTRY uint32_t __mnemo_value_done(uint32_t site)\n"
+	      "{\n"
+	      "\treturn site < __mnemo_value_sites &&\n"
+	      "\t       __atomic_load_n(&__mnemo_value_sets[site].used, __ATOMIC_RELAXED) ==\n"
+	      "\t       MN_VALUE_SET_ALL;\n"
+	      "}\n", f);
+}
+
+/*
  * An entry point of mixed loops: empty when they are off; else its record, after setting
  * mixed_last (open, close) or computing the position's `next` bit (mixed_load, mixed_store).
  */
@@ -933,13 +1029,26 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 {
 	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
 	enum body body;
+	bool vcheck;
 	FILE *f = g->f;
 
 	if (e->accesses == MIXED) {
 		put_mixed(g, e);
 		return;
 	}
+	if (e->accesses == VALUE) {
+		put_value_entry(g, e);
+		return;
+	}
 	body = body_of(g, e);
+	vcheck = checks_values(g, e);
+	if (body == BODY_EMPTY && vcheck) {
+		fprintf(f, "\n/* %s: no chosen module takes it here; its value is checked "
+			"(`value`). */\n", ev->name);
+		fprintf(f, "MN_ENTRY void %s(%s)\n{\n\tvalue_check(site, value);\n}\n", e->fn,
+			e->params);
+		return;
+	}
 	if (body == BODY_EMPTY && e->accesses == SUMMARY) {
 		fprintf(f, "\n/* %s: loop summaries are off (%s); not sent. */\n", ev->name,
 			g->summary_off);
@@ -975,12 +1084,13 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 			g->send_done[ev->code] = true;
 		}
 		fprintf(f, "MN_ENTRY void %s(%s)\n{\n"
-			"\tint32_t left = sample_countdown - 1;\n\n"
+			"\tint32_t left = sample_countdown - 1;\n\n%s"
 			"\tif (__builtin_expect(left > 0, 1)) {\n"
 			"\t\tsample_countdown = left;\n"
 			"\t\treturn;\n"
 			"\t}\n"
-			"\tsample_countdown = send_%s(", e->fn, e->params, ev->name);
+			"\tsample_countdown = send_%s(", e->fn, e->params,
+			vcheck ? "\tvalue_check(site, value);\n" : "", ev->name);
 		put_param_names(f, e->params);
 		fputs(");\n}\n", f);
 		return;
@@ -993,6 +1103,8 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 		put_layout(g, ev);
 	fprintf(f, "MN_ENTRY void %s(%s)\n{\n", e->fn, e->params);
 	put_record(g, e, ev);
+	if (vcheck)
+		fputs("\tvalue_check(site, value);\n", f);
 	fputs("}\n", f);
 }
 
@@ -1042,18 +1154,6 @@ static const struct {
 
 #define NPLAN (sizeof(plan_entries) / sizeof(plan_entries[0]))
 
-/*
- * True when every chosen module that lists argument arg of event ev needs it only until it has
- * seen enough (`values: until-ready`, spec.h).
- */
-static bool values_until_ready(const struct gen *g, const struct mn_spec_event *ev, int arg)
-{
-	for (unsigned i = 0; i < g->nm; i++)
-		if ((g->m[i]->args[ev->code] >> arg & 1) && !g->m[i]->values_until_ready)
-			return false;
-	return true;
-}
-
 /* The plan state of entry point e: what body_of() says its body does. */
 static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool per_access)
 {
@@ -1062,7 +1162,7 @@ static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool 
 
 	switch (body_of(g, e)) {
 	case BODY_EMPTY:
-		return MNEMO_PLAN_EMPTY;
+		return checks_values(g, e) ? MNEMO_PLAN_VALUE_CHECKED : MNEMO_PLAN_EMPTY;
 	case BODY_COUNTDOWN:   /* summaries count down the same way: put_summary_sampling() */
 	case BODY_RECORD:
 		break;
@@ -1070,9 +1170,8 @@ static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool 
 	if (per_access)
 		return MNEMO_PLAN_PER_ACCESS;
 	if (value >= 0 && g->w->arg[ev->code][value].bits)
-		return values_until_ready(g, ev, value) ? MNEMO_PLAN_UNTIL_READY :
-							  MNEMO_PLAN_PER_ACCESS;
-	return MNEMO_PLAN_SUMMARIZABLE;
+		return MNEMO_PLAN_PER_ACCESS;
+	return checks_values(g, e) ? MNEMO_PLAN_VALUE_CHECKED : MNEMO_PLAN_SUMMARIZABLE;
 }
 
 /*
@@ -1102,7 +1201,7 @@ static void summary_plan(struct gen *g, bool summarize)
 	}
 	for (unsigned k = 0; k <= MNEMO_PLAN_LOOP; k++)
 		some |= MNEMO_PLAN_STATE(g->plan, k) == MNEMO_PLAN_SUMMARIZABLE ||
-			MNEMO_PLAN_STATE(g->plan, k) == MNEMO_PLAN_UNTIL_READY;
+			MNEMO_PLAN_STATE(g->plan, k) == MNEMO_PLAN_VALUE_CHECKED;
 	if (g->all_events)
 		g->summary_off = "--all-events";
 	else if (!summarize)
@@ -1134,7 +1233,7 @@ static void put_summary_plan(const struct gen *g)
 
 	fputs("\n/*\n"
 	      " * Loop summaries (abi.h), per entry point: 0 empty, 1 may be summarized, 2 per\n"
-	      " * access, 3 summarized once ready:", f);
+	      " * access, 3 may be summarized, its value checked:", f);
 	for (unsigned k = 0; k <= MNEMO_PLAN_LOOP; k++)
 		fprintf(f, "%s %s %u", k ? "," : "", names[k], MNEMO_PLAN_STATE(g->plan, k));
 	if (g->plan & MNEMO_PLAN_MIXED_ON)
@@ -1211,6 +1310,8 @@ static void generate(struct gen *g)
 		}
 	}
 	put_header(g);
+	if (g->values)
+		put_value_check(g);
 	for (unsigned i = 0; i < NABI; i++) {
 		if (!abi[i].fn)
 			continue;   /* loop_summary_at: sent by the mixed entry points */
@@ -1521,11 +1622,36 @@ static void all_events_spec(struct mn_module_spec *all, const struct mn_catalogu
 	for (unsigned i = 0; i < c->nevents; i++) {
 		const struct mn_spec_event *ev = &c->event[i];
 
-		if (mn_spec_summary_event(ev))
+		/* `value`: its load and store records carry every value already. */
+		if (mn_spec_summary_event(ev) || !strcmp(ev->name, "value"))
 			continue;
 		all->events |= UINT32_C(1) << ev->code;
 		all->args[ev->code] = (uint8_t)((1u << ev->nargs) - 1);
 	}
+}
+
+/*
+ * The one chosen module that takes `value` into *vm, or NULL; 1 with a message when two do: the
+ * program checks values against one published set per site (abi.h).
+ */
+static int value_module(const struct mn_module_spec **vm, const struct mn_catalogue *c,
+			struct mn_module_spec *const *m, unsigned n)
+{
+	const struct mn_spec_event *value = mn_spec_event_find(c, "value");
+
+	*vm = NULL;
+	for (unsigned i = 0; value && i < n; i++) {
+		if (!(m[i]->events & UINT32_C(1) << value->code))
+			continue;
+		if (*vm) {
+			fprintf(stderr, PROG ": modules %s and %s both take 'value'; one published "
+				"value set per site serves one module: build them apart\n",
+				(*vm)->name, m[i]->name);
+			return 1;
+		}
+		*vm = m[i];
+	}
+	return 0;
 }
 
 /* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
@@ -1562,6 +1688,8 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 		fprintf(stderr, PROG ": %s (modules %s)\n", err.msg, modules);
 		goto out;
 	}
+	if (value_module(&g.values, c, m, n))
+		goto out;
 	g.c = c;
 	g.m = gm;
 	g.w = &wire;

@@ -80,7 +80,7 @@ using namespace llvm;
 // bump the ABI version.
 //===----------------------------------------------------------------------===//
 
-constexpr uint32_t MnemoAbiVersion = 4;
+constexpr uint32_t MnemoAbiVersion = 5;
 constexpr char MnemoLoadName[] = "__mnemo_load";
 constexpr char MnemoStoreName[] = "__mnemo_store";
 constexpr char MnemoLoadPtrName[] = "__mnemo_load_ptr";
@@ -101,8 +101,9 @@ constexpr char MnemoLoopSummaryOpenName[] = "__mnemo_loop_summary_open";
 constexpr char MnemoMixedLoadName[] = "__mnemo_mixed_load";
 constexpr char MnemoMixedStoreName[] = "__mnemo_mixed_store";
 constexpr char MnemoLoopSummaryCloseName[] = "__mnemo_loop_summary_close";
+constexpr char MnemoValueName[] = "__mnemo_value";
+constexpr char MnemoValueDoneName[] = "__mnemo_value_done";
 constexpr char MnemoSummaryPlanName[] = "__mnemo_summary_plan";
-constexpr char MnemoLoopReadyName[] = "__mnemo_loop_ready";
 constexpr char MnemoGlobalName[] = "__mnemo_global";
 constexpr char MnemoRegisterGlobalsName[] = "__mnemo_register_globals";
 constexpr char MnemoSiteTableName[] = "__mnemo_site_table";
@@ -160,7 +161,8 @@ static_assert(
 static_assert(std::is_same_v<decltype(__mnemo_loop_summary_close),
                              void(uint32_t, uint64_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_summary_plan), const uint32_t>);
-static_assert(std::is_same_v<decltype(__mnemo_loop_ready), uint8_t *>);
+static_assert(std::is_same_v<decltype(__mnemo_value), void(uint32_t, uint64_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_value_done), uint32_t(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_register_globals), void()>);
 static_assert(std::is_same_v<decltype(__mnemo_site_table), const char[]>);
 static_assert(
@@ -230,8 +232,10 @@ STATISTIC(NumFunctions, "Number of functions instrumented");
 STATISTIC(NumLoops, "Number of loops instrumented");
 STATISTIC(NumPointerCreations, "Number of pointer creation events");
 STATISTIC(NumSummarizedLoops, "Number of loops summarized");
+STATISTIC(NumValueChecks,
+          "Number of summarized or mixed accesses whose values are checked");
 STATISTIC(NumVersionedLoops,
-          "Number of summarized loops kept per access until ready");
+          "Number of value-checked loops given a copy without the checks");
 STATISTIC(NumMixedLoops,
           "Number of summarized loops that also keep accesses per access");
 STATISTIC(NumSummarizedAccesses,
@@ -662,10 +666,9 @@ struct SummaryPlan {
     Empty = 0,
     Summarizable = 1,
     PerAccess = 2,
-    /// Sends the value, which a module needs only until it has seen enough
-    /// of a loop's: the loop is versioned, and its summarized copy runs once
-    /// the backend sets the loop's byte in __mnemo_loop_ready.
-    UntilReady = 3
+    /// As Summarizable, and checks the value against the site's published
+    /// set: a summarized or mixed access calls __mnemo_value instead.
+    ValueChecked = 3
   };
   enum Entry : unsigned {
     Load,
@@ -708,7 +711,7 @@ struct RuntimeCallbacks {
   FunctionCallee Load, Store, LoadPtr, StorePtr, PointerCreate, HeapSite,
       StackAlloc, StackFree, FuncEntry, FuncExit, LoopInvoke, LoopIter,
       LoopExit, LoopSummaryLoad, LoopSummaryStore, LoopSummary,
-      LoopSummaryOpen, MixedLoad, MixedStore, LoopSummaryClose, Global;
+      LoopSummaryOpen, MixedLoad, MixedStore, LoopSummaryClose, Value, ValueDone, Global;
 
   explicit RuntimeCallbacks(Module &M) {
     LLVMContext &Ctx = M.getContext();
@@ -745,6 +748,8 @@ struct RuntimeCallbacks {
     MixedLoad = Get(MnemoMixedLoadName, Void, {I32, Ptr, I32, I64, I32});
     MixedStore = Get(MnemoMixedStoreName, Void, {I32, Ptr, I32, I64, I32});
     LoopSummaryClose = Get(MnemoLoopSummaryCloseName, Void, {I32, I64});
+    Value = Get(MnemoValueName, Void, {I32, I64});
+    ValueDone = Get(MnemoValueDoneName, I32, {I32});
     Global = Get(MnemoGlobalName, Void, {I32, Ptr, I64});
   }
 
@@ -780,11 +785,9 @@ const DILocalVariable *stackVariable(AllocaInst &AI) {
 class FunctionInstrumenter {
 public:
   FunctionInstrumenter(Function &F, FunctionAnalysisManager &FAM,
-                       SiteTable &Sites, Function *&StackFreeSlot,
-                       GlobalVariable *&LoopReady)
+                       SiteTable &Sites, Function *&StackFreeSlot)
       : F(F), M(*F.getParent()), Ctx(F.getContext()), DL(M.getDataLayout()),
         FAM(FAM), Sites(Sites), StackFreeSlot(StackFreeSlot),
-        LoopReady(LoopReady),
         FuncName(demangle(F.getName())) {}
 
   /// Simplifies the loops (preheaders, dedicated exits), then assigns the
@@ -840,6 +843,7 @@ private:
     int MixedIn = -1;  // index in Summaries: Site's access goes out with its
                        // position in that mixed loop's iterations
     unsigned Rank = 0; // ... after this many of its summarized accesses
+    bool CheckValue = false; // summarized or mixed: __mnemo_value at it
   };
 
   /// A loop whose invocations go out as one summary each (README.md, "Loop
@@ -859,13 +863,12 @@ private:
       unsigned Event;  // index in Events
       unsigned Rank;   // summarized accesses before it in an iteration
     };
-    Loop *L;  // the summarized loop: a copy of the source loop when Versioned
+    Loop *L;  // the summarized loop
     uint32_t Site;
     SmallVector<Access, 8> Accesses;
     SmallVector<Other, 4> Others; // non-empty: a mixed loop
     Value *Iterations = nullptr; // header executions so far, from the header
     Value *Iteration = nullptr;  // the current one, from 0 (mnemo.iter)
-    bool Versioned = false;      // an access sends values until the loop is ready
     bool mixed() const { return !Others.empty(); }
   };
 
@@ -909,9 +912,9 @@ private:
   void orderSummaryAccesses(Summary &S) const;
   void expandStarts(Summary &S, SCEVExpander &Exp);
   void countIterations(Summary &S);
-  Loop *versionLoop(const Summary &S, ScalarEvolution &SE);
+  static SummaryPlan::Entry entryOf(const Event &E);
+  void versionChecks(const Summary &S);
   void splitExitsOfCopy(Loop *L, Loop *Copy, ValueToValueMapTy &VMap);
-  Value *loopReady(IRBuilder<> &IRB, uint32_t Site);
   void emitSummary(IRBuilder<> &IRB, const Summary &S) const;
   void emitSummaryOpen(IRBuilder<> &IRB, const Summary &S) const;
 
@@ -940,7 +943,6 @@ private:
   const RuntimeCallbacks *RT = nullptr; // set by rewrite()
   SiteTable &Sites;
   Function *&StackFreeSlot; // module-wide helper, made on first use
-  GlobalVariable *&LoopReady; // __mnemo_loop_ready, made on first use
   std::string FuncName;     // demangled
 
   DominatorTree *DT = nullptr;
@@ -1429,25 +1431,24 @@ void FunctionInstrumenter::planSummaries(SummaryPlan Plan) {
       SummaryOf[LS.L] = Summaries.size();
       Summaries.push_back(std::move(*S));
     }
-  // Starts and steps first, while no block has moved: they are computed
-  // before the loop, where both copies of a versioned loop can use them.
-  for (Summary &S : Summaries)
-    expandStarts(S, Exp);
+  // A value-checked access (plan state 3) keeps __mnemo_value where it was.
+  auto Checked = [&](const Event &E) {
+    return Plan.state(entryOf(E)) == SummaryPlan::ValueChecked;
+  };
   for (Summary &S : Summaries) {
-    if (S.Versioned) {
-      SummaryOf.erase(S.L);
-      S.L = versionLoop(S, SE);
-      SummaryOf[S.L] = &S - Summaries.data();
-      ++NumVersionedLoops;
-    } else {
-      for (const Summary::Access &A : S.Accesses)
-        Events[A.Event].Summarized = true;
-      for (const Summary::Other &O : S.Others) {
-        Events[O.Event].MixedIn = int(&S - Summaries.data());
-        Events[O.Event].Rank = O.Rank;
-      }
-      NumMixedLoops += S.mixed();
+    expandStarts(S, Exp);
+    for (const Summary::Access &A : S.Accesses) {
+      Events[A.Event].Summarized = true;
+      Events[A.Event].CheckValue = Checked(Events[A.Event]);
+      NumValueChecks += Events[A.Event].CheckValue;
     }
+    for (const Summary::Other &O : S.Others) {
+      Events[O.Event].MixedIn = int(&S - Summaries.data());
+      Events[O.Event].Rank = O.Rank;
+      Events[O.Event].CheckValue = Checked(Events[O.Event]);
+      NumValueChecks += Events[O.Event].CheckValue;
+    }
+    NumMixedLoops += S.mixed();
     countIterations(S);
     ++NumSummarizedLoops;
     NumSummarizedAccesses += S.Accesses.size();
@@ -1485,9 +1486,8 @@ FunctionInstrumenter::qualify(const LoopSite &LS, SummaryPlan Plan,
   }
   if (S.Accesses.size() > MaxSummaryAccesses)
     return std::nullopt;
-  // A mixed loop pays off only when something goes into its summary; its
-  // other accesses carry no value, so its copy would gain nothing.
-  if (S.mixed() && (S.Accesses.empty() || S.Versioned))
+  // A mixed loop pays off only when something goes into its summary.
+  if (S.mixed() && S.Accesses.empty())
     return std::nullopt;
   // Nothing at all to send: leave the loop as it is (its calls are empty).
   if (S.Accesses.empty() &&
@@ -1547,21 +1547,15 @@ FunctionInstrumenter::addSummaryAccess(Summary &S, unsigned EventIdx,
     return SummaryFit::Silent;
   bool IsStore = E.Kind == EventKind::Store;
   Type *Ty = getLoadStoreType(E.I);
-  SummaryPlan::Entry Entry =
-      IsStore ? (Ty->isPointerTy() ? SummaryPlan::StorePtr : SummaryPlan::Store)
-              : (Ty->isPointerTy() ? SummaryPlan::LoadPtr : SummaryPlan::Load);
   // What a plain access that no summary can stand for becomes: a record
   // with its position, when its record carries no value.
   SummaryFit NotAffine = SummaryFit::Other;
-  switch (Plan.state(Entry)) {
+  switch (Plan.state(entryOf(E))) {
   case SummaryPlan::Empty:
     return SummaryFit::Silent;
   case SummaryPlan::PerAccess:
     return SummaryFit::Blocks;
-  case SummaryPlan::UntilReady:
-    S.Versioned = true;
-    NotAffine = SummaryFit::Blocks;
-    break;
+  case SummaryPlan::ValueChecked:
   case SummaryPlan::Summarizable:
     break;
   }
@@ -1649,38 +1643,67 @@ void FunctionInstrumenter::countIterations(Summary &S) {
   S.Iteration = Iter;
 }
 
-/// Versioning (a module takes the values of L's accesses until it has seen
-/// enough of them, README.md): L stays as it is, per access, and a copy of
-/// it is summarized; the preheader takes the copy once the backend has set
-/// the loop's byte in __mnemo_loop_ready.  Both copies leave into exit blocks
-/// of their own, which merge into L's old ones.  Returns the copy.
-Loop *FunctionInstrumenter::versionLoop(const Summary &S, ScalarEvolution &SE) {
+/// The entry point a load or store event's access goes through (abi.h).
+SummaryPlan::Entry FunctionInstrumenter::entryOf(const Event &E) {
+  bool Ptr = getLoadStoreType(E.I)->isPointerTy();
+  if (E.Kind == EventKind::Store)
+    return Ptr ? SummaryPlan::StorePtr : SummaryPlan::Store;
+  return Ptr ? SummaryPlan::LoadPtr : SummaryPlan::Load;
+}
+
+/// A summarized loop with value-checked accesses (plan state 3) gets a copy
+/// without the checks, taken when the published set of every checked site
+/// says no more of its values are needed (__mnemo_value_done): the copy then
+/// calls nothing (unless mixed), and LTO can vectorize it again.  Made once
+/// the loop is instrumented, so that both send the same summary records.
+void FunctionInstrumenter::versionChecks(const Summary &S) {
+  SmallVector<uint32_t, 8> Checked;
+  for (const Summary::Access &A : S.Accesses)
+    if (Events[A.Event].CheckValue)
+      Checked.push_back(A.Site);
+  for (const Summary::Other &O : S.Others)
+    if (Events[O.Event].CheckValue)
+      Checked.push_back(Events[O.Event].Site);
+  if (Checked.empty())
+    return;
   Loop *L = S.L;
+  DT->recalculate(F);
   BasicBlock *Check = L->getLoopPreheader();
-  // Values of L used after it then flow through its exit blocks' phis: the
-  // only places that must learn of the copy.
-  formLCSSA(*L, *DT, LI, &SE);
+  // The summary's calls at the exits, and the program's own uses of L's
+  // values, then go through phis that learn the copy's values.
+  formLCSSA(*L, *DT, LI, nullptr);
   BasicBlock *Preheader = SplitEdge(Check, L->getHeader(), DT, LI);
   ValueToValueMapTy VMap;
   SmallVector<BasicBlock *, 16> Blocks;
-  Loop *Copy = cloneLoopWithPreheader(Preheader, Check, L, VMap, ".mnemo.sum",
+  Loop *Copy = cloneLoopWithPreheader(Preheader, Check, L, VMap, ".mnemo.fast",
                                       LI, DT, Blocks);
   remapInstructionsInBlocks(Blocks, VMap);
   splitExitsOfCopy(L, Copy, VMap);
+  for (BasicBlock *BB : Copy->blocks())
+    for (Instruction &I : make_early_inc_range(*BB))
+      if (auto *CI = dyn_cast<CallInst>(&I);
+          CI && CI->getCalledFunction() &&
+          CI->getCalledFunction()->getName() == MnemoValueName)
+        CI->eraseFromParent();
 
-  IRBuilder<> IRB(Check->getTerminator());
-  Value *Ready = loopReady(IRB, S.Site);
-  Check->getTerminator()->eraseFromParent();
-  BranchInst::Create(cast<BasicBlock>(VMap[Preheader]), Preheader, Ready,
-                     Check);
+  Instruction *Term = Check->getTerminator();
+  IRBuilder<> IRB(Ctx);
+  setInsertPoint(IRB, Term->getIterator(), Term);
+  Value *Done = nullptr;
+  for (uint32_t Site : Checked) {
+    Value *D = IRB.CreateICmpNE(emit(IRB, RT->ValueDone, {IRB.getInt32(Site)}),
+                                IRB.getInt32(0), "mnemo.value.done");
+    Done = Done ? IRB.CreateAnd(Done, D) : D;
+  }
+  Term->eraseFromParent();
+  BranchInst::Create(cast<BasicBlock>(VMap[Preheader]), Preheader, Done, Check);
   DT->recalculate(F);
-  return Copy;
+  ++NumVersionedLoops;
 }
 
 /// The copy's exits go to L's exit blocks: their phis learn the copy's
 /// values, then each exit block gets one predecessor block per copy, so that
-/// both loops have dedicated exits again (a summary for one, loop_exit for
-/// the other).
+/// both loops have dedicated exits again.
 void FunctionInstrumenter::splitExitsOfCopy(Loop *L, Loop *Copy,
                                             ValueToValueMapTy &VMap) {
   SmallVector<BasicBlock *, 4> Exits;
@@ -1699,32 +1722,9 @@ void FunctionInstrumenter::splitExitsOfCopy(Loop *L, Loop *Copy,
     SmallVector<BasicBlock *, 4> FromL, FromCopy;
     for (BasicBlock *P : predecessors(X))
       (Copy->contains(P) ? FromCopy : FromL).push_back(P);
-    SplitBlockPredecessors(X, FromCopy, ".mnemo.sum", DT, LI);
-    SplitBlockPredecessors(X, FromL, ".mnemo.orig", DT, LI);
+    SplitBlockPredecessors(X, FromCopy, ".mnemo.fast", DT, LI);
+    SplitBlockPredecessors(X, FromL, ".mnemo.checked", DT, LI);
   }
-}
-
-/// True when loop Site's byte in __mnemo_loop_ready is set.  The pointer
-/// starts at a zeroed array of the pass's own (every loop per access), and
-/// the runtime points it at the session's bytes, which the backend sets.
-Value *FunctionInstrumenter::loopReady(IRBuilder<> &IRB, uint32_t Site) {
-  if (!LoopReady) {
-    auto *Ty = ArrayType::get(IRB.getInt8Ty(), uint64_t(Sites.count()) + 1);
-    auto *None = new GlobalVariable(M, Ty, /*isConstant=*/false,
-                                    GlobalValue::InternalLinkage,
-                                    ConstantAggregateZero::get(Ty),
-                                    "mnemo.loop_ready.none");
-    LoopReady = new GlobalVariable(M, IRB.getPtrTy(), /*isConstant=*/false,
-                                   GlobalValue::ExternalLinkage, None,
-                                   MnemoLoopReadyName);
-    appendToUsed(M, {LoopReady});
-  }
-  Value *Bytes = IRB.CreateLoad(IRB.getPtrTy(), LoopReady, "mnemo.ready.bytes");
-  LoadInst *Byte = IRB.CreateLoad(
-      IRB.getInt8Ty(), IRB.CreateGEP(IRB.getInt8Ty(), Bytes, IRB.getInt64(Site)),
-      "mnemo.ready");
-  Byte->setAtomic(AtomicOrdering::Monotonic);
-  return IRB.CreateICmpNE(Byte, IRB.getInt8(0));
 }
 
 /// At an exit: one record per access, in iteration order, then the loop's;
@@ -1840,6 +1840,8 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
       emit(IRB, RT->loadOf(L->getType()),
            {Site(E.Site), L->getPointerOperand(), toI64(IRB, L),
             accessSize(IRB, L->getType())});
+    if (E.CheckValue)
+      emit(IRB, RT->Value, {Site(E.Site), toI64(IRB, L)});
     if (E.PtrSite)
       emit(IRB, RT->PointerCreate,
            {Site(E.PtrSite), L, IRB.getInt32(MnemoPointerLoaded)});
@@ -1847,10 +1849,12 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
   }
   case EventKind::Store: {
     auto *S = cast<StoreInst>(I);
-    if (E.Summarized)
-      return;
     Before();
     Value *V = S->getValueOperand();
+    if (E.CheckValue)
+      emit(IRB, RT->Value, {Site(E.Site), toI64(IRB, V)});
+    if (E.Summarized)
+      return;
     if (E.MixedIn >= 0) {
       emit(IRB, RT->MixedStore,
            {Site(E.Site), S->getPointerOperand(), accessSize(IRB, V->getType()),
@@ -2015,6 +2019,8 @@ void FunctionInstrumenter::rewrite(const RuntimeCallbacks &Callbacks,
   for (Event &E : Events)
     instrumentEvent(E);
   instrumentExits();
+  for (const Summary &S : Summaries)
+    versionChecks(S);
   FAM.invalidate(F, PreservedAnalyses::none());
 }
 
@@ -2140,7 +2146,6 @@ private:
   FunctionAnalysisManager &FAM;
   SiteTable Sites;
   Function *StackFreeSlot = nullptr;
-  GlobalVariable *LoopReady = nullptr;
   std::vector<std::unique_ptr<FunctionInstrumenter>> Functions;
   GlobalRegistrar Globals;
 };
@@ -2173,8 +2178,7 @@ bool ModuleInstrumenter::collect() {
   // mnemo-use pass calls this alone: one piece of code gives the ids both.
   for (Function *F : Targets) {
     Functions.push_back(
-        std::make_unique<FunctionInstrumenter>(*F, FAM, Sites, StackFreeSlot,
-                                               LoopReady));
+        std::make_unique<FunctionInstrumenter>(*F, FAM, Sites, StackFreeSlot));
     Functions.back()->collect();
   }
   if (ClGlobals)

@@ -161,6 +161,7 @@ const struct mn_module mn_module_null = {
 	.loop_iter = null_loop_iter,
 	.loop_exit = null_loop_exit,
 	.loop_summary = null_loop_summary,
+	.mixed_whole = true,   /* counts only */
 	.merge = null_merge,
 	.emit = null_emit,
 	.restore = null_restore,

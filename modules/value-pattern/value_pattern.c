@@ -237,8 +237,7 @@ static void memop_add(struct memop *m, uint64_t size)
 }
 
 /* The one handler behind load and store; returns the site's record, NULL without memory. */
-static inline struct site *on_access(struct vp *vp, uint32_t id, uint64_t addr, uint64_t value,
-				     bool store)
+static inline struct site *on_access(struct vp *vp, uint32_t id, uint64_t addr, bool store)
 {
 	struct site *s = mn_sitevec_get(&vp->sites, id);
 
@@ -251,35 +250,52 @@ static inline struct site *on_access(struct vp *vp, uint32_t id, uint64_t addr, 
 	else
 		site_first(vp, s, id, store);
 	s->last_addr = addr;
-	if (!s->capped) {
-		value_add(s, value);
-		/* From now on its values change nothing: its loop may run summarized. */
-		if (s->capped)
-			mn_run_values_done(vp->run, id);
-	}
 	return s;
 }
 
 static void vp_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
 {
-	on_access(st, site, addr, value, false);
+	on_access(st, site, addr, false);
 }
 
 /* size is 0 but at memop sites: there it is the call's length (saturated at 2^24 - 1). */
 static void vp_store(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
 {
-	struct site *s = on_access(st, site, addr, value, true);
+	struct site *s = on_access(st, site, addr, true);
 
 	if (s && __builtin_expect(s->memop != NULL, 0))
 		memop_add(s->memop, size);
 }
 
 /*
- * A loop summary (pass/README.md): it comes only from a loop every site of which is capped
- * (mn_run_values_done()), so values do not matter; per access, one stride from the site's last
- * address, then iterations - 1 times its step, in O(1).  No summary site is a memop store (a
- * memory intrinsic keeps its loop per access).  A site that is somehow not capped is counted
- * lost: its values are not in the summary.
+ * A value of the site, at least once per distinct one (events.yaml `value`), perhaps before the
+ * site's first execution arrives in a summary.  Each new value is published, so that the program
+ * stops sending it; once capped, none is needed any more.
+ */
+static void vp_value(void *st, uint32_t site, uint64_t value)
+{
+	struct vp *vp = st;
+	struct site *s = mn_sitevec_get(&vp->sites, site);
+	unsigned before;
+
+	if (!s) {
+		vp->lost++;
+		return;
+	}
+	if (s->capped)
+		return;
+	before = s->ndistinct;
+	value_add(s, value);
+	if (s->capped)
+		mn_run_value_all(vp->run, site);
+	else if (s->ndistinct != before)
+		mn_run_value_seen(vp->run, site, value);
+}
+
+/*
+ * A loop summary (pass/README.md): per access, one stride from the site's last address, then
+ * iterations - 1 times its step, in O(1).  Its values come as `value` events (vp_value()).  No
+ * summary site is a memop store (a memory intrinsic keeps its loop per access).
  */
 static void vp_loop_summary(void *st, uint32_t loop, uint64_t iterations,
 			    const struct mn_summary_access *acc, unsigned n)
@@ -291,7 +307,7 @@ static void vp_loop_summary(void *st, uint32_t loop, uint64_t iterations,
 		struct site *s = mn_sitevec_get(&vp->sites, a->site);
 		uint64_t first = a->start & ADDR_MASK;
 
-		if (!s || (s->executions && !s->capped)) {
+		if (!s) {
 			vp->lost += iterations;
 			continue;
 		}
@@ -303,8 +319,6 @@ static void vp_loop_summary(void *st, uint32_t loop, uint64_t iterations,
 			stride_add_n(s, a->step, iterations - 1);
 		s->executions += iterations;
 		s->last_addr = (a->start + (iterations - 1) * (uint64_t)a->step) & ADDR_MASK;
-		if (!s->capped)
-			vp->lost += iterations;
 	}
 }
 
@@ -664,8 +678,14 @@ static int vp_emit(void *st, struct mn_prof *p)
 
 	if (!order)
 		return -ENOMEM;
-	MN_SITEVEC_FOREACH(&vp->sites, id, s)
-		order[n++] = s;
+	/* A site with values but no execution: the program ended inside its loop, whose summary
+	 * never came; the per-access build would list it, so the profile says incomplete. */
+	MN_SITEVEC_FOREACH(&vp->sites, id, s) {
+		if (s->executions)
+			order[n++] = s;
+		else
+			vp->lost++;
+	}
 	qsort(order, n, sizeof(*order), by_executions);
 
 	mn_prof_map_begin(p);
@@ -1023,7 +1043,9 @@ const struct mn_module mn_module_value_pattern = {
 	.load = vp_load,
 	.store = vp_store,
 	.func_entry = vp_func_entry,
+	.value = vp_value,
 	.loop_summary = vp_loop_summary,
+	.mixed_whole = true,   /* per-site state, each site its own events' */
 	.merge = vp_merge,
 	.emit = vp_emit,
 	.restore = vp_restore,

@@ -20,14 +20,16 @@ body() { "$objdump" -d --no-show-raw-insn --disassemble-symbols="$1" "$2"; }
 
 # 1. value-pattern alone (loads, stores and function entries: no loop or heap event).
 "$bin/mnemo-cc" -m value-pattern -O2 -g "$src/programs/spec_probe.c" -o "$work/vp"
+# One record, its function entry: two queue writes, as the wire's records are all 16 bytes (its
+# longest, `value`, has two words; frontend-lib/spec.h).
 n=$(body loop_only "$work/vp" | grep -c movnti || true)
-[ "$n" -eq 1 ] || fail "value-pattern build: loop_only has $n queue writes, expected 1 (its function entry)"
+[ "$n" -eq 2 ] || fail "value-pattern build: loop_only has $n queue writes, expected 2 (its function entry's 16-byte record)"
 calls=$(body loop_only "$work/vp" | grep -c '__mnemo_' || true)
 [ "$calls" -eq 0 ] || fail "value-pattern build: loop_only calls __mnemo_* $calls times, expected 0"
 n=$(body store_only "$work/vp" | grep -c movnti || true)
 [ "$n" -gt 0 ] || fail "value-pattern build: store_only has no queue write, expected the store event"
 if nm "$work/vp" | grep -w 'T malloc' >/dev/null; then fail "value-pattern build interposes malloc; it uses no heap event"; fi
-echo "value-pattern: loop_only 1 queue write (function entry), store_only writes, no malloc interposition"
+echo "value-pattern: loop_only 2 queue writes (function entry), store_only writes, no malloc interposition"
 
 # 2. rds-shape alone: loads and stores of pointer values only (accesses: pointer).
 "$bin/mnemo-cc" -m rds-shape -O2 -g "$src/programs/spec_probe.c" -o "$work/rds"

@@ -15,12 +15,12 @@
 ; RUN:   -S %s | FileCheck --check-prefix=LOADS %s
 ; RUN: %opt -passes=mnemo-instrument -mnemo-instrument-all \
 ; RUN:   -mnemo-instrument-functions=false -S %s | FileCheck --check-prefix=OFF %s
-; Prefix READY, every access sends its value until the loop is ready (state
-; 3): the loop is versioned; its copy is summarized, taken once the loop's
-; byte in __mnemo_loop_ready is set.
+; Prefix CHECKED, every access checks its value (state 3, a module takes
+; `value`): the loop is summarized with __mnemo_value at each access, and gets
+; a copy without them, taken when __mnemo_value_done says so for every site.
 ; RUN: %opt -passes=mnemo-instrument,verify -mnemo-instrument-all \
 ; RUN:   -mnemo-instrument-functions=false -mnemo-summary-plan=2147484927 \
-; RUN:   -S %s | FileCheck --check-prefix=READY %s
+; RUN:   -S %s | FileCheck --check-prefix=CHECKED %s
 ; Prefix MIXED, the first plan with mixed loops on (bit 30): a loop whose other
 ; accesses are conditional, indirect or volatile summarizes its affine ones and
 ; sends the others with their iteration and rank.  Prefix MIXEDLOADS, the same
@@ -58,30 +58,29 @@ target triple = "x86_64-pc-linux-gnu"
 ; LOADS:       call void @__mnemo_load(i32 3,
 ; LOADS-NOT:   @__mnemo_loop_summary
 ; LOADS:       }
-; READY-LABEL: define void @affine(
-; READY:       for.body.preheader:
-; READY-NEXT:  %mnemo.ready.bytes = load ptr, ptr @__mnemo_loop_ready
-; READY-NEXT:  %[[AT:.*]] = getelementptr i8, ptr %mnemo.ready.bytes, i64 2
-; READY-NEXT:  %mnemo.ready = load atomic i8, ptr %[[AT]] monotonic
-; READY-NEXT:  %[[C:.*]] = icmp ne i8 %mnemo.ready, 0
-; READY-NEXT:  br i1 %[[C]], label %[[SUM:.*]], label %[[ORIG:.*]]
-; READY:       for.body.mnemo.sum:
-; READY-NOT:   call void @__mnemo
-; READY:       br i1 %exitcond.not.mnemo.sum, label %for.cond.cleanup.loopexit.mnemo.sum, label %for.body.mnemo.sum
-; READY:       [[ORIG]]:
-; READY-NEXT:  call void @__mnemo_loop_invoke(i32 2)
-; READY:       for.cond.cleanup.loopexit.mnemo.sum:
-; READY-NEXT:  call void @__mnemo_loop_summary_load(i32 3, ptr %x, i64 4, i32 4)
-; READY-NEXT:  call void @__mnemo_loop_summary_load(i32 4, ptr %y, i64 4, i32 4)
-; READY-NEXT:  call void @__mnemo_loop_summary_store(i32 5, ptr %y, i64 4, i32 4)
-; READY-NEXT:  call void @__mnemo_loop_summary(i32 2, i32 3, i64 %mnemo.iter.next)
-; READY:       for.cond.cleanup.loopexit.mnemo.orig:
-; READY-NEXT:  call void @__mnemo_loop_exit(i32 2)
-; READY:       for.body:
-; READY:       call void @__mnemo_loop_iter(i32 2)
-; READY:       call void @__mnemo_load(i32 3,
-; READY:       call void @__mnemo_load(i32 4,
-; READY:       call void @__mnemo_store(i32 5,
+; CHECKED-LABEL: define void @affine(
+; CHECKED:       for.body.preheader:
+; CHECKED-NEXT:  %[[D3:.*]] = call i32 @__mnemo_value_done(i32 3)
+; CHECKED:       call i32 @__mnemo_value_done(i32 4)
+; CHECKED:       call i32 @__mnemo_value_done(i32 5)
+; CHECKED:       br i1 %{{.*}}, label %for.body.preheader.split.mnemo.fast, label %for.body.preheader.split
+; CHECKED:       for.body.mnemo.fast:
+; CHECKED-NOT:   call void @__mnemo
+; CHECKED:       br i1 %exitcond.not.mnemo.fast, label %for.cond.cleanup.loopexit.mnemo.fast, label %for.body.mnemo.fast
+; CHECKED:       for.cond.cleanup.loopexit:
+; CHECKED-NEXT:  %[[N:.*]] = phi i64 [ %mnemo.iter.next.mnemo.fast, %for.cond.cleanup.loopexit.mnemo.fast ], [ %mnemo.iter.next, %for.cond.cleanup.loopexit.mnemo.checked ]
+; CHECKED-NEXT:  call void @__mnemo_loop_summary_load(i32 3, ptr %x, i64 4, i32 4)
+; CHECKED-NEXT:  call void @__mnemo_loop_summary_load(i32 4, ptr %y, i64 4, i32 4)
+; CHECKED-NEXT:  call void @__mnemo_loop_summary_store(i32 5, ptr %y, i64 4, i32 4)
+; CHECKED-NEXT:  call void @__mnemo_loop_summary(i32 2, i32 3, i64 %[[N]])
+; CHECKED:       for.body:
+; CHECKED-NOT:   call void @__mnemo_load
+; CHECKED:       call void @__mnemo_value(i32 3, i64
+; CHECKED:       call void @__mnemo_value(i32 4, i64
+; CHECKED:       call void @__mnemo_value(i32 5, i64
+; CHECKED-NEXT:  store float
+; CHECKED-NOT:   call void @__mnemo
+; CHECKED:       }
 ; OFF-LABEL:   define void @affine(
 ; OFF-NOT:     @__mnemo_loop_summary
 ; OFF:         }

@@ -25,6 +25,8 @@
  * --mixed, mixed loops run through them, nested and resynchronized, must give records of the
  * layout the design fixes whose positions say each access's iteration and rank, with
  * loop_summary_at exactly where the iteration gap is not 0 or 1 (check_mixed()).
+ * When a module takes `value`, each load and store is followed by its `value` record (no value
+ * is published here).
  * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
  */
 #include <pthread.h>
@@ -206,6 +208,10 @@ static int check(const struct call *c, bool pointer_only)
 		nwords = 0;
 	if (c->code == 23)
 		more = __mnemo_wire.nwords[21];
+	/* A module takes `value` (code 25): with no published set here, every load and store's
+	 * value follows its record. */
+	if ((c->code == 1 || c->code == 2) && __mnemo_wire.nwords[25] && !(pointer_only && !c->ptr))
+		more = __mnemo_wire.nwords[25];
 
 	for (unsigned i = 0; i < BUF_WORDS; i++)
 		buf[i] = 0;
@@ -217,9 +223,9 @@ static int check(const struct call *c, bool pointer_only)
 		printf("%s: expected %u words pushed, got %u\n", c->name, nwords + more, pushed);
 		return 1;
 	}
-	if (more && (buf[nwords] & 0xff) != 21) {
-		printf("%s: expected the mixed_load record after it, got code %u\n", c->name,
-		       (unsigned)(buf[nwords] & 0xff));
+	if (more && (buf[nwords] & 0xff) != (c->code == 23 ? 21 : 25)) {
+		printf("%s: expected the %s record after it, got code %u\n", c->name,
+		       c->code == 23 ? "mixed_load" : "value", (unsigned)(buf[nwords] & 0xff));
 		bad++;
 	}
 	if (!nwords)

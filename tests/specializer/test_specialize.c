@@ -300,7 +300,7 @@ static void test_catalogue_valid(void **state)
 
 	if (mn_spec_catalogue_load(&c, catalogue_path(), &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(c->nevents, 24);
+	assert_int_equal(c->nevents, 25);
 	assert_int_equal(code_of(c, "load"), 1);
 	assert_int_equal(code_of(c, "program_end"), 16);
 	assert_string_equal(c->event[0].arg[1].name, "address");
@@ -343,8 +343,9 @@ static void test_catalogue_valid(void **state)
 	mn_spec_catalogue_free(c);
 }
 
-/* value-pattern: load and store as site | address | value in 3 words, the store's size (memop
- * lengths) after the site in word 0; func_entry's site in 1 word; nothing else sent. */
+/* value-pattern: load and store as site | address in 2 words, the store's size (memop lengths)
+ * after the site in word 0; value as site | value; func_entry's site, padded to 2 words like every
+ * record of a wire whose longest is 2 (spec.h); nothing else sent. */
 static void test_value_pattern_wire(void **state)
 {
 	const char *paths[] = { MNEMO_MODULES_DIR "/value-pattern/events.yaml" };
@@ -353,8 +354,9 @@ static void test_value_pattern_wire(void **state)
 
 	pack(&w, &c, 1, paths);
 	for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++) {
-		unsigned want = code == code_of(c, "load") || code == code_of(c, "store") ? 3 :
-				code == code_of(c, "func_entry") ? 1 : 0;
+		unsigned want = code == code_of(c, "load") || code == code_of(c, "store") ||
+				code == code_of(c, "value") || code == code_of(c, "func_entry") ?
+				2 : 0;
 
 		if (w.nwords[code] != want)
 			fail_msg("event %u: expected %u words, got %u", code, want, w.nwords[code]);
@@ -362,10 +364,12 @@ static void test_value_pattern_wire(void **state)
 	for (unsigned code = 1; code <= 2; code++) {
 		expect_wire_arg(&w, code, 0, 0, 8, 32);    /* site */
 		expect_wire_arg(&w, code, 1, 1, 0, 48);    /* address */
-		expect_wire_arg(&w, code, 2, 2, 0, 64);    /* value */
+		expect_wire_arg(&w, code, 2, 0, 0, 0);     /* value: not sent, `value` brings it */
 	}
 	expect_wire_arg(&w, code_of(c, "load"), 3, 0, 0, 0);     /* load size: not sent */
 	expect_wire_arg(&w, code_of(c, "store"), 3, 0, 40, 24);  /* store size: sent */
+	expect_wire_arg(&w, code_of(c, "value"), 0, 0, 8, 32);   /* site */
+	expect_wire_arg(&w, code_of(c, "value"), 1, 1, 0, 64);   /* value */
 	assert_false(mn_spec_uses_heap(&w, c));
 	mn_spec_catalogue_free(c);
 }
@@ -386,7 +390,10 @@ static void test_value_pattern_cli(void **state)
 	expect_contains("callbacks.c", text,
 			"const char __mnemo_backend_path[] = \"/opt/mnemo/bin/mnemo-backend\";");
 	expect_contains("callbacks.c", text, "const uint32_t __mnemo_heap_events = 0;");
-	expect_contains("callbacks.c", text, "\tmn_queue_push(w, 3);\n");
+	expect_contains("callbacks.c", text, "\tmn_queue_push(w, 2);\n");
+	/* Values as sets: each load and store checks its value; __mnemo_value too. */
+	expect_contains("callbacks.c", text, "\tvalue_check(site, value);\n}\n");
+	expect_contains("callbacks.c", text, "void __mnemo_value(uint32_t site, uint64_t value)\n{\n\tvalue_check(site, value);\n}\n");
 	expect_contains("callbacks.c", text,
 			"void __mnemo_heap_alloc(uint32_t site, const void *addr, uint64_t size)\n"
 			"{\n}\n");
@@ -526,12 +533,12 @@ static void test_union_of_modules(void **state)
 	paths[1] = write_spec(fx, "sizes", "module: sizes\ndoc: d\nevents:\n  load: [size]\n"
 			      "  func_entry: []\n");
 	pack(&w, &c, 2, paths);
-	assert_int_equal(w.nwords[code_of(c, "load")], 3);
+	assert_int_equal(w.nwords[code_of(c, "load")], 2);
 	expect_wire_arg(&w, code_of(c, "load"), 3, 0, 40, 24);   /* size, from "sizes" */
-	expect_wire_arg(&w, code_of(c, "load"), 2, 2, 0, 64);    /* value, from value-pattern */
-	assert_int_equal(w.nwords[code_of(c, "store")], 3);
+	expect_wire_arg(&w, code_of(c, "load"), 1, 1, 0, 48);    /* address, from value-pattern */
+	assert_int_equal(w.nwords[code_of(c, "store")], 2);
 	expect_wire_arg(&w, code_of(c, "store"), 3, 0, 40, 24);  /* size, from value-pattern */
-	assert_int_equal(w.nwords[code_of(c, "func_entry")], 1);
+	assert_int_equal(w.nwords[code_of(c, "func_entry")], 2);
 	mn_spec_catalogue_free(c);
 
 	specialize(fx, &r, fx->modules, "value-pattern,sizes");
@@ -1078,15 +1085,17 @@ static void test_bad_accesses(void **state)
 			6, 11, "accesses must be all or pointer, got 'nothing'");
 }
 
+/* A module taking `value` publishes each site's values from one worker: not sharded by address. */
 static void test_bad_values(void **state)
 {
 	expect_bad_spec(*state,
 			"module: bad\n"
 			"doc: d\n"
-			"values: sometimes\n"
+			"shard: address\n"
+			"shard_shift: 3\n"
 			"events:\n"
-			"  load: [value]\n",
-			3, 9, "values must be always or until-ready, got 'sometimes'");
+			"  value: [site, value]\n",
+			6, 3, "a module taking 'value' shards by site or not at all");
 }
 
 static void test_bad_sample(void **state)
@@ -1597,7 +1606,8 @@ static void expect_some_body(const char *text, const char *fn, bool full)
 /*
  * --all-events: every entry point of abi.h that callbacks.c defines has a body (the events of the
  * whole catalogue, loads and stores of every value, and __mnemo_heap_site, heap events being sent)
- * but the loop summary ones, which stay empty (no summaries without specialization),
+ * but the loop summary ones, which stay empty (no summaries without specialization), and
+ * __mnemo_value (its records carry every value),
  * heap=1, the session's modules unchanged; no countdown, the sampled module's variable recorded
  * with the stand-in module all-events as what needs every access; every argument sent (null,
  * which takes no value, gets the values).
@@ -1636,8 +1646,9 @@ static void test_all_events(void **state)
 		if (!strstr(text, head))
 			continue;   /* not a callback: the pass defines it (__mnemo_register_globals) */
 		if (!strncmp(fn, "__mnemo_loop_summary", 20) ||
-		    !strncmp(fn, "__mnemo_mixed_", 14)) {
-			/* no summaries nor mixed loops with --all-events */
+		    !strncmp(fn, "__mnemo_mixed_", 14) || !strcmp(fn, "__mnemo_value")) {
+			/* no summaries nor mixed loops with --all-events, and no `value`: the
+			 * load and store records carry every value */
 			expect_some_body(text, fn, false);
 			continue;
 		}
@@ -1782,10 +1793,10 @@ static void test_summary_plan(void **state)
 		{ "loops", NULL, 0xc0000400 },         /* loop events sent: 1 */
 		{ "vals,loops", NULL, 0xc0000422 },
 		{ "vals,addrs", NULL, 0x00000022 },    /* the value goes with every load */
-		{ "untl", NULL, 0xc0000033 },          /* values until ready: 3 */
-		{ "untl,addrs", NULL, 0xc0000033 },
-		{ "untl,vals", NULL, 0x00000022 },     /* vals needs every value: 2 */
-		{ "untl", "--no-summarize", 0x00000033 },
+		{ "sets", NULL, 0xc00000ff },          /* values as sets, every access checked: 3 */
+		{ "sets,addrs", NULL, 0xc00000ff },
+		{ "sets,vals", NULL, 0xc00000ee },     /* vals needs every load's value: 2 */
+		{ "sets", "--no-summarize", 0x000000ff },
 		{ "calls", NULL, 0x00000000 },         /* nothing to summarize */
 		{ "addrs", "--no-summarize", 0x00000011 },
 		{ "loops", "--no-summarize", 0x00000400 },
@@ -1798,7 +1809,7 @@ static void test_summary_plan(void **state)
 	} tree[] = {
 		{ "dependence", 0xc0000455 },
 		{ "null", 0xc0000455 },
-		{ "value-pattern", 0xc00000ff },       /* values: until-ready */
+		{ "value-pattern", 0xc00000ff },       /* takes `value`: every access checked */
 		{ "rds-shape", 0x000000a0 },          /* pointer only, with values */
 		{ "structure-affinity", 0x80000055 },  /* sampled: summarized, no mixed loop */
 		{ "object-relative", 0xc0000055 },
@@ -1810,8 +1821,8 @@ static void test_summary_plan(void **state)
 
 	write_spec(fx, "vals", "module: vals\ndoc: d\nevents:\n  load: [value]\n");
 	write_spec(fx, "addrs", "module: addrs\ndoc: d\nevents:\n  load: [site, address]\n");
-	write_spec(fx, "untl", "module: untl\ndoc: d\nvalues: until-ready\nevents:\n"
-		   "  load: [value]\n");
+	write_spec(fx, "sets", "module: sets\ndoc: d\nevents:\n  load: [address]\n"
+		   "  value: [site, value]\n");
 	write_spec(fx, "ptrs", "module: ptrs\ndoc: d\naccesses: pointer\nevents:\n"
 		   "  load: [address]\n  store: [address]\n");
 	write_spec(fx, "smp", "module: smp\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"

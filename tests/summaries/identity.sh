@@ -12,7 +12,7 @@
 # and for the five profiling modules together.  tests: every test program (tests/*/programs/, no
 # arguments) for the four modules that take no loaded values (dependence, object-relative,
 # structure-affinity, null) together, and for the five together (value-pattern's loops are
-# versioned: summarized once its sites have seen enough values).  The test fails unless some
+# summarized with each access's value checked against the published set).  The test fails unless some
 # accesses did arrive as summaries, so that it cannot pass by summarizing nothing.
 #
 # Left out: exit_paths (tests/integration), which prints its children's pids, different on every

@@ -60,7 +60,10 @@ static double now_monotonic(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The wire: load and store send site (word 0), address (word 1), value (word 2); not size. */
+/*
+ * The wire: load and store send site (word 0), address (word 1), value (word 2; value-pattern
+ * ignores it); not size.  `value` sends site (word 0) and value (word 1).
+ */
 static void make_wire(struct mn_wire *w)
 {
 	memset(w, 0, sizeof(*w));
@@ -70,6 +73,9 @@ static void make_wire(struct mn_wire *w)
 		w->arg[code][1] = (struct mn_wire_arg){ .word = 1, .shift = 0, .bits = 48 };
 		w->arg[code][2] = (struct mn_wire_arg){ .word = 2, .shift = 0, .bits = 64 };
 	}
+	w->nwords[25] = 2;   /* value */
+	w->arg[25][0] = (struct mn_wire_arg){ .word = 0, .shift = 8, .bits = 32 };
+	w->arg[25][1] = (struct mn_wire_arg){ .word = 1, .shift = 0, .bits = 64 };
 	w->nwords[15] = 1;   /* program_start: pid */
 	w->arg[15][0] = (struct mn_wire_arg){ .word = 0, .shift = 8, .bits = 32 };
 }
@@ -135,11 +141,14 @@ static void run_start(struct run *r, const char *const *modules, unsigned n)
 	r->nbackends = n;
 }
 
+/* An access as the program sends it: its record, then its value (no published set here). */
 static void push(uint8_t code, uint32_t site, uint64_t addr, uint64_t value)
 {
 	uint64_t w[3] = { code | (uint64_t)site << 8, addr, value };
+	uint64_t v[2] = { 25 | (uint64_t)site << 8, value };
 
 	mn_queue_push(w, 3);
+	mn_queue_push(v, 2);
 }
 
 /* The synthetic program: a constant load, an array walk, a store, a load in another file. */

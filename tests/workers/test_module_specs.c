@@ -38,6 +38,7 @@ static bool has_handler(const struct mn_module *m, unsigned c)
 	case 14: return m->loop_exit;
 	case 15: return m->program_start;
 	case 16: return m->program_end;
+	case 25: return m->value;
 	default: return false;
 	}
 }

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-enum { N = 4096, ROUNDS = 400 };
+enum { N = 4096, ROUNDS = 800 };
 
 static long a[N], b[N];
 
