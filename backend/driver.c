@@ -697,7 +697,7 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 	case MN_EV_VALUE:
 		d = &dec[MN_EV_VALUE];
 		stats->values++;
-		if (m->value && (!sharded || m->shard != MN_SHARD_SITE || owns(w, ARG(0))))
+		if (m->value && (!sharded || owns_site(w, ARG(0))))
 			m->value(st, (uint32_t)ARG(0), ARG(1));
 		return d->nwords;
 	default:   /* a code the catalogue added after this backend was built */
