@@ -1259,8 +1259,9 @@ static int setup(int argc, char **argv)
 			"queue %u x %u MiB; profile %s\n", prog, nmod, nmod > 1 ? "s" : "",
 			opt.workers, opt.workers > 1 ? "s" : "", MN_RT_NBUFS, opt.queue_mb, output);
 
-	/* Only now: a failed set-up unmaps the session, which the callbacks must not read. */
-	if (values_len) {
+	/* Only now: a failed set-up unmaps the session, which the callbacks must not read.
+	 * MNEMO_ALL_VALUES: no set to check against, every value is sent. */
+	if (values_len && !opt.all_values) {
 		__mnemo_value_sets = (struct mn_value_set *)((char *)s + s->values_off);
 		__mnemo_value_sites = __mnemo_site_count + 1;
 	}
