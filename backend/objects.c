@@ -43,10 +43,27 @@ static uint64_t extent(uint64_t size)
 }
 
 /*
+ * Object t is being mapped over a granule of live object s: neither is found in every byte of
+ * its own any more (objects.h, Guesses), but two globals that only share the granule are, the
+ * globals' search finding the one the granule's owner does not hold.
+ */
+static void share(struct mn_objects *o, uint32_t s, uint32_t t)
+{
+	struct mn_obj *x = &o->v[s], *y = &o->v[t];
+
+	if (x->kind == MN_OBJ_GLOBAL && y->kind == MN_OBJ_GLOBAL &&
+	    (x->addr + extent(x->size) <= y->addr || y->addr + extent(y->size) <= x->addr))
+		return;
+	x->shared = true;
+	y->shared = true;
+}
+
+/*
  * Sets the shadow of every granule [addr, addr + len) touches to slot, or, with clear, to 0 where
- * it holds slot (a granule a later object took stays the later one's).  The shadow of consecutive
- * granules is contiguous within a 1 GiB slice: one lookup per slice.  A slice another window owns
- * is skipped, and counted (granules) when mapping.
+ * it holds slot (a granule a later object took stays the later one's).  Mapping marks `shared`
+ * both objects of a granule another held, and the object of an aliased one.  The shadow of
+ * consecutive granules is contiguous within a 1 GiB slice: one lookup per slice.  A slice another
+ * window owns is skipped, and counted (granules) when mapping.
  */
 static void map_range(struct mn_objects *o, uint64_t addr, uint64_t len, uint32_t slot,
 		      bool clear)
@@ -59,12 +76,16 @@ static void map_range(struct mn_objects *o, uint64_t addr, uint64_t len, uint32_
 		uint32_t *m = clear ? (uint32_t *)mn_shadow_peek(o->sh, a)
 				    : mn_shadow_get(o->sh, a);
 
-		if (!m)
+		if (!m) {
 			o->aliases += clear ? 0 : n;
-		else if (!clear)
-			for (uint64_t i = 0; i < n; i++)
+			o->v[slot].shared |= !clear;
+		} else if (!clear) {
+			for (uint64_t i = 0; i < n; i++) {
+				if (m[i] && m[i] != slot)
+					share(o, m[i], slot);
 				m[i] = slot;
-		else
+			}
+		} else
 			for (uint64_t i = 0; i < n; i++)
 				m[i] = m[i] == slot ? 0 : m[i];
 		a = stop;
@@ -91,14 +112,15 @@ static void map(struct mn_objects *o, const struct mn_obj *x, uint32_t slot)
 }
 
 /*
- * A large object's shadow is cleared whole, pages given back to the kernel, even where a neighbour
- * shares its end granules; a small one's entry by entry, which commits nothing new.
+ * A large object's shadow is cleared whole, pages given back to the kernel; a small one's entry by
+ * entry, which commits nothing new.  So is a large one that shares a granule: its range may hold
+ * another object's entries (objects.h, Guesses), which it must not take with it.
  */
 static void unmap(struct mn_objects *o, const struct mn_obj *x, uint32_t slot)
 {
 	uint64_t len = extent(x->size);
 
-	if (len >= CLEAR_BULK)
+	if (len >= CLEAR_BULK && !x->shared)
 		mn_shadow_clear(o->sh, x->addr, len);
 	else
 		map_range(o, x->addr, len, slot, true);
@@ -173,6 +195,7 @@ MN_EXPORT uint32_t mn_objects_alloc(struct mn_objects *o, const struct mn_obj *t
 	x = &o->v[s];
 	*x = *tmpl;
 	x->live = true;
+	x->shared = false;
 	x->next = 0;
 	if (x->kind == MN_OBJ_GLOBAL && !add_global(o, s)) {
 		/* Back to the head of the free list, where it came from or as the new last slot. */
@@ -194,6 +217,7 @@ MN_EXPORT void mn_objects_move(struct mn_objects *o, uint32_t s, uint64_t addr, 
 	unmap(o, x, s);
 	x->addr = addr;
 	x->size = size;
+	x->shared = false;   /* map() finds out again, in the new granules */
 	map(o, x, s);
 }
 

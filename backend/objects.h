@@ -13,6 +13,7 @@
  *	mn_objects_release(&objs, s);                    //   free
  *	mn_objects_move(&objs, s, b, m);                 //   realloc
  *	s = mn_objects_find(&objs, addr);                // load, store: mn_obj(&objs, s)->serial
+ *	if (!mn_objects_holds(&objs, guess, addr)) ...   //   or check a guess first: same answer
  *	mn_objects_free(&objs);                          // fini
  *
  * Slots.  An object is a slot of one array (1, 2, ...; 0 is "none"), reused after its release,
@@ -37,14 +38,22 @@
  * 16-byte alignment and a header between chunks), so a table of heap objects only may use
  * mn_objects_find_granule(), which returns the owner unchecked and touches no record.
  *
+ * Guesses.  An access often falls in the object the same instruction's last access found (a loop
+ * over an array, a histogram's bins).  mn_objects_holds() checks such a guess in the object's own
+ * record, which that last access left in the cache, and skips the shadow.  It answers yes only for
+ * an object none of whose granules any other object or alias ever touched (`shared` false): all
+ * its granules hold its slot, so mn_objects_find() would return it for every byte of it.  Heap and
+ * stack objects share no granule unless the program lost a free; packed globals do, and are always
+ * looked up.
+ *
  * Aliases.  A granule whose shadow slice another window of the address space owns (shadow.h) is
  * left unmapped and counted in `aliases`: lookups in it find no object.  That costs accuracy, never
  * correctness; a module reports the count in its profile.
  *
  * Memory: 48 bytes per slot (the array keeps its peak size) and 4 per global, plus half the bytes
- * that live objects cover, as shadow.  A released object of 256 KiB or more gives its whole shadow
- * pages back (and clears its end granules whole, a neighbour's share included); a smaller one
- * zeroes its own entries in place, so its pages stay for the next objects there.  Nothing here
+ * that live objects cover, as shadow.  A released object of 256 KiB or more that shares no granule
+ * gives its whole shadow pages back; a smaller one, or one that shares, zeroes its own entries in
+ * place, so its pages stay for the next objects there.  Nothing here
  * aborts: without memory, mn_objects_alloc() returns 0 and the program's object goes untracked,
  * which the module counts.
  *
@@ -78,6 +87,7 @@ struct mn_obj {
 	uint32_t next;           /* a free slot: the next free one, 0: none */
 	uint8_t kind;            /* enum mn_obj_kind */
 	bool live;               /* false: a free slot, whose other fields are stale */
+	bool shared;             /* a granule of it is or was another's too, or aliased */
 };
 
 struct mn_objects {
@@ -155,6 +165,17 @@ static inline uint32_t mn_objects_find(const struct mn_objects *o, uint64_t a)
 			return s;
 	}
 	return o->nglobals ? mn_objects_find_global(o, a) : 0;
+}
+
+/*
+ * Does live object s (a slot 1 .. n, live or not) hold address a, so that mn_objects_find(o, a)
+ * would return s?  False when s shares a granule (see Guesses): then ask mn_objects_find().
+ */
+static inline bool mn_objects_holds(const struct mn_objects *o, uint32_t s, uint64_t a)
+{
+	const struct mn_obj *x = &o->v[s];
+
+	return x->live && !x->shared && a - x->addr < (x->size ? x->size : 1);
 }
 
 /*

@@ -93,6 +93,7 @@ struct insn {
 	struct stream *v;
 	uint32_t n, alloc, last;     /* last: the one used last, the cheap guess */
 	uint32_t loop;               /* loop_of() the site, when placed */
+	uint32_t last_slot;          /* the object its last access found, a guess for the next */
 	bool placed;                 /* loop looked up (by insn_of(), not by merge or restore) */
 };
 
@@ -338,7 +339,9 @@ static struct stream *access_stream(struct affinity *a, struct insn *in, uint32_
 static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t size)
 {
 	uint64_t cost = a->opt.cache ? sa_cache_access(&a->cache, addr, size) : 1, off;
-	uint32_t slot = mn_objects_find(&a->objs, addr);
+	struct insn *in = insn_of(a, site);
+	uint32_t slot = in && in->last_slot && mn_objects_holds(&a->objs, in->last_slot, addr)
+				? in->last_slot : mn_objects_find(&a->objs, addr);
 	const struct mn_obj *x;
 	struct stream *r;
 	struct dobj *d;
@@ -351,7 +354,9 @@ static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t
 		return;
 	}
 	x = mn_obj(&a->objs, slot);
-	r = access_stream(a, insn_of(a, site), x->group);
+	if (in)
+		in->last_slot = slot;
+	r = access_stream(a, in, x->group);
 	if (!r) {
 		a->nomem++;
 		return;

@@ -209,6 +209,14 @@ static void model_free(struct model *m)
 
 /* ---- Checks ---------------------------------------------------------------------------------- */
 
+/* A guess is never wrong: when slot g holds a, mn_objects_find() finds g there. */
+static void check_guess(const char *what, const struct mn_objects *o, uint64_t a, uint32_t g)
+{
+	if (g && mn_objects_holds(o, g, a) && mn_objects_find(o, a) != g)
+		fail_msg("%s: address %#" PRIx64 ": slot %" PRIu32 " holds it, but "
+			 "mn_objects_find() finds %" PRIu32, what, a, g, mn_objects_find(o, a));
+}
+
 /* mn_objects_find(o, a) against the reference, and the found object's fields. */
 static void check_find(const char *what, const struct mn_objects *o, const struct model *m,
 		       uint64_t a)
@@ -230,8 +238,14 @@ static void check_find(const char *what, const struct mn_objects *o, const struc
 				 " (object at %#" PRIx64 " size %" PRIu64 "), got %" PRIu32, what,
 				 a, g ? g->slot : 0, g ? g->addr : 0, g ? g->size : 0, t);
 	}
+	check_guess(what, o, a, o->n ? 1 + (uint32_t)below(o->n) : 0);
 	if (!r)
 		return;
+	/* Objects that overlap none (globals may share a granule) are found by a guess. */
+	if (!mn_objects_holds(o, s, a))
+		fail_msg("%s: address %#" PRIx64 ": expected slot %" PRIu32 " to hold it (a %s "
+			 "object overlapping none), got no", what, a, s, kind_name[r->kind]);
+	check_guess(what, o, a, s);
 	x = mn_obj(o, s);
 	if (!x->live || x->addr != r->addr || x->size != r->size || x->kind != r->kind ||
 	    x->serial != r->serial || x->born != r->born || x->group != r->group)
@@ -683,12 +697,107 @@ static void test_aliases(void **state)
 			 ", got %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32, t, u, s, s,
 			 mn_objects_find(&o, HEAP + up), mn_objects_find(&o, HEAP + up + 4100),
 			 mn_objects_find(&o, HEAP), mn_objects_find(&o, HEAP + 63));
+	for (uint64_t x = HEAP + up; x < HEAP + up + 100; x++)
+		check_guess("aliased", &o, x, t);
 	mn_objects_release(&o, t);
 	if (o.aliases != 15 || mn_objects_find(&o, HEAP) != s)
 		fail_msg("after releasing the aliased object: expected 15 aliases and slot %" PRIu32
 			 " at the first, got %" PRIu64 " and %" PRIu32, s, o.aliases,
 			 mn_objects_find(&o, HEAP));
 	mn_objects_free(&o);
+}
+
+/*
+ * Guesses where objects overlap, as when the program's frees are lost: every slot's guess at every
+ * byte around agrees with mn_objects_find() after each step, an object that another covered in
+ * part is never guessed right again (its uncovered bytes included), and a move clears that.
+ */
+static void test_guess_overlaps(void **state)
+{
+	struct mn_objects o;
+	uint32_t a, b, c;
+	char what[64];
+
+	assert_int_equal(mn_objects_init(&o), 0);
+	a = mn_objects_alloc(&o, &(struct mn_obj){ .addr = HEAP, .size = 100 });
+	c = mn_objects_alloc(&o, &(struct mn_obj){ .addr = HEAP + 104, .size = 8 });
+	if (!mn_objects_holds(&o, a, HEAP) || !mn_objects_holds(&o, a, HEAP + 99) ||
+	    mn_objects_holds(&o, a, HEAP + 100) || !mn_objects_holds(&o, c, HEAP + 104))
+		fail_msg("apart: expected slot %" PRIu32 " to hold bytes 0 and 99 and not 100, slot %"
+			 PRIu32 " byte 104", a, c);
+	b = mn_objects_alloc(&o, &(struct mn_obj){ .addr = HEAP + 40, .size = 20 });
+	for (int step = 0; step < 4; step++) {
+		snprintf(what, sizeof(what), "overlap step %d", step);
+		for (uint64_t x = HEAP - 8; x < HEAP + 200; x++)
+			for (uint32_t g = 1; g <= o.n; g++)
+				check_guess(what, &o, x, g);
+		if (step == 0 && (mn_objects_holds(&o, a, HEAP) || mn_objects_holds(&o, b, HEAP + 40)))
+			fail_msg("%s: expected neither overlapping object to hold a byte", what);
+		if (step == 0 && !mn_objects_holds(&o, c, HEAP + 111))
+			fail_msg("%s: expected slot %" PRIu32 ", untouched, to hold byte 111", what, c);
+		if (step == 0)
+			mn_objects_release(&o, b);   /* a's granules 5 to 7 are left empty */
+		else if (step == 1 && mn_objects_holds(&o, a, HEAP))
+			fail_msg("%s: expected slot %" PRIu32 " still not to hold a byte", what, a);
+		else if (step == 1)
+			mn_objects_move(&o, a, HEAP + 4096, 100);
+		else if (step == 2 && !mn_objects_holds(&o, a, HEAP + 4096 + 50))
+			fail_msg("%s: expected slot %" PRIu32 ", moved apart, to hold byte 50", what, a);
+	}
+	mn_objects_free(&o);
+}
+
+/*
+ * Guesses on random sequences where objects overlap at will (lost frees, a realloc onto a live
+ * object), small and bulk-cleared ones: after every operation every live slot is guessed at its
+ * edges, its middle and the operation's own range, and a guess that holds must be the lookup's.
+ */
+static void test_guess_random_overlaps(void **state)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct mn_objects o;
+		uint32_t live[256];
+		unsigned n = 0;
+		char what[64];
+
+		rng_state = seed * UINT64_C(0x51afd6ab3c1e0b2d) | 1;
+		assert_int_equal(mn_objects_init(&o), 0);
+		for (unsigned op = 0; op < 3000; op++) {
+			uint64_t size = random_size(MN_OBJ_HEAP), addr = HEAP + below(4 * MiB);
+			unsigned r = (unsigned)below(10);
+
+			snprintf(what, sizeof(what), "seed %" PRIu64 " op %u", seed, op);
+			if ((r < 5 || n < 4) && n < 256) {
+				uint32_t s = mn_objects_alloc(&o, &(struct mn_obj){ .addr = addr,
+					.size = size, .kind = MN_OBJ_HEAP });
+
+				assert_true(s != 0);
+				live[n++] = s;
+			} else {
+				unsigned i = (unsigned)below(n);
+
+				if (r < 8) {
+					mn_objects_release(&o, live[i]);
+					live[i] = live[--n];
+				} else {
+					mn_objects_move(&o, live[i], addr, size);
+				}
+			}
+			for (uint64_t k = 0; k < 64; k++)
+				for (unsigned i = 0; i < n; i++)
+					check_guess(what, &o, addr + k * extent(size) / 64, live[i]);
+			for (unsigned i = 0; i < n; i++) {
+				const struct mn_obj *x = mn_obj(&o, live[i]);
+				uint64_t e = extent(x->size);
+
+				for (uint64_t k = 0; k < 16; k++)
+					for (unsigned j = 0; j < n; j++)
+						check_guess(what, &o, x->addr + k * e / 16, live[j]);
+				check_guess(what, &o, x->addr + e - 1, live[i]);
+			}
+		}
+		mn_objects_free(&o);
+	}
 }
 
 int main(void)
@@ -700,6 +809,8 @@ int main(void)
 		cmocka_unit_test(test_granule_tail_and_move),
 		cmocka_unit_test(test_release_keeps_later_owner),
 		cmocka_unit_test(test_aliases),
+		cmocka_unit_test(test_guess_overlaps),
+		cmocka_unit_test(test_guess_random_overlaps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
