@@ -587,6 +587,9 @@ static int run_backend(int fd, unsigned index, int numa_node)
 		return 1;
 	}
 	slot = &b.s->backend[index];
+	/* Buffers zeroed off the decoding thread; without that thread (Lamport mode, no memory),
+	 * mn_queue_release() zeroes them itself. */
+	(void)mn_queue_zero_behind(b.q);
 	memcpy(b.name, b.s->modules[index], MN_MODULE_NAME_MAX);
 	b.name[MN_MODULE_NAME_MAX] = '\0';
 	slot->pid = (int32_t)getpid();

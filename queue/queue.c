@@ -30,6 +30,7 @@
 #include <linux/futex.h>
 #include <linux/mempolicy.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,20 @@ struct mn_queue {
 	uint64_t lr;                   /* Lamport mode: words released */
 	uint64_t lroff;                /* lr % ring_words */
 	uint64_t lheld;                /* words of the popped, unreleased part */
+	struct zeroer *zeroer;         /* mn_queue_zero_behind(): frees slots on its thread */
+};
+
+/*
+ * A consumer's zeroing thread (mn_queue_zero_behind()): the slots this consumer frees wait here,
+ * at most nbufs of them (a slot is freed once per lap), to be zeroed and handed back.
+ */
+struct zeroer {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint32_t head, tail;           /* jobs[tail % nbufs .. head % nbufs) wait */
+	bool stop;                     /* detach: finish the jobs, then return */
+	struct { uint32_t k, lap; } jobs[];
 };
 
 _Static_assert(offsetof(struct mn_queue, dropped_threads) == 0, "stripes start the handle");
@@ -232,7 +247,7 @@ static bool pid_exited(pid_t pid)
  * Called by whoever cleared the last bit of ctl[k].readers for lap `lap`: zeroes the records, so
  * the buffer is all zeros past the next lap's records, then hands the slot back.
  */
-static void free_slot(struct mn_queue *q, uint32_t k, uint32_t lap)
+static void hand_back(struct mn_queue *q, uint32_t k, uint32_t lap)
 {
 	struct mn_qctl *c = ctl_of(q, k);
 	uint64_t used = mn_load_relaxed(&c->used);  /* ordered by the acquire that showed us the buffer */
@@ -245,6 +260,95 @@ static void free_slot(struct mn_queue *q, uint32_t k, uint32_t lap)
 	mn_fence_seq_cst();
 	if (mn_load_relaxed(&q->hdr->prod_waiting))
 		futex_wake(&c->freed, 1);
+}
+
+static void free_slot(struct mn_queue *q, uint32_t k, uint32_t lap)
+{
+	struct zeroer *z = q->zeroer;
+
+	if (!z) {
+		hand_back(q, k, lap);
+		return;
+	}
+	/* The mutex orders our reads of the buffer (and, through the readers' release sequence,
+	 * every other reader's) before the zeroing thread's writes. */
+	pthread_mutex_lock(&z->mu);
+	z->jobs[z->head % q->nbufs].k = k;
+	z->jobs[z->head % q->nbufs].lap = lap;
+	z->head++;
+	pthread_cond_signal(&z->cv);
+	pthread_mutex_unlock(&z->mu);
+}
+
+static void *zeroer_main(void *arg)
+{
+	struct mn_queue *q = arg;
+	struct zeroer *z = q->zeroer;
+
+	pthread_mutex_lock(&z->mu);
+	for (;;) {
+		uint32_t k, lap;
+
+		while (z->tail == z->head && !z->stop)
+			pthread_cond_wait(&z->cv, &z->mu);
+		if (z->tail == z->head)
+			break;
+		k = z->jobs[z->tail % q->nbufs].k;
+		lap = z->jobs[z->tail % q->nbufs].lap;
+		z->tail++;
+		pthread_mutex_unlock(&z->mu);
+		hand_back(q, k, lap);
+		pthread_mutex_lock(&z->mu);
+	}
+	pthread_mutex_unlock(&z->mu);
+	return NULL;
+}
+
+/* Detach: the zeroing thread hands back what waits, and is gone. */
+static void zeroer_stop(struct mn_queue *q)
+{
+	struct zeroer *z = q->zeroer;
+
+	if (!z)
+		return;
+	pthread_mutex_lock(&z->mu);
+	z->stop = true;
+	pthread_cond_signal(&z->cv);
+	pthread_mutex_unlock(&z->mu);
+	pthread_join(z->thread, NULL);
+	pthread_cond_destroy(&z->cv);
+	pthread_mutex_destroy(&z->mu);
+	free(z);
+	q->zeroer = NULL;
+}
+
+MN_EXPORT __attribute__((cold)) int mn_queue_zero_behind(struct mn_queue *q)
+{
+	struct zeroer *z;
+	sigset_t all, old;
+	int err;
+
+	if (!q || q->is_producer || q->lamport || q->zeroer)
+		return -EINVAL;
+	z = calloc(1, sizeof(*z) + q->nbufs * sizeof(z->jobs[0]));
+	if (!z)
+		return -ENOMEM;
+	pthread_mutex_init(&z->mu, NULL);
+	pthread_cond_init(&z->cv, NULL);
+	q->zeroer = z;
+	/* No signal of the backend's is for this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&z->thread, NULL, zeroer_main, q);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		q->zeroer = NULL;
+		pthread_cond_destroy(&z->cv);
+		pthread_mutex_destroy(&z->mu);
+		free(z);
+		return -err;
+	}
+	return 0;
 }
 
 /*
@@ -1334,6 +1438,7 @@ MN_EXPORT void mn_queue_detach(struct mn_queue *q)
 	     i++, q->cseq++)
 		release_seq(q, q->cseq);
 unmap:
+	zeroer_stop(q);
 	if (q->pidfd >= 0)
 		close(q->pidfd);
 	munmap(q->base, q->map_bytes);

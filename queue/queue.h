@@ -329,6 +329,15 @@ void mn_queue_release(struct mn_queue *q);
 /* True when the stream ended because the producer died without finishing it. */
 bool mn_queue_producer_died(const struct mn_queue *q);
 /*
+ * Zeroing behind: the buffers this consumer frees (it released them last) are zeroed and handed
+ * back to the producer on a thread of this process, not in mn_queue_release().  Zeroing a buffer
+ * (the invariant of queue_internal.h) costs about as much as decoding a tenth of its records, and
+ * on a machine with a core to spare that tenth comes off the consumer's time.  Call it once, after
+ * mn_queue_attach(); mn_queue_detach() lets the thread finish and joins it.  Returns 0, -EINVAL
+ * (a producer's or Lamport handle, or called twice), -ENOMEM, or pthread_create()'s -errno.
+ */
+int mn_queue_zero_behind(struct mn_queue *q);
+/*
  * Leaves the queue for good and unmaps: releases every buffer this consumer has not read, and the
  * producer leaves it out of every later buffer (it goes on with the others).
  */

@@ -205,6 +205,7 @@ struct qt_consume_opts {
 	unsigned kill_after;        /* SIGKILL itself while holding buffer number kill_after (0: never) */
 	unsigned detach_after;      /* detach after releasing this many buffers (0: never) */
 	bool tolerate_torn_last;    /* the final record may have unwritten arguments */
+	bool zero_behind;           /* mn_queue_zero_behind() right after attaching */
 };
 
 /*
@@ -279,6 +280,12 @@ static inline void qt_consumer_main(struct qt_shared *sh, int fd, unsigned index
 	if (r->attach_ret) {
 		qt_err(r->err, sizeof(r->err), "consumer %u: mn_queue_attach: expected 0, got %d",
 		       index, r->attach_ret);
+		r->done = 1;
+		_exit(1);
+	}
+	if (o && o->zero_behind && (ret = mn_queue_zero_behind(q)) != 0) {
+		qt_err(r->err, sizeof(r->err), "consumer %u: mn_queue_zero_behind: expected 0, got %d",
+		       index, ret);
 		r->done = 1;
 		_exit(1);
 	}

@@ -138,6 +138,10 @@ static void test_extra_region(void **state)
 	QT_EXPECT_EQ("extra bytes (consumer)", 10000, mn_queue_extra_bytes(c));
 	QT_EXPECT_EQ("extra byte 9999 seen by the consumer", 0xab, ce[9999]);
 	QT_EXPECT_EQ("consumer's mn_queue_fd()", (unsigned)-1, (unsigned)mn_queue_fd(c));
+	QT_EXPECT_EQ("zero behind on the producer's handle", (unsigned)-EINVAL,
+		     (unsigned)mn_queue_zero_behind(q));
+	QT_EXPECT_EQ("zero behind", 0, mn_queue_zero_behind(c));
+	QT_EXPECT_EQ("zero behind, again", (unsigned)-EINVAL, (unsigned)mn_queue_zero_behind(c));
 	mn_queue_detach(c);
 	mn_queue_destroy(q);
 }

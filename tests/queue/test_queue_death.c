@@ -179,6 +179,29 @@ static void test_producer_killed_mid_buffer(void **state)
 }
 
 /*
+ * (5) The same, with both consumers zeroing behind (mn_queue_zero_behind()) and a ring of two 4 KiB
+ * buffers, so that the partial last buffer is on its hundredth lap or so: the words after the last
+ * record must read zero there as in a fresh buffer, whichever thread zeroed them.
+ */
+static void test_producer_killed_mid_buffer_zero_behind(void **state)
+{
+	struct qt_run run = {
+		.buf_bytes = 4096,
+		.nbufs = 2,
+		.nconsumers = 2,
+		.records = 20011,
+		.produce = produce_then_wait,
+		.no_finish = true,
+		.copts = { { .zero_behind = true }, { .zero_behind = true } },
+	};
+
+	run_killed(&run, 0);
+	expect_after_death(0, run.records, true);
+	expect_after_death(1, run.records, true);
+	qt_expect_released(sh, 2);
+}
+
+/*
  * Killed in the middle of a record: the consumers get every whole record and then the torn one,
  * its unwritten arguments zero (queue.h, mn_queue_pop()), and nothing after it.
  */
@@ -372,6 +395,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_producer_killed_mid_buffer),
+		cmocka_unit_test(test_producer_killed_mid_buffer_zero_behind),
 		cmocka_unit_test(test_producer_killed_mid_record),
 		cmocka_unit_test(test_producer_killed_in_first_buffer),
 		cmocka_unit_test(test_producer_killed_before_any_event),

@@ -97,6 +97,31 @@ static void test_wraparound_3_buffers(void **state)
 	run_one(8192, 3, 1, 400000);
 }
 
+/*
+ * (2) Wraparound with the buffers zeroed behind (mn_queue_zero_behind()), by one consumer of two
+ * and then by both: every record, in order, around a small ring thousands of times, so that the
+ * producer takes back buffers that a zeroing thread, not the releasing consumer, handed back.
+ */
+static void test_wraparound_zero_behind(void **state)
+{
+	for (unsigned both = 0; both < 2; both++) {
+		struct qt_run run = {
+			.buf_bytes = 4096,
+			.nbufs = 3,
+			.nconsumers = 2,
+			.records = 400000,
+			.copts = { { .zero_behind = true }, { .zero_behind = both } },
+		};
+
+		memset(sh, 0, sizeof(*sh));
+		qt_run_stream(sh, &run, 9000);
+		for (unsigned i = 0; i < 2; i++)
+			qt_expect_consumer(sh, i, run.records);
+		QT_EXPECT_EQ("dropped", 0, sh->dropped);
+		qt_expect_released(sh, 2);
+	}
+}
+
 /* (3) Several consumer processes each see every record. */
 static void test_two_consumers(void **state)
 {
@@ -250,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_order_every_size),
 		cmocka_unit_test(test_wraparound),
 		cmocka_unit_test(test_wraparound_3_buffers),
+		cmocka_unit_test(test_wraparound_zero_behind),
 		cmocka_unit_test(test_two_consumers),
 		cmocka_unit_test(test_four_consumers),
 		cmocka_unit_test(test_eight_consumers),
