@@ -410,7 +410,7 @@ mixed_open(const struct mn_module *m, void *state, struct mn_worker *w, const st
 	   uint32_t site, unsigned n, struct mn_decode_stats *st, bool sharded)
 {
 	/* One worker owns everything, as loop_summary needs (module.h). */
-	const bool whole = !sharded && m->loop_summary && m->mixed_whole;
+	const bool whole = !sharded && m->loop_summary && m->mixed_whole && m->mixed_whole(state);
 	void (*const invoke)(void *, uint32_t) =
 		dec[MN_EV_LOOP_INVOKE].nwords ? m->loop_invoke : NULL;
 	size_t floor = pending_floor(w);

@@ -96,13 +96,15 @@ struct mn_module {
 	void (*loop_summary)(void *st, uint32_t site, uint64_t iterations,
 			     const struct mn_summary_access *acc, unsigned n);
 	/*
-	 * True when the state a mixed loop leaves does not depend on where its summarized
-	 * accesses fall among its other accesses: the module keeps per-site state that depends on
-	 * that site's events alone (as sharding by site assumes), or only counts.  The driver then
-	 * hands such a loop's summarized accesses to loop_summary at the loop's close, after its
-	 * other accesses, which come one by one as they ran (one worker only, as above).
+	 * Optional: true when the state st leaves after a mixed loop does not depend on where the
+	 * loop's summarized accesses fall among its other accesses: the module keeps per-site state
+	 * that depends on that site's events alone (as sharding by site assumes), or only counts.
+	 * The driver then hands such a loop's summarized accesses to loop_summary at the loop's
+	 * close, after its other accesses, which come one by one as they ran (one worker only, as
+	 * above).  Asked at each mixed loop's open, so that a setting which models the order of all
+	 * accesses (structure-affinity's cache) can say no.
 	 */
-	bool mixed_whole;
+	bool (*mixed_whole)(const void *st);
 
 	/*
 	 * Folds `from` into `into`; `from` is finalized right after.  Two callers: the data-parallel

@@ -1452,6 +1452,18 @@ static int sa_restore(void *st, const struct mn_profile *prof, const struct mn_p
 static const char *const sa_settings[] = { "cost", "sample_period", "top", "threshold", "cache",
 					   NULL };
 
+/*
+ * Streams are per instruction, each built from its own accesses in order, and the data objects'
+ * figures are sums: a mixed loop may come whole (no object is made or freed inside one, which
+ * calls nothing).  Not with the cache model, whose state is the order of every access.
+ */
+static bool sa_mixed_whole(const void *st)
+{
+	const struct affinity *a = st;
+
+	return !a->opt.cache;
+}
+
 const struct mn_module mn_module_structure_affinity = {
 	.name = "structure-affinity",
 	.doc = "hot data objects, structure size and fields from strides, field affinity, "
@@ -1469,6 +1481,7 @@ const struct mn_module mn_module_structure_affinity = {
 	.stack_free = sa_stack_free,
 	.global = sa_global,
 	.loop_summary = sa_loop_summary,
+	.mixed_whole = sa_mixed_whole,
 	.merge = sa_merge,
 	.emit = sa_emit,
 	.restore = sa_restore,

@@ -1033,6 +1033,12 @@ static int vp_restore(void *st, const struct mn_profile *prof, const struct mn_p
 
 static const char *const vp_settings[] = { "value_cap", "strong_stride_fraction", NULL };
 
+/* Per-site state, each site's from its own events: a mixed loop may come whole. */
+static bool vp_mixed_whole(const void *st)
+{
+	return true;
+}
+
 const struct mn_module mn_module_value_pattern = {
 	.name = "value-pattern",
 	.doc = "constant and few-valued loads and stores, dominant address strides",
@@ -1045,7 +1051,7 @@ const struct mn_module mn_module_value_pattern = {
 	.func_entry = vp_func_entry,
 	.value = vp_value,
 	.loop_summary = vp_loop_summary,
-	.mixed_whole = true,   /* per-site state, each site its own events' */
+	.mixed_whole = vp_mixed_whole,
 	.merge = vp_merge,
 	.emit = vp_emit,
 	.restore = vp_restore,
