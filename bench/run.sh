@@ -13,8 +13,9 @@
 # second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
 # module, does), the "frontend cost" line: the geomean slowdown under null against its target, and
 # PASS or FAIL; and then, with null, the share of each program's accesses that arrived as loop
-# summaries.  Each program's output under every module is checked to be byte-identical to its
-# native output (a difference fails the run).  Profiled times are the best of REPEATS runs
+# summaries, and each module's backend CPU time per event (beside null's).  Each program's output
+# under every module is checked to be byte-identical to its native output (a difference fails the
+# run).  Profiled times are the best of REPEATS runs
 # (default 1); native times, cheap and noisier in relative terms, the best of at least 3.  -j sets
 # the backend's worker threads (MNEMO_WORKERS; default 1).
 #
@@ -317,6 +318,27 @@ if [[ " $cols " == *" null "* ]]; then
 	done
 	printf '  %-11s %13d %13d %6.1f%%\n' all "$tacc" "$tsum" \
 		"$(echo "100 * $tsum / ($tacc + ($tacc == 0))" | bc -l)"
+fi
+# Per-event cost (issue "Dependence at SD3 speed"): each column's backend CPU time (every backend
+# of its profile) over the events of the program's stream as a build without summaries would send
+# them, which null's section counts (summaries expanded): what a module pays per event, beside
+# null's, which only decodes.  The last run's profile of each column.
+if [[ " $cols " == *" null "* ]]; then
+	echo "per-event cost: backend CPU nanoseconds per event (null's counts, summaries expanded)"
+	printf '  %-11s %13s' program events
+	for m in $cols; do printf ' %10s' "$m"; done
+	printf '\n'
+	for p in $programs; do
+		ev=$(sed -n '/^modules:/,$p' "$work/$p.null.mnemo.yaml" |
+			awk '$1 ~ /^[a-z_]+:$/ && $2 ~ /^[0-9]+$/ { t += $2 } END { printf "%.0f\n", t }')
+		printf '  %-11s %13d' "$p" "$ev"
+		for m in $cols; do
+			cpu=$(grep -o "cpu_seconds: [0-9.]*" "$work/$p.${m//\//-}.mnemo.yaml" |
+				awk '{ t += $2 } END { print t + 0 }')
+			printf ' %10.2f' "$(echo "1000000000 * $cpu / ($ev + ($ev == 0))" | bc -l)"
+		done
+		printf '\n'
+	done
 fi
 # Shadow memory alone (issue "Backend components"): the shadow-cost module writes ratio bytes of
 # shadow per program byte it sees accessed; its backend's peak RSS above null's (the same backend,
