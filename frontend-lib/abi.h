@@ -89,7 +89,13 @@ void __mnemo_loop_summary(uint32_t site, uint32_t accesses, uint64_t iterations)
  * executions, >= 1).  The mixed records carry (rank, iteration) compactly (events.yaml,
  * loop_summary_at), and the backend interleaves them with the summarized accesses in program
  * order.  Only when __mnemo_summary_plan has MNEMO_PLAN_MIXED_ON (the four are empty without it),
- * and only for accesses whose entry point has plan state 1 or 3.
+ * and only for accesses whose entry point has plan state 1 or 3.  In a build that samples loads
+ * and stores (`sample:`), the records go out only at N = 1: at N > 1 the loop's summarized
+ * accesses stay with the thread from the open to the close, and each mixed access, then the
+ * close, runs the sampling countdown over the summarized accesses before it and over itself in
+ * program order, sending the loads and stores it picks (and the loop events, when sent) as the
+ * per-access calls would have; a loop whose summarized accesses could not all be kept sends its
+ * __mnemo_loop_summary record alone, which the backend counts lost.
  */
 void __mnemo_loop_summary_open(uint32_t site, uint32_t accesses);
 void __mnemo_mixed_load(uint32_t site, const void *addr, uint32_t size, uint64_t iteration,
@@ -166,7 +172,8 @@ extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must b
  *   0: the body is empty: its accesses send nothing, stay out of summaries and block none
  *   1: it sends a record without `value`: may be summarized (k = 5: loop events are sent); with
  *      a sampling countdown too, which the summary entry points then run over the summarized
- *      accesses themselves (__mnemo_loop_summary above)
+ *      accesses themselves (__mnemo_loop_summary above), and the mixed ones over a mixed loop's
+ *      summarized and mixed accesses
  *   2: it must stay per access: it sends `value`, or is __mnemo_pointer_create with a body
  *   3: it sends a record without `value`, as 1, and checks the access's value against the
  *      site's published set (the `value` event, struct mn_value_set below): the pass calls
@@ -175,8 +182,9 @@ extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must b
  * Bit 31: summaries on, and the __mnemo_loop_summary* entry points send their records.  Off with
  * mnemo-specialize --no-summarize or --all-events, or when no state is 1.
  * Bit 30: mixed loops on, and __mnemo_loop_summary_open, __mnemo_mixed_load, __mnemo_mixed_store
- * and __mnemo_loop_summary_close send their records; else they are empty and the pass makes no
- * loop mixed.  Set when bit 31 is, unless loads and stores are sampled (a countdown, `sample:`).
+ * and __mnemo_loop_summary_close send their records (with a sampling countdown, at N = 1 only,
+ * as above); else they are empty and the pass makes no loop mixed.  Set when bit 31 is, sampled
+ * or not, unless the catalogue lacks the events of mixed loops.
  */
 extern const uint32_t __mnemo_summary_plan;
 #define MNEMO_PLAN_LOAD           0u

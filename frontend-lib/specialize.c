@@ -24,12 +24,14 @@
  * build the summary entry points push their records at N = 1 and, at N > 1, send the accesses
  * the countdown picks themselves (put_summary_sampling()).
  *
- * Mixed loops (abi.h): when summaries are on and loads and stores are not sampled, the plan also
- * says mixed loops on (MNEMO_PLAN_MIXED_ON), and __mnemo_loop_summary_open, __mnemo_mixed_load,
- * __mnemo_mixed_store and __mnemo_loop_summary_close push the records of their events, which
- * join the wire; the mixed ones send a position within the loop relative to the previous mixed
- * record, and loop_summary_at when that cannot say it (put_mixed_state()).  Otherwise they are
- * empty and their five events are not in the wire.
+ * Mixed loops (abi.h): when summaries are on, the plan also says mixed loops on
+ * (MNEMO_PLAN_MIXED_ON), and __mnemo_loop_summary_open, __mnemo_mixed_load, __mnemo_mixed_store
+ * and __mnemo_loop_summary_close push the records of their events, which join the wire; the
+ * mixed ones send a position within the loop relative to the previous mixed record, and
+ * loop_summary_at when that cannot say it (put_mixed_state()).  Otherwise they are empty and
+ * their five events are not in the wire.  In a sampled build they push their records at N = 1
+ * and, at N > 1, run the countdown over the loop's summarized and mixed accesses in program
+ * order themselves (put_mixed_sampling()).
  *
  *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
  *                    [--all-events] [--no-summarize] [--queue=pingpong|lamport] -o OUTDIR
@@ -411,6 +413,10 @@ static void put_header(const struct gen *g)
 	else if (g->plan & MNEMO_PLAN_ON)
 		fprintf(f, " * Mixed loops are off (%s): their entry points are empty.\n",
 			g->mixed_off);
+	if ((g->plan & MNEMO_PLAN_MIXED_ON) && g->sample)
+		fputs(" * With sampling, only at N = 1; at N > 1 they send the loads and\n"
+		      " * stores the countdown picks among the loop's summarized and mixed\n"
+		      " * accesses, in program order, instead (mixed_walk()).\n", f);
 	if (g->sample) {
 		fputs(" * Loads and stores are sampled: one in N, N from the environment\n"
 		      " * variable ", f);
@@ -683,7 +689,8 @@ static void put_summary_sampling(struct gen *g)
 	      " * same records (summary_sample()).\n"
 	      " *\n"
 	      " * A stack: a signal handler may run a summarized loop between another loop's\n"
-	      " * pushes and its __mnemo_loop_summary, and then takes its own entries off the\n"
+	      " * pushes and its __mnemo_loop_summary (or a mixed loop's close, when its\n"
+	      " * entries stay on the stash), and then takes its own entries off the\n"
 	      " * top.  A push claims its slot (summary_depth) before writing it, and a summary\n"
 	      " * frees its slots only after reading them.  Past SUMMARY_STASH entries (a loop\n"
 	      " * has at most 256) a push is counted in summary_depth but not stored, and a\n"
@@ -853,8 +860,262 @@ static void put_sampled_summary(struct gen *g, const struct abi_entry *e,
 }
 
 /*
+ * Sampled builds with mixed loops on: the frames and the walk the mixed entry points use at
+ * N > 1, after the stash (put_summary_sampling()), which holds a mixed loop's summarized accesses
+ * from its open to its close.  The walk is summary_sample()'s over a part of a loop: it jumps from
+ * sample to sample with no loop event sent, else also takes one turn per iteration (loop_iter).
+ * See the comment written for what it does and why.
+ */
+static void put_mixed_sampling(struct gen *g)
+{
+	const struct abi_entry *e = abi_entry("loop_summary");
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
+	bool loops = sends_loop_events(g);
+	FILE *f = g->f;
+
+	fputs("\n/*\n"
+	      " * Mixed loops under sampling.  At N = 1 the four entry points push their\n"
+	      " * records, as without sampling.  At N > 1 they push none: the loop's summarized\n"
+	      " * accesses stay on the stash from __mnemo_loop_summary_open to its close, and the\n"
+	      " * countdown runs over them and the mixed accesses in program order, as the\n"
+	      " * per-access entry points would have: the same countdown, the same draws, the\n"
+	      " * same records.  Summarized access j of iteration k is at position\n"
+	      " * k x accesses + j; a mixed access of rank r in iteration k comes right before\n"
+	      " * position k x accesses + r.  It first walks the positions before it not walked\n"
+	      " * yet, sending those the countdown picks as summary_sample() does, then counts\n"
+	      " * itself down as __mnemo_load or __mnemo_store would; the close walks the rest.\n",
+	      f);
+	if (loops)
+		fputs(" * Loop events are sent: loop_invoke at the open, loop_iter before the\n"
+		      " * first access of each iteration and, at the close, for each iteration\n"
+		      " * left, and loop_exit at the close, where the per-access build sends them.\n",
+		      f);
+	else
+		fputs(" * No loop event is sent, so a walk jumps from sample to sample.\n", f);
+	fputs(" *\n"
+	      " * The open loops are a stack of frames, like the stash: a signal handler may run\n"
+	      " * a whole mixed loop in the middle of another, above its frame and entries, and\n"
+	      " * pops them at its close.  An open claims its frame (mixed_depth) before writing\n"
+	      " * it.  A loop with too few entries or one not stored, or with no frame to hold\n"
+	      " * it, is lost as a summary is: its loop_summary record goes out alone\n"
+	      " * (summary_lost()), and the backend, which holds no entry for it at N > 1,\n"
+	      " * counts it lost; its mixed accesses are still counted down one by one.  Never\n"
+	      " * more than MIXED_FRAMES frames are written.\n"
+	      " */\n"
+	      "#define MIXED_FRAMES 32\n"
+	      "\n"
+	      "/* One open mixed loop, at N > 1. */\n"
+	      "struct mixed_frame {\n"
+	      "\tuint64_t pos;\t\t/* its next summarized position not walked */\n"
+	      "\tuint64_t iters;\t\t/* its iterations begun (loop_iter sent) */\n"
+	      "\tuint32_t base;\t\t/* its first entry on the stash */\n"
+	      "\tuint32_t accesses;\t/* its summarized accesses: entries from base */\n"
+	      "\tuint32_t site;\t\t/* the loop */\n"
+	      "\tuint32_t lost;\t\t/* 1: nothing of it is walked; its close says lost */\n"
+	      "};\n"
+	      "\n"
+	      "/* This thread's open mixed loops. */\n"
+	      "static __thread uint32_t mixed_depth MN_TLS_IE;\t/* opened, stored or not */\n"
+	      "static __thread struct mixed_frame mixed_frames[MIXED_FRAMES] MN_TLS_IE;\n"
+	      "\n"
+	      "/* A lost mixed loop's loop_summary record, alone (the backend counts it lost). */\n"
+	      "static __attribute__((noinline, cold)) void\n"
+	      "summary_lost(uint32_t site, uint32_t accesses, uint64_t iterations)\n"
+	      "{\n", f);
+	put_record(g, e, ev);
+	fputs("}\n"
+	      "\n"
+	      "/*\n"
+	      " * The position of summarized access `rank` of iteration `iteration` in a loop of\n"
+	      " * `accesses` of them (a rank past them is the next iteration's first), capped\n"
+	      " * where no walk gets in a lifetime, so that positions cannot wrap.\n"
+	      " */\n"
+	      "static inline __attribute__((always_inline)) uint64_t\n"
+	      "mixed_position(uint64_t iteration, uint32_t rank, uint32_t accesses)\n"
+	      "{\n"
+	      "\tuint64_t p;\n"
+	      "\n"
+	      "\tif (__builtin_mul_overflow(iteration, (uint64_t)accesses, &p) ||\n"
+	      "\t    p > UINT64_C(1) << 62)\n"
+	      "\t\treturn UINT64_C(1) << 62;\n"
+	      "\treturn p + (rank < accesses ? rank : accesses);\n"
+	      "}\n"
+	      "\n"
+	      "/*\n"
+	      " * Walks frame f's countdown over its positions [f->pos, to) as summary_sample()\n"
+	      " * walks a whole loop's: the first position sent is where the countdown is at 1 or\n"
+	      " * less, and the countdown is left where the per-access one would stand after\n"
+	      " * position to - 1.", f);
+	if (loops)
+		fputs("  loop_iter goes out before the first position of each iteration\n"
+		      " * not begun, up to iteration `iters` - 1.", f);
+	fputs("\n * A frame whose entries are no longer on the stash (a lost summary above them\n"
+	      " * took them) becomes lost.\n"
+	      " */\n"
+	      "static __attribute__((noinline)) void\n", f);
+	fprintf(f, "mixed_walk(struct mixed_frame *f, %suint64_t to)\n",
+		loops ? "uint64_t iters, " : "");
+	fputs("{\n"
+	      "\tconst struct summary_access *a = summary_stash + f->base;\n"
+	      "\tuint32_t n = f->accesses;\n"
+	      "\tint32_t left = sample_countdown;\n"
+	      "\tuint64_t from = f->pos, p;\n"
+	      "\n"
+	      "\tif (mn_load_signal(&summary_depth) < f->base + n) {\n"
+	      "\t\tf->lost = 1;\n"
+	      "\t\treturn;\n"
+	      "\t}\n"
+	      "\tp = from + (left > 1 ? (uint64_t)left - 1 : 0);\n", f);
+	if (loops)
+		fputs("\tfor (uint64_t k = f->iters; k < iters; k++) {\n"
+		      "\t\t/* Iteration k begins after the positions of those before it. */\n"
+		      "\t\tuint64_t end = mixed_position(k, 0, n);\n"
+		      "\n"
+		      "\t\tif (end > to)\n"
+		      "\t\t\tend = to;\n"
+		      "\t\twhile (p < end) {\n"
+		      "\t\t\tuint64_t j = p / n;\n"
+		      "\n"
+		      "\t\t\tp += summary_send(&a[p - j * n], j);\n"
+		      "\t\t}\n"
+		      "\t\t__mnemo_loop_iter(f->site);\n"
+		      "\t\tf->iters = k + 1;\n"
+		      "\t}\n", f);
+	fputs("\twhile (p < to) {\n"
+	      "\t\tuint64_t k = p / n;\n"
+	      "\n"
+	      "\t\tp += summary_send(&a[p - k * n], k);\n"
+	      "\t}\n"
+	      "\tif (to > from) {\n"
+	      "\t\tsample_countdown = (int32_t)(p - to + 1);\n"
+	      "\t\tf->pos = to;\n"
+	      "\t}\n"
+	      "}\n"
+	      "\n"
+	      "/*\n"
+	      " * N > 1, at a mixed access of rank `rank` in iteration `iteration` of the\n"
+	      " * innermost open mixed loop: the walk up to it, inline when the countdown picks\n"
+	      " * none of the positions", f);
+	fputs(loops ? " and the iteration is begun.\n" : ".\n", f);
+	fputs(" */\n"
+	      "static inline __attribute__((always_inline)) void\n"
+	      "mixed_to(uint64_t iteration, uint32_t rank)\n"
+	      "{\n"
+	      "\tuint32_t d = mn_load_signal(&mixed_depth);\n"
+	      "\tint32_t left = sample_countdown;\n"
+	      "\tstruct mixed_frame *f;\n"
+	      "\tuint64_t to;\n"
+	      "\n"
+	      "\t/* No loop open, or its frame not stored (lost): the access goes alone. */\n"
+	      "\tif (__builtin_expect(d - 1 >= MIXED_FRAMES, 0))\n"
+	      "\t\treturn;\n"
+	      "\tf = &mixed_frames[d - 1];\n"
+	      "\tif (__builtin_expect(f->lost, 0))\n"
+	      "\t\treturn;\n"
+	      "\tto = mixed_position(iteration, rank, f->accesses);\n", f);
+	if (loops)
+		fputs("\tif (__builtin_expect(iteration < f->iters, 1)) {\n"
+		      "\t\tif (to <= f->pos)\n"
+		      "\t\t\treturn;\n"
+		      "\t\tif (left > 0 && to - f->pos < (uint64_t)left) {\n"
+		      "\t\t\tsample_countdown = left - (int32_t)(to - f->pos);\n"
+		      "\t\t\tf->pos = to;\n"
+		      "\t\t\treturn;\n"
+		      "\t\t}\n"
+		      "\t}\n"
+		      "\tmixed_walk(f, iteration + 1, to);\n", f);
+	else
+		fputs("\tif (to <= f->pos)\n"
+		      "\t\treturn;\n"
+		      "\tif (left > 0 && to - f->pos < (uint64_t)left) {\n"
+		      "\t\tsample_countdown = left - (int32_t)(to - f->pos);\n"
+		      "\t\tf->pos = to;\n"
+		      "\t\treturn;\n"
+		      "\t}\n"
+		      "\tmixed_walk(f, to);\n", f);
+	fputs("}\n"
+	      "\n"
+	      "/* N > 1: mixed loop site opens; its `accesses` entries top the stash. */\n"
+	      "static __attribute__((noinline)) void\n"
+	      "mixed_open(uint32_t site, uint32_t accesses)\n"
+	      "{\n"
+	      "\tuint32_t depth = mn_load_signal(&summary_depth);\n"
+	      "\tuint32_t i = mn_load_signal(&mixed_depth);\n"
+	      "\tuint32_t lost = accesses > depth || (accesses && depth > SUMMARY_STASH) ||\n"
+	      "\t\t\ti >= MIXED_FRAMES;\n"
+	      "\tstruct mixed_frame *f;\n"
+	      "\n"
+	      "\t/* The frame is ours before it is written: a handler now opens above it. */\n"
+	      "\tmn_store_signal(&mixed_depth, i + 1);\n"
+	      "\tif (lost) {\n"
+	      "\t\t/* Its entries go now, as summary_sample() takes a lost summary's. */\n"
+	      "\t\tdepth = accesses > depth ? 0 : depth - accesses;\n"
+	      "\t\tmn_store_signal(&summary_depth, depth);\n"
+	      "\t}\n"
+	      "\tif (i >= MIXED_FRAMES) {\n"
+	      "\t\t/* No frame to hold it: lost now, and its close only pops the depth. */\n"
+	      "\t\tsummary_lost(site, accesses, 1);\n"
+	      "\t\treturn;\n"
+	      "\t}\n"
+	      "\tf = &mixed_frames[i];\n"
+	      "\tmn_store_signal(&f->pos, 0);\n"
+	      "\tmn_store_signal(&f->iters, 0);\n"
+	      "\tmn_store_signal(&f->base, lost ? depth : depth - accesses);\n"
+	      "\tmn_store_signal(&f->accesses, accesses);\n"
+	      "\tmn_store_signal(&f->site, site);\n"
+	      "\tmn_store_signal(&f->lost, lost);\n", f);
+	if (loops)
+		fputs("\tif (!lost)\n"
+		      "\t\t__mnemo_loop_invoke(site);\n", f);
+	fputs("}\n"
+	      "\n"
+	      "/*\n"
+	      " * N > 1: mixed loop site closes after `iterations` iterations.  Its innermost\n"
+	      " * frame walks the rest", f);
+	fputs(loops ? " (with loop_iter for the iterations not begun), sends\n"
+		      " * loop_exit, and pops" : ", and pops", f);
+	fputs(" with its entries.  Frames above it, loops\n"
+	      " * that a signal handler left by jumping out, are popped too, each lost; a close\n"
+	      " * with no frame of its loop pops nothing.\n"
+	      " */\n"
+	      "static __attribute__((noinline)) void\n"
+	      "mixed_close(uint32_t site, uint64_t iterations)\n"
+	      "{\n"
+	      "\tuint32_t d = mn_load_signal(&mixed_depth), i = d, depth;\n"
+	      "\tstruct mixed_frame *f;\n"
+	      "\n"
+	      "\tif (d > MIXED_FRAMES) {\n"
+	      "\t\t/* Its frame was not stored: lost at the open, which said so. */\n"
+	      "\t\tmn_store_signal(&mixed_depth, d - 1);\n"
+	      "\t\treturn;\n"
+	      "\t}\n"
+	      "\twhile (i && mixed_frames[i - 1].site != site)\n"
+	      "\t\ti--;\n"
+	      "\tif (!i)\n"
+	      "\t\treturn;\n"
+	      "\tfor (uint32_t j = i; j < d; j++)\n"
+	      "\t\tsummary_lost(mixed_frames[j].site, mixed_frames[j].accesses, 1);\n"
+	      "\tf = &mixed_frames[i - 1];\n"
+	      "\tif (!f->lost)\n", f);
+	fprintf(f, "\t\tmixed_walk(f, %smixed_position(iterations, 0, f->accesses));\n",
+		loops ? "iterations, " : "");
+	fputs("\tif (f->lost)\n"
+	      "\t\tsummary_lost(site, f->accesses, iterations);\n", f);
+	if (loops)
+		fputs("\telse\n"
+		      "\t\t__mnemo_loop_exit(site);\n", f);
+	fputs("\t/* The entries are read: only now may a handler's pushes reuse their slots. */\n"
+	      "\tmn_signal_fence();\n"
+	      "\tdepth = mn_load_signal(&summary_depth);\n"
+	      "\tmn_store_signal(&summary_depth, depth < f->base ? depth : f->base);\n"
+	      "\tmn_store_signal(&mixed_depth, i - 1);\n"
+	      "}\n", f);
+}
+
+/*
  * Mixed loops on: the state their entry points share and the loop_summary_at record, once, above
- * the first of them.  See the comment written for what it does and why.
+ * the first of them, and in a sampled build what they use at N > 1 (put_mixed_sampling()).  See
+ * the comment written for what it does and why.
  */
 static void put_mixed_state(struct gen *g)
 {
@@ -862,8 +1123,6 @@ static void put_mixed_state(struct gen *g)
 	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
 	FILE *f = g->f;
 
-	/* Mixed loops are off in sampled builds, which alone define MN_TLS_IE (put_sampling()). */
-	assert(!g->sample);
 	fputs("\n/*\n"
 	      " * Mixed loops.  A mixed record carries its iteration in one bit, `next`: 1 when\n"
 	      " * it is in the iteration after the previous mixed record's of the innermost open\n"
@@ -879,9 +1138,11 @@ static void put_mixed_state(struct gen *g)
 	      " * as a handler on this thread must see them in program order.  The backend\n"
 	      " * keeps each open loop's last iteration itself, so a handler that runs between\n"
 	      " * the read and the write changes nothing that the record sent says.\n"
-	      " */\n"
-	      "#define MN_TLS_IE __attribute__((tls_model(\"initial-exec\")))\n"
-	      "static __thread uint64_t mixed_last MN_TLS_IE;\n"
+	      " */\n", f);
+	/* A sampled build has defined it with the countdown (put_sampling()). */
+	if (!g->sample)
+		fputs("#define MN_TLS_IE __attribute__((tls_model(\"initial-exec\")))\n", f);
+	fputs("static __thread uint64_t mixed_last MN_TLS_IE;\n"
 	      "\n", f);
 	put_layout(g, ev);
 	fputs("/* Out of line: the mixed entry points, inlined at every access, stay lean. */\n"
@@ -905,6 +1166,8 @@ static void put_mixed_state(struct gen *g)
 	      "\tmn_store_signal(&mixed_last, iteration);\n"
 	      "\treturn d;\n"
 	      "}\n", f);
+	if (g->sample)
+		put_mixed_sampling(g);
 	g->mixed_done = true;
 }
 
@@ -989,8 +1252,64 @@ static void put_value_entry(const struct gen *g, const struct abi_entry *e)
 }
 
 /*
+ * The start of a mixed entry point's body in a sampled build, to its record: at N > 1 the frame
+ * (open, close) or the walk and the access's countdown (mixed_load, mixed_store) of
+ * put_mixed_sampling(), and a return; at N = 1 what put_mixed() writes without sampling.
+ */
+static void put_sampled_mixed_head(const struct gen *g, const struct abi_entry *e,
+				   unsigned nwords)
+{
+	const struct mn_spec_event *load = mn_spec_event_find(g->c, "load");
+	const struct mn_spec_event *store = mn_spec_event_find(g->c, "store");
+	bool is_store = !strcmp(e->event, "mixed_store");
+	FILE *f = g->f;
+
+	if (!strcmp(e->event, "loop_summary_open")) {
+		fprintf(f, "\tuint64_t w[%u];\n\n"
+			"\tif (!summary_every_access()) {\n"
+			"\t\tmixed_open(site, accesses);\n"
+			"\t\treturn;\n"
+			"\t}\n"
+			"\t/* Iteration -1: iteration 0 is the next one. */\n"
+			"\tmn_store_signal(&mixed_last, UINT64_MAX);\n", nwords);
+		return;
+	}
+	if (!strcmp(e->event, "loop_summary_close")) {
+		fprintf(f, "\tuint64_t w[%u];\n\n"
+			"\tif (!summary_every_access()) {\n"
+			"\t\tmixed_close(site, iterations);\n"
+			"\t\treturn;\n"
+			"\t}\n"
+			"\t/* No iteration: an enclosing loop's next mixed record resyncs. */\n"
+			"\tmn_store_signal(&mixed_last, UINT64_MAX - 1);\n", nwords);
+		return;
+	}
+	fprintf(f, "\tuint64_t next, w[%u];\n\n"
+		"\tif (!summary_every_access()) {\n", nwords);
+	/* A load or store that is not sent has empty entry points, and none is made mixed. */
+	if (g->send_done[(is_store ? store : load)->code])
+		fprintf(f, "\t\tint32_t left;\n\n"
+			"\t\t/* The summarized accesses before it, then itself as %s. */\n"
+			"\t\tmixed_to(iteration, rank);\n"
+			"\t\tleft = sample_countdown - 1;\n"
+			"\t\tif (__builtin_expect(left > 0, 1)) {\n"
+			"\t\t\tsample_countdown = left;\n"
+			"\t\t\treturn;\n"
+			"\t\t}\n"
+			"\t\tsample_countdown = send_%s(site, addr, 0, size);\n",
+			is_store ? "__mnemo_store" : "__mnemo_load", is_store ? "store" : "load");
+	else
+		fprintf(f, "\t\t/* No %s is sent, so none is mixed. */\n",
+			is_store ? "store" : "load");
+	fputs("\t\treturn;\n"
+	      "\t}\n"
+	      "\tnext = mixed_next(iteration);\n", f);
+}
+
+/*
  * An entry point of mixed loops: empty when they are off; else its record, after setting
  * mixed_last (open, close) or computing the position's `next` bit (mixed_load, mixed_store).
+ * In a sampled build, that at N = 1 only (put_sampled_mixed_head()).
  */
 static void put_mixed(struct gen *g, const struct abi_entry *e)
 {
@@ -1010,7 +1329,9 @@ static void put_mixed(struct gen *g, const struct abi_entry *e)
 	put_layout(g, ev);
 	fprintf(f, "MN_ENTRY void %s(%s)\n{\n", e->fn, e->params);
 	nwords = g->w->nwords[ev->code];
-	if (!strcmp(e->event, "loop_summary_open"))
+	if (g->sample)
+		put_sampled_mixed_head(g, e, nwords);
+	else if (!strcmp(e->event, "loop_summary_open"))
 		fprintf(f, "\tuint64_t w[%u];\n\n"
 			"\t/* Iteration -1: iteration 0 is the next one. */\n"
 			"\tmn_store_signal(&mixed_last, UINT64_MAX);\n", nwords);
@@ -1177,8 +1498,8 @@ static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool 
 /*
  * __mnemo_summary_plan (abi.h) for the bodies this run writes: each entry point's state, and
  * MNEMO_PLAN_ON when some state is 1, unless summarize is false (--no-summarize) or with
- * --all-events; MNEMO_PLAN_MIXED_ON with it unless loads and stores count down (sampling) or the
- * catalogue lacks the events of mixed loops.  Sets g->plan, and g->summary_off and g->mixed_off
+ * --all-events; MNEMO_PLAN_MIXED_ON with it unless the catalogue lacks the events of mixed loops
+ * (sampled builds too).  Sets g->plan, and g->summary_off and g->mixed_off
  * to why either is off.  Call after plan_sampling(), with g->w the modules' wire (without the
  * summary events).
  */
@@ -1211,13 +1532,11 @@ static void summary_plan(struct gen *g, bool summarize)
 	else
 		g->plan |= MNEMO_PLAN_ON;
 	/*
-	 * A mixed record stands for one access, so the countdown would have to run in the mixed
-	 * entry points and in the expansion of the summarized accesses around them, in order.
+	 * A countdown does not keep loops from being mixed: the mixed entry points run it over the
+	 * summarized and the mixed accesses in order at N > 1 (put_mixed_sampling()).
 	 */
 	if (!(g->plan & MNEMO_PLAN_ON))
 		g->mixed_off = g->summary_off;
-	else if (g->sample)
-		g->mixed_off = "loads and stores are sampled";
 	else if (!mn_spec_mixed_events(g->c))
 		g->mixed_off = "the catalogue lacks their events";
 	else
@@ -1458,8 +1777,7 @@ static void usage(FILE *f)
 		"                       __mnemo_mixed_* entry points are empty, so the pass keeps\n"
 		"                       every access of every loop (by default summaries are on\n"
 		"                       when some load or store entry point sends no value, or\n"
-		"                       when loop events are sent, and mixed loops with them\n"
-		"                       unless loads and stores are sampled)\n"
+		"                       when loop events are sent, and mixed loops with them)\n"
 		"  --queue=KIND         pingpong (default): records go through the inline push of\n"
 		"                       the ping-pong queue (PROMPT 5.2); lamport: through the\n"
 		"                       out-of-line mn_queue_push_lamport(), a conventional queue,\n"

@@ -21,10 +21,13 @@
  * loops run per access (check_sampled_summaries()).
  * The entry points of mixed loops push their records (mixed_load and mixed_store after a fresh
  * loop_summary_open, loop_summary_at through a mixed_load far from it) when the plan says mixed
- * loops on, which needs summaries on and no sampling countdown, and nothing when off.  With
- * --mixed, mixed loops run through them, nested and resynchronized, must give records of the
- * layout the design fixes whose positions say each access's iteration and rank, with
- * loop_summary_at exactly where the iteration gap is not 0 or 1 (check_mixed()).
+ * loops on, which needs summaries on, and nothing when off; with a sampling countdown, at the
+ * default periods.  With --mixed, mixed loops run through them, nested and resynchronized, must
+ * give records of the layout the design fixes whose positions say each access's iteration and
+ * rank, with loop_summary_at exactly where the iteration gap is not 0 or 1 (check_mixed()).
+ * With --sample-mixed=N (a countdown and mixed loops on), at the periods of N: mixed loops must
+ * send exactly the records of the same loops run per access, and lost ones their loop_summary
+ * record alone (check_sampled_mixed()).
  * When a module takes `value`, each load and store is followed by its `value` record (no value
  * is published here).
  * Prints "sent: <events>" and exits 0, or prints what it expected and got and exits 1.
@@ -898,6 +901,275 @@ static int check_mixed(void)
 	return bad ? 1 : 0;
 }
 
+/* ---- --sample-mixed=N ----------------------------------------------------------------------- */
+
+/*
+ * A mixed loop as the pass makes it: its summarized accesses (struct loop), and accesses that
+ * stay per access, each at its rank (how many summarized accesses come first in an iteration),
+ * made in every iteration or (skip > 1) in all but one in `skip`, at addresses no step gives.
+ */
+struct mixed_loop {
+	struct loop l;
+	unsigned nm;
+	struct { uint32_t site, rank, size; bool store; unsigned skip; } m[4];
+};
+
+static const struct mixed_loop mixed_loops[] = {
+	/* A histogram: bins[d[i]]++, the load of d[i] summarized. */
+	{ { 70, 1, 1000, { { 71, 0xe0000, 4, 4, false } } }, 2,
+	  { { 72, 1, 4, false, 0 }, { 73, 1, 4, true, 0 } } },
+	/* A conditional access between two summarized ones, in two iterations of three. */
+	{ { 80, 2, 777, { { 81, 0xf0000, 8, 8, false }, { 82, 0x100000, 8, 8, true } } }, 1,
+	  { { 83, 1, 8, false, 3 } } },
+	/* Three at different ranks: before every summarized access, between, after them all. */
+	{ { 90, 3, 500, { { 91, 0x110000, 4, 4, false }, { 92, 0x120000, -4, 4, false },
+			  { 93, 0x130000, 16, 8, true } } }, 3,
+	  { { 94, 0, 2, false, 0 }, { 95, 2, 8, true, 0 }, { 96, 3, 1, false, 2 } } },
+	/* Rare: in 1 iteration of 50, so that walks cross many iterations. */
+	{ { 100, 2, 1234, { { 101, 0x140000, 8, 8, false }, { 102, 0x150000, 8, 8, true } } }, 1,
+	  { { 103, 2, 8, true, 50 } } },
+	/* One iteration. */
+	{ { 110, 1, 1, { { 111, 0x160000, 1, 1, true } } }, 1, { { 112, 0, 4, false, 0 } } },
+};
+
+#define NMIXED (sizeof(mixed_loops) / sizeof(mixed_loops[0]))
+
+/* Whether mixed access j of ml is made in iteration k (skip 50: only when k + j is 49 mod 50). */
+static bool mixed_made(const struct mixed_loop *ml, unsigned j, uint64_t k)
+{
+	if (ml->m[j].skip == 50)
+		return (k + j) % 50 == 49;
+	return ml->m[j].skip < 2 || (k + j) % ml->m[j].skip;
+}
+
+static const void *mixed_addr(const struct mixed_loop *ml, unsigned j, uint64_t k)
+{
+	return (const void *)(uintptr_t)(0x800000 + 0x10000 * j +
+					 (k * UINT64_C(2654435761) % 4096) * ml->m[j].size);
+}
+
+/*
+ * Mixed loop ml run per access (as the build without summaries runs it) or through the entry
+ * points of mixed loops.  When nest[0] is not NULL, right after the first access made in
+ * iteration nest_k, a signal handler runs: mixed loop nest[0] whole (nesting nest + 1 in its
+ * iteration 0), then summarized loop 1.
+ */
+static void run_mixed(const struct mixed_loop *ml, bool per_access, uint64_t nest_k,
+		      const struct mixed_loop *const *nest)
+{
+	const struct loop *l = &ml->l;
+	bool nested = !nest[0];
+
+	if (per_access) {
+		__mnemo_loop_invoke(l->site);
+	} else {
+		push_summary(l, 0, l->n);
+		__mnemo_loop_summary_open(l->site, l->n);
+	}
+	for (uint64_t k = 0; k < l->iters; k++) {
+		if (per_access)
+			__mnemo_loop_iter(l->site);
+		for (unsigned r = 0; r <= l->n; r++) {
+			const void *addr;
+
+			for (unsigned j = 0; j < ml->nm; j++) {
+				uint32_t site = ml->m[j].site, size = ml->m[j].size;
+
+				if (ml->m[j].rank != r || !mixed_made(ml, j, k))
+					continue;
+				addr = mixed_addr(ml, j, k);
+				if (per_access && ml->m[j].store)
+					__mnemo_store_ptr(site, addr, 0, size);
+				else if (per_access)
+					__mnemo_load_ptr(site, addr, 0, size);
+				else if (ml->m[j].store)
+					__mnemo_mixed_store(site, addr, size, k, r);
+				else
+					__mnemo_mixed_load(site, addr, size, k, r);
+				if (!nested && k == nest_k) {
+					nested = true;
+					run_mixed(nest[0], per_access, 0, nest + 1);
+					if (per_access)
+						run_per_access(&loops[1]);
+					else
+						run_summarized(&loops[1]);
+				}
+			}
+			if (r == l->n || !per_access)
+				continue;
+			addr = (const void *)(uintptr_t)(l->a[r].start +
+							 k * (uint64_t)l->a[r].step);
+			if (l->a[r].store)
+				__mnemo_store_ptr(l->a[r].site, addr, 0, l->a[r].size);
+			else
+				__mnemo_load_ptr(l->a[r].site, addr, 0, l->a[r].size);
+		}
+	}
+	if (per_access)
+		__mnemo_loop_exit(l->site);
+	else
+		__mnemo_loop_summary_close(l->site, l->iters);
+}
+
+/*
+ * Every mixed loop twice, with accesses and a summarized loop between them; then handlers: the
+ * histogram with the three-rank loop run in its iteration 5, and in that the one-iteration loop;
+ * the rare loop with the histogram in its iteration 49.
+ */
+static void mixed_program(bool per_access)
+{
+	const struct mixed_loop *const none[] = { NULL };
+	const struct mixed_loop *const deep[] = { &mixed_loops[2], &mixed_loops[4], NULL };
+	const struct mixed_loop *const hist[] = { &mixed_loops[0], NULL };
+
+	for (unsigned round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < NMIXED; i++) {
+			between(i);
+			run_mixed(&mixed_loops[i], per_access, 0, none);
+			if (per_access)
+				run_per_access(&loops[4]);
+			else
+				run_summarized(&loops[4]);
+		}
+	}
+	run_mixed(&mixed_loops[0], per_access, 5, deep);
+	run_mixed(&mixed_loops[3], per_access, 49, hist);
+	between(99);
+}
+
+static void *mixed_reference(void *arg)
+{
+	capture_start(arg);
+	mixed_program(true);
+	capture_end(arg);
+	return NULL;
+}
+
+static void *mixed_sampled(void *arg)
+{
+	capture_start(arg);
+	mixed_program(false);
+	capture_end(arg);
+	return NULL;
+}
+
+/*
+ * Mixed loops that are lost at N > 1, each as its loop_summary record alone: one whose entry
+ * the full stash did not store (the 512 below it are then sampled as a summary), one opened with
+ * fewer entries than it says, the 33rd of 33 nested (one frame too many), and one a handler left
+ * open, which its enclosing loop's close pops.  Their mixed accesses are still sampled.  Counts
+ * the records by code into arg's words, as overflow() does.
+ */
+static void *mixed_lost(void *arg)
+{
+	const struct mixed_loop *hist = &mixed_loops[0];
+	struct capture *c = arg, mine;
+
+	capture_start(&mine);
+	for (unsigned i = 0; i < 512; i++)
+		push_summary(&loops[4], i & 1, (i & 1) + 1);
+	run_mixed(hist, false, 0, (const struct mixed_loop *const[]){ NULL });
+	__mnemo_loop_summary(loops[4].site, 512, 10);
+	__mnemo_loop_summary_open(hist->l.site, 3);
+	__mnemo_mixed_load(72, ADDR, 4, 0, 1);
+	__mnemo_loop_summary_close(hist->l.site, 1);
+	for (unsigned i = 0; i < 33; i++) {
+		push_summary(&hist->l, 0, 1);
+		__mnemo_loop_summary_open(200 + i, 1);
+		__mnemo_mixed_store(73, ADDR, 4, 0, 1);
+	}
+	for (unsigned i = 33; i-- > 0;)
+		__mnemo_loop_summary_close(200 + i, 1);
+	push_summary(&hist->l, 0, 1);
+	__mnemo_loop_summary_open(300, 1);
+	push_summary(&hist->l, 0, 1);
+	__mnemo_loop_summary_open(301, 1);
+	__mnemo_mixed_store(73, ADDR, 4, 0, 1);
+	__mnemo_loop_summary_close(300, 1);
+	capture_end(&mine);
+	c->words = calloc(256, sizeof(uint64_t));
+	if (!c->words)
+		exit(1);
+	c->n = 0;
+	for (size_t i = 0; i < mine.n; i += __mnemo_wire.nwords[mine.words[i] & 0xff]) {
+		if (!__mnemo_wire.nwords[mine.words[i] & 0xff]) {
+			printf("lost mixed loops: a record of code %u, which the wire does not "
+			       "send\n", (unsigned)(mine.words[i] & 0xff));
+			exit(1);
+		}
+		c->words[mine.words[i] & 0xff]++;
+		c->n++;
+	}
+	free(mine.words);
+	return NULL;
+}
+
+/*
+ * --sample-mixed=N: the periods of N, as the runtime sets them.  Mixed loops run through their
+ * entry points must send exactly the records of the same loops run per access: the accesses the
+ * countdown picks among the summarized and the mixed ones in program order, and the loop events
+ * when they are sent, with whole mixed loops run in the middle of others as signal handlers
+ * would run them.  Lost mixed loops send their loop_summary record alone and nothing of their
+ * summarized accesses, and spoil nothing around them.
+ */
+static int check_sampled_mixed(unsigned n)
+{
+	struct capture ref, mix, lost;
+	uint64_t sent = 0;
+	bool invoke = __mnemo_wire.nwords[12], iter = __mnemo_wire.nwords[13];
+	bool leave = __mnemo_wire.nwords[14];
+	unsigned load = 1, store = 2, summary = 19;
+	int bad = 0;
+
+	if (!(__mnemo_summary_plan & MNEMO_PLAN_MIXED_ON) || n < 2) {
+		printf("sampled mixed loops: expected mixed loops on and N > 1, got %s and %u\n",
+		       __mnemo_summary_plan & MNEMO_PLAN_MIXED_ON ? "on" : "off", n);
+		return 1;
+	}
+	mn_sample_lo = n - n / 2;
+	mn_sample_span = 2 * (n / 2) + 1;
+	ref = run_thread(mixed_reference);
+	mix = run_thread(mixed_sampled);
+	lost = run_thread(mixed_lost);
+	for (size_t i = 0; i < ref.n; i += __mnemo_wire.nwords[ref.words[i] & 0xff] ?
+					   __mnemo_wire.nwords[ref.words[i] & 0xff] : 1)
+		sent += (ref.words[i] & 0xff) == load || (ref.words[i] & 0xff) == store;
+	printf("sampled mixed loops, N = %u: %zu words, %llu loads and stores sent\n", n, mix.n,
+	       (unsigned long long)sent);
+	if (mix.n != ref.n || memcmp(mix.words, ref.words, ref.n * sizeof(uint64_t))) {
+		size_t i = 0;
+
+		while (i < ref.n && i < mix.n && ref.words[i] == mix.words[i])
+			i++;
+		printf("mixed: expected the per-access run's %zu words, got %zu, first difference "
+		       "at word %zu: 0x%llx, expected 0x%llx\n", ref.n, mix.n, i,
+		       i < mix.n ? (unsigned long long)mix.words[i] : 0ULL,
+		       i < ref.n ? (unsigned long long)ref.words[i] : 0ULL);
+		bad++;
+	}
+	if (!sent) {
+		printf("sampled mixed loops: expected some accesses sent\n");
+		bad++;
+	}
+	printf("lost mixed loops: %llu loop_summary records, %llu loads, %llu stores, loop events "
+	       "%llu %llu %llu\n", (unsigned long long)lost.words[summary],
+	       (unsigned long long)lost.words[load], (unsigned long long)lost.words[store],
+	       (unsigned long long)lost.words[12], (unsigned long long)lost.words[13],
+	       (unsigned long long)lost.words[14]);
+	/* Loop events: the summary of 512 (1, 10, 1), the 32 nested frames stored (1, 1, 1
+	 * each), the enclosing loop (1, 1, 1) and the one left open (1, 1, 0). */
+	if (lost.words[summary] != 4 || !lost.words[load] || !lost.words[store] ||
+	    lost.words[12] != (invoke ? 35 : 0) || lost.words[13] != (iter ? 44 : 0) ||
+	    lost.words[14] != (leave ? 34 : 0) ||
+	    lost.n != lost.words[summary] + lost.words[load] + lost.words[store] +
+		      lost.words[12] + lost.words[13] + lost.words[14]) {
+		printf("lost mixed loops: expected 4 loop_summary records, loads and stores, and "
+		       "loop events if sent (35, 44, 34), nothing else\n");
+		bad++;
+	}
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	bool pointer_only = argc > 1 && !strcmp(argv[1], "--pointer-only");
@@ -909,6 +1181,8 @@ int main(int argc, char **argv)
 		return check_sampled_summaries((unsigned)atoi(argv[1] + 19));
 	if (argc > 1 && !strcmp(argv[1], "--mixed"))
 		return check_mixed();
+	if (argc > 1 && !strncmp(argv[1], "--sample-mixed=", 15))
+		return check_sampled_mixed((unsigned)atoi(argv[1] + 15));
 
 	printf("sent:");
 	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
@@ -933,16 +1207,13 @@ int main(int argc, char **argv)
 		       __mnemo_wire.nwords[19] ? "sends" : "does not send");
 		bad++;
 	}
-	/* Mixed loops: with summaries, without a countdown; their records exactly then. */
+	/* Mixed loops: with summaries, sampled or not; their records exactly then. */
 	if (!!(__mnemo_summary_plan & MNEMO_PLAN_MIXED_ON) != !!__mnemo_wire.nwords[21] ||
 	    ((__mnemo_summary_plan & MNEMO_PLAN_MIXED_ON) &&
-	     (!(__mnemo_summary_plan & MNEMO_PLAN_ON) ||
-	      (__mnemo_sample_var[0] && !__mnemo_sample_blocker[0])))) {
-		printf("plan: mixed loops %s with summaries %s, %s, and the wire %s mixed_load\n",
+	     !(__mnemo_summary_plan & MNEMO_PLAN_ON))) {
+		printf("plan: mixed loops %s with summaries %s, and the wire %s mixed_load\n",
 		       __mnemo_summary_plan & MNEMO_PLAN_MIXED_ON ? "on" : "off",
 		       __mnemo_summary_plan & MNEMO_PLAN_ON ? "on" : "off",
-		       __mnemo_sample_var[0] && !__mnemo_sample_blocker[0] ? "sampled" :
-									      "not sampled",
 		       __mnemo_wire.nwords[21] ? "sends" : "does not send");
 		bad++;
 	}

@@ -1358,10 +1358,11 @@ static void test_roundtrip_sampled_summaries(void **state)
 		   "  loop_iter: [site]\n  loop_exit: []\n");
 	roundtrip(fx, &r, "sl", NULL);
 	expect_contains("roundtrip", r.out, "sent: load store loop_invoke loop_iter loop_exit "
-			"loop_summary_load loop_summary_store loop_summary\n");
-	expect_contains("roundtrip", r.out, "plan: 0x80000455\n");
+			"loop_summary_load loop_summary_store loop_summary loop_summary_open "
+			"mixed_load mixed_store loop_summary_at loop_summary_close\n");
+	expect_contains("roundtrip", r.out, "plan: 0xc0000455\n");
 	roundtrip(fx, &r, "structure-affinity", NULL);
-	expect_contains("roundtrip", r.out, "plan: 0x80000055\n");
+	expect_contains("roundtrip", r.out, "plan: 0xc0000055\n");
 	for (unsigned i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		roundtrip(fx, &r, "structure-affinity", flags[i]);
 		expect_contains("roundtrip", r.out, "loop events 0 0 0\n");
@@ -1434,6 +1435,106 @@ static void test_sampled_summary_callbacks(void **state)
 	expect_contains("smp,loops", sampled, "\t__mnemo_loop_exit(site);\n");
 }
 
+/*
+ * A sampled build with mixed loops on: at N > 1 mixed loops (a histogram, a conditional access,
+ * accesses at several ranks, rare ones, signal handlers' loops run in the middle of others) send
+ * exactly the records of the same loops run per access, whether the countdown jumps from sample
+ * to sample (structure-affinity) or walks each iteration (sl: loop events sent; sp: loop_exit
+ * only, pointer accesses only), also with the Lamport queue; lost ones (entries not stored or too
+ * few, no frame, left open) send their loop_summary record alone.
+ */
+static void test_roundtrip_sampled_mixed(void **state)
+{
+	static const char *const flags[] = { "--sample-mixed=2", "--sample-mixed=7",
+					      "--sample-mixed=100" };
+	struct fixture *fx = *state;
+	struct run r;
+
+	copy_tree_spec(fx, "structure-affinity");
+	write_spec(fx, "sl", "module: sl\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [site, address, size]\n  store: [address]\n  loop_invoke: [site]\n"
+		   "  loop_iter: [site]\n  loop_exit: []\n");
+	for (unsigned i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		roundtrip(fx, &r, "structure-affinity", flags[i]);
+		expect_contains("roundtrip", r.out, "lost mixed loops: 4 loop_summary records, ");
+		expect_contains("roundtrip", r.out, "loop events 0 0 0\n");
+		roundtrip(fx, &r, "sl", flags[i]);
+		expect_contains("roundtrip", r.out, "loop events 35 44 34\n");
+	}
+	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", "--sample-mixed=7");
+	expect_contains("roundtrip", r.out, "sampled mixed loops, N = 7: ");
+	/* Pointer accesses only, and loop_exit alone of the loop events. */
+	write_spec(fx, "sp", "module: sp\ndoc: d\nsample: MNEMO_T_SAMPLE\naccesses: pointer\n"
+		   "events:\n  load: [address]\n  store: [address]\n  loop_exit: []\n");
+	roundtrip(fx, &r, "sp", "--sample-mixed=7");
+	expect_contains("roundtrip", r.out, "loop events 0 0 34\n");
+}
+
+/*
+ * The text of a sampled build's mixed entry points: at N = 1 (summary_every_access()) the record
+ * of the same build without sampling, line for line, after the same mixed_last bookkeeping; at
+ * N > 1 the frame (open, close) or the walk and the access's own countdown.
+ */
+static void test_sampled_mixed_callbacks(void **state)
+{
+	static const struct {
+		const char *fn, *n1, *more;
+	} fns[] = {
+		{ "__mnemo_loop_summary_open(", "\tmn_store_signal(&mixed_last, UINT64_MAX);\n",
+		  "\tif (!summary_every_access()) {\n\t\tmixed_open(site, accesses);\n" },
+		{ "__mnemo_mixed_load(", "\tw[0] = EV_MIXED_LOAD",
+		  "\t\tmixed_to(iteration, rank);\n\t\tleft = sample_countdown - 1;\n" },
+		{ "__mnemo_mixed_store(", "\tw[0] = EV_MIXED_STORE",
+		  "\t\tsample_countdown = send_store(site, addr, 0, size);\n" },
+		{ "__mnemo_loop_summary_close(",
+		  "\tmn_store_signal(&mixed_last, UINT64_MAX - 1);\n",
+		  "\tif (!summary_every_access()) {\n\t\tmixed_close(site, iterations);\n" },
+	};
+	static const char next[] = "\tnext = mixed_next(iteration);\n";
+	static char plain[65536], sampled[65536];
+	struct fixture *fx = *state;
+	char path[256];
+	struct run r;
+
+	write_spec(fx, "smp", "module: smp\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [address]\n  store: [address]\n");
+	write_spec(fx, "all", "module: all\ndoc: d\nevents:\n"
+		   "  load: [address]\n  store: [address]\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	specialize(fx, &r, fx->modules, "all");
+	expect_ok(&r);
+	read_file(path, plain, sizeof(plain));
+	specialize(fx, &r, fx->modules, "smp");
+	expect_ok(&r);
+	read_file(path, sampled, sizeof(sampled));
+	for (unsigned i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		char *p = strstr(plain, fns[i].fn), *s = strstr(sampled, fns[i].fn), *end;
+
+		if (!p || !s)
+			fail_msg("expected %s defined in both builds", fns[i].fn);
+		end = strstr(s, "\n}\n");
+		if (!strstr(s, fns[i].more) || strstr(s, fns[i].more) > end)
+			fail_msg("%s: expected at N > 1\n%s\ngot\n%.*s", fns[i].fn, fns[i].more,
+				 (int)(end - s), s);
+		p = strstr(p, fns[i].n1);
+		s = strstr(s, fns[i].n1);
+		if (!p || !s || s > end)
+			fail_msg("%s: expected at N = 1\n%s", fns[i].fn, fns[i].n1);
+		/* A mixed record's `next` bit, computed right before it, at N = 1 only. */
+		if (fns[i].n1[1] == 'w' && strncmp(s - strlen(next), next, strlen(next)))
+			fail_msg("%s: expected\n%s\nright before its record, got\n%.300s",
+				 fns[i].fn, next, s - strlen(next));
+		end = strstr(p, "\n}\n");
+		if (strncmp(p, s, (size_t)(end - p) + 3))
+			fail_msg("%s at N = 1: expected\n%.*s\ngot\n%.300s", fns[i].fn,
+				 (int)(end - p), p, s);
+	}
+	expect_contains("smp", sampled, " * No loop event is sent, so a walk jumps from sample to "
+			"sample.\n");
+	if (strstr(sampled, "__mnemo_loop_iter(f->site);\n"))
+		fail_msg("smp: expected no loop event in the mixed walk, got:\n%s", sampled);
+}
+
 static void test_roundtrip_pointer_only(void **state)
 {
 	struct fixture *fx = *state;
@@ -1449,8 +1550,9 @@ static void test_roundtrip_pointer_only(void **state)
  * Mixed loops through the generated callbacks: roundtrip.c --mixed runs scripted and random mixed
  * loops (gaps 0, 1, 2 and more, nesting, a close then an enclosing loop's record, a fresh open)
  * and checks the records and what they decode to, with 16-byte records (dependence), records of
- * mixed lengths (null, everything), the Lamport queue; with mixed loops off (a sampled build,
- * --no-summarize, --all-events) the four entry points push nothing.
+ * mixed lengths (null, everything), the Lamport queue, a sampled build at N = 1
+ * (structure-affinity); with mixed loops off (--no-summarize, --all-events) the four entry points
+ * push nothing.
  */
 static void test_roundtrip_mixed(void **state)
 {
@@ -1462,7 +1564,7 @@ static void test_roundtrip_mixed(void **state)
 		{ "null", NULL, true },
 		{ "everything", NULL, true },
 		{ "dependence", "--queue=lamport", true },
-		{ "structure-affinity", NULL, false },
+		{ "structure-affinity", NULL, true },
 		{ "null", "--no-summarize", false },
 		{ "null", "--all-events", false },
 	};
@@ -1772,8 +1874,8 @@ static void expect_summaries(const char *what, const char *text, bool on)
  * The plan's states follow from the bodies written: 0 empty, 1 a record without value (with a
  * countdown or not), 2 a value (or a pointer_create body); loop events 1 when sent.  Bit 31
  * when some state is 1, unless --no-summarize or --all-events; the summary entry points and the
- * wire follow bit 31.  Bit 30 (mixed loops) exactly with bit 31 and no countdown; the entry
- * points of mixed loops and the wire follow it.
+ * wire follow bit 31.  Bit 30 (mixed loops) exactly with bit 31, with a countdown or not; the
+ * entry points of mixed loops and the wire follow it.
  */
 static void test_summary_plan(void **state)
 {
@@ -1784,9 +1886,9 @@ static void test_summary_plan(void **state)
 		{ "vals", NULL, 0x00000022 },          /* loads with value: 2 */
 		{ "addrs", NULL, 0xc0000011 },         /* loads without value: 1; mixed loops */
 		{ "ptrs", NULL, 0xc0000050 },          /* accesses: pointer: plain ones 0 */
-		{ "smp", NULL, 0x80000055 },           /* a countdown: summaries sample the same, */
-		{ "smp", "--no-summarize", 0x00000055 },  /* ... but no mixed loop */
-		{ "smp,loops", NULL, 0x80000455 },     /* sampled, loop events sent */
+		{ "smp", NULL, 0xc0000055 },           /* a countdown: summaries and mixed loops */
+		{ "smp", "--no-summarize", 0x00000055 },  /* sample the same */
+		{ "smp,loops", NULL, 0xc0000455 },     /* sampled, loop events sent */
 		{ "smpv", NULL, 0x00000022 },          /* sampled with the value: 2 */
 		{ "smp,addrs", NULL, 0xc0000055 },     /* addrs needs every access: no countdown */
 		{ "pcs", NULL, 0xc0000244 },           /* pointer_create with a body: 2 */
@@ -1811,7 +1913,7 @@ static void test_summary_plan(void **state)
 		{ "null", 0xc0000455 },
 		{ "value-pattern", 0xc00000ff },       /* takes `value`: every access checked */
 		{ "rds-shape", 0x000000a0 },          /* pointer only, with values */
-		{ "structure-affinity", 0x80000055 },  /* sampled: summarized, no mixed loop */
+		{ "structure-affinity", 0xc0000055 },  /* sampled: summarized, mixed loops */
 		{ "object-relative", 0xc0000055 },
 		{ "shadow-cost", 0xc0000055 },
 	};
@@ -1877,9 +1979,10 @@ static void test_summary_plan(void **state)
 	specialize(fx, &r, fx->modules, "smp");
 	expect_ok(&r);
 	read_file(path, text, sizeof(text));
-	expect_contains("smp", text, " * on, mixed loops off (loads and stores are sampled).\n");
-	expect_contains("smp", text, "/* loop_summary_close: mixed loops are off (loads and "
-			"stores are sampled); not sent. */\n");
+	expect_contains("smp", text, " * on, mixed loops on.\n");
+	expect_contains("smp", text, " * With sampling, only at N = 1; at N > 1 they send the "
+			"loads and\n * stores the countdown picks among the loop's summarized "
+			"and mixed\n");
 	specialize(fx, &r, fx->modules, "addrs");
 	expect_ok(&r);
 	read_file(path, text, sizeof(text));
@@ -2234,6 +2337,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled_summaries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_summary_callbacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roundtrip_sampled_mixed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_mixed_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_ablation, setup, teardown),
