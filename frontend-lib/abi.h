@@ -91,11 +91,14 @@ void __mnemo_loop_summary(uint32_t site, uint32_t accesses, uint64_t iterations)
  * order.  Only when __mnemo_summary_plan has MNEMO_PLAN_MIXED_ON (the four are empty without it),
  * and only for accesses whose entry point has plan state 1 or 3.  In a build that samples loads
  * and stores (`sample:`), the records go out only at N = 1: at N > 1 the loop's summarized
- * accesses stay with the thread from the open to the close, and each mixed access, then the
- * close, runs the sampling countdown over the summarized accesses before it and over itself in
- * program order, sending the loads and stores it picks (and the loop events, when sent) as the
- * per-access calls would have; a loop whose summarized accesses could not all be kept sends its
- * __mnemo_loop_summary record alone, which the backend counts lost.
+ * accesses stay with the thread from the open to the close.  When loop events are sent, each
+ * mixed access, then the close, runs the sampling countdown over the summarized accesses before
+ * it and over itself in program order, sending the loads and stores it picks and the loop events
+ * as the per-access calls would have; without loop events each mixed access counts itself down
+ * at once and the close runs the countdown over all the summarized ones (one in N, not the
+ * per-access build's same ones, and the countdown stays in a register through the loop).  A
+ * loop whose summarized accesses could not all be kept sends its __mnemo_loop_summary record
+ * alone, which the backend counts lost.
  */
 void __mnemo_loop_summary_open(uint32_t site, uint32_t accesses);
 void __mnemo_mixed_load(uint32_t site, const void *addr, uint32_t size, uint64_t iteration,

@@ -949,6 +949,28 @@ static const void *mixed_addr(const struct mixed_loop *ml, unsigned j, uint64_t 
 }
 
 /*
+ * A build that sends no loop event counts a mixed loop's mixed accesses down as they come and
+ * walks its summarized ones at its close (specialize.c, put_mixed_sampling()): the per-access
+ * reference then makes them in that order, which is the order the entry points see.
+ */
+static bool mixed_deferred;
+
+/* Summarized accesses of mixed loop ml's iterations [0, iters), per access, in order. */
+static void run_deferred(const struct loop *l)
+{
+	for (uint64_t k = 0; k < l->iters; k++)
+		for (unsigned r = 0; r < l->n; r++) {
+			const void *addr = (const void *)(uintptr_t)(l->a[r].start +
+								     k * (uint64_t)l->a[r].step);
+
+			if (l->a[r].store)
+				__mnemo_store_ptr(l->a[r].site, addr, 0, l->a[r].size);
+			else
+				__mnemo_load_ptr(l->a[r].site, addr, 0, l->a[r].size);
+		}
+}
+
+/*
  * Mixed loop ml run per access (as the build without summaries runs it) or through the entry
  * points of mixed loops.  When nest[0] is not NULL, right after the first access made in
  * iteration nest_k, a signal handler runs: mixed loop nest[0] whole (nesting nest + 1 in its
@@ -995,7 +1017,7 @@ static void run_mixed(const struct mixed_loop *ml, bool per_access, uint64_t nes
 						run_summarized(&loops[1]);
 				}
 			}
-			if (r == l->n || !per_access)
+			if (r == l->n || !per_access || mixed_deferred)
 				continue;
 			addr = (const void *)(uintptr_t)(l->a[r].start +
 							 k * (uint64_t)l->a[r].step);
@@ -1005,6 +1027,8 @@ static void run_mixed(const struct mixed_loop *ml, bool per_access, uint64_t nes
 				__mnemo_load_ptr(l->a[r].site, addr, 0, l->a[r].size);
 		}
 	}
+	if (per_access && mixed_deferred)
+		run_deferred(l);
 	if (per_access)
 		__mnemo_loop_exit(l->site);
 	else
@@ -1108,7 +1132,7 @@ static void *mixed_lost(void *arg)
  * --sample-mixed=N: the periods of N, as the runtime sets them.  Mixed loops run through their
  * entry points must send exactly the records of the same loops run per access: the accesses the
  * countdown picks among the summarized and the mixed ones in program order, and the loop events
- * when they are sent, with whole mixed loops run in the middle of others as signal handlers
+ * when they are sent (without them, the summarized ones after the loop's mixed ones), with whole mixed loops run in the middle of others as signal handlers
  * would run them.  Lost mixed loops send their loop_summary record alone and nothing of their
  * summarized accesses, and spoil nothing around them.
  */
@@ -1128,6 +1152,7 @@ static int check_sampled_mixed(unsigned n)
 	}
 	mn_sample_lo = n - n / 2;
 	mn_sample_span = 2 * (n / 2) + 1;
+	mixed_deferred = !invoke && !iter && !leave;
 	ref = run_thread(mixed_reference);
 	mix = run_thread(mixed_sampled);
 	lost = run_thread(mixed_lost);
