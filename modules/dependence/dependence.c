@@ -70,6 +70,25 @@ struct loop {
 	uint64_t mkey;             /* fid | site << 32: its part of a memo key */
 	uint32_t mhash;            /* its part of a memo slot's hash */
 	struct dep_starts starts;  /* clocks at its iteration starts */
+	struct outer *outer;       /* [outer_cap]: counts owed to its rows and the ones below */
+	uint32_t outer_cap, outer_n;
+	bool dup;                  /* some frame at or below it is of the same loop as another */
+};
+
+/*
+ * Counts owed to the not-carried rows of a loop frame and of every frame below it (README rule
+ * 4: a source that ran in a deeper frame's invocation ran in this frame's current iteration).
+ * An instance whose innermost frame holding both accesses is J counts its row there at once and
+ * adds 1 here, in frame J - 1; a frame pays what it holds into its rows when it ends, and hands
+ * it to the frame below.  So an instance costs O(1), not O(J), whatever the nest depth.  Only
+ * where rule 6 (once per destination access) merges nothing, so that counts simply add: for
+ * accesses that touch one word (at most one instance per (pair, kind)), and below frames that
+ * are all of different loops (a loop met twice, in a recursion, would give two frames one row).
+ */
+struct outer {
+	uint64_t pair;             /* src | dst << 32; 0: an empty slot */
+	uint64_t count;
+	uint32_t kind;
 };
 
 struct dep {
@@ -115,7 +134,9 @@ static void tick(struct dep *d)
 	d->clock++;
 }
 
-/* Drops the loops whose frames the context manager has closed. */
+static void outer_pay(struct dep *d, unsigned i);
+
+/* Drops the loops whose frames the context manager has closed, each paying what it owes. */
 static void loops_sync(struct dep *d)
 {
 	unsigned depth = mn_ctx_depth(d->ctx);
@@ -125,9 +146,17 @@ static void loops_sync(struct dep *d)
 
 		if (l->frame < depth && mn_ctx_frame_serial(d->ctx, l->frame) == l->serial)
 			return;
+		outer_pay(d, d->nloops - 1);
 		d->in_target -= l->target;
 		d->nloops--;
 	}
+}
+
+/* Every live frame pays, innermost first: before merge() and emit() read the rows. */
+static void outer_pay_all(struct dep *d)
+{
+	for (unsigned i = d->nloops; i-- > 0;)
+		outer_pay(d, i);
 }
 
 /* The loop whose frame is on top of the context stack, if its site is `site`. */
@@ -178,6 +207,9 @@ static void dep_loop_invoke(void *st, uint32_t site)
 	l->target = s->target;
 	l->mkey = l->fid | (uint64_t)site << 32;
 	l->mhash = l->fid * 0xc2b2ae3du ^ site * 0x27d4eb2fu;
+	l->dup = d->nloops > 1 && d->loops[d->nloops - 2].dup;
+	for (unsigned i = 0; i + 1 < d->nloops && !l->dup; i++)
+		l->dup = d->loops[i].site == site;
 	d->in_target += l->target;
 	dep_starts_reset(&l->starts, 0);
 }
@@ -306,15 +338,117 @@ static inline struct dep_entry *row(struct dep *d, uint64_t pair, uint32_t ph, c
 	return row_slow(d, m, (uint32_t)pair, (uint32_t)(pair >> 32), l, kind, carried);
 }
 
+static inline uint32_t pair_hash(uint32_t src, uint32_t dst, enum dep_kind kind)
+{
+	return src * 0x9e3779b1u ^ dst * 0x85ebca77u ^ (uint32_t)kind * 0x165667b1u;
+}
+
+/* Adds c to what frame l owes (pair, kind); false without memory. */
+static bool outer_add(struct loop *l, uint64_t pair, enum dep_kind kind, uint64_t c)
+{
+	uint32_t mask, i;
+
+	if (2 * (l->outer_n + 1) > l->outer_cap) {
+		uint32_t cap = l->outer_cap ? 2 * l->outer_cap : 16;
+		struct outer *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return false;
+		for (uint32_t k = 0; k < l->outer_cap; k++) {
+			const struct outer *o = &l->outer[k];
+
+			if (!o->pair)
+				continue;
+			for (i = pair_hash((uint32_t)o->pair, (uint32_t)(o->pair >> 32), o->kind) &
+				 (cap - 1); v[i].pair; i = (i + 1) & (cap - 1))
+				;
+			v[i] = *o;
+		}
+		free(l->outer);
+		l->outer = v;
+		l->outer_cap = cap;
+	}
+	mask = l->outer_cap - 1;
+	for (i = pair_hash((uint32_t)pair, (uint32_t)(pair >> 32), kind) & mask;
+	     l->outer[i].pair && (l->outer[i].pair != pair || l->outer[i].kind != kind);
+	     i = (i + 1) & mask)
+		;
+	if (!l->outer[i].pair) {
+		l->outer[i] = (struct outer){ .pair = pair, .kind = kind };
+		l->outer_n++;
+	}
+	l->outer[i].count += c;
+	return true;
+}
+
+/* c instances of (pair, kind) in the not-carried rows of frames [0, i], at once. */
+static void outer_count(struct dep *d, unsigned i, uint64_t pair, enum dep_kind kind, uint64_t c)
+{
+	uint32_t ph = pair_hash((uint32_t)pair, (uint32_t)(pair >> 32), kind);
+
+	for (unsigned j = 0; j <= i; j++) {
+		struct dep_entry *e = row(d, pair, ph, &d->loops[j], kind, false);
+
+		if (e)
+			e->count += c;
+	}
+}
+
+/* Frame i pays what it owes into its rows and hands it to the frame below; owes nothing after. */
+static void outer_pay(struct dep *d, unsigned i)
+{
+	struct loop *l = &d->loops[i];
+
+	if (!l->outer_n)
+		return;
+	for (uint32_t k = 0; k < l->outer_cap; k++) {
+		const struct outer *o = &l->outer[k];
+		struct dep_entry *e;
+
+		if (!o->pair)
+			continue;
+		e = row(d, o->pair, pair_hash((uint32_t)o->pair, (uint32_t)(o->pair >> 32), o->kind),
+			l, o->kind, false);
+		if (e)
+			e->count += o->count;
+		if (i && !outer_add(&d->loops[i - 1], o->pair, o->kind, o->count))
+			outer_count(d, i - 1, o->pair, o->kind, o->count);
+	}
+	memset(l->outer, 0, l->outer_cap * sizeof(*l->outer));
+	l->outer_n = 0;
+}
+
 /* One dependence instance from access src at clock sclock to access dst, now: README's rule 4. */
 static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t dst,
-			  enum dep_kind kind)
+			  enum dep_kind kind, bool one_word)
 {
 	uint64_t pair = src | (uint64_t)dst << 32;
-	uint32_t ph = src * 0x9e3779b1u ^ dst * 0x85ebca77u ^ (uint32_t)kind * 0x165667b1u;
+	uint32_t ph = pair_hash(src, dst, kind);
 	struct dep_entry *e;
 	unsigned i;
 
+	/* The innermost frame holding both accesses (invokes only grow outward in), the only one
+	 * that can carry it; the frames below owe a not-carried row (struct outer). */
+	for (i = d->nloops; i > 0 && d->loops[i - 1].inv > sclock; i--)
+		;
+	if (one_word && !d->target_mode && !(i && d->loops[i - 1].dup)) {
+		if (!i) {
+			if ((e = row(d, pair, ph, NULL, kind, false)))
+				count(d, e, false, 0);   /* loop 0 */
+			return;
+		}
+		{
+			struct loop *l = &d->loops[i - 1];
+			uint64_t started = dep_starts_upto(&l->starts, sclock);
+			bool carried = started < l->starts.n;
+
+			if ((e = row(d, pair, ph, l, kind, carried)))
+				count(d, e, carried, l->starts.n - started);
+		}
+		if (i > 1 && !outer_add(&d->loops[i - 2], pair, kind, 1))
+			outer_count(d, i - 2, pair, kind, 1);
+		return;
+	}
 	for (i = 0; i < d->nloops && d->loops[i].inv <= sclock; i++) {
 		struct loop *l = &d->loops[i];
 		uint64_t started;
@@ -340,6 +474,7 @@ on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store
 	uint64_t end = addr + size, page_end = (addr | ((1u << PAGE_SHIFT) - 1)) + 1;
 	uint32_t ctx = mn_ctx_current(d->ctx);
 	struct site *s;
+	bool one;
 
 	if (!size || (d->target_mode && !d->in_target))
 		return;
@@ -357,15 +492,16 @@ on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store
 		return;
 	}
 	d->stamp++;
+	one = (addr & 7) + size <= 8;
 	for (uint64_t a = addr & ~UINT64_C(7); a < end; a += 8) {
 		struct word *w = mn_shadow_get(d->sh, a);
 
 		if (!w)
 			continue;   /* an alias: counted by the shadow */
 		if (w->writer)
-			report(d, w->writer, w->wclock, s->aid, store ? DEP_WAW : DEP_RAW);
+			report(d, w->writer, w->wclock, s->aid, store ? DEP_WAW : DEP_RAW, one);
 		if (store && w->reader)
-			report(d, w->reader, w->rclock, s->aid, DEP_WAR);
+			report(d, w->reader, w->rclock, s->aid, DEP_WAR, one);
 		if (store)
 			*w = (struct word){ .writer = s->aid, .wclock = d->clock };
 		else
@@ -421,8 +557,10 @@ static void dep_fini(void *st)
 {
 	struct dep *d = st;
 
-	for (unsigned i = 0; i < d->loop_cap; i++)
+	for (unsigned i = 0; i < d->loop_cap; i++) {
 		dep_starts_free(&d->loops[i].starts);
+		free(d->loops[i].outer);
+	}
 	free(d->loops);
 	dep_table_free(&d->deps);
 	dep_accesses_free(&d->acc);
@@ -498,6 +636,8 @@ static void dep_merge(void *into_, void *from_)
 	struct dep *into = into_, *from = from_;
 	const struct dep_entry *f;
 
+	outer_pay_all(into);
+	outer_pay_all(from);
 	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
 	into->nomem += from->nomem;
 	into->clipped += from->clipped;
@@ -774,7 +914,10 @@ static void emit_ctx(const struct dep *d, struct mn_prof *p, const char *key, ui
 static int dep_emit(void *st, struct mn_prof *p)
 {
 	struct dep *d = st;
-	uint32_t *rank = d->context ? ctx_ranks(d) : NULL;
+	uint32_t *rank;
+
+	outer_pay_all(d);
+	rank = d->context ? ctx_ranks(d) : NULL;
 	struct dep_entry **v = d->context && !rank ? NULL : dep_table_sorted(&d->deps, rank);
 	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
 	struct mn_ctx_stats cs;
