@@ -418,6 +418,32 @@ static void outer_pay(struct dep *d, unsigned i)
 	l->outer_n = 0;
 }
 
+/*
+ * report() where frame i - 1 is the innermost holding both accesses (i = 0: none) and rule 6
+ * merges nothing (struct outer): its row now, and one owed by the frame below.
+ */
+static inline void report_innermost(struct dep *d, uint64_t pair, uint32_t ph, unsigned i,
+				    uint32_t sclock, enum dep_kind kind)
+{
+	struct dep_entry *e;
+	struct loop *l;
+	uint64_t started;
+	bool carried;
+
+	if (!i) {
+		if ((e = row(d, pair, ph, NULL, kind, false)))
+			count(d, e, false, 0);   /* loop 0: no loop invocation holds both */
+		return;
+	}
+	l = &d->loops[i - 1];
+	started = dep_starts_upto(&l->starts, sclock);
+	carried = started < l->starts.n;
+	if ((e = row(d, pair, ph, l, kind, carried)))
+		count(d, e, carried, l->starts.n - started);
+	if (i > 1 && !outer_add(&d->loops[i - 2], pair, kind, 1))
+		outer_count(d, i - 2, pair, kind, 1);
+}
+
 /* One dependence instance from access src at clock sclock to access dst, now: README's rule 4. */
 static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t dst,
 			  enum dep_kind kind, bool one_word)
@@ -428,27 +454,14 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 	unsigned i;
 
 	/* The innermost frame holding both accesses (invokes only grow outward in), the only one
-	 * that can carry it; the frames below owe a not-carried row (struct outer). */
+	 * that can carry it. */
 	for (i = d->nloops; i > 0 && d->loops[i - 1].inv > sclock; i--)
 		;
 	if (one_word && !d->target_mode && !(i && d->loops[i - 1].dup)) {
-		if (!i) {
-			if ((e = row(d, pair, ph, NULL, kind, false)))
-				count(d, e, false, 0);   /* loop 0 */
-			return;
-		}
-		{
-			struct loop *l = &d->loops[i - 1];
-			uint64_t started = dep_starts_upto(&l->starts, sclock);
-			bool carried = started < l->starts.n;
-
-			if ((e = row(d, pair, ph, l, kind, carried)))
-				count(d, e, carried, l->starts.n - started);
-		}
-		if (i > 1 && !outer_add(&d->loops[i - 2], pair, kind, 1))
-			outer_count(d, i - 2, pair, kind, 1);
+		report_innermost(d, pair, ph, i, sclock, kind);
 		return;
 	}
+	/* Every frame's row, each once per destination access (count()'s stamp). */
 	for (i = 0; i < d->nloops && d->loops[i].inv <= sclock; i++) {
 		struct loop *l = &d->loops[i];
 		uint64_t started;
