@@ -43,8 +43,8 @@
  * record, which that last access left in the cache, and skips the shadow.  It answers yes only for
  * an object none of whose granules any other object or alias ever touched (`shared` false): all
  * its granules hold its slot, so mn_objects_find() would return it for every byte of it.  Heap and
- * stack objects share no granule unless the program lost a free; packed globals do, and are always
- * looked up.
+ * stack objects share no granule unless the program lost a free.  Packed globals that only share a
+ * granule are not marked: the globals' search finds each of them in every byte of it anyway.
  *
  * Aliases.  A granule whose shadow slice another window of the address space owns (shadow.h) is
  * left unmapped and counted in `aliases`: lookups in it find no object.  That costs accuracy, never
@@ -53,9 +53,8 @@
  * Memory: 48 bytes per slot (the array keeps its peak size) and 4 per global, plus half the bytes
  * that live objects cover, as shadow.  A released object of 256 KiB or more that shares no granule
  * gives its whole shadow pages back; a smaller one, or one that shares, zeroes its own entries in
- * place, so its pages stay for the next objects there.  Nothing here
- * aborts: without memory, mn_objects_alloc() returns 0 and the program's object goes untracked,
- * which the module counts.
+ * place, so its pages stay for the next objects there.  Nothing here aborts: without memory,
+ * mn_objects_alloc() returns 0 and the program's object goes untracked, which the module counts.
  *
  * Not thread-safe: one table per module state (per data-parallel worker).  The struct is public so
  * the lookups can be inline: read its fields, change them only through the functions, but for the
