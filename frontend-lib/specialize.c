@@ -1259,14 +1259,7 @@ static void put_sampled_mixed_head(const struct gen *g, const struct abi_entry *
 	const struct mn_spec_event *load = mn_spec_event_find(g->c, "load");
 	const struct mn_spec_event *store = mn_spec_event_find(g->c, "store");
 	bool is_store = !strcmp(e->event, "mixed_store");
-	static const char walk_load[] =
-		"\t\t/* The summarized accesses before it, then itself as __mnemo_load. */\n"
-		"\t\tmixed_to(iteration, rank);\n";
-	static const char walk_store[] =
-		"\t\t/* The summarized accesses before it, then itself as __mnemo_store. */\n"
-		"\t\tmixed_to(iteration, rank);\n";
-	static const char at_once[] =
-		"\t\t/* At once: the close walks the summarized accesses (no loop events). */\n";
+	const char *kind = is_store ? "store" : "load";
 	FILE *f = g->f;
 
 	if (!strcmp(e->event, "loop_summary_open")) {
@@ -1291,20 +1284,23 @@ static void put_sampled_mixed_head(const struct gen *g, const struct abi_entry *
 	}
 	fputs("\tif (!summary_every_access()) {\n", f);
 	/* A load or store that is not sent has empty entry points, and none is made mixed. */
-	if (g->send_done[(is_store ? store : load)->code])
-		fprintf(f, "\t\tint32_t left;\n\n"
-			"%s"
-			"\t\tleft = sample_countdown - 1;\n"
+	if (!g->send_done[(is_store ? store : load)->code]) {
+		fprintf(f, "\t\t/* No %s is sent, so none is mixed. */\n", kind);
+	} else {
+		fputs("\t\tint32_t left;\n\n", f);
+		if (sends_loop_events(g))
+			fprintf(f, "\t\t/* The summarized accesses before it, then itself as "
+				"__mnemo_%s. */\n\t\tmixed_to(iteration, rank);\n", kind);
+		else
+			fputs("\t\t/* At once: the close walks the summarized accesses (no loop "
+			      "events). */\n", f);
+		fprintf(f, "\t\tleft = sample_countdown - 1;\n"
 			"\t\tif (__builtin_expect(left > 0, 1)) {\n"
 			"\t\t\tsample_countdown = left;\n"
 			"\t\t\treturn;\n"
 			"\t\t}\n"
-			"\t\tsample_countdown = send_%s(site, addr, 0, size);\n",
-			sends_loop_events(g) ? (is_store ? walk_store : walk_load) : at_once,
-			is_store ? "store" : "load");
-	else
-		fprintf(f, "\t\t/* No %s is sent, so none is mixed. */\n",
-			is_store ? "store" : "load");
+			"\t\tsample_countdown = send_%s(site, addr, 0, size);\n", kind);
+	}
 	fputs("\t\treturn;\n"
 	      "\t}\n", f);
 }

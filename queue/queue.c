@@ -304,6 +304,17 @@ static void *zeroer_main(void *arg)
 	return NULL;
 }
 
+/* Frees q's zeroing thread's state, once the thread is gone or never started. */
+static void zeroer_free(struct mn_queue *q)
+{
+	struct zeroer *z = q->zeroer;
+
+	q->zeroer = NULL;
+	pthread_cond_destroy(&z->cv);
+	pthread_mutex_destroy(&z->mu);
+	free(z);
+}
+
 /* Detach: the zeroing thread hands back what waits, and is gone. */
 static void zeroer_stop(struct mn_queue *q)
 {
@@ -316,10 +327,7 @@ static void zeroer_stop(struct mn_queue *q)
 	pthread_cond_signal(&z->cv);
 	pthread_mutex_unlock(&z->mu);
 	pthread_join(z->thread, NULL);
-	pthread_cond_destroy(&z->cv);
-	pthread_mutex_destroy(&z->mu);
-	free(z);
-	q->zeroer = NULL;
+	zeroer_free(q);
 }
 
 MN_EXPORT __attribute__((cold)) int mn_queue_zero_behind(struct mn_queue *q)
@@ -341,14 +349,9 @@ MN_EXPORT __attribute__((cold)) int mn_queue_zero_behind(struct mn_queue *q)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&z->thread, NULL, zeroer_main, q);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		q->zeroer = NULL;
-		pthread_cond_destroy(&z->cv);
-		pthread_mutex_destroy(&z->mu);
-		free(z);
-		return -err;
-	}
-	return 0;
+	if (err)
+		zeroer_free(q);
+	return -err;
 }
 
 /*

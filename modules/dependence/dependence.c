@@ -343,10 +343,20 @@ static inline uint32_t pair_hash(uint32_t src, uint32_t dst, enum dep_kind kind)
 	return src * 0x9e3779b1u ^ dst * 0x85ebca77u ^ (uint32_t)kind * 0x165667b1u;
 }
 
+/* The slot of (pair, kind) in v[cap], cap a power of two: its entry, or the empty one it takes. */
+static uint32_t outer_slot(const struct outer *v, uint32_t cap, uint64_t pair, uint32_t kind)
+{
+	uint32_t i = pair_hash((uint32_t)pair, (uint32_t)(pair >> 32), kind) & (cap - 1);
+
+	while (v[i].pair && (v[i].pair != pair || v[i].kind != kind))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
 /* Adds c to what frame l owes (pair, kind); false without memory. */
 static bool outer_add(struct loop *l, uint64_t pair, enum dep_kind kind, uint64_t c)
 {
-	uint32_t mask, i;
+	uint32_t i;
 
 	if (2 * (l->outer_n + 1) > l->outer_cap) {
 		uint32_t cap = l->outer_cap ? 2 * l->outer_cap : 16;
@@ -357,22 +367,14 @@ static bool outer_add(struct loop *l, uint64_t pair, enum dep_kind kind, uint64_
 		for (uint32_t k = 0; k < l->outer_cap; k++) {
 			const struct outer *o = &l->outer[k];
 
-			if (!o->pair)
-				continue;
-			for (i = pair_hash((uint32_t)o->pair, (uint32_t)(o->pair >> 32), o->kind) &
-				 (cap - 1); v[i].pair; i = (i + 1) & (cap - 1))
-				;
-			v[i] = *o;
+			if (o->pair)
+				v[outer_slot(v, cap, o->pair, o->kind)] = *o;
 		}
 		free(l->outer);
 		l->outer = v;
 		l->outer_cap = cap;
 	}
-	mask = l->outer_cap - 1;
-	for (i = pair_hash((uint32_t)pair, (uint32_t)(pair >> 32), kind) & mask;
-	     l->outer[i].pair && (l->outer[i].pair != pair || l->outer[i].kind != kind);
-	     i = (i + 1) & mask)
-		;
+	i = outer_slot(l->outer, l->outer_cap, pair, kind);
 	if (!l->outer[i].pair) {
 		l->outer[i] = (struct outer){ .pair = pair, .kind = kind };
 		l->outer_n++;
@@ -453,8 +455,8 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 	struct dep_entry *e;
 	unsigned i;
 
-	/* The innermost frame holding both accesses (invokes only grow outward in), the only one
-	 * that can carry it. */
+	/* The innermost frame holding both accesses (invokes only grow outward in: frames [0, i)
+	 * hold the source), the only one that can carry it. */
 	for (i = d->nloops; i > 0 && d->loops[i - 1].inv > sclock; i--)
 		;
 	if (one_word && !d->target_mode && !(i && d->loops[i - 1].dup)) {
@@ -462,8 +464,8 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 		return;
 	}
 	/* Every frame's row, each once per destination access (count()'s stamp). */
-	for (i = 0; i < d->nloops && d->loops[i].inv <= sclock; i++) {
-		struct loop *l = &d->loops[i];
+	for (unsigned j = 0; j < i; j++) {
+		struct loop *l = &d->loops[j];
 		uint64_t started;
 		bool carried;
 

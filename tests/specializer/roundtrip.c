@@ -346,6 +346,33 @@ static void capture_end(struct capture *c)
 	c->n = (size_t)(mn_q_cur - c->words);
 }
 
+/* The load (code 1) and store (code 2) records among c's words. */
+static uint64_t capture_accesses(const struct capture *c)
+{
+	uint64_t sent = 0;
+
+	for (size_t i = 0; i < c->n; i += __mnemo_wire.nwords[c->words[i] & 0xff] ?
+					 __mnemo_wire.nwords[c->words[i] & 0xff] : 1)
+		sent += (c->words[i] & 0xff) == 1 || (c->words[i] & 0xff) == 2;
+	return sent;
+}
+
+/* 0 when got holds exactly ref's words; else 1, after saying where they first differ. */
+static int capture_same(const char *what, const struct capture *ref, const struct capture *got)
+{
+	size_t i = 0;
+
+	if (got->n == ref->n && !memcmp(got->words, ref->words, ref->n * sizeof(uint64_t)))
+		return 0;
+	while (i < ref->n && i < got->n && ref->words[i] == got->words[i])
+		i++;
+	printf("%s: expected the per-access run's %zu words, got %zu, first difference at word "
+	       "%zu: 0x%llx, expected 0x%llx\n", what, ref->n, got->n, i,
+	       i < got->n ? (unsigned long long)got->words[i] : 0ULL,
+	       i < ref->n ? (unsigned long long)ref->words[i] : 0ULL);
+	return 1;
+}
+
 /* Loop l run with its events and accesses per access, as the build without summaries runs it. */
 static void run_per_access(const struct loop *l)
 {
@@ -503,26 +530,11 @@ static int check_sampled_summaries(unsigned n)
 	for (unsigned i = 0; i < NLOOPS; i++)
 		accesses += 2 * loops[i].iters * loops[i].n;
 	accesses += loops[0].iters * loops[0].n + loops[4].iters * loops[4].n;
-	for (size_t i = 0; i < ref.n; i += __mnemo_wire.nwords[ref.words[i] & 0xff] ?
-					   __mnemo_wire.nwords[ref.words[i] & 0xff] : 1) {
-		unsigned code = ref.words[i] & 0xff;
-
-		sent += code == load || code == store;
-	}
+	sent = capture_accesses(&ref);
 	printf("sampled summaries, N = %u: %zu words, %llu loads and stores sent of %llu in loops "
 	       "and %u others\n", n, sum.n, (unsigned long long)sent,
 	       (unsigned long long)accesses, (unsigned)(4 * NLOOPS + 2));
-	if (sum.n != ref.n || memcmp(sum.words, ref.words, ref.n * sizeof(uint64_t))) {
-		size_t i = 0;
-
-		while (i < ref.n && i < sum.n && ref.words[i] == sum.words[i])
-			i++;
-		printf("summarized: expected the per-access run's %zu words, got %zu, first "
-		       "difference at word %zu: 0x%llx, expected 0x%llx\n", ref.n, sum.n, i,
-		       i < sum.n ? (unsigned long long)sum.words[i] : 0ULL,
-		       i < ref.n ? (unsigned long long)ref.words[i] : 0ULL);
-		bad++;
-	}
+	bad += capture_same("summarized", &ref, &sum);
 	/* About 1 in N of the loops' accesses and the between() ones (4 per round and loop, 2). */
 	if (sent * n < accesses / 2 || sent * n > 2 * (accesses + 4 * NLOOPS + 2)) {
 		printf("sampled summaries: expected about %llu accesses sent, got %llu\n",
@@ -1156,22 +1168,10 @@ static int check_sampled_mixed(unsigned n)
 	ref = run_thread(mixed_reference);
 	mix = run_thread(mixed_sampled);
 	lost = run_thread(mixed_lost);
-	for (size_t i = 0; i < ref.n; i += __mnemo_wire.nwords[ref.words[i] & 0xff] ?
-					   __mnemo_wire.nwords[ref.words[i] & 0xff] : 1)
-		sent += (ref.words[i] & 0xff) == load || (ref.words[i] & 0xff) == store;
+	sent = capture_accesses(&ref);
 	printf("sampled mixed loops, N = %u: %zu words, %llu loads and stores sent\n", n, mix.n,
 	       (unsigned long long)sent);
-	if (mix.n != ref.n || memcmp(mix.words, ref.words, ref.n * sizeof(uint64_t))) {
-		size_t i = 0;
-
-		while (i < ref.n && i < mix.n && ref.words[i] == mix.words[i])
-			i++;
-		printf("mixed: expected the per-access run's %zu words, got %zu, first difference "
-		       "at word %zu: 0x%llx, expected 0x%llx\n", ref.n, mix.n, i,
-		       i < mix.n ? (unsigned long long)mix.words[i] : 0ULL,
-		       i < ref.n ? (unsigned long long)ref.words[i] : 0ULL);
-		bad++;
-	}
+	bad += capture_same("mixed", &ref, &mix);
 	if (!sent) {
 		printf("sampled mixed loops: expected some accesses sent\n");
 		bad++;

@@ -1338,6 +1338,15 @@ static void test_roundtrip_sampled(void **state)
 	expect_contains("roundtrip", r.out, "sampled: ");
 }
 
+/* Module sl: sampled loads and stores, and every loop event, so that walks go iteration by
+ * iteration. */
+static void write_sampled_loops_spec(struct fixture *fx)
+{
+	write_spec(fx, "sl", "module: sl\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [site, address, size]\n  store: [address]\n  loop_invoke: [site]\n"
+		   "  loop_iter: [site]\n  loop_exit: []\n");
+}
+
 /*
  * A sampled build with summaries on: at the default periods the summary records go out as
  * without sampling (roundtrip's default run); at N > 1 summarized loops send exactly the records
@@ -1353,9 +1362,7 @@ static void test_roundtrip_sampled_summaries(void **state)
 	struct run r;
 
 	copy_tree_spec(fx, "structure-affinity");
-	write_spec(fx, "sl", "module: sl\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
-		   "  load: [site, address, size]\n  store: [address]\n  loop_invoke: [site]\n"
-		   "  loop_iter: [site]\n  loop_exit: []\n");
+	write_sampled_loops_spec(fx);
 	roundtrip(fx, &r, "sl", NULL);
 	expect_contains("roundtrip", r.out, "sent: load store loop_invoke loop_iter loop_exit "
 			"loop_summary_load loop_summary_store loop_summary loop_summary_open "
@@ -1451,9 +1458,7 @@ static void test_roundtrip_sampled_mixed(void **state)
 	struct run r;
 
 	copy_tree_spec(fx, "structure-affinity");
-	write_spec(fx, "sl", "module: sl\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
-		   "  load: [site, address, size]\n  store: [address]\n  loop_invoke: [site]\n"
-		   "  loop_iter: [site]\n  loop_exit: []\n");
+	write_sampled_loops_spec(fx);
 	for (unsigned i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		roundtrip(fx, &r, "structure-affinity", flags[i]);
 		expect_contains("roundtrip", r.out, "lost mixed loops: 4 loop_summary records, ");
