@@ -200,6 +200,19 @@ static inline void mn_ctx_iter(struct mn_ctx *c, uint32_t site)
 	mn_ctx_iter_slow(c, site);
 }
 
+/* n calls of mn_ctx_iter(c, site) at once (a summarized loop's iterations). */
+static inline void mn_ctx_iter_n(struct mn_ctx *c, uint32_t site, uint64_t n)
+{
+	struct mn_ctx_frame *top = &c->frames[c->depth];
+
+	if (n && c->depth && !c->lost && top->site == site && (top->inv & 1) == MN_CTX_LOOP) {
+		top->iter += n;
+		return;
+	}
+	while (n--)
+		mn_ctx_iter(c, site);
+}
+
 /* The id of the current context: 0 outside every function. */
 static inline uint32_t mn_ctx_current(const struct mn_ctx *c)
 {

@@ -377,7 +377,19 @@ bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 	return true;
 }
 
-static uint64_t search(struct dep_starts *s, uint32_t clock);
+static const struct dep_hit *find_run(struct dep_starts *s, uint32_t clock);
+
+/* The checkpoint search behind dep_starts_upto_slow(): through the run that holds clock. */
+static uint64_t search(struct dep_starts *s, uint32_t clock)
+{
+	const struct dep_hit *h = find_run(s, clock);
+	uint64_t iter;
+
+	if (!h)
+		return s->base;
+	iter = h->iter + (clock - h->clock);
+	return iter < h->end ? iter : h->end;
+}
 
 /* Grows the memo of searches to about nruns slots; false without memory (then it is unchanged). */
 static bool memo_grow(struct dep_starts *s)
@@ -419,8 +431,12 @@ uint64_t dep_starts_upto_slow(struct dep_starts *s, uint32_t clock)
 	return k;
 }
 
-/* The checkpoint search and the walk behind dep_starts_upto_slow(). */
-static uint64_t search(struct dep_starts *s, uint32_t clock)
+/*
+ * The run holding clock, which lies before the last run: one of the hits, or found by the
+ * checkpoint search and a walk, and then remembered among the hits.  NULL for a clock before the
+ * first run (every iteration since the last reset began after it).
+ */
+static const struct dep_hit *find_run(struct dep_starts *s, uint32_t clock)
 {
 	uint32_t lo = 0, hi = s->nck, c, next;
 	uint64_t iter, end, left;
@@ -429,7 +445,7 @@ static uint64_t search(struct dep_starts *s, uint32_t clock)
 
 	for (h = s->hit; h < s->hit + 4; h++)
 		if (h->end && clock >= h->clock && clock < h->next)
-			goto hit;
+			return h;
 	if (hi) {   /* lo: checkpoints at or before clock; branchless: the steps are coin flips */
 		const struct dep_checkpoint *b = s->ck;
 
@@ -438,7 +454,7 @@ static uint64_t search(struct dep_starts *s, uint32_t clock)
 		lo = (uint32_t)(b - s->ck) + (b->clock <= clock);
 	}
 	if (!lo)
-		return s->base;
+		return NULL;
 	/* Not the last run, so the chunk has a run after clock, or another chunk follows. */
 	iter = s->ck[lo - 1].iter;
 	c = s->ck[lo - 1].clock;
@@ -461,9 +477,43 @@ static uint64_t search(struct dep_starts *s, uint32_t clock)
 	}
 	h = &s->hit[s->nhit++ % 4];
 	*h = (struct dep_hit){ iter, end, c, next };
-hit:
-	iter = h->iter + (clock - h->clock);
-	return iter < h->end ? iter : h->end;
+	return h;
+}
+
+bool dep_starts_add_run(struct dep_starts *s, uint32_t clock, uint64_t count)
+{
+	if (!count)
+		return true;
+	if (!dep_starts_add(s, clock))
+		return false;
+	/* the rest extend the run just added or continued: dep_starts_add()'s common case */
+	s->n += count - 1;
+	return true;
+}
+
+uint64_t dep_starts_span(struct dep_starts *s, uint32_t clock, uint32_t *lo, uint32_t *hi)
+{
+	const struct dep_hit *h;
+	uint64_t first, last;   /* the run's iterations */
+	uint32_t c, next;
+
+	if (s->nruns && clock >= s->last_clock) {
+		first = s->last_iter, last = s->n, c = s->last_clock, next = UINT32_MAX;
+	} else if ((h = find_run(s, clock))) {
+		first = h->iter, last = h->end, c = h->clock, next = h->next;
+	} else {
+		*lo = 0;
+		*hi = s->nruns ? s->ck[0].clock : UINT32_MAX;
+		return s->base;
+	}
+	if (clock - c < last - first) {   /* iteration first + (clock - c) began at clock */
+		*lo = clock;
+		*hi = clock + 1;
+		return first + (clock - c);
+	}
+	*lo = c + (uint32_t)(last - first);   /* the run's last start, until the next run */
+	*hi = next;
+	return last;
 }
 
 void dep_starts_free(struct dep_starts *s)

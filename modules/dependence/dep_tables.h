@@ -150,6 +150,15 @@ void dep_starts_reset(struct dep_starts *s, uint64_t base);
 /* Iteration n + 1 begins at clock.  Returns false when memory ran out: the iteration is counted
  * but its start is not stored, so distances measured in this invocation may be off. */
 bool dep_starts_add(struct dep_starts *s, uint32_t clock);
+/* Iterations n + 1 .. n + count begin at clock, clock + 1, ...: count calls of dep_starts_add()
+ * (a summarized loop's), in O(1).  Returns false as it does. */
+bool dep_starts_add_run(struct dep_starts *s, uint32_t clock, uint64_t count);
+/*
+ * dep_starts_upto(s, clock), and the clocks [*lo, *hi) around clock that get the same answer:
+ * sources that ran during one iteration (or one run of iterations) of this loop, met one after
+ * another, are then told apart from the next by two compares.
+ */
+uint64_t dep_starts_span(struct dep_starts *s, uint32_t clock, uint32_t *lo, uint32_t *hi);
 /* dep_starts_upto() for a clock before the last run: call that instead. */
 uint64_t dep_starts_upto_slow(struct dep_starts *s, uint32_t clock);
 

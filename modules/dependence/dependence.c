@@ -15,6 +15,7 @@
  * seen by two workers and profiles do not depend on the number of workers.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,7 @@ struct dep {
 	uint32_t clock, clock_limit;
 	uint64_t stamp;            /* accesses so far: one dynamic access counts an entry once */
 	uint64_t aliases, nomem, clipped, resets;
+	uint64_t closed, expanded;  /* loop summaries taken in closed form, and expanded */
 	struct memo memo[MEMO];
 };
 
@@ -534,6 +536,430 @@ static void dep_store(void *st, uint32_t site, uint64_t addr, uint64_t value, ui
 	on_access(st, site, addr, size, true);
 }
 
+/* ---- Loop summaries: dependences in closed form (SD3) ----------------------------------------- */
+
+/*
+ * A summarized loop (module.h) is taken whole when every access stream touches one word per
+ * iteration at a whole number of words per iteration: stream p touches word w_p + k * e_p in
+ * iteration k.  Streams of one step e != 0 whose words are congruent modulo e form a class; only
+ * streams of one class ever touch a common word, and on any word W they do so in one fixed order,
+ * by k_p(W) = (W - w_p) / e and then by their order in the iteration: sorted so, a class is a
+ * sequence sigma, and with t_p = (w_0 - w_p) / e (w_0: sigma's first) stream q touches W
+ * d = t_q - t_p iterations after p did.  The touches of W are the streams of sigma whose iteration
+ * on W lies in [0, T): a contiguous part of sigma.  So for stream q, its dependence on the nearest
+ * earlier store p of sigma is there exactly in iterations k >= d (T - d times, carried at distance
+ * d when d > 0), and in iterations k < d no earlier store touched the word in this loop: the
+ * source is the word's last store before the loop, read from the shadow (the boundary).  Write
+ * after read likewise from the last load after that store.  After the loop a word's last store is
+ * the store of sigma none of whose successor stores reached it (its last d iterations), its last
+ * load the last stream of sigma on it if that is a load.  Streams of step 0 share one word each
+ * iteration: the first iteration, then the second, stand for all (their sources lie in the same
+ * or the previous iteration, or before the loop).  Anything else, and streams of different steps
+ * that come near one another, takes the expansion: so do target mode and a loop that would reset
+ * the clock.  The boundary and the last states are tight loops over the shadow; the boundary's
+ * sources, met in address order, come in runs from one iteration of one loop, counted as one.
+ */
+struct stream {
+	int64_t w, e;              /* word (address >> 3) in iteration 0; words per iteration */
+	int64_t lo, hi;            /* the words it touches lie in [lo, hi] */
+	uint64_t t;                /* in its class: iterations after sigma's first stream */
+	uint32_t aid, j;           /* access id; place in the iteration (acc[] index) */
+	bool store;
+};
+
+#define NEVER UINT64_MAX       /* a distance to a stream that is not there */
+#define SLICE (UINT64_C(1) << MN_SHADOW_SLICE_SHIFT)
+
+/*
+ * c one-word instances from src to dst whose innermost common loop frame is i - 1 (i = 0: none),
+ * carried or not at distance dist there: what c calls of report() would count.
+ */
+static void report_n(struct dep *d, uint32_t src, uint32_t dst, unsigned i, bool carried,
+		     uint64_t dist, enum dep_kind kind, uint64_t c)
+{
+	uint64_t pair = src | (uint64_t)dst << 32;
+	uint32_t ph = pair_hash(src, dst, kind);
+	struct dep_entry *e;
+
+	if (!i || !d->loops[i - 1].dup) {
+		if ((e = row(d, pair, ph, i ? &d->loops[i - 1] : NULL, kind, carried))) {
+			e->count += c;
+			if (carried && dist < e->dmin)
+				e->dmin = dist;
+			if (carried && dist > e->dmax)
+				e->dmax = dist;
+		}
+		if (i > 1 && !outer_add(&d->loops[i - 2], pair, kind, c))
+			outer_count(d, i - 2, pair, kind, c);
+		return;
+	}
+	d->stamp++;   /* a loop met twice: its frames' rows may be one, counted once (rule 6) */
+	for (unsigned j = 0; j < i; j++) {
+		bool cj = j + 1 == i && carried;
+
+		if (!(e = row(d, pair, ph, &d->loops[j], kind, cj)))
+			continue;
+		if (e->stamp != d->stamp) {
+			e->stamp = d->stamp;
+			e->count += c;
+		}
+		if (cj && dist < e->dmin)
+			e->dmin = dist;
+		if (cj && dist > e->dmax)
+			e->dmax = dist;
+	}
+}
+
+/* Sources met one after another that make the same rows: one source access, one loop frame, one
+ * iteration of it; clocks [lo, hi). */
+struct run {
+	uint32_t src, lo, hi;
+	unsigned i;                /* report()'s i */
+	bool carried;
+	uint64_t dist, c;
+};
+
+/* Starts run r at source src of clock sclock (before the summarized loop's invoke). */
+static void run_start(struct dep *d, struct run *r, uint32_t src, uint32_t sclock)
+{
+	unsigned i = d->nloops;
+	uint32_t lo, hi;
+
+	while (i > 0 && d->loops[i - 1].inv > sclock)
+		i--;
+	*r = (struct run){ .src = src, .i = i, .lo = i ? d->loops[i - 1].inv : 0,
+			   .hi = i < d->nloops ? d->loops[i].inv : UINT32_MAX };
+	if (i) {
+		struct dep_starts *s = &d->loops[i - 1].starts;
+		uint64_t started = dep_starts_span(s, sclock, &lo, &hi);
+
+		r->carried = started < s->n;
+		r->dist = s->n - started;
+		r->lo = lo > r->lo ? lo : r->lo;
+		r->hi = hi < r->hi ? hi : r->hi;
+	}
+}
+
+static void run_flush(struct dep *d, const struct run *r, uint32_t dst, enum dep_kind kind)
+{
+	if (r->c)
+		report_n(d, r->src, dst, r->i, r->carried, r->dist, kind, r->c);
+}
+
+static inline struct word *word_of(const struct dep *d, const struct stream *p, uint64_t k)
+{
+	/* every slice p touches is ours: closed_check() */
+	return mn_shadow_map(d->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3);
+}
+
+/* Iterations [0, k1) of stream q, whose sources all ran before the loop: its word's last store
+ * (or, war, last load), from the shadow, as the loop found them. */
+static void boundary(struct dep *d, const struct stream *q, uint64_t k1, enum dep_kind kind)
+{
+	struct run r = { 0 };
+
+	for (uint64_t k = 0; k < k1; k++) {
+		const struct word *w = word_of(d, q, k);
+		uint32_t src = kind == DEP_WAR ? w->reader : w->writer;
+		uint32_t sclock = kind == DEP_WAR ? w->rclock : w->wclock;
+
+		if (!src)
+			continue;
+		if (src == r.src && sclock - r.lo < r.hi - r.lo) {
+			r.c++;
+			continue;
+		}
+		run_flush(d, &r, q->aid, kind);
+		run_start(d, &r, src, sclock);
+		r.c = 1;
+	}
+	run_flush(d, &r, q->aid, kind);
+}
+
+/* In-loop instances from p to q, d iterations apart on every word, in iterations [d, T). */
+static void in_loop(struct dep *d, const struct stream *p, const struct stream *q, uint64_t dist,
+		    uint64_t T, enum dep_kind kind)
+{
+	if (dist < T)
+		report_n(d, p->aid, q->aid, d->nloops, dist > 0, dist, kind, T - dist);
+}
+
+/* One class of streams of step e != 0, sorted into sigma: its dependences, then its words' last
+ * accesses.  inv: the loop's invoke clock (iteration k ran at inv + 1 + k). */
+static void closed_class(struct dep *d, const struct stream *s, unsigned m, uint64_t T,
+			 uint32_t inv)
+{
+	int ps = -1, pl = -1;   /* sigma's last store so far, and its last load after that */
+
+	for (int i = 0; i < (int)m; i++) {
+		const struct stream *q = &s[i];
+		uint64_t ds = ps >= 0 ? q->t - s[ps].t : NEVER, dl = pl >= 0 ? q->t - s[pl].t : NEVER;
+
+		if (ps >= 0)
+			in_loop(d, &s[ps], q, ds, T, q->store ? DEP_WAW : DEP_RAW);
+		boundary(d, q, ds < T ? ds : T, q->store ? DEP_WAW : DEP_RAW);
+		if (!q->store) {
+			pl = i;
+			continue;
+		}
+		if (pl >= 0)
+			in_loop(d, &s[pl], q, dl, T, DEP_WAR);
+		dl = pl >= 0 ? dl : ds;
+		boundary(d, q, dl < T ? dl : T, DEP_WAR);
+		ps = i;
+		pl = -1;
+	}
+	/* Last stores first: a word's last load, written after, came after its last store. */
+	for (unsigned i = 0, n; i < m; i++) {
+		uint64_t dn = NEVER;
+
+		if (!s[i].store)
+			continue;
+		for (n = i + 1; n < m && !s[n].store; n++)
+			;
+		if (n < m)
+			dn = s[n].t - s[i].t;
+		for (uint64_t k = dn < T ? T - dn : 0; k < T; k++)
+			*word_of(d, &s[i], k) = (struct word){ s[i].aid, inv + 1 + (uint32_t)k, 0, 0 };
+	}
+	for (unsigned i = 0; i < m; i++) {
+		uint64_t dn = i + 1 < m ? s[i + 1].t - s[i].t : NEVER;
+
+		if (s[i].store)
+			continue;
+		for (uint64_t k = dn < T ? T - dn : 0; k < T; k++) {
+			struct word *w = word_of(d, &s[i], k);
+
+			w->reader = s[i].aid;
+			w->rclock = inv + 1 + (uint32_t)k;
+		}
+	}
+}
+
+/* A word's last store or load, as the step-0 simulation tracks it: stream j of this loop in
+ * iteration it (0 or 1), or (j < 0) the access id and clock the shadow held before the loop. */
+struct label {
+	int j;
+	unsigned it;
+	uint32_t aid, clock;
+};
+
+/* One instance (c of them) from label a to stream q in iteration it. */
+static void label_report(struct dep *d, const struct label *a, const struct stream *q,
+			 unsigned it, enum dep_kind kind, uint64_t c)
+{
+	struct run r;
+
+	if (a->j >= 0) {
+		report_n(d, a->aid, q->aid, d->nloops, it > a->it, it - a->it, kind, c);
+		return;
+	}
+	run_start(d, &r, a->aid, a->clock);
+	r.c = c;
+	run_flush(d, &r, q->aid, kind);
+}
+
+/* Streams of step 0 on one word, in iteration order: iteration 0 once, iteration 1 for the T - 1
+ * after it (the same sources at the same distances), then the word's last accesses. */
+static void closed_word(struct dep *d, const struct stream *s, unsigned m, uint64_t T, uint32_t inv)
+{
+	struct word *w = word_of(d, &s[0], 0);
+	struct label wr = { -1, 0, w->writer, w->wclock }, rd = { -1, 0, w->reader, w->rclock };
+
+	for (unsigned it = 0; it < 2 && it < T; it++) {
+		uint64_t c = it ? T - 1 : 1;
+
+		for (unsigned i = 0; i < m; i++) {
+			const struct stream *q = &s[i];
+
+			if (wr.aid)
+				label_report(d, &wr, q, it, q->store ? DEP_WAW : DEP_RAW, c);
+			if (q->store && rd.aid)
+				label_report(d, &rd, q, it, DEP_WAR, c);
+			if (q->store) {
+				wr = (struct label){ (int)i, it, q->aid, 0 };
+				rd = (struct label){ -1, 0, 0, 0 };
+			} else {
+				rd = (struct label){ (int)i, it, q->aid, 0 };
+			}
+		}
+	}
+	/* after iteration T - 1, in-loop labels are of it: clock inv + T */
+	*w = (struct word){ wr.aid, wr.j >= 0 ? inv + (uint32_t)T : wr.clock,
+			    rd.aid, rd.j >= 0 ? inv + (uint32_t)T : rd.clock };
+}
+
+static int by_range(const void *a, const void *b)
+{
+	const struct stream *x = a, *y = b;
+
+	return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->j > y->j) - (x->j < y->j);
+}
+
+/* sigma's order: by step, residue (word mod step) or, at step 0, word; then by the iteration in
+ * which the stream reaches a common word (descending words for e > 0); then in iteration order. */
+static int by_class(const void *a, const void *b)
+{
+	const struct stream *x = a, *y = b;
+	int64_t rx, ry, kx, ky;
+
+	if (x->e != y->e)
+		return x->e < y->e ? -1 : 1;
+	rx = x->e ? ((x->w % x->e) + llabs(x->e)) % llabs(x->e) : x->w;
+	ry = y->e ? ((y->w % y->e) + llabs(y->e)) % llabs(y->e) : y->w;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	kx = x->e > 0 ? -x->w : x->w;
+	ky = y->e > 0 ? -y->w : y->w;
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return (x->j > y->j) - (x->j < y->j);
+}
+
+static bool same_class(const struct stream *x, const struct stream *y)
+{
+	if (x->e != y->e)
+		return false;
+	if (!x->e)
+		return x->w == y->w;
+	return (x->w - y->w) % x->e == 0;
+}
+
+/* Every slice holding a word stream p touches in T iterations is ours (claimed as a lookup would
+ * claim it); false when one is another window's: the expansion then counts its aliases. */
+static bool slices_ours(struct dep *d, const struct stream *p, uint64_t T)
+{
+	uint64_t step = (uint64_t)llabs(p->e) << 3, first = (uint64_t)p->lo << 3;
+	uint64_t last = (uint64_t)p->hi << 3;
+
+	if (step > SLICE) {   /* touches far apart: each one */
+		for (uint64_t k = 0; k < T; k++)
+			if (!mn_shadow_claim(d->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3))
+				return false;
+		return true;
+	}
+	/* touches at most a slice apart: every slice between the first and the last has one */
+	for (uint64_t a = first; a <= last; a = (a | (SLICE - 1)) + 1)
+		if (!mn_shadow_claim(d->sh, a))
+			return false;
+	return true;
+}
+
+/*
+ * The streams of a summary (s[], n of them at most) for the closed form: 0 streams taken, the
+ * number taken, or -1 when the closed form does not apply.  Interns each stream's access id as
+ * the expansion's first access would.
+ */
+static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_access *acc,
+			  unsigned n, struct stream *s)
+{
+	uint32_t ctx = mn_ctx_current(d->ctx);
+	unsigned m = 0;
+
+	for (unsigned j = 0; j < n; j++) {
+		const struct mn_summary_access *a = &acc[j];
+		struct stream *p = &s[m];
+		__int128 last = (__int128)a->start + (__int128)(T - 1) * a->step;
+		struct site *st;
+
+		if (!a->size)
+			continue;   /* touches nothing, as on_access() */
+		if (a->size > 8 || a->step % 8 || (a->start & 7) + a->size > 8 || last < 0 ||
+		    last >= (__int128)1 << 48 || a->start >= UINT64_C(1) << 48)
+			return -1;
+		st = mn_sitevec_get(&d->sites, a->site);
+		if (st && (st->ctx != ctx || !st->aid)) {
+			st->ctx = ctx;
+			st->aid = dep_access_intern(&d->acc, a->site, ctx);
+		}
+		if (!st || !st->aid)
+			return -1;   /* the expansion counts what is lost */
+		*p = (struct stream){ .w = (int64_t)(a->start >> 3), .e = a->step / 8, .aid = st->aid,
+				      .j = j, .store = a->store };
+		p->lo = p->e >= 0 ? p->w : (int64_t)(last >> 3);
+		p->hi = p->e >= 0 ? (int64_t)(last >> 3) : p->w;
+		if (!slices_ours(d, p, T))
+			return -1;
+		m++;
+	}
+	/* Streams of different steps must keep apart: they would meet on words out of order. */
+	qsort(s, m, sizeof(*s), by_range);
+	for (unsigned i = 1, c = 0; i < m; i++) {
+		if (s[i].lo > s[c].hi) {
+			c = i;
+			continue;
+		}
+		if (s[i].e != s[c].e)
+			return -1;
+		if (s[i].hi > s[c].hi)
+			s[c].hi = s[i].hi;   /* the component's end; ranges are not used after this */
+	}
+	qsort(s, m, sizeof(*s), by_class);
+	return (int)m;
+}
+
+/* Iterations of the summarized loop whose frame is l on top, closed form. */
+static void closed(struct dep *d, struct stream *s, unsigned m, uint64_t T, uint32_t inv)
+{
+	for (unsigned i = 0, c; i < m; i = c) {
+		for (c = i + 1; c < m && same_class(&s[i], &s[c]); c++)
+			;
+		if (s[i].e) {
+			for (unsigned k = i; k < c; k++)
+				s[k].t = (uint64_t)((s[i].w - s[k].w) / s[i].e);
+			closed_class(d, s + i, c - i, T, inv);
+		} else {
+			closed_word(d, s + i, c - i, T, inv);
+		}
+	}
+}
+
+/* The iterations and accesses of a summary as the driver would send them, one by one. */
+static void expand(struct dep *d, uint32_t site, uint64_t T, const struct mn_summary_access *acc,
+		   unsigned n)
+{
+	for (uint64_t k = 0; k < T; k++) {
+		dep_loop_iter(d, site);
+		for (unsigned j = 0; j < n; j++)
+			on_access(d, acc[j].site, (acc[j].start + k * (uint64_t)acc[j].step) &
+				  ((UINT64_C(1) << 48) - 1), acc[j].size, acc[j].store);
+	}
+}
+
+static void dep_loop_summary(void *st, uint32_t site, uint64_t T,
+			     const struct mn_summary_access *acc, unsigned n)
+{
+	struct dep *d = st;
+	struct stream buf[16], *s = n <= 16 ? buf : malloc(n * sizeof(*s));
+	struct site *ls;
+	struct loop *l;
+	int m = -1;
+
+	dep_loop_invoke(d, site);
+	l = top_loop(d, site);
+	if (T && s && l && !d->target_mode && d->sh && (uint64_t)d->clock + T <= d->clock_limit)
+		m = closed_streams(d, T, acc, n, s);
+	if (m < 0) {
+		d->expanded++;
+		expand(d, site, T, acc, n);
+	} else {
+		uint32_t inv = d->clock;
+
+		d->closed++;
+		/* the iterations' own events: clock, counts, starts, the context's count */
+		d->clock += (uint32_t)T;
+		if ((ls = mn_sitevec_get(&d->sites, site)))
+			ls->iterations += T;
+		mn_ctx_iter_n(d->ctx, site, T);
+		if (!dep_starts_add_run(&l->starts, inv + 1, T))
+			d->nomem++;
+		closed(d, s, (unsigned)m, T, inv);
+	}
+	if (s != buf)
+		free(s);
+	dep_loop_exit(d, site);
+}
+
 /* ---- Setup and merge ---------------------------------------------------------------------- */
 
 /* MNEMO_DEP_LOOP (README rule 8): a loop site id, or file:line with the file as in the site table
@@ -656,6 +1082,8 @@ static void dep_merge(void *into_, void *from_)
 	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
 	into->nomem += from->nomem;
 	into->clipped += from->clipped;
+	into->closed += from->closed;
+	into->expanded += from->expanded;
 	if (from->restored) {
 		struct mn_ctx_stats cs;
 
@@ -940,6 +1368,9 @@ static int dep_emit(void *st, struct mn_prof *p)
 	free(rank);
 	if (!v)
 		return -ENOMEM;
+	if (d->run && mn_run_verbose(d->run) && (d->closed || d->expanded))
+		fprintf(stderr, "mnemo: dependence: %" PRIu64 " loop summaries in closed form, %"
+			PRIu64 " expanded\n", d->closed, d->expanded);
 	mn_ctx_stats(d->ctx, &cs);
 	if (nsites < mn_run_site_count(d->run))
 		nsites = mn_run_site_count(d->run);
@@ -1027,6 +1458,7 @@ const struct mn_module mn_module_dependence = {
 	.loop_invoke = dep_loop_invoke,
 	.loop_iter = dep_loop_iter,
 	.loop_exit = dep_loop_exit,
+	.loop_summary = dep_loop_summary,
 	.merge = dep_merge,
 	.emit = dep_emit,
 	.restore = dep_restore,
