@@ -84,6 +84,7 @@ struct mn_worker {
 	void *state;                 /* mod->state_size bytes, zeroed, then mod->init() */
 	unsigned id;                 /* 0..nworkers-1 */
 	unsigned nworkers;
+	bool told;                   /* mod->shard_worker() was called (driver.c); zero to start */
 
 	/*
 	 * The pending stack of loop summaries (driver.c): loop_summary_load/store records push,

@@ -100,6 +100,17 @@ static inline bool owns_addr(const struct mn_worker *w, uint64_t site, uint64_t 
 	return owns_site(w, site);
 }
 
+/* An access of size bytes at addr: with shard_worker (module.h), one that spans keys goes to
+ * every worker. */
+static inline bool owns_access(const struct mn_worker *w, uint64_t site, uint64_t addr,
+			       uint64_t size)
+{
+	if (w->mod->shard_worker && size > 1 &&
+	    (addr >> w->mod->shard_shift) != ((addr + size - 1) >> w->mod->shard_shift))
+		return true;
+	return owns_addr(w, site, addr);
+}
+
 /*
  * One event code's decoder, made from the wire format once per buffer: argument i is
  * (rec[word[i]] >> shift[i]) & mask[i].  An argument not sent has word 0 and mask 0, so it decodes
@@ -257,6 +268,7 @@ expand_iterations(const struct mn_module *m, void *state, const struct mn_worker
 	void (*const load)(void *, uint32_t, uint64_t, uint64_t, uint32_t) = m->load;
 	void (*const store)(void *, uint32_t, uint64_t, uint64_t, uint32_t) = m->store;
 	const unsigned shift = m->shard_shift, id = w->id, nworkers = w->nworkers;
+	const bool spans = m->shard_worker != NULL;   /* owns_access() */
 
 	for (uint64_t k = 0; k < iters; k++) {
 		if (iter)
@@ -266,7 +278,8 @@ expand_iterations(const struct mn_module *m, void *state, const struct mn_worker
 			uint64_t addr = a->start & ADDR_MASK;
 
 			a->start += (uint64_t)a->step;
-			if (!by_addr || ((addr >> shift) % nworkers) == id)
+			if (!by_addr || ((addr >> shift) % nworkers) == id ||
+			    (spans && ((addr + a->size - 1) >> shift) != (addr >> shift)))
 				(a->store ? store : load)(state, a->site, addr, 0, a->size);
 		}
 	}
@@ -363,7 +376,7 @@ static inline void send_access(const struct mn_module *m, void *state, const str
 	site &= (uint32_t)d->mask[0];
 	addr &= d->mask[1];
 	size &= (uint32_t)d->mask[3];
-	if (h && (!sharded || owns_addr(w, site, addr)))
+	if (h && (!sharded || owns_access(w, site, addr, size)))
 		h(state, site, addr, 0, size);
 }
 
@@ -573,15 +586,16 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 
 #define ARG(i) ((rec[d->word[i]] >> d->shift[i]) & d->mask[i])
 #define MINE_ADDR(a) (!sharded || owns_addr(w, ARG(0), (a)))
+#define MINE_ACCESS(a, size) (!sharded || owns_access(w, ARG(0), (a), (size)))
 	switch (code) {
 	case MN_EV_LOAD:
 		d = &dec[MN_EV_LOAD];
-		if (m->load && MINE_ADDR(ARG(1)))
+		if (m->load && MINE_ACCESS(ARG(1), ARG(3)))
 			m->load(st, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3));
 		return d->nwords;
 	case MN_EV_STORE:
 		d = &dec[MN_EV_STORE];
-		if (m->store && MINE_ADDR(ARG(1)))
+		if (m->store && MINE_ACCESS(ARG(1), ARG(3)))
 			m->store(st, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3));
 		return d->nwords;
 	case MN_EV_POINTER_CREATE:
@@ -752,6 +766,10 @@ void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64
 	struct decoder dec[256];   /* by the low byte of word 0: every byte value has an entry */
 
 	decoders_make(dec, wire);
+	if (w->nworkers > 1 && w->mod->shard_worker && !w->told) {
+		w->mod->shard_worker(w->state, w->id, w->nworkers);
+		w->told = true;
+	}
 	if (w->nworkers == 1)
 		run(w, dec, words, nwords, st, false);
 	else

@@ -8,9 +8,10 @@
  *
  * Threading: the driver gives each worker thread its own state (state_size bytes, zeroed, then
  * init()).  With shard == MN_SHARD_SITE a worker sees only events whose site it owns; with
- * MN_SHARD_ADDRESS only accesses whose address (>> shard_shift) it owns; context events (function,
- * loop, program) reach every worker.  At the end merge() folds every worker's state into worker 0's,
- * in worker order, and emit() runs on that state alone.
+ * MN_SHARD_ADDRESS only accesses whose address (>> shard_shift) it owns (and, with shard_worker,
+ * every access that spans keys); context events (function, loop, program) reach every worker.
+ * At the end merge() folds every worker's state into worker 0's, in worker order, and emit() runs
+ * on that state alone.
  *
  * Loop summaries (issue 17): the pass may replace the accesses of a simple loop by
  * one record per access and one closing record at the loop's exit.  The driver turns those back
@@ -105,6 +106,17 @@ struct mn_module {
 	 * accesses (structure-affinity's cache) can say no.
 	 */
 	bool (*mixed_whole)(const void *st);
+
+	/*
+	 * Optional, MN_SHARD_ADDRESS only: tells a worker's state that it is worker id of nworkers
+	 * (key k, address >> shard_shift, is its own when k % nworkers == id).  When set, an access
+	 * whose bytes lie on more than one key goes to every worker, whole, not only to the owner
+	 * of its first byte's key: the module handles the bytes on its own keys, and every worker
+	 * sees every such access, in stream order, so that they can number them alike.  Called by
+	 * the driver once per state before its first event; never when one worker runs alone
+	 * (then the state owns every key).
+	 */
+	void (*shard_worker)(void *st, unsigned id, unsigned nworkers);
 
 	/*
 	 * Folds `from` into `into`; `from` is finalized right after.  Two callers: the data-parallel

@@ -98,6 +98,38 @@ struct dep_entry *dep_table_next(const struct dep_table *t, struct dep_cursor *c
 struct dep_entry **dep_table_sorted(const struct dep_table *t, const uint32_t *ctx_rank);
 void dep_table_free(struct dep_table *t);
 
+/* ---- Rows counted by accesses that span workers ----------------------------------------------- */
+
+/*
+ * With several workers an access that spans pages of two workers is handled by each on its own
+ * pages, and each counts the rows its part found: once per access (rule 6) means once in all.
+ * Every worker numbers such accesses alike (the driver shows each of them to every worker), so
+ * each logs, per row key, the serials of the accesses that counted it, and merge() takes back one
+ * count for each serial both sides logged.  Per key an increasing list, LEB128 deltas.
+ */
+struct dep_span_list {
+	struct dep_key k;
+	uint8_t *bytes;
+	uint32_t n, cap;             /* bytes used, allocated; n 0: an empty slot */
+	uint64_t last;               /* the last serial added */
+};
+
+struct dep_spans {
+	struct dep_span_list *v;     /* 2^bits slots, at most half full */
+	size_t n;
+	unsigned bits;
+};
+
+/* Logs that access serial (not below any logged before for k) counted row k.  False without
+ * memory (the row's count may then be one too many after the merge: the caller counts it). */
+bool dep_spans_add(struct dep_spans *t, const struct dep_key *k, uint64_t serial);
+/* Folds from's lists into into's, calling dup(arg, k, n) for every key both hold, with n the
+ * serials they share.  -ENOMEM without memory (some lists then stay in from: the caller counts
+ * the loss).  from is left empty or holding what could not move; free it after. */
+int dep_spans_merge(struct dep_spans *into, struct dep_spans *from,
+		    void (*dup)(void *arg, const struct dep_key *k, uint64_t n), void *arg);
+void dep_spans_free(struct dep_spans *t);
+
 /* ---- Iteration starts of a live loop invocation ---------------------------------------------- */
 
 /*

@@ -11,8 +11,9 @@
  *
  * Sharded by address a 4 KiB page at a time: every worker sees every context event, so clocks,
  * loops and context ids agree across workers, and each word's accesses all reach its page's owner.
- * An access is tracked on the words of its first page only (README: "clipped"), so no word is ever
- * seen by two workers and profiles do not depend on the number of workers.
+ * An access that spans pages reaches every worker, which tracks the words of its own pages and
+ * logs the rows they counted, so that merge() counts each once per access (on_span()): profiles
+ * do not depend on the number of workers, nor on where the pages of the address layout fall.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -106,8 +107,13 @@ struct dep {
 	bool restored;             /* a whole run's, from its profile (`mnemo merge`) */
 	uint32_t clock, clock_limit;
 	uint64_t stamp;            /* accesses so far: one dynamic access counts an entry once */
-	uint64_t aliases, nomem, clipped, resets;
+	uint64_t aliases, nomem, resets;
+	uint64_t clipped;          /* only from profiles written when accesses were clipped */
 	uint64_t closed, expanded;  /* loop summaries taken in closed form, and expanded */
+	unsigned wid, nw;          /* this worker, of nw (0: alone); shard_worker() */
+	uint64_t spans;            /* accesses so far that span two pages: their serial */
+	bool spanning;             /* the access being counted spans workers: log its rows */
+	struct dep_spans span_rows;
 	struct memo memo[MEMO];
 };
 
@@ -278,6 +284,8 @@ static inline void count(struct dep *d, struct dep_entry *e, bool carried, uint6
 	if (e->stamp != d->stamp) {
 		e->stamp = d->stamp;
 		e->count++;
+		if (__builtin_expect(d->spanning, 0) && !dep_spans_add(&d->span_rows, &e->k, d->spans))
+			d->nomem++;
 	}
 	if (carried && distance < e->dmin)
 		e->dmin = distance;
@@ -483,22 +491,54 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 		count(d, e, false, 0);   /* loop 0: no loop invocation holds both */
 }
 
-/* The handler behind load and store: README's rule 3 on every word of the access's first page.
- * Inlined into each so that `store` is a constant. */
+/* README's rule 3 on one word w of an access (aid) that touches one word, or more. */
+static inline __attribute__((always_inline)) void
+word_access(struct dep *d, struct word *w, uint32_t aid, bool store, bool one)
+{
+	if (w->writer)
+		report(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
+	if (store && w->reader)
+		report(d, w->reader, w->rclock, aid, DEP_WAR, one);
+	if (store)
+		*w = (struct word){ .writer = aid, .wclock = d->clock };
+	else
+		*w = (struct word){ w->writer, w->wclock, aid, d->clock };
+}
+
+/*
+ * An access [addr, end) that spans pages: every word, each by the worker that owns its page.
+ * With several workers each counts the rows its words found, and logs them by the access's
+ * serial, so that merge() counts each row once per access (struct dep_spans).
+ */
+static __attribute__((noinline)) void
+on_span(struct dep *d, uint32_t aid, uint64_t addr, uint64_t end, bool store)
+{
+	d->spanning = d->nw > 1;
+	for (uint64_t a = addr & ~UINT64_C(7); a < end; a += 8) {
+		struct word *w;
+
+		if (d->nw > 1 && (a >> PAGE_SHIFT) % d->nw != d->wid)
+			continue;   /* another worker's page */
+		if ((w = mn_shadow_get(d->sh, a)))
+			word_access(d, w, aid, store, false);
+	}
+	d->spanning = false;
+}
+
+/* The handler behind load and store: README's rule 3 on every word of the access.  Inlined into
+ * each so that `store` is a constant. */
 static inline __attribute__((always_inline)) void
 on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
 {
-	uint64_t end = addr + size, page_end = (addr | ((1u << PAGE_SHIFT) - 1)) + 1;
+	uint64_t end = addr + size;
 	uint32_t ctx = mn_ctx_current(d->ctx);
 	struct site *s;
-	bool one;
+	bool span;
 
 	if (!size || (d->target_mode && !d->in_target))
 		return;
-	if (end > page_end) {
-		d->clipped++;
-		end = page_end;
-	}
+	span = (addr ^ (end - 1)) >> PAGE_SHIFT;
+	d->spans += span;   /* every worker sees every such access (shard_worker): one numbering */
 	s = mn_sitevec_get(&d->sites, site);   /* its access id, cached for its last context */
 	if (s && (s->ctx != ctx || !s->aid)) {
 		s->ctx = ctx;
@@ -509,20 +549,15 @@ on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store
 		return;
 	}
 	d->stamp++;
-	one = (addr & 7) + size <= 8;
+	if (__builtin_expect(span, 0)) {
+		on_span(d, s->aid, addr, end, store);
+		return;
+	}
 	for (uint64_t a = addr & ~UINT64_C(7); a < end; a += 8) {
 		struct word *w = mn_shadow_get(d->sh, a);
 
-		if (!w)
-			continue;   /* an alias: counted by the shadow */
-		if (w->writer)
-			report(d, w->writer, w->wclock, s->aid, store ? DEP_WAW : DEP_RAW, one);
-		if (store && w->reader)
-			report(d, w->reader, w->rclock, s->aid, DEP_WAR, one);
-		if (store)
-			*w = (struct word){ .writer = s->aid, .wclock = d->clock };
-		else
-			*w = (struct word){ w->writer, w->wclock, s->aid, d->clock };
+		if (w)   /* else an alias: counted by the shadow */
+			word_access(d, w, s->aid, store, (addr & 7) + size <= 8);
 	}
 }
 
@@ -994,6 +1029,15 @@ static int target_resolve(struct dep *d, const struct mn_run *run, const char *w
 	return found ? 0 : -EINVAL;
 }
 
+/* With several workers: which pages are this worker's (on_span()). */
+static void dep_shard_worker(void *st, unsigned id, unsigned nworkers)
+{
+	struct dep *d = st;
+
+	d->wid = id;
+	d->nw = nworkers;
+}
+
 static void dep_fini(void *st)
 {
 	struct dep *d = st;
@@ -1004,6 +1048,7 @@ static void dep_fini(void *st)
 	}
 	free(d->loops);
 	dep_table_free(&d->deps);
+	dep_spans_free(&d->span_rows);
 	dep_accesses_free(&d->acc);
 	mn_sitevec_free(&d->sites);
 	mn_shadow_destroy(d->sh);
@@ -1067,8 +1112,18 @@ static uint32_t ctx_translate(struct dep *into, const struct dep *from, uint32_t
 	return t;
 }
 
+/* A row both workers counted for the same n accesses that span them: once each (rule 6). */
+static void span_dup(void *arg, const struct dep_key *k, uint64_t n)
+{
+	struct dep_entry *e = dep_table_get(&((struct dep *)arg)->deps, k);
+
+	if (e && e->count > n)
+		e->count -= n;
+}
+
 /*
- * Workers own disjoint words: their dependences add up.  Loops and contexts: all saw the same.
+ * Workers own disjoint words: their dependences add up, but for accesses that span workers,
+ * which count a row once for all their words.  Loops and contexts: all saw the same.
  * A restored `from` is another run (`mnemo merge`, README "Merging"): its loop counts and clock
  * resets add too, and its context ids, its own, are interned anew in into's context manager.
  */
@@ -1124,6 +1179,8 @@ static void dep_merge(void *into_, void *from_)
 		e->dmin = f->dmin < e->dmin ? f->dmin : e->dmin;
 		e->dmax = f->dmax > e->dmax ? f->dmax : e->dmax;
 	}
+	if (dep_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
+		into->nomem++;
 }
 
 /* ---- Restore (`mnemo merge`) ----------------------------------------------------------------- */
@@ -1459,6 +1516,7 @@ const struct mn_module mn_module_dependence = {
 	.loop_iter = dep_loop_iter,
 	.loop_exit = dep_loop_exit,
 	.loop_summary = dep_loop_summary,
+	.shard_worker = dep_shard_worker,
 	.merge = dep_merge,
 	.emit = dep_emit,
 	.restore = dep_restore,

@@ -229,6 +229,29 @@ static void expect_nothing_lost(const struct mn_profile *p)
 
 /* ---- The programs ---------------------------------------------------------------------------- */
 
+/*
+ * Per iteration, on the heap and then on the stack (2 x 100 iterations): st8 writes the last 4
+ * bytes of one page and the first 4 of the next, ld4 reads the second page's 4, ld16 one word
+ * on each side.  In the loop: raw st8 -> ld4 and st8 -> ld16 inside each iteration (200 each:
+ * ld16 once per access though both its words found st8), waw st8 -> st8 and war ld16 -> st8
+ * (ld16 read both words after ld4) at distance 1 (2 x 99).  Nothing clipped.
+ */
+static void test_straddle(void **state)
+{
+	struct mn_profile *p;
+
+	build("straddle");
+	p = profile("straddle", "");
+	expect_loop(p, "loop", 2, 200);
+	expect_dep(p, "loop", "raw", "store:st8", "load:ld4", false, NULL, NULL, 200, 0, 0);
+	expect_dep(p, "loop", "raw", "store:st8", "load:ld16", false, NULL, NULL, 200, 0, 0);
+	expect_dep(p, "loop", "waw", "store:st8", "store:st8", true, NULL, NULL, 198, 1, 1);
+	expect_dep(p, "loop", "war", "load:ld16", "store:st8", true, NULL, NULL, 198, 1, 1);
+	assert_int_equal(rows_of_loop(p, "loop"), 4);
+	expect_nothing_lost(p);
+	mn_profile_close(p);
+}
+
 /* a[i] = a[i - 1] + 1 for i in 1..99: 98 carried reads at distance 1 (a[0] is never written). */
 static void test_carried(void **state)
 {
@@ -615,6 +638,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_carried),
+		cmocka_unit_test(test_straddle),
 		cmocka_unit_test(test_intra),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_sum),
