@@ -594,12 +594,27 @@ static void dep_store(void *st, uint32_t site, uint64_t addr, uint64_t value, ui
  * the clock.  The boundary and the last states are tight loops over the shadow; the boundary's
  * sources, met in address order, come in runs from one iteration of one loop, counted as one.
  */
+/* Sources met one after another that make the same rows: one source access, one loop frame, one
+ * iteration of it; clocks [lo, hi). */
+struct run {
+	uint32_t src, lo, hi;
+	unsigned i;                /* report()'s i */
+	bool carried;
+	uint64_t dist, c;
+};
+
 struct stream {
 	int64_t w, e;              /* word (address >> 3) in iteration 0; words per iteration */
 	int64_t lo, hi;            /* the words it touches lie in [lo, hi] */
+	struct word *sw;           /* the shadow of its word in iteration 0; then + k * e */
 	uint64_t t;                /* in its class: iterations after sigma's first stream */
 	uint32_t aid, j;           /* access id; place in the iteration (acc[] index) */
 	bool store;
+	/* The plan (class_plan()): iterations [0, brw) find their raw or waw source, and [0, bwar)
+	 * a store's war source, before the loop; from iteration fin on it is its words' last store
+	 * (a store) or last load (a load). */
+	uint64_t brw, bwar, fin;
+	struct run run[2];         /* the boundary's sources so far: raw or waw, war */
 };
 
 #define NEVER UINT64_MAX       /* a distance to a stream that is not there */
@@ -645,15 +660,6 @@ static void report_n(struct dep *d, uint32_t src, uint32_t dst, unsigned i, bool
 	}
 }
 
-/* Sources met one after another that make the same rows: one source access, one loop frame, one
- * iteration of it; clocks [lo, hi). */
-struct run {
-	uint32_t src, lo, hi;
-	unsigned i;                /* report()'s i */
-	bool carried;
-	uint64_t dist, c;
-};
-
 /* Starts run r at source src of clock sclock (before the summarized loop's invoke). */
 static void run_start(struct dep *d, struct run *r, uint32_t src, uint32_t sclock)
 {
@@ -681,20 +687,22 @@ static void run_flush(struct dep *d, const struct run *r, uint32_t dst, enum dep
 		report_n(d, r->src, dst, r->i, r->carried, r->dist, kind, r->c);
 }
 
-static inline struct word *word_of(const struct dep *d, const struct stream *p, uint64_t k)
+/* The shadow of the word p touches in iteration k: every slice p touches is ours, and all lie in
+ * one window, where the shadow of consecutive words is consecutive (closed_streams()). */
+static inline struct word *word_of(const struct stream *p, uint64_t k)
 {
-	/* every slice p touches is ours: closed_check() */
-	return mn_shadow_map(d->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3);
+	return p->sw + (int64_t)k * p->e;
 }
 
-/* Iterations [0, k1) of stream q, whose sources all ran before the loop: its word's last store
- * (or, war, last load), from the shadow, as the loop found them. */
-static void boundary(struct dep *d, const struct stream *q, uint64_t k1, enum dep_kind kind)
+/* Iterations [k0, k1) of stream q, whose sources all ran before the loop: its words' last
+ * stores (or, war, last loads), from the shadow, as the loop found them, gathered in run r. */
+static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_t k1,
+		     enum dep_kind kind, struct run *rp)
 {
-	struct run r = { 0 };
+	struct run r = *rp;   /* in registers for the loop */
 
-	for (uint64_t k = 0; k < k1; k++) {
-		const struct word *w = word_of(d, q, k);
+	for (uint64_t k = k0; k < k1; k++) {
+		const struct word *w = word_of(q, k);
 		uint32_t src = kind == DEP_WAR ? w->reader : w->writer;
 		uint32_t sclock = kind == DEP_WAR ? w->rclock : w->wclock;
 
@@ -708,7 +716,7 @@ static void boundary(struct dep *d, const struct stream *q, uint64_t k1, enum de
 		run_start(d, &r, src, sclock);
 		r.c = 1;
 	}
-	run_flush(d, &r, q->aid, kind);
+	*rp = r;
 }
 
 /* In-loop instances from p to q, d iterations apart on every word, in iterations [d, T). */
@@ -719,20 +727,20 @@ static void in_loop(struct dep *d, const struct stream *p, const struct stream *
 		report_n(d, p->aid, q->aid, d->nloops, dist > 0, dist, kind, T - dist);
 }
 
-/* One class of streams of step e != 0, sorted into sigma: its dependences, then its words' last
- * accesses.  inv: the loop's invoke clock (iteration k ran at inv + 1 + k). */
-static void closed_class(struct dep *d, const struct stream *s, unsigned m, uint64_t T,
-			 uint32_t inv)
+/* One class of streams of step e != 0, sorted into sigma: its in-loop dependences now, and the
+ * plan of each stream's boundary and last accesses (struct stream). */
+static void class_plan(struct dep *d, struct stream *s, unsigned m, uint64_t T)
 {
 	int ps = -1, pl = -1;   /* sigma's last store so far, and its last load after that */
 
 	for (int i = 0; i < (int)m; i++) {
-		const struct stream *q = &s[i];
+		struct stream *q = &s[i];
 		uint64_t ds = ps >= 0 ? q->t - s[ps].t : NEVER, dl = pl >= 0 ? q->t - s[pl].t : NEVER;
 
 		if (ps >= 0)
 			in_loop(d, &s[ps], q, ds, T, q->store ? DEP_WAW : DEP_RAW);
-		boundary(d, q, ds < T ? ds : T, q->store ? DEP_WAW : DEP_RAW);
+		q->brw = ds < T ? ds : T;
+		q->bwar = 0;
 		if (!q->store) {
 			pl = i;
 			continue;
@@ -740,35 +748,72 @@ static void closed_class(struct dep *d, const struct stream *s, unsigned m, uint
 		if (pl >= 0)
 			in_loop(d, &s[pl], q, dl, T, DEP_WAR);
 		dl = pl >= 0 ? dl : ds;
-		boundary(d, q, dl < T ? dl : T, DEP_WAR);
+		q->bwar = dl < T ? dl : T;
 		ps = i;
 		pl = -1;
 	}
-	/* Last stores first: a word's last load, written after, came after its last store. */
+	/* A store is a word's last store unless the next store of sigma reached the word too; a
+	 * load its last load unless anything after it in sigma did. */
 	for (unsigned i = 0, n; i < m; i++) {
 		uint64_t dn = NEVER;
 
-		if (!s[i].store)
-			continue;
-		for (n = i + 1; n < m && !s[n].store; n++)
+		for (n = i + 1; s[i].store && n < m && !s[n].store; n++)
 			;
 		if (n < m)
 			dn = s[n].t - s[i].t;
-		for (uint64_t k = dn < T ? T - dn : 0; k < T; k++)
-			*word_of(d, &s[i], k) = (struct word){ s[i].aid, inv + 1 + (uint32_t)k, 0, 0 };
+		s[i].fin = dn < T ? T - dn : 0;
 	}
+}
+
+/* Stream p (a store) is its words' last store in iterations [k0, k1). */
+static void last_stores(struct dep *d, const struct stream *p, uint64_t k0, uint64_t k1,
+			uint32_t inv)
+{
+	const struct stream q = *p;   /* not reloaded after each store to the shadow */
+
+	for (uint64_t k = k0; k < k1; k++)
+		*word_of(&q, k) = (struct word){ q.aid, inv + 1 + (uint32_t)k, 0, 0 };
+}
+
+/* Stream p (a load) is its words' last load in iterations [k0, k1). */
+static void last_loads(struct dep *d, const struct stream *p, uint64_t k0, uint64_t k1,
+		       uint32_t inv)
+{
+	const struct stream q = *p;
+
+	for (uint64_t k = k0; k < k1; k++) {
+		struct word *w = word_of(&q, k);
+
+		w->reader = q.aid;
+		w->rclock = inv + 1 + (uint32_t)k;
+	}
+}
+
+/*
+ * Iterations [k0, k1) of every planned stream: the boundary reads, then the last stores, then
+ * the last loads (a word's last load came after its last store).  A read of the shadow always
+ * comes before a write of the same word in this order: a stream finds its source before the loop
+ * only where no store of sigma reached the word before it, so the word's last store, and its last
+ * load, come later in sigma, in the same iteration or a later one.
+ */
+static void closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k0, uint64_t k1,
+			 uint32_t inv)
+{
 	for (unsigned i = 0; i < m; i++) {
-		uint64_t dn = i + 1 < m ? s[i + 1].t - s[i].t : NEVER;
+		struct stream *q = &s[i];
 
-		if (s[i].store)
-			continue;
-		for (uint64_t k = dn < T ? T - dn : 0; k < T; k++) {
-			struct word *w = word_of(d, &s[i], k);
-
-			w->reader = s[i].aid;
-			w->rclock = inv + 1 + (uint32_t)k;
-		}
+		if (q->e && q->brw > k0)
+			boundary(d, q, k0, q->brw < k1 ? q->brw : k1,
+				 q->store ? DEP_WAW : DEP_RAW, &q->run[0]);
+		if (q->e && q->bwar > k0)
+			boundary(d, q, k0, q->bwar < k1 ? q->bwar : k1, DEP_WAR, &q->run[1]);
 	}
+	for (unsigned i = 0; i < m; i++)
+		if (s[i].e && s[i].store)
+			last_stores(d, &s[i], s[i].fin > k0 ? s[i].fin : k0, k1, inv);
+	for (unsigned i = 0; i < m; i++)
+		if (s[i].e && !s[i].store)
+			last_loads(d, &s[i], s[i].fin > k0 ? s[i].fin : k0, k1, inv);
 }
 
 /* A word's last store or load, as the step-0 simulation tracks it: stream j of this loop in
@@ -798,7 +843,7 @@ static void label_report(struct dep *d, const struct label *a, const struct stre
  * after it (the same sources at the same distances), then the word's last accesses. */
 static void closed_word(struct dep *d, const struct stream *s, unsigned m, uint64_t T, uint32_t inv)
 {
-	struct word *w = word_of(d, &s[0], 0);
+	struct word *w = word_of(&s[0], 0);
 	struct label wr = { -1, 0, w->writer, w->wclock }, rd = { -1, 0, w->reader, w->rclock };
 
 	for (unsigned it = 0; it < 2 && it < T; it++) {
@@ -913,8 +958,10 @@ static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_acc
 				      .j = j, .store = a->store };
 		p->lo = p->e >= 0 ? p->w : (int64_t)(last >> 3);
 		p->hi = p->e >= 0 ? (int64_t)(last >> 3) : p->w;
-		if (!slices_ours(d, p, T))
+		if (mn_shadow_window(d->sh, (uint64_t)p->lo << 3) !=
+		    mn_shadow_window(d->sh, (uint64_t)p->hi << 3) || !slices_ours(d, p, T))
 			return -1;
+		p->sw = mn_shadow_map(d->sh, (uint64_t)p->w << 3);
 		m++;
 	}
 	/* Streams of different steps must keep apart: they would meet on words out of order. */
@@ -933,19 +980,27 @@ static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_acc
 	return (int)m;
 }
 
-/* Iterations of the summarized loop whose frame is l on top, closed form. */
+#define CHUNK 256          /* iterations swept at once: the streams' shadow stays in cache */
+
+/* The summarized loop's accesses in closed form, its frame on top: s[] sorted by class. */
 static void closed(struct dep *d, struct stream *s, unsigned m, uint64_t T, uint32_t inv)
 {
 	for (unsigned i = 0, c; i < m; i = c) {
 		for (c = i + 1; c < m && same_class(&s[i], &s[c]); c++)
 			;
-		if (s[i].e) {
-			for (unsigned k = i; k < c; k++)
-				s[k].t = (uint64_t)((s[i].w - s[k].w) / s[i].e);
-			closed_class(d, s + i, c - i, T, inv);
-		} else {
+		if (!s[i].e) {
 			closed_word(d, s + i, c - i, T, inv);
+			continue;
 		}
+		for (unsigned k = i; k < c; k++)
+			s[k].t = (uint64_t)((s[i].w - s[k].w) / s[i].e);
+		class_plan(d, s + i, c - i, T);
+	}
+	for (uint64_t k0 = 0; k0 < T; k0 += CHUNK)
+		closed_chunk(d, s, m, k0, T - k0 > CHUNK ? k0 + CHUNK : T, inv);
+	for (unsigned i = 0; i < m; i++) {
+		run_flush(d, &s[i].run[0], s[i].aid, s[i].store ? DEP_WAW : DEP_RAW);
+		run_flush(d, &s[i].run[1], s[i].aid, DEP_WAR);
 	}
 }
 
