@@ -143,8 +143,8 @@ MN_EXPORT __attribute__((cold)) void mn_shadow_destroy(struct mn_shadow *sh)
 	free(sh);
 }
 
-MN_EXPORT __attribute__((cold, noinline)) int mn_shadow_claim_slow(struct mn_shadow *sh,
-								  uint64_t addr)
+MN_EXPORT __attribute__((cold, noinline)) void *mn_shadow_get_slow(struct mn_shadow *sh,
+								   uint64_t addr)
 {
 	uint64_t *tag = &sh->tags[mn_shadow_slice(sh, addr)];
 	uint64_t want = mn_shadow_window(sh, addr) + 1, seen = 0;
@@ -154,13 +154,7 @@ MN_EXPORT __attribute__((cold, noinline)) int mn_shadow_claim_slow(struct mn_sha
 	 * for our window.  The tag publishes no other data, so the CAS's ordering is not relied on;
 	 * the relaxed tag loads in mn_shadow_owns() only need to see the value eventually.
 	 */
-	return mn_cas_acq_rel(tag, &seen, want) || seen == want;
-}
-
-MN_EXPORT __attribute__((cold, noinline)) void *mn_shadow_get_slow(struct mn_shadow *sh,
-								   uint64_t addr)
-{
-	if (mn_shadow_claim_slow(sh, addr))
+	if (mn_cas_acq_rel(tag, &seen, want) || seen == want)
 		return mn_shadow_map(sh, addr);
 	mn_fetch_add_relaxed(&sh->aliases, 1);
 	return NULL;

@@ -156,8 +156,6 @@ void mn_shadow_destroy(struct mn_shadow *sh);
 
 /* The cold half of mn_shadow_get(): claims the slice or counts an alias.  Call only through it. */
 void *mn_shadow_get_slow(struct mn_shadow *sh, uint64_t addr);
-/* The cold half of mn_shadow_claim(): claims a free slice.  Call only through it. */
-int mn_shadow_claim_slow(struct mn_shadow *sh, uint64_t addr);
 
 /* ---- Range predicates and the mapping -------------------------------------------------------- */
 
@@ -212,15 +210,6 @@ static inline void *mn_shadow_get(struct mn_shadow *sh, uint64_t addr)
 	return mn_shadow_map(sh, addr);
 }
 
-/*
- * Whether addr's window owns addr's slice, claiming it when free, as mn_shadow_get() would; but a
- * slice another window holds is not counted as an alias.  For a caller that checks a range's
- * slices before it looks any of its granules up (and does something else when one is taken).
- */
-static inline int mn_shadow_claim(struct mn_shadow *sh, uint64_t addr)
-{
-	return mn_shadow_owns(sh, addr) || mn_shadow_claim_slow(sh, addr);
-}
 /*
  * Like mn_shadow_get() but claims nothing and counts nothing: NULL when addr's slice is free
  * (its metadata is all zero) or another window's.  For readers that treat "no metadata" as zero.

@@ -455,9 +455,66 @@ void dep_spans_free(struct dep_spans *t)
  * byte plus 16 / 16 of a checkpoint: 2 bytes. */
 #define CHUNK 16
 
+/*
+ * The checkpoint index: bucket[b] is the last checkpoint at or before clock ck[0].clock +
+ * (b << bshift), so that a search starts from the checkpoints of one bucket, not from all of them
+ * (an outer loop of millions of iterations, its sources met at random: 20 steps of a binary search
+ * over megabytes, most of them cache misses).  Buckets are widened to keep them at most about
+ * twice the checkpoints: 2 bytes a checkpoint, an eighth of the checkpoints' own.  Without memory
+ * the index stops growing and searches past its end take the whole binary search.
+ */
+static void index_add(struct dep_starts *s)
+{
+	uint32_t n = s->nck - 1, c0 = s->ck[0].clock;
+	uint64_t upto;   /* buckets that begin before the new checkpoint: the one before is theirs */
+
+	if (!n)
+		return;
+	upto = ((uint64_t)(s->ck[n].clock - 1 - c0) >> s->bshift) + 1;
+	while (upto > 2 * (uint64_t)s->nck + 64) {   /* wider buckets: every other one */
+		for (uint32_t b = 0; 2 * b < s->nbucket; b++)
+			s->bucket[b] = s->bucket[2 * b];
+		s->nbucket = (s->nbucket + 1) / 2;
+		s->bshift++;
+		upto = ((uint64_t)(s->ck[n].clock - 1 - c0) >> s->bshift) + 1;
+	}
+	if (upto > s->bucketcap) {
+		uint32_t cap = s->bucketcap ? 2 * s->bucketcap : 64;
+		uint32_t *v = cap > s->bucketcap ? realloc(s->bucket, cap * sizeof(*v)) : NULL;
+
+		if (!v)
+			return;
+		s->bucket = v;
+		s->bucketcap = cap;
+	}
+	while (s->nbucket < upto)
+		s->bucket[s->nbucket++] = n - 1;
+}
+
+/* The checkpoints at or before clock (>= ck[0].clock): a binary search within its bucket. */
+static uint32_t index_find(const struct dep_starts *s, uint32_t clock)
+{
+	uint64_t b = (uint64_t)(clock - s->ck[0].clock) >> s->bshift;
+	uint32_t from = 0, to = s->nck;   /* the last at or before clock is in [from, to) */
+	const struct dep_checkpoint *p;
+
+	if (b < s->nbucket) {
+		from = s->bucket[b];
+		to = b + 1 < s->nbucket ? s->bucket[b + 1] + 1 : s->nck;
+	} else if (s->nbucket) {
+		from = s->bucket[s->nbucket - 1];
+	}
+	p = s->ck + from;   /* branchless: the steps are coin flips */
+	for (uint32_t n = to - from; n > 1; n -= n / 2)
+		p = __builtin_unpredictable(p[n / 2].clock <= clock) ? p + n / 2 : p;
+	return (uint32_t)(p - s->ck) + 1;
+}
+
 void dep_starts_reset(struct dep_starts *s, uint64_t base)
 {
 	s->nck = 0;
+	s->nbucket = 0;
+	s->bshift = 0;
 	s->nbytes = 0;
 	s->nruns = 0;
 	s->n = s->base = base;
@@ -522,6 +579,7 @@ bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 			s->ckcap = cap;
 		}
 		s->ck[s->nck++] = (struct dep_checkpoint){ s->n, clock, s->nbytes };
+		index_add(s);
 	} else if (!put_leb(s, (uint64_t)(clock - s->last_clock) << 1 | (di > 1)) ||
 		   (di > 1 && !put_leb(s, di))) {
 		/* a run: clock delta << 1 | 1 when its iteration delta is not 1, then that delta */
@@ -603,15 +661,9 @@ static const struct dep_hit *find_run(struct dep_starts *s, uint32_t clock)
 	for (h = s->hit; h < s->hit + 4; h++)
 		if (h->end && clock >= h->clock && clock < h->next)
 			return h;
-	if (hi) {   /* lo: checkpoints at or before clock; branchless: the steps are coin flips */
-		const struct dep_checkpoint *b = s->ck;
-
-		for (uint32_t n = hi; n > 1; n -= n / 2)
-			b = __builtin_unpredictable(b[n / 2].clock <= clock) ? b + n / 2 : b;
-		lo = (uint32_t)(b - s->ck) + (b->clock <= clock);
-	}
-	if (!lo)
+	if (!hi || clock < s->ck[0].clock)
 		return NULL;
+	lo = index_find(s, clock);   /* checkpoints at or before clock */
 	/* Not the last run, so the chunk has a run after clock, or another chunk follows. */
 	iter = s->ck[lo - 1].iter;
 	c = s->ck[lo - 1].clock;
@@ -676,6 +728,7 @@ uint64_t dep_starts_span(struct dep_starts *s, uint32_t clock, uint32_t *lo, uin
 void dep_starts_free(struct dep_starts *s)
 {
 	free(s->ck);
+	free(s->bucket);
 	free(s->bytes);
 	free(s->memo);
 	memset(s, 0, sizeof(*s));

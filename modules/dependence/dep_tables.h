@@ -152,6 +152,9 @@ struct dep_checkpoint {
 struct dep_starts {
 	struct dep_checkpoint *ck;   /* run number j * CHUNK, for j < nck */
 	uint32_t nck, ckcap;
+	uint32_t *bucket;            /* the checkpoint index (dep_tables.c, index_add()) */
+	uint32_t nbucket, bucketcap;
+	unsigned bshift;
 	uint8_t *bytes;              /* the other runs: (clock, iter) deltas from the run before */
 	uint32_t nbytes, bcap;
 	uint64_t nruns;

@@ -905,22 +905,26 @@ static bool same_class(const struct stream *x, const struct stream *y)
 	return (x->w - y->w) % x->e == 0;
 }
 
-/* Every slice holding a word stream p touches in T iterations is ours (claimed as a lookup would
- * claim it); false when one is another window's: the expansion then counts its aliases. */
-static bool slices_ours(struct dep *d, const struct stream *p, uint64_t T)
+/*
+ * Every slice holding a word stream p touches in T iterations is ours already.  A free one sends
+ * the summary to the expansion, which claims it when an access first comes, in the order the
+ * accesses come: claiming it here, before an access of another stream, in another window, that
+ * runs first, would turn that access into the alias instead.
+ */
+static bool slices_ours(const struct dep *d, const struct stream *p, uint64_t T)
 {
 	uint64_t step = (uint64_t)llabs(p->e) << 3, first = (uint64_t)p->lo << 3;
 	uint64_t last = (uint64_t)p->hi << 3;
 
 	if (step > SLICE) {   /* touches far apart: each one */
 		for (uint64_t k = 0; k < T; k++)
-			if (!mn_shadow_claim(d->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3))
+			if (!mn_shadow_owns(d->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3))
 				return false;
 		return true;
 	}
 	/* touches at most a slice apart: every slice between the first and the last has one */
 	for (uint64_t a = first; a <= last; a = (a | (SLICE - 1)) + 1)
-		if (!mn_shadow_claim(d->sh, a))
+		if (!mn_shadow_owns(d->sh, a))
 			return false;
 	return true;
 }

@@ -25,8 +25,8 @@
  * with the plain row table, without a site table, and under 61 calls (frames past the 64 that
  * context ids keep).  Made-up cases: addresses at the ends of the 48-bit space and above it, empty
  * summaries, 20 streams, a step over 1 GiB; sources of one access id inside and outside a loop
- * past the 64 frames; shadow slices of two windows (a known mismatch: test_alias_order() fails
- * until dependence.c is fixed); and one that checks the closed form is taken: 2^32 - 2 iterations
+ * past the 64 frames; shadow slices of two windows (test_alias_order()); and one that checks the
+ * closed form is taken: 2^32 - 2 iterations
  * of a step-0 loop (the most the 32-bit clock allows a closed form: more is expanded, README rule
  * 9), which the expansion could not finish, against its section written by hand.
  */
@@ -620,19 +620,16 @@ static void test_edges(void **state)
 }
 
 /*
- * KNOWN MISMATCH, kept so that this test fails until modules/dependence/dependence.c is fixed:
- * the closed form claims the shadow's slices (backend/shadow.h) of a summary's streams one stream
- * after another, whole ranges at a time (closed_streams(), slices_ours()), and keeps the claims
- * when it then refuses the summary and expands it; the expansion would have claimed them access by
- * access, iteration after iteration.  Here stream 0 walks from one 1 GiB slice of the folded
- * space into the next (a store at 9 GiB - 8, then 9 GiB) and stream 1, in another 4 TiB window,
- * stores to one word of that next slice (2^42 + 9 GiB, step 0), two iterations.  Expanded, stream
- * 1's first store claims slice 9 for its window, stream 0's second store is the alias
- * (lost.aliases: 1) and stream 1's second store makes a carried waw.  The closed form has given
- * slice 9 to stream 0's window before it finds stream 1's slice taken (first case) or stream 1 16
- * bytes wide (second case), and the expansion that follows drops every store of stream 1 instead:
- * aliases 2 (or 4) and no waw row.  Only layouts whose regions alias (none at the default 42-bit
- * fold in an ordinary program; possible under AddressSanitizer) can meet it.
+ * Shadow slices claimed in the order the accesses come.  Stream 0 walks from one 1 GiB slice of
+ * the folded space into the next (a store at 9 GiB - 8, then 9 GiB) and stream 1, in another 4 TiB
+ * window, stores to one word of that next slice (2^42 + 9 GiB, step 0), two iterations.  Expanded,
+ * stream 1's first store claims slice 9 for its window, stream 0's second store is the alias
+ * (lost.aliases: 1) and stream 1's second store makes a carried waw.  The closed form once
+ * claimed the slices of each stream's whole range before it decided, so that slice 9 went to
+ * stream 0's window, and the expansion that followed dropped every store of stream 1 instead
+ * (aliases 2, or 4 at 16 bytes, and no waw row); it now takes a summary whole only when every
+ * slice is ours already (slices_ours()).  Only layouts whose regions alias (none at the default
+ * 42-bit fold in an ordinary program; possible under AddressSanitizer) can meet it.
  */
 static void test_alias_order(void **state)
 {
