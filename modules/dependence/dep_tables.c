@@ -478,9 +478,12 @@ static void index_add(struct dep_starts *s)
 		s->bshift++;
 		upto = ((uint64_t)(s->ck[n].clock - 1 - c0) >> s->bshift) + 1;
 	}
-	if (upto > s->bucketcap) {
+	if (upto > s->bucketcap) {   /* upto <= 2 * nck + 64 < 2^32 */
 		uint32_t cap = s->bucketcap ? 2 * s->bucketcap : 64;
-		uint32_t *v = cap > s->bucketcap ? realloc(s->bucket, cap * sizeof(*v)) : NULL;
+		uint32_t *v;
+
+		cap = cap < upto ? (uint32_t)upto : cap;
+		v = cap > s->bucketcap ? realloc(s->bucket, cap * sizeof(*v)) : NULL;
 
 		if (!v)
 			return;
