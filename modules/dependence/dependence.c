@@ -93,6 +93,25 @@ struct outer {
 	uint32_t kind;
 };
 
+/*
+ * The not-carried rows of the frames below J = loops[i - 1] for one (src, dst, kind): when a loop
+ * has two frames on the stack (a recursion: l->dup) several frames share a row, which an access
+ * counts once (rule 6), so report() would walk them all, every instance.  But the rows of frames
+ * [0, i - 1) depend only on the pair, the kind and the stack below J, which lives as long as J's
+ * invocation: they are found once per (pair, kind, J's serial), distinct, and each instance
+ * counts those.  More than BELOW_MAX distinct rows, or one that memory could not hold: walked.
+ */
+#define BELOW_MAX 6
+#define BELOW     512
+
+struct below {
+	uint64_t pair;             /* 0: an empty slot */
+	uint64_t serial;           /* J's invocation serial */
+	unsigned gen;              /* the row table's gen when e[] was found */
+	uint32_t kind, n;          /* n > BELOW_MAX: walk */
+	struct dep_entry *e[BELOW_MAX];
+};
+
 struct dep {
 	struct mn_ctx *ctx;
 	struct mn_shadow *sh;
@@ -110,6 +129,7 @@ struct dep {
 	uint64_t aliases, nomem, resets;
 	uint64_t clipped;          /* only from profiles written when accesses were clipped */
 	uint64_t closed, expanded;  /* loop summaries taken in closed form, and expanded */
+	struct below below[BELOW];  /* report_dup() */
 	unsigned wid, nw;          /* this worker, of nw (0: alone); shard_worker() */
 	uint64_t spans;            /* accesses so far that span two pages: their serial */
 	bool spanning;             /* the access being counted spans workers: log its rows */
@@ -456,6 +476,90 @@ static inline void report_innermost(struct dep *d, uint64_t pair, uint32_t ph, u
 		outer_count(d, i - 2, pair, kind, 1);
 }
 
+/* The frames whose invocation began at or before sclock: [0, i).  Invokes only grow outward in;
+ * a deep stack (a recursion with loops) is searched, not walked. */
+static inline unsigned holding(const struct dep *d, uint32_t sclock)
+{
+	unsigned i = d->nloops, lo = 0;
+
+	if (i > 8 && d->loops[i - 8].inv > sclock) {
+		for (unsigned n = i - 8; n > 0;) {   /* the first frame of [lo, lo + n) invoked after */
+			unsigned half = n / 2;
+
+			if (d->loops[lo + half].inv <= sclock) {
+				lo += half + 1;
+				n -= half + 1;
+			} else {
+				n = half;
+			}
+		}
+		return lo;
+	}
+	while (i > 0 && d->loops[i - 1].inv > sclock)
+		i--;
+	return i;
+}
+
+/* Fills b with the distinct rows of frames [0, j) for (pair, kind), counting each for the
+ * instance at hand. */
+static void below_fill(struct dep *d, struct below *b, uint64_t pair, uint32_t ph, unsigned j,
+		       enum dep_kind kind)
+{
+	unsigned gen;
+
+	do {   /* again if finding a row grew the table, which moves the ones found before */
+		gen = d->deps.gen;
+		b->n = 0;
+		for (unsigned k = 0; k < j && b->n <= BELOW_MAX; k++) {
+			struct dep_entry *e = row(d, pair, ph, &d->loops[k], kind, false);
+			unsigned m;
+
+			if (!e) {
+				b->n = BELOW_MAX + 1;   /* walked: each instance counts what is lost */
+				break;
+			}
+			/* this instance's count, now: a new row is an empty slot until it counts,
+			 * which the next new row would take (the stamp keeps it at one) */
+			count(d, e, false, 0);
+			for (m = 0; m < b->n && b->e[m] != e; m++)
+				;
+			if (m == b->n && b->n++ < BELOW_MAX)
+				b->e[m] = e;
+		}
+	} while (gen != d->deps.gen);
+	b->pair = pair;
+	b->serial = d->loops[j].serial;
+	b->kind = kind;
+	b->gen = gen;
+}
+
+/* report() below a frame of a loop met twice (l->dup): J's row, then the rows below it. */
+static void report_dup(struct dep *d, uint64_t pair, uint32_t ph, unsigned i, uint32_t sclock,
+		       enum dep_kind kind)
+{
+	struct loop *l = &d->loops[i - 1];
+	uint64_t started = dep_starts_upto(&l->starts, sclock);
+	bool carried = started < l->starts.n;
+	struct dep_entry *e = row(d, pair, ph, l, kind, carried);
+	struct below *b;
+
+	if (e)
+		count(d, e, carried, l->starts.n - started);
+	if (i == 1)
+		return;
+	b = &d->below[(ph ^ (uint32_t)l->serial * 0x9e3779b1u) % BELOW];
+	if (b->pair != pair || b->kind != kind || b->serial != l->serial || b->gen != d->deps.gen)
+		below_fill(d, b, pair, ph, i - 1, kind);
+	if (b->n <= BELOW_MAX) {
+		for (unsigned m = 0; m < b->n; m++)
+			count(d, b->e[m], false, 0);
+		return;
+	}
+	for (unsigned j = 0; j + 1 < i; j++)
+		if ((e = row(d, pair, ph, &d->loops[j], kind, false)))
+			count(d, e, false, 0);
+}
+
 /* One dependence instance from access src at clock sclock to access dst, now: README's rule 4. */
 static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t dst,
 			  enum dep_kind kind, bool one_word)
@@ -467,9 +571,12 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 
 	/* The innermost frame holding both accesses (invokes only grow outward in: frames [0, i)
 	 * hold the source), the only one that can carry it. */
-	for (i = d->nloops; i > 0 && d->loops[i - 1].inv > sclock; i--)
-		;
-	if (one_word && !d->target_mode && !(i && d->loops[i - 1].dup)) {
+	i = holding(d, sclock);
+	if (!d->target_mode && i && d->loops[i - 1].dup) {
+		report_dup(d, pair, ph, i, sclock, kind);
+		return;
+	}
+	if (one_word && !d->target_mode) {
 		report_innermost(d, pair, ph, i, sclock, kind);
 		return;
 	}
