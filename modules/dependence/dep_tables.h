@@ -178,7 +178,7 @@ struct dep_starts {
 	bool mused;
 };
 
-#define DEP_MEMO_BITS 12             /* at most 4096 slots, 32 KiB, per loop that searches */
+#define DEP_MEMO_BITS 14             /* at most 16384 slots, 128 KiB, per loop that searches */
 
 /* Empties s for a new invocation, or after a clock reset with base = n (keeps the memory). */
 void dep_starts_reset(struct dep_starts *s, uint64_t base);
