@@ -461,14 +461,15 @@ void dep_spans_free(struct dep_spans *t)
  * (an outer loop of millions of iterations, its sources met at random: 20 steps of a binary search
  * over megabytes, most of them cache misses).  Buckets are widened to keep them at most about
  * twice the checkpoints: 2 bytes a checkpoint, an eighth of the checkpoints' own.  Without memory
- * the index stops growing and searches past its end take the whole binary search.
+ * the index stops growing until the next reset, and searches past its end take the binary search
+ * over the checkpoints after it.
  */
 static void index_add(struct dep_starts *s)
 {
 	uint32_t n = s->nck - 1, c0 = s->ck[0].clock;
 	uint64_t upto;   /* buckets that begin before the new checkpoint: the one before is theirs */
 
-	if (!n)
+	if (!n || s->bstop)
 		return;
 	upto = ((uint64_t)(s->ck[n].clock - 1 - c0) >> s->bshift) + 1;
 	while (upto > 2 * (uint64_t)s->nck + 64) {   /* wider buckets: every other one */
@@ -485,8 +486,10 @@ static void index_add(struct dep_starts *s)
 		cap = cap < upto ? (uint32_t)upto : cap;
 		v = cap > s->bucketcap ? realloc(s->bucket, cap * sizeof(*v)) : NULL;
 
-		if (!v)
+		if (!v) {   /* the buckets it leaves out could no longer be filled right */
+			s->bstop = true;
 			return;
+		}
 		s->bucket = v;
 		s->bucketcap = cap;
 	}
@@ -518,6 +521,7 @@ void dep_starts_reset(struct dep_starts *s, uint64_t base)
 	s->nck = 0;
 	s->nbucket = 0;
 	s->bshift = 0;
+	s->bstop = false;
 	s->nbytes = 0;
 	s->nruns = 0;
 	s->n = s->base = base;
@@ -694,13 +698,15 @@ static const struct dep_hit *find_run(struct dep_starts *s, uint32_t clock)
 
 bool dep_starts_add_run(struct dep_starts *s, uint32_t clock, uint64_t count)
 {
+	bool ok;
+
 	if (!count)
 		return true;
-	if (!dep_starts_add(s, clock))
-		return false;
-	/* the rest extend the run just added or continued: dep_starts_add()'s common case */
+	ok = dep_starts_add(s, clock);
+	/* the rest extend the run just added or continued (dep_starts_add()'s common case); without
+	 * memory they are counted all the same, their starts not stored */
 	s->n += count - 1;
-	return true;
+	return ok;
 }
 
 uint64_t dep_starts_span(struct dep_starts *s, uint32_t clock, uint32_t *lo, uint32_t *hi)

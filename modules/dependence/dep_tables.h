@@ -123,8 +123,8 @@ struct dep_spans {
 /* Logs that access serial (not below any logged before for k) counted row k.  False without
  * memory (the row's count may then be one too many after the merge: the caller counts it). */
 bool dep_spans_add(struct dep_spans *t, const struct dep_key *k, uint64_t serial);
-/* Folds from's lists into into's, calling dup(arg, k, n) for every key both hold, with n the
- * serials they share.  -ENOMEM without memory (some lists then stay in from: the caller counts
+/* Folds from's lists into into's, calling dup(arg, k, n) for every key both hold that share
+ * n > 0 serials.  -ENOMEM without memory (some lists then stay in from: the caller counts
  * the loss).  from is left empty or holding what could not move; free it after. */
 int dep_spans_merge(struct dep_spans *into, struct dep_spans *from,
 		    void (*dup)(void *arg, const struct dep_key *k, uint64_t n), void *arg);
@@ -155,6 +155,7 @@ struct dep_starts {
 	uint32_t *bucket;            /* the checkpoint index (dep_tables.c, index_add()) */
 	uint32_t nbucket, bucketcap;
 	unsigned bshift;
+	bool bstop;                  /* the index could not grow: no more buckets until a reset */
 	uint8_t *bytes;              /* the other runs: (clock, iter) deltas from the run before */
 	uint32_t nbytes, bcap;
 	uint64_t nruns;

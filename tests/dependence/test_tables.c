@@ -958,14 +958,12 @@ static void test_starts_nomem(void **state)
 }
 
 /*
- * KNOWN BUG (fails as of dc195f8; dep_tables.c left as it is): the checkpoint index is only a
- * speed-up, so when it cannot grow dep_starts_add() still stores the start and returns true; but
- * the buckets it skipped are filled, once memory is back, with the checkpoint before the newest
- * (index_add()'s last loop) instead of the last one at or before each bucket, and a search in
- * them starts past its clock.  The smallest case: iterations 1 .. 16 at clocks 0, 2, .. 30,
- * iteration 17 at 32 (checkpoint 1: the index's first realloc fails), 18 .. 34 at 34 .. 66
- * (checkpoint 2 at 64: the index grows, buckets 0 .. 63 all say checkpoint 1); then
- * dep_starts_upto(2) is 17, not 2.
+ * The checkpoint index is only a speed-up, so when it cannot grow dep_starts_add() still stores
+ * the start and returns true; the buckets it skipped must then never be filled with a checkpoint
+ * past their clock (they once were, with the checkpoint before the newest, once memory was back:
+ * iterations 1 .. 16 at clocks 0, 2, .. 30, iteration 17 at 32 (checkpoint 1: the index's first
+ * realloc fails), 18 .. 34 at 34 .. 66 (checkpoint 2 at 64: the index grows, buckets 0 .. 63 all
+ * said checkpoint 1), and dep_starts_upto(2) was 17, not 2).  Now the index stops until a reset.
  */
 static void test_starts_index_nomem(void **state)
 {
