@@ -73,6 +73,7 @@ struct loop {
 	uint32_t mhash;            /* its part of a memo slot's hash */
 	struct dep_starts starts;  /* clocks at its iteration starts */
 	struct outer *outer;       /* [outer_cap]: counts owed to its rows and the ones below */
+	uint32_t *outer_used;      /* [outer_cap / 2]: the slots in use, outer_n of them */
 	uint32_t outer_cap, outer_n;
 	bool dup;                  /* some frame at or below it is of the same loop as another */
 };
@@ -391,23 +392,29 @@ static bool outer_add(struct loop *l, uint64_t pair, enum dep_kind kind, uint64_
 	if (2 * (l->outer_n + 1) > l->outer_cap) {
 		uint32_t cap = l->outer_cap ? 2 * l->outer_cap : 16;
 		struct outer *v = calloc(cap, sizeof(*v));
+		uint32_t *u = malloc(cap / 2 * sizeof(*u));
 
-		if (!v)
+		if (!v || !u) {
+			free(v);
+			free(u);
 			return false;
-		for (uint32_t k = 0; k < l->outer_cap; k++) {
-			const struct outer *o = &l->outer[k];
+		}
+		for (uint32_t k = 0; k < l->outer_n; k++) {
+			const struct outer *o = &l->outer[l->outer_used[k]];
 
-			if (o->pair)
-				v[outer_slot(v, cap, o->pair, o->kind)] = *o;
+			u[k] = outer_slot(v, cap, o->pair, o->kind);
+			v[u[k]] = *o;
 		}
 		free(l->outer);
+		free(l->outer_used);
 		l->outer = v;
+		l->outer_used = u;
 		l->outer_cap = cap;
 	}
 	i = outer_slot(l->outer, l->outer_cap, pair, kind);
 	if (!l->outer[i].pair) {
 		l->outer[i] = (struct outer){ .pair = pair, .kind = kind };
-		l->outer_n++;
+		l->outer_used[l->outer_n++] = i;
 	}
 	l->outer[i].count += c;
 	return true;
@@ -431,22 +438,19 @@ static void outer_pay(struct dep *d, unsigned i)
 {
 	struct loop *l = &d->loops[i];
 
-	if (!l->outer_n)
-		return;
-	for (uint32_t k = 0; k < l->outer_cap; k++) {
-		const struct outer *o = &l->outer[k];
+	/* through the slots in use: a frame that ends often may have grown a large table once */
+	for (uint32_t k = 0; k < l->outer_n; k++) {
+		struct outer *o = &l->outer[l->outer_used[k]];
 		struct dep_entry *e;
 
-		if (!o->pair)
-			continue;
 		e = row(d, o->pair, pair_hash((uint32_t)o->pair, (uint32_t)(o->pair >> 32), o->kind),
 			l, o->kind, false);
 		if (e)
 			e->count += o->count;
 		if (i && !outer_add(&d->loops[i - 1], o->pair, o->kind, o->count))
 			outer_count(d, i - 1, o->pair, o->kind, o->count);
+		*o = (struct outer){ 0 };
 	}
-	memset(l->outer, 0, l->outer_cap * sizeof(*l->outer));
 	l->outer_n = 0;
 }
 
@@ -1211,6 +1215,7 @@ static void dep_fini(void *st)
 	for (unsigned i = 0; i < d->loop_cap; i++) {
 		dep_starts_free(&d->loops[i].starts);
 		free(d->loops[i].outer);
+		free(d->loops[i].outer_used);
 	}
 	free(d->loops);
 	dep_table_free(&d->deps);
