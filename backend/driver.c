@@ -316,7 +316,7 @@ summary_close(const struct mn_module *m, void *state, struct mn_worker *w,
 	w->npending -= n;
 	acc = w->pending + w->npending;   /* stays valid: nothing is pushed until we return */
 	st->summarized += iters * n;
-	if (!sharded && m->loop_summary) {
+	if (m->loop_summary && (!sharded || m->shard_worker)) {   /* module.h */
 		m->loop_summary(state, site, iters, acc, n);
 		return;
 	}

@@ -87,9 +87,11 @@ struct mn_module {
 	 * (acc[j].start + k * acc[j].step) & (2^48 - 1), 0, acc[j].size) }; loop_exit(site), the
 	 * loop events only when the wire sends them (the module's YAML lists them).  Contract: the
 	 * state it leaves, and so the profile, must be exactly the one the expansion would have
-	 * left.  It is called only for a worker that owns every event (one worker); with several
-	 * workers the driver expands, each worker handling the accesses it owns, because a handler
-	 * does not know which share of the addresses or sites its worker owns.  acc[] lives only
+	 * left.  It is called only for a worker that owns every event (one worker), or, with
+	 * shard_worker below, for every worker, which then handles the accesses on its own keys
+	 * and every access that spans keys, as shard_worker says.  Otherwise, with several workers,
+	 * the driver expands, each worker handling the accesses it owns, because a handler does not
+	 * know which share of the addresses or sites its worker owns.  acc[] lives only
 	 * for the call.  iterations is as the record says (>= 1 from the pass); n may be 0 (a loop
 	 * whose accesses all send nothing: only its loop events).  Called for a mixed loop (one
 	 * whose other accesses come as they run) only with mixed_whole below.

@@ -805,6 +805,46 @@ static inline struct word *word_of(const struct stream *p, uint64_t k)
 	return p->sw + (int64_t)k * p->e;
 }
 
+/* With several workers: is word w (address >> 3) on one of this worker's pages? */
+static inline bool owns_word(const struct dep *d, int64_t w)
+{
+	return d->nw <= 1 || ((uint64_t)w >> (PAGE_SHIFT - 3)) % d->nw == d->wid;
+}
+
+/* The first iteration after k, at most k1, in which stream p is on another page than in k. */
+static uint64_t page_end(const struct stream *p, uint64_t k, uint64_t k1)
+{
+	const int64_t words = 1 << (PAGE_SHIFT - 3), w = p->w + (int64_t)k * p->e;
+	int64_t ne = p->e > 0 ? p->e : -p->e, dist;
+	uint64_t steps;
+
+	if (!p->e)
+		return k1;
+	dist = p->e > 0 ? (w / words + 1) * words - w : w - w / words * words + 1;
+	steps = (uint64_t)((dist + ne - 1) / ne);
+	return k1 - k > steps ? k + steps : k1;
+}
+
+/* The next part [*a, *b) of iterations [k, k1) in which stream p touches this worker's pages
+ * (all of them with one worker); false when there is none. */
+static bool owned_part(const struct dep *d, const struct stream *p, uint64_t k, uint64_t k1,
+		       uint64_t *a, uint64_t *b)
+{
+	if (d->nw <= 1) {
+		*a = k;
+		*b = k1;
+		return k < k1;
+	}
+	for (; k < k1; k = page_end(p, k, k1)) {
+		if (owns_word(d, p->w + (int64_t)k * p->e)) {
+			*a = k;
+			*b = page_end(p, k, k1);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Iterations [k0, k1) of stream q, whose sources all ran before the loop: its words' last
  * stores (or, war, last loads), from the shadow, as the loop found them, gathered in run r. */
 static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_t k1,
@@ -812,20 +852,22 @@ static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_
 {
 	struct run r = *rp;   /* in registers for the loop */
 
-	for (uint64_t k = k0; k < k1; k++) {
-		const struct word *w = word_of(q, k);
-		uint32_t src = kind == DEP_WAR ? w->reader : w->writer;
-		uint32_t sclock = kind == DEP_WAR ? w->rclock : w->wclock;
+	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
+		for (uint64_t k = a; k < b; k++) {
+			const struct word *w = word_of(q, k);
+			uint32_t src = kind == DEP_WAR ? w->reader : w->writer;
+			uint32_t sclock = kind == DEP_WAR ? w->rclock : w->wclock;
 
-		if (!src)
-			continue;
-		if (src == r.src && sclock - r.lo < r.hi - r.lo) {
-			r.c++;
-			continue;
+			if (!src)
+				continue;
+			if (src == r.src && sclock - r.lo < r.hi - r.lo) {
+				r.c++;
+				continue;
+			}
+			run_flush(d, &r, q->aid, kind);
+			run_start(d, &r, src, sclock);
+			r.c = 1;
 		}
-		run_flush(d, &r, q->aid, kind);
-		run_start(d, &r, src, sclock);
-		r.c = 1;
 	}
 	*rp = r;
 }
@@ -834,8 +876,12 @@ static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_
 static void in_loop(struct dep *d, const struct stream *p, const struct stream *q, uint64_t dist,
 		    uint64_t T, enum dep_kind kind)
 {
-	if (dist < T)
-		report_n(d, p->aid, q->aid, d->nloops, dist > 0, dist, kind, T - dist);
+	uint64_t c = 0;   /* the instances on this worker's pages: q's words */
+
+	for (uint64_t a, b, k = dist; dist < T && owned_part(d, q, k, T, &a, &b); k = b)
+		c += b - a;
+	if (c)
+		report_n(d, p->aid, q->aid, d->nloops, dist > 0, dist, kind, c);
 }
 
 /* One class of streams of step e != 0, sorted into sigma: its in-loop dependences now, and the
@@ -882,8 +928,9 @@ static void last_stores(struct dep *d, const struct stream *p, uint64_t k0, uint
 {
 	const struct stream q = *p;   /* not reloaded after each store to the shadow */
 
-	for (uint64_t k = k0; k < k1; k++)
-		*word_of(&q, k) = (struct word){ q.aid, inv + 1 + (uint32_t)k, 0, 0 };
+	for (uint64_t a, b; owned_part(d, &q, k0, k1, &a, &b); k0 = b)
+		for (uint64_t k = a; k < b; k++)
+			*word_of(&q, k) = (struct word){ q.aid, inv + 1 + (uint32_t)k, 0, 0 };
 }
 
 /* Stream p (a load) is its words' last load in iterations [k0, k1). */
@@ -892,11 +939,13 @@ static void last_loads(struct dep *d, const struct stream *p, uint64_t k0, uint6
 {
 	const struct stream q = *p;
 
-	for (uint64_t k = k0; k < k1; k++) {
-		struct word *w = word_of(&q, k);
+	for (uint64_t a, b; owned_part(d, &q, k0, k1, &a, &b); k0 = b) {
+		for (uint64_t k = a; k < b; k++) {
+			struct word *w = word_of(&q, k);
 
-		w->reader = q.aid;
-		w->rclock = inv + 1 + (uint32_t)k;
+			w->reader = q.aid;
+			w->rclock = inv + 1 + (uint32_t)k;
+		}
 	}
 }
 
@@ -957,6 +1006,8 @@ static void closed_word(struct dep *d, const struct stream *s, unsigned m, uint6
 	struct word *w = word_of(&s[0], 0);
 	struct label wr = { -1, 0, w->writer, w->wclock }, rd = { -1, 0, w->reader, w->rclock };
 
+	if (!owns_word(d, s[0].w))
+		return;   /* another worker's page */
 	for (unsigned it = 0; it < 2 && it < T; it++) {
 		uint64_t c = it ? T - 1 : 1;
 
@@ -1125,9 +1176,17 @@ static void expand(struct dep *d, uint32_t site, uint64_t T, const struct mn_sum
 {
 	for (uint64_t k = 0; k < T; k++) {
 		dep_loop_iter(d, site);
-		for (unsigned j = 0; j < n; j++)
-			on_access(d, acc[j].site, (acc[j].start + k * (uint64_t)acc[j].step) &
-				  ((UINT64_C(1) << 48) - 1), acc[j].size, acc[j].store);
+		for (unsigned j = 0; j < n; j++) {
+			uint64_t a = (acc[j].start + k * (uint64_t)acc[j].step) &
+				     ((UINT64_C(1) << 48) - 1);
+
+			/* with several workers, what the driver would have given this one: its own
+			 * pages' accesses and every access across pages */
+			if (d->nw > 1 && !owns_word(d, (int64_t)(a >> 3)) &&
+			    !(acc[j].size > 1 && (a ^ (a + acc[j].size - 1)) >> PAGE_SHIFT))
+				continue;
+			on_access(d, acc[j].site, a, acc[j].size, acc[j].store);
+		}
 	}
 }
 
