@@ -113,6 +113,13 @@ struct below {
 	struct dep_entry *e[BELOW_MAX];
 };
 
+#define VIA_BITS 12
+
+struct via_slot {
+	uint32_t ctx, fid, via;
+	bool set;
+};
+
 struct dep {
 	struct mn_ctx *ctx;
 	struct mn_shadow *sh;
@@ -131,6 +138,7 @@ struct dep {
 	uint64_t clipped;          /* only from profiles written when accesses were clipped */
 	uint64_t closed, expanded;  /* loop summaries taken in closed form, and expanded */
 	struct below below[BELOW];  /* report_dup() */
+	struct via_slot vias[1u << VIA_BITS];   /* via_cached() */
 	unsigned wid, nw;          /* this worker, of nw (0: alone); shard_worker() */
 	uint64_t spans;            /* accesses so far that span two pages: their serial */
 	bool spanning;             /* the access being counted spans workers: log its rows */
@@ -299,6 +307,21 @@ static uint32_t via(const struct dep *d, uint32_t ctx, uint32_t fid)
 	return v;
 }
 
+/*
+ * via() through a cache: a recursion makes every level's accesses new access ids (their contexts
+ * differ), so the memo of rows misses and each miss would walk from the access's context out to
+ * the frame, as deep as the recursion.  An answer never changes: the ids name fixed paths, and
+ * every loop on a path was invoked, so known as a loop, before the path existed.
+ */
+static uint32_t via_cached(struct dep *d, uint32_t ctx, uint32_t fid)
+{
+	struct via_slot *v = &d->vias[(ctx * 0x9e3779b1u ^ fid * 0x85ebca77u) >> (32 - VIA_BITS)];
+
+	if (v->ctx != ctx || v->fid != fid || !v->set)
+		*v = (struct via_slot){ ctx, fid, via(d, ctx, fid), true };
+	return v->via;
+}
+
 /* Counts an instance in row e (once per destination access: rule 6) with its distance. */
 static inline void count(struct dep *d, struct dep_entry *e, bool carried, uint64_t distance)
 {
@@ -331,8 +354,8 @@ row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct
 		k.dst_ctx = t->ctx;
 	}
 	if (l) {
-		k.src_via = via(d, s->ctx, fid);
-		k.dst_via = via(d, t->ctx, fid);
+		k.src_via = via_cached(d, s->ctx, fid);
+		k.dst_via = via_cached(d, t->ctx, fid);
 	}
 	e = dep_table_get(&d->deps, &k);
 	if (!e) {
