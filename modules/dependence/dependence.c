@@ -797,11 +797,9 @@ static void report_n(struct dep *d, uint32_t src, uint32_t dst, unsigned i, bool
 /* Starts run r at source src of clock sclock (before the summarized loop's invoke). */
 static void run_start(struct dep *d, struct run *r, uint32_t src, uint32_t sclock)
 {
-	unsigned i = d->nloops;
+	unsigned i = holding(d, sclock);
 	uint32_t lo, hi;
 
-	while (i > 0 && d->loops[i - 1].inv > sclock)
-		i--;
 	*r = (struct run){ .src = src, .i = i, .lo = i ? d->loops[i - 1].inv : 0,
 			   .hi = i < d->nloops ? d->loops[i].inv : UINT32_MAX };
 	if (i) {
