@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "backend_internal.h"
+#include "shadow.h"
 
 bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen)
 {
@@ -723,6 +724,31 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 
 /* How far ahead of the record being decoded run() prefetches: 1 KiB, 16 cache lines. */
 #define PREFETCH_WORDS 128
+/* How many records ahead of the one being handled run() prefetches its access's metadata. */
+#define AHEAD_RECORDS 16
+
+/*
+ * The record after words[j] for the lookahead of run(), which prefetches the shadow metadata of
+ * an access record's address (mn_module.shadow): nwords when the words end or are corrupt there
+ * (run() says which; the lookahead just stops).  Every record's argument 1 is taken for an
+ * address, without a test of the code: an event whose argument 1 is not one gets a useless hint,
+ * which costs less than the branch (a prefetch never faults; for an event without argument 1 it
+ * is always the same line).  Measured, 2026-11-26, 2 cores, dependence, backend CPU: hashtable
+ * -40%, graph -38%, bintree -7%; a list that fits in L2 +6%, SQLite +3%: the decoding, not the
+ * hints.
+ */
+static inline size_t ahead(const struct decoder *dec, const uint64_t *words, size_t j, size_t nwords,
+			   const struct mn_shadow *sh)
+{
+	const uint64_t *rec = words + j;
+	unsigned code = (unsigned)(rec[0] & 0xff);
+	const struct decoder *d = &dec[code];
+
+	if (__builtin_expect((size_t)d->nwords - 1 >= nwords - j, 0))
+		return rec[0] ? nwords : j + 1;
+	__builtin_prefetch(mn_shadow_map(sh, (rec[d->word[1]] >> d->shift[1]) & d->mask[1]), 0);
+	return j + d->nwords;
+}
 
 /* The decode loop, instantiated with and without sharding (mn_worker_run()). */
 static inline __attribute__((always_inline)) void
@@ -733,8 +759,11 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 	const struct mn_module m = *w->mod;
 	void *state = w->state;
 	uint64_t events = 0, values = st->values;
-	size_t i = 0;
+	struct mn_shadow *sh = m.shadow ? m.shadow(state) : NULL;
+	size_t i = 0, j = 0;
 
+	for (unsigned k = 0; sh && k < AHEAD_RECORDS && j < nwords; k++)
+		j = ahead(dec, words, j, nwords, sh);
 	while (i < nwords) {
 		const uint64_t *rec = words + i;
 		unsigned code = (unsigned)(rec[0] & 0xff);
@@ -754,6 +783,8 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 			st->corrupt++;
 			break;
 		}
+		if (sh && j < nwords)
+			j = ahead(dec, words, j, nwords, sh);
 		i += dispatch(&m, state, w, dec, rec, code, st, sharded);
 		events++;
 	}

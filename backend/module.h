@@ -30,6 +30,7 @@
 
 #include "profile.h"
 
+struct mn_shadow;  /* backend/shadow.h */
 struct mn_run;  /* the run being profiled: site table, options; see mn_run_* in backend.h */
 
 enum mn_shard {
@@ -119,6 +120,16 @@ struct mn_module {
 	 * (then the state owns every key).
 	 */
 	void (*shard_worker)(void *st, unsigned id, unsigned nworkers);
+
+	/*
+	 * Optional: the shadow memory (backend/shadow.h) in which the load and store handlers look
+	 * up the metadata of the address accessed, if any.  The driver then prefetches that
+	 * metadata a few records before it calls the handler, so that the cache misses of accesses
+	 * that jump about (pointer chasing) overlap instead of stalling the handler one by one.
+	 * Asked once per buffer; a shadow that the module replaces in the middle of one (a reset)
+	 * gets stale hints, which cost nothing but the hint: a prefetch never faults.
+	 */
+	struct mn_shadow *(*shadow)(void *st);
 
 	/*
 	 * Folds `from` into `into`; `from` is finalized right after.  Two callers: the data-parallel

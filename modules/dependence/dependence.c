@@ -1288,6 +1288,12 @@ static void dep_shard_worker(void *st, unsigned id, unsigned nworkers)
 	d->nw = nworkers;
 }
 
+/* For the driver's prefetch of each access's word (module.h); NULL if it could not be had. */
+static struct mn_shadow *dep_shadow(void *st)
+{
+	return ((struct dep *)st)->sh;
+}
+
 static void dep_fini(void *st)
 {
 	struct dep *d = st;
@@ -1768,6 +1774,7 @@ const struct mn_module mn_module_dependence = {
 	.loop_exit = dep_loop_exit,
 	.loop_summary = dep_loop_summary,
 	.shard_worker = dep_shard_worker,
+	.shadow = dep_shadow,
 	.merge = dep_merge,
 	.emit = dep_emit,
 	.restore = dep_restore,

@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "backend_internal.h"
+#include "shadow.h"
 
 #define MASK48 ((UINT64_C(1) << 48) - 1)
 
@@ -108,6 +109,22 @@ static void rec_summary(void *st, uint32_t site, uint64_t iterations,
 /* Address sharding by 8-byte granules: strides of 4 and 1 change owner within a summary. */
 static const struct mn_module by_addr = RECORDER(MN_SHARD_ADDRESS, 3);
 static const struct mn_module by_site = RECORDER(MN_SHARD_SITE, 0);
+
+/* The recorder with a shadow for the driver to prefetch from (module.h): the same calls. */
+static struct mn_shadow *the_shadow;
+
+static struct mn_shadow *rec_shadow(void *st)
+{
+	(void)st;
+	return the_shadow;
+}
+
+static const struct mn_module by_addr_prefetched = {
+	.name = "recorder", .state_size = sizeof(struct log), .shard = MN_SHARD_ADDRESS,
+	.shard_shift = 3, .load = rec_load, .store = rec_store,
+	.loop_invoke = rec_invoke, .loop_iter = rec_iter, .loop_exit = rec_exit,
+	.func_entry = rec_fentry, .func_exit = rec_fexit, .shadow = rec_shadow,
+};
 
 /* ---- Wires ----------------------------------------------------------------------------------- */
 
@@ -688,6 +705,68 @@ static void test_expansion_by_address(void **state)
 	check_module(&by_addr, false);
 }
 
+static void mixed_scenario(struct script *s, bool loop);
+
+/* The lookahead that prefetches shadow metadata changes no call, in any stream. */
+static void test_prefetched(void **state)
+{
+	const struct expect e = { .min_accesses = 100 };
+	struct mn_wire wire;
+	struct script s;
+
+	(void)state;
+	assert_int_equal(mn_shadow_create(&the_shadow, 8, 16), 0);
+	check_module(&by_addr_prefetched, true);
+	check_module(&by_addr_prefetched, false);
+	for (int loop = 1; loop >= 0; loop--) {
+		mixed_scenario(&s, loop);
+		wire_make(&wire, loop);
+		check_script(&s, &wire, &by_addr_prefetched, &e, "mixed loops, prefetched");
+		script_free(&s);
+	}
+	mn_shadow_destroy(the_shadow);
+	the_shadow = NULL;
+}
+
+/*
+ * The lookahead meets what the decoder meets, first: unwritten (zero) words, then a record that
+ * runs past the end of the buffer.  It stays inside the buffer (AddressSanitizer watches the
+ * words, allocated to the exact length), and the calls and counts are those without it.
+ */
+static void test_prefetched_ragged(void **state)
+{
+	struct mn_wire wire;
+	struct buf b = { 0 };
+	struct result with, without;
+
+	(void)state;
+	assert_int_equal(mn_shadow_create(&the_shadow, 8, 16), 0);
+	wire_make(&wire, true);
+	for (unsigned i = 0; i < 40; i++) {
+		put_access(&b, i & 1, 7, UINT64_C(0x7f0000001000) + 8 * i, i, 8);
+		if (i % 9 == 0)
+			put(&b, 2, 0, 0, 0);   /* two words never written */
+	}
+	put(&b, 1, MN_EV_LOAD | (uint64_t)3 << 8, 0, 0);   /* three words long, one here */
+	for (size_t cut = 1; cut <= b.n; cut += 7) {
+		uint64_t *exact = malloc(cut * sizeof(*exact));
+
+		assert_non_null(exact);
+		memcpy(exact, b.w, cut * sizeof(*exact));
+		run(&with, &by_addr_prefetched, 1, &wire, exact, cut, NULL, 0, 0);
+		run(&without, &by_addr, 1, &wire, exact, cut, NULL, 0, 0);
+		logs_equal(&with.log[0], &without.log[0], "a ragged buffer, prefetched");
+		assert_int_equal(with.st[0].events, without.st[0].events);
+		assert_int_equal(with.st[0].corrupt, without.st[0].corrupt);
+		result_free(&with);
+		result_free(&without);
+		free(exact);
+	}
+	free(b.w);
+	mn_shadow_destroy(the_shadow);
+	the_shadow = NULL;
+}
+
 static void test_expansion_by_site(void **state)
 {
 	(void)state;
@@ -1175,6 +1254,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expansion_by_address),
 		cmocka_unit_test(test_expansion_by_site),
+		cmocka_unit_test(test_prefetched),
+		cmocka_unit_test(test_prefetched_ragged),
 		cmocka_unit_test(test_lost_summary),
 		cmocka_unit_test(test_unstored),
 		cmocka_unit_test(test_handler),
