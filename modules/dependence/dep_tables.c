@@ -450,41 +450,37 @@ void dep_spans_free(struct dep_spans *t)
 
 /* ---- Iteration starts ------------------------------------------------------------------------ */
 
-/* Runs per checkpoint: the linear part of a lookup.  At 16, a run of one iteration whose clock
- * delta is below 64 (every iteration of an outer loop whose body ticks the clock a little) costs 1
- * byte plus 16 / 16 of a checkpoint: 2 bytes. */
-#define CHUNK 16
+#define WIDE_RUNS 11                 /* runs in a wide block: 10 clock and 10 iteration offsets */
 
 /*
- * The checkpoint index: bucket[b] is the last checkpoint at or before clock ck[0].clock +
- * (b << bshift), so that a search starts from the checkpoints of one bucket, not from all of them
- * (an outer loop of millions of iterations, its sources met at random: 20 steps of a binary search
- * over megabytes, most of them cache misses).  Buckets are widened to keep them at most about
- * twice the checkpoints: 2 bytes a checkpoint, an eighth of the checkpoints' own.  Without memory
- * the index stops growing until the next reset, and searches past its end take the binary search
- * over the checkpoints after it.
+ * The block index: bucket[b] is the last block at or before clock blk[0].clock + (b << bshift),
+ * so that a search reads one bucket (and most often the next, on the same line) and then the
+ * block that holds the clock.  Buckets are widened to keep them at most about twice the blocks:
+ * 8 bytes a block, under half a byte a run, small enough to stay in cache.  Without memory the
+ * index stops growing until the next reset, and searches past its end take the binary search
+ * over the blocks after it.
  */
 static void index_add(struct dep_starts *s)
 {
-	uint32_t n = s->nck - 1, c0 = s->ck[0].clock;
-	uint64_t upto;   /* buckets that begin before the new checkpoint: the one before is theirs */
+	uint32_t n = s->nblk - 1, c0 = s->blk[0].clock;
+	uint64_t upto;   /* buckets that begin before the new block: the one before is theirs */
 
 	if (!n || s->bstop)
 		return;
-	upto = ((uint64_t)(s->ck[n].clock - 1 - c0) >> s->bshift) + 1;
-	while (upto > 2 * (uint64_t)s->nck + 64) {   /* wider buckets: every other one */
+	upto = ((uint64_t)(s->blk[n].clock - 1 - c0) >> s->bshift) + 1;
+	while (upto > 2 * (uint64_t)s->nblk + 64) {   /* wider buckets: every other one */
 		for (uint32_t b = 0; 2 * b < s->nbucket; b++)
 			s->bucket[b] = s->bucket[2 * b];
 		s->nbucket = (s->nbucket + 1) / 2;
 		s->bshift++;
-		upto = ((uint64_t)(s->ck[n].clock - 1 - c0) >> s->bshift) + 1;
+		upto = ((uint64_t)(s->blk[n].clock - 1 - c0) >> s->bshift) + 1;
 	}
-	if (upto > s->bucketcap) {   /* upto <= 2 * nck + 64 < 2^32 */
+	if (upto > s->bucketcap) {   /* upto <= 2 * nblk + 64 < 2^32 */
 		uint32_t cap = s->bucketcap ? 2 * s->bucketcap : 64;
 		uint32_t *v;
 
 		cap = cap < upto ? (uint32_t)upto : cap;
-		v = cap > s->bucketcap ? realloc(s->bucket, cap * sizeof(*v)) : NULL;
+		v = cap > s->bucketcap ? realloc(s->bucket, (size_t)cap * sizeof(*v)) : NULL;
 
 		if (!v) {   /* the buckets it leaves out could no longer be filled right */
 			s->bstop = true;
@@ -497,32 +493,42 @@ static void index_add(struct dep_starts *s)
 		s->bucket[s->nbucket++] = n - 1;
 }
 
-/* The checkpoints at or before clock (>= ck[0].clock): a binary search within its bucket. */
+/*
+ * The last block at or before clock (>= blk[0].clock).  Its bucket's block, or when another block
+ * begins in the same bucket, most often the one after it: both are read at once, so that either
+ * costs one wait for memory; more than that, a binary search between them and the next bucket's.
+ */
 static uint32_t index_find(const struct dep_starts *s, uint32_t clock)
 {
-	uint64_t b = (uint64_t)(clock - s->ck[0].clock) >> s->bshift;
-	uint32_t from = 0, to = s->nck;   /* the last at or before clock is in [from, to) */
-	const struct dep_checkpoint *p;
+	uint64_t b = (uint64_t)(clock - s->blk[0].clock) >> s->bshift;
+	uint32_t from = 0, to = s->nblk;   /* the last at or before clock is in [from, to) */
+	const struct dep_block *p;
 
 	if (b < s->nbucket) {
 		from = s->bucket[b];
-		to = b + 1 < s->nbucket ? s->bucket[b + 1] + 1 : s->nck;
+		to = b + 1 < s->nbucket ? s->bucket[b + 1] + 1 : s->nblk;
 	} else if (s->nbucket) {
 		from = s->bucket[s->nbucket - 1];
 	}
-	p = s->ck + from;   /* branchless: the steps are coin flips */
-	for (uint32_t n = to - from; n > 1; n -= n / 2)
+	p = s->blk + from;
+	if (to - from == 1)
+		return from;
+	__builtin_prefetch(p + 1);
+	if (clock < p->next)
+		return from;
+	if (to - from == 2 || clock < p[1].next)
+		return from + 1;
+	for (uint32_t n = to - from; n > 1; n -= n / 2)   /* branchless: the steps are coin flips */
 		p = __builtin_unpredictable(p[n / 2].clock <= clock) ? p + n / 2 : p;
-	return (uint32_t)(p - s->ck) + 1;
+	return (uint32_t)(p - s->blk);
 }
 
 void dep_starts_reset(struct dep_starts *s, uint64_t base)
 {
-	s->nck = 0;
+	s->nblk = 0;
 	s->nbucket = 0;
 	s->bshift = 0;
 	s->bstop = false;
-	s->nbytes = 0;
 	s->nruns = 0;
 	s->n = s->base = base;
 	memset(s->hit, 0, sizeof(s->hit));
@@ -531,67 +537,74 @@ void dep_starts_reset(struct dep_starts *s, uint64_t base)
 	s->mused = false;
 }
 
-static bool put_leb(struct dep_starts *s, uint64_t v)
+/* Room for one more block; false without memory (then nothing changed).  The blocks move to a
+ * 64-byte boundary of the new allocation, which realloc() keeps only 16-byte aligned. */
+static bool blocks_grow(struct dep_starts *s)
 {
-	if (s->bcap - s->nbytes < 10) {
-		uint32_t cap = s->bcap ? 2 * s->bcap : 256;
-		uint8_t *b = cap > s->bcap ? realloc(s->bytes, cap) : NULL;
+	uint32_t cap = s->blkcap ? 2 * s->blkcap : 4;
+	size_t at = s->raw ? (size_t)((char *)s->blk - (char *)s->raw) : 0, to;
+	char *raw;
 
-		if (!b)
-			return false;
-		s->bytes = b;
-		s->bcap = cap;
-	}
-	do {
-		s->bytes[s->nbytes++] = (uint8_t)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
-		v >>= 7;
-	} while (v);
+	if (cap <= s->blkcap)   /* 2^32 blocks: no more */
+		return false;
+	raw = realloc(s->raw, (size_t)cap * sizeof(struct dep_block) + 63);
+	if (!raw)
+		return false;
+	to = (size_t)(-(uintptr_t)raw & 63);
+	if (to != at)
+		memmove(raw + to, raw + at, (size_t)s->nblk * sizeof(struct dep_block));
+	s->raw = raw;
+	s->blk = (struct dep_block *)(raw + to);
+	s->blkcap = cap;
 	return true;
 }
 
-static inline uint64_t get_leb(const uint8_t **p)
+/* Appends the run (iter, clock) to the last block if its offsets fit there; false if not. */
+static bool block_put(struct dep_block *b, uint64_t iter, uint32_t clock)
 {
-	uint64_t v = 0;
+	uint32_t dc = clock - b->clock;
+	uint64_t di = iter - b->iter;
 
-	if (__builtin_expect(!(**p & 0x80), 1))   /* most deltas take one byte */
-		return *(*p)++;
-
-	for (unsigned shift = 0;; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
+	if (dc > DEP_OFF_MAX || di > DEP_OFF_MAX)
+		return false;
+	if (!b->wide && di == b->n && b->n < DEP_BLOCK_RUNS) {   /* one iteration after the last */
+		b->off[b->n++ - 1] = (uint16_t)dc;
+		return true;
 	}
+	if (b->n >= WIDE_RUNS)
+		return false;
+	if (!b->wide) {   /* runs 1 .. n - 1 began an iteration apart: their iteration offsets */
+		for (unsigned i = 0; i + 1 < b->n; i++)
+			b->off[10 + i] = (uint16_t)(i + 1);
+		b->wide = 1;
+	}
+	b->off[b->n - 1] = (uint16_t)dc;
+	b->off[10 + b->n - 1] = (uint16_t)di;
+	b->n++;
+	return true;
 }
 
 bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 {
-	uint32_t nbytes = s->nbytes;
+	struct dep_block *b;
 	uint64_t di;   /* iterations since the last run began */
 
 	s->n++;
 	di = s->n - s->last_iter;
-	if (s->nruns && s->last_clock + (s->n - s->last_iter) == clock)
+	if (s->nruns && s->last_clock + di == clock)
 		return true;   /* the common case: no loop event since the last start but its own */
-	if (s->nruns % CHUNK == 0) {
-		if (s->nck == s->ckcap) {
-			uint32_t cap = s->ckcap ? 2 * s->ckcap : 16;
-			struct dep_checkpoint *c = cap > s->ckcap ?
-				realloc(s->ck, cap * sizeof(*c)) : NULL;
-
-			if (!c)
-				return false;
-			s->ck = c;
-			s->ckcap = cap;
+	if (!s->nblk || !block_put(&s->blk[s->nblk - 1], s->n, clock)) {   /* a new block */
+		if (s->nblk == s->blkcap && !blocks_grow(s))
+			return false;
+		if (s->nblk) {   /* close the last: iterations since a reset are below 2^32 */
+			b = &s->blk[s->nblk - 1];
+			b->next = clock;
+			b->niter = (uint32_t)(s->n - b->iter);
 		}
-		s->ck[s->nck++] = (struct dep_checkpoint){ s->n, clock, s->nbytes };
+		b = &s->blk[s->nblk++];
+		*b = (struct dep_block){ .iter = s->n, .clock = clock, .next = UINT32_MAX, .n = 1 };
+		memset(b->off, 0xff, sizeof(b->off));   /* DEP_OFF_NONE */
 		index_add(s);
-	} else if (!put_leb(s, (uint64_t)(clock - s->last_clock) << 1 | (di > 1)) ||
-		   (di > 1 && !put_leb(s, di))) {
-		/* a run: clock delta << 1 | 1 when its iteration delta is not 1, then that delta */
-		s->nbytes = nbytes;
-		return false;
 	}
 	s->nruns++;
 	s->last_iter = s->n;
@@ -601,7 +614,7 @@ bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 
 static const struct dep_hit *find_run(struct dep_starts *s, uint32_t clock);
 
-/* The checkpoint search behind dep_starts_upto_slow(): through the run that holds clock. */
+/* The search behind dep_starts_upto_slow(): through the run that holds clock. */
 static uint64_t search(struct dep_starts *s, uint32_t clock)
 {
 	const struct dep_hit *h = find_run(s, clock);
@@ -617,7 +630,7 @@ static uint64_t search(struct dep_starts *s, uint32_t clock)
 static bool memo_grow(struct dep_starts *s)
 {
 	unsigned bits = s->mbits ? s->mbits + 1 : 6;
-	uint32_t(*m)[2] = calloc((size_t)1 << bits, sizeof(*m));
+	uint64_t *m = calloc((size_t)1 << bits, sizeof(*m));
 
 	if (!m)
 		return false;
@@ -630,69 +643,64 @@ static bool memo_grow(struct dep_starts *s)
 
 uint64_t dep_starts_upto_slow(struct dep_starts *s, uint32_t clock)
 {
-	uint32_t *m;
-	uint64_t k;
+	uint64_t *m, k;
 
 	if (s->nruns && clock >= s->last_clock) {   /* in the last run */
 		k = s->last_iter + (clock - s->last_clock);
 		return k < s->n ? k : s->n;
 	}
-	if (s->nck < 4)   /* a short search: not worth a memo */
+	if (s->nblk < 4)   /* a short search: not worth a memo */
 		return search(s, clock);
 	if (s->mbits < DEP_MEMO_BITS && (uint64_t)1 << s->mbits < s->nruns && !memo_grow(s) &&
 	    !s->memo)
 		return search(s, clock);
-	m = s->memo[(clock * 0x9e3779b1u) >> (32 - s->mbits)];
-	if (m[0] == clock && m[1])
-		return s->base + m[1] - 1;
+	m = dep_starts_memo(s, clock);
+	if ((uint32_t)*m == clock && *m >> 32)
+		return s->base + (*m >> 32) - 1;
 	k = search(s, clock);
 	/* k - base < 2^32 - 1: each iteration since the last reset ticked the clock */
-	m[0] = clock;
-	m[1] = (uint32_t)(k - s->base + 1);
+	*m = clock | (k - s->base + 1) << 32;
 	s->mused = true;
 	return k;
 }
 
 /*
- * The run holding clock, which lies before the last run: one of the hits, or found by the
- * checkpoint search and a walk, and then remembered among the hits.  NULL for a clock before the
+ * The run holding clock, which lies before the last run: one of the hits, or found by the index
+ * and the block's offsets, and then remembered among the hits.  NULL for a clock before the
  * first run (every iteration since the last reset began after it).
  */
 static const struct dep_hit *find_run(struct dep_starts *s, uint32_t clock)
 {
-	uint32_t lo = 0, hi = s->nck, c, next;
-	uint64_t iter, end, left;
+	const struct dep_block *b;
 	struct dep_hit *h;
-	const uint8_t *p;
+	uint32_t dc;
+	uint16_t x;
+	unsigned j = 0;   /* the run: clock offsets at or below clock's */
 
 	for (h = s->hit; h < s->hit + 4; h++)
 		if (h->end && clock >= h->clock && clock < h->next)
 			return h;
-	if (!hi || clock < s->ck[0].clock)
+	if (!s->nblk || clock < s->blk[0].clock)
 		return NULL;
-	lo = index_find(s, clock);   /* checkpoints at or before clock */
-	/* Not the last run, so the chunk has a run after clock, or another chunk follows. */
-	iter = s->ck[lo - 1].iter;
-	c = s->ck[lo - 1].clock;
-	p = s->bytes + s->ck[lo - 1].off;
-	end = lo < s->nck ? s->ck[lo].iter - 1 : s->n;
-	next = lo < s->nck ? s->ck[lo].clock : UINT32_MAX;
-	left = lo < s->nck ? CHUNK - 1 : s->nruns - (uint64_t)(lo - 1) * CHUNK - 1;
-	for (; left; left--) {   /* the runs after the checkpoint, while they began by clock */
-		uint64_t v = get_leb(&p);
-		uint32_t nc = c + (uint32_t)(v >> 1);
-		uint64_t ni = iter + (v & 1 ? get_leb(&p) : 1);
-
-		if (nc > clock) {
-			end = ni - 1;
-			next = nc;
-			break;
-		}
-		c = nc;
-		iter = ni;
-	}
+	b = &s->blk[index_find(s, clock)];
+	dc = clock - b->clock;
+	x = dc < DEP_OFF_MAX ? (uint16_t)dc : DEP_OFF_MAX;
+	for (unsigned i = 0; i < 10; i++)   /* a count, not a search: a few vector compares */
+		j += b->off[i] <= x;
+	if (!b->wide)
+		for (unsigned i = 10; i < 20; i++)
+			j += b->off[i] <= x;
+	/* Not the last run, so a run or a block follows run j. */
 	h = &s->hit[s->nhit++ % 4];
-	*h = (struct dep_hit){ iter, end, c, next };
+	h->clock = b->clock + (j ? b->off[j - 1] : 0);
+	h->iter = b->iter + (j ? (b->wide ? b->off[10 + j - 1] : j) : 0);
+	if (j + 1 < b->n) {
+		h->next = b->clock + b->off[j];
+		h->end = b->iter + (b->wide ? b->off[10 + j] : j + 1) - 1;
+	} else {
+		h->next = b->next;
+		h->end = b->iter + b->niter - 1;
+	}
 	return h;
 }
 
@@ -721,7 +729,7 @@ uint64_t dep_starts_span(struct dep_starts *s, uint32_t clock, uint32_t *lo, uin
 		first = h->iter, last = h->end, c = h->clock, next = h->next;
 	} else {
 		*lo = 0;
-		*hi = s->nruns ? s->ck[0].clock : UINT32_MAX;
+		*hi = s->nruns ? s->blk[0].clock : UINT32_MAX;
 		return s->base;
 	}
 	if (clock - c < last - first) {   /* iteration first + (clock - c) began at clock */
@@ -736,9 +744,8 @@ uint64_t dep_starts_span(struct dep_starts *s, uint32_t clock, uint32_t *lo, uin
 
 void dep_starts_free(struct dep_starts *s)
 {
-	free(s->ck);
+	free(s->raw);
 	free(s->bucket);
-	free(s->bytes);
 	free(s->memo);
 	memset(s, 0, sizeof(*s));
 }

@@ -136,28 +136,50 @@ void dep_spans_free(struct dep_spans *t);
  * The clocks at which the iterations of one loop invocation began, as runs: iterations iter,
  * iter + 1, ... began at clock, clock + 1, ... until the next run.  An innermost loop is one run
  * (nothing but its own iterations moves the clock), so it costs nothing however long it runs; a
- * loop whose iterations run inner loops starts a run per iteration.  Runs are kept as LEB128
- * deltas from the run before: clock delta << 1 | (iteration delta != 1), then the iteration delta
- * only when it is not 1 (1 byte for an iteration that ticks the clock fewer than 64 times), with
- * the absolute run every CHUNK (16) runs as a checkpoint (16 bytes) for the binary search: about
- * 2 bytes per run, so an outer loop of 24 million iterations costs 48 MB, not the 384 MB of plain
- * (iter, clock) pairs.  Searches are remembered by clock (memo below).
+ * loop whose iterations run inner loops starts a run per iteration, and its sources are met at
+ * random among millions of them.  So runs are kept in 64-byte blocks, one cache line each, that
+ * a search reads alone: the block's first run absolute, the others as fixed-width offsets from it.
+ *
+ *   offset  0  iter     u64   the first run's first iteration
+ *           8  clock    u32   ... began at this clock
+ *          12  next     u32   the next block's first clock (UINT32_MAX while the last)
+ *          16  niter    u32   iterations from this block's first to the next block's first
+ *          20  n, wide  u8    runs in the block (1 ..); the layout of off[]:
+ *          22  pad      u16   0
+ *          24  off[20]  u16   narrow (wide 0): clock offsets of runs 1 .. n - 1 from run 0, each
+ *                             run one iteration after the one before: up to 21 runs;
+ *                             wide (1): off[0 .. 10) clock offsets, off[10 .. 20) iteration
+ *                             offsets: up to 11 runs.  Unused clock offsets are DEP_OFF_NONE.
+ *
+ * A run whose offsets do not fit (0xfffe at most) begins a new block.  Runs of one iteration
+ * cost 64 / 21, about 3 bytes (an outer loop of 24 million iterations: 73 MB); a search finds
+ * the run among a block's offsets by counting those at or below the clock: a few compares on
+ * one line.  An index by clock buckets points at the block to start from (dep_tables.c,
+ * index_add()), and the runs that searches found and their answers by clock are remembered
+ * (hit[] and memo below).
  */
-struct dep_checkpoint {
-	uint64_t iter;               /* a run: its first iteration ... */
-	uint32_t clock;              /* ... began at this clock */
-	uint32_t off;                /* bytes[] offset of the runs that follow it in its chunk */
+struct dep_block {
+	uint64_t iter;
+	uint32_t clock, next;
+	uint32_t niter;
+	uint8_t n, wide;
+	uint16_t pad;
+	uint16_t off[20];
 };
+_Static_assert(sizeof(struct dep_block) == 64, "one block, one cache line");
+
+#define DEP_BLOCK_RUNS 21            /* runs in a narrow block; 11 in a wide one */
+#define DEP_OFF_MAX    0xfffe        /* the largest offset a block holds */
+#define DEP_OFF_NONE   0xffff        /* an unused clock offset: above every clock's */
 
 struct dep_starts {
-	struct dep_checkpoint *ck;   /* run number j * CHUNK, for j < nck */
-	uint32_t nck, ckcap;
-	uint32_t *bucket;            /* the checkpoint index (dep_tables.c, index_add()) */
+	struct dep_block *blk;       /* nblk blocks, 64-byte aligned within raw */
+	void *raw;                   /* the allocation, blkcap blocks and the alignment's slack */
+	uint32_t nblk, blkcap;
+	uint32_t *bucket;            /* the block index (dep_tables.c, index_add()) */
 	uint32_t nbucket, bucketcap;
 	unsigned bshift;
 	bool bstop;                  /* the index could not grow: no more buckets until a reset */
-	uint8_t *bytes;              /* the other runs: (clock, iter) deltas from the run before */
-	uint32_t nbytes, bcap;
 	uint64_t nruns;
 	uint64_t last_iter;          /* the last run, absolute */
 	uint32_t last_clock;
@@ -172,9 +194,9 @@ struct dep_starts {
 	unsigned nhit;               /* lookups that missed them: the next one replaces hit[nhit % 4] */
 	/* Answers of searches, by clock: an answer for a clock before the last run never changes
 	 * in this invocation, and sources that come back (the nodes of a list walked again) come
-	 * back with the same clock.  2^mbits slots of clock and k - base + 1 (0: empty), grown
-	 * with the runs up to 2^DEP_MEMO_BITS, cleared at reset if used. */
-	uint32_t (*memo)[2];
+	 * back with the same clock.  2^mbits slots of clock | (k - base + 1) << 32 (0: empty),
+	 * grown with the runs up to 2^DEP_MEMO_BITS, cleared at reset if used; 0 bits: none. */
+	uint64_t *memo;
 	unsigned mbits;
 	bool mused;
 };
@@ -198,14 +220,27 @@ uint64_t dep_starts_span(struct dep_starts *s, uint32_t clock, uint32_t *lo, uin
 /* dep_starts_upto() for a clock before the last run: call that instead. */
 uint64_t dep_starts_upto_slow(struct dep_starts *s, uint32_t clock);
 
+/* The memo's slot for clock. */
+static inline uint64_t *dep_starts_memo(const struct dep_starts *s, uint32_t clock)
+{
+	return &s->memo[(clock * 0x9e3779b1u) >> (32 - s->mbits)];
+}
+
 /* Iterations of this invocation begun at or before clock: k of README's rule.  Sources of the
- * current run (the common case) take no search, inline; others a binary search and a short walk. */
+ * current run (the common case) take no search, nor those asked about before, inline; others
+ * the index and one block. */
 static inline uint64_t dep_starts_upto(struct dep_starts *s, uint32_t clock)
 {
 	if (__builtin_expect(s->nruns && clock >= s->last_clock, 1)) {   /* in the last run */
 		uint64_t iter = s->last_iter + (clock - s->last_clock);
 
 		return iter < s->n ? iter : s->n;
+	}
+	if (s->mbits) {
+		uint64_t m = *dep_starts_memo(s, clock);
+
+		if ((uint32_t)m == clock && m >> 32)
+			return s->base + (m >> 32) - 1;
 	}
 	return dep_starts_upto_slow(s, clock);
 }

@@ -958,33 +958,203 @@ static void test_starts_nomem(void **state)
 }
 
 /*
- * The checkpoint index is only a speed-up, so when it cannot grow dep_starts_add() still stores
- * the start and returns true; the buckets it skipped must then never be filled with a checkpoint
- * past their clock (they once were, with the checkpoint before the newest, once memory was back:
- * iterations 1 .. 16 at clocks 0, 2, .. 30, iteration 17 at 32 (checkpoint 1: the index's first
- * realloc fails), 18 .. 34 at 34 .. 66 (checkpoint 2 at 64: the index grows, buckets 0 .. 63 all
- * said checkpoint 1), and dep_starts_upto(2) was 17, not 2).  Now the index stops until a reset.
+ * The block index is only a speed-up, so when it cannot grow dep_starts_add() still stores the
+ * start and returns true; the buckets it skipped must then never be filled with a block past their
+ * clock (they once were, with the block before the newest, once memory was back: iterations 1 ..
+ * R at clocks 0, 2, .. 2R - 2 (R runs, a block), iteration R + 1 at 2R (block 1: the index's first
+ * realloc fails), the next at 2R + 2 .. (block 2: the index grows, buckets 0 .. 63 all said block
+ * 1), and dep_starts_upto(2) was R + 1, not 2).  Now the index stops until a reset.
  */
 static void test_starts_index_nomem(void **state)
 {
+	const uint32_t r = DEP_BLOCK_RUNS, last = 5 * r;   /* iterations; the last at 2 last - 2 */
 	struct dep_starts s = { 0 };
 	bool stored;
 
 	(void)state;
 	dep_starts_reset(&s, 0);
-	for (uint32_t r = 0; r < 16; r++)
-		assert_true(dep_starts_add(&s, 2 * r));
+	for (uint32_t i = 0; i < r; i++)
+		assert_true(dep_starts_add(&s, 2 * i));
+	assert_int_equal(s.nblk, 1);
 	fail_realloc = true;
-	stored = dep_starts_add(&s, 32);
+	stored = dep_starts_add(&s, 2 * r);
 	fail_realloc = false;
-	for (uint32_t r = 17; r < 34; r++)
-		assert_true(dep_starts_add(&s, 2 * r));
+	for (uint32_t i = r + 1; i < last; i++)
+		assert_true(dep_starts_add(&s, 2 * i));
+	assert_true(s.nblk >= 5);
 	if (stored)   /* else answers may be off */
-		for (uint32_t c = 0; c < 70; c++)
-			if (dep_starts_upto(&s, c) != (c > 66 ? 34 : c / 2 + 1))
+		for (uint32_t c = 0; c < 2 * last + 4; c++)
+			if (dep_starts_upto(&s, c) != (c >= 2 * last ? last : c / 2 + 1))
 				fail_msg("dep_starts_upto(%u): expected %u, got %" PRIu64, c,
-					 c > 66 ? 34 : c / 2 + 1, dep_starts_upto(&s, c));
+					 c >= 2 * last ? last : c / 2 + 1, dep_starts_upto(&s, c));
 	dep_starts_free(&s);
+}
+
+/* ---- Iteration starts at the edges of the blocks --------------------------------------------- */
+
+/* A model by runs, for counts no array holds: iterations first .. first + count - 1 began at
+ * clock .. clock + count - 1. */
+struct run_model {
+	struct mrun {
+		uint64_t first, count;
+		uint32_t clock;
+	} *r;
+	size_t n, cap;
+	uint64_t base, iters;   /* iterations in all, base included */
+};
+
+static void run_model_add(struct run_model *m, uint32_t clock, uint64_t count)
+{
+	struct mrun *l = m->n ? &m->r[m->n - 1] : NULL;
+
+	assert_true(!l || (uint64_t)l->clock + l->count <= clock);
+	if (l && (uint64_t)l->clock + l->count == clock && l->first + l->count == m->iters + 1) {
+		l->count += count;   /* the run goes on */
+	} else {
+		if (m->n == m->cap) {
+			m->cap = m->cap ? 2 * m->cap : 64;
+			m->r = realloc(m->r, m->cap * sizeof(*m->r));
+			assert_non_null(m->r);
+		}
+		m->r[m->n++] = (struct mrun){ m->iters + 1, count, clock };
+	}
+	m->iters += count;
+}
+
+static uint64_t run_model_upto(const struct run_model *m, uint32_t clock)
+{
+	size_t lo = 0, hi = m->n;   /* runs that began at or before clock: [0, lo) */
+	const struct mrun *r;
+	uint64_t d;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->r[mid].clock <= clock)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return m->base;
+	r = &m->r[lo - 1];
+	d = clock - r->clock;
+	return r->first + (d < r->count ? d : r->count - 1);
+}
+
+/* upto, upto_slow and span of clock against the model; span's ends against it too. */
+static void run_check(struct dep_starts *s, const struct run_model *m, uint32_t clock)
+{
+	uint64_t want = run_model_upto(m, clock), got[3];
+	uint32_t lo, hi;
+
+	got[0] = dep_starts_upto(s, clock);
+	got[1] = dep_starts_upto_slow(s, clock);
+	got[2] = dep_starts_span(s, clock, &lo, &hi);
+	for (int i = 0; i < 3; i++)
+		if (got[i] != want)
+			fail_msg("script %u: %s(%u): expected %" PRIu64 ", got %" PRIu64
+				 " (%u blocks, %" PRIu64 " runs)", script,
+				 (const char *[]){ "upto", "upto_slow", "span" }[i], clock, want, got[i],
+				 s->nblk, s->nruns);
+	if (lo > clock || clock >= hi || run_model_upto(m, lo) != want ||
+	    run_model_upto(m, hi - 1) != want)
+		fail_msg("script %u: dep_starts_span(%u) = %" PRIu64 " on [%u, %u): the model says"
+			 " %" PRIu64 " at %u, %" PRIu64 " at %u", script, clock, want, lo, hi,
+			 run_model_upto(m, lo), lo, run_model_upto(m, hi - 1), hi - 1);
+}
+
+/* A clock delta or a count near what a block's offsets hold (0xfffe), or anything else. */
+static uint64_t edge_value(void)
+{
+	switch (next() % 10) {
+	case 0:
+	case 1:
+	case 2:
+		return 1;
+	case 3:
+		return 2 + next() % 6;
+	case 4:
+		return 0xfffc + next() % 5;   /* 0xfffc .. 0x10000 */
+	case 5:
+		return 0x7ffe + next() % 4;   /* two of them make one limit */
+	case 6:
+		return 1000 + next() % 3000;
+	case 7:
+		return (uint64_t)1 << (16 + next() % 12);
+	default:
+		return 1 + next() % 64;
+	}
+}
+
+/*
+ * Runs whose offsets sit on a block's limits: clock gaps and counts around 0xfffe, runs of one
+ * iteration and of several mixed (narrow and wide blocks, a narrow block turned wide at each
+ * number of runs), blocks of one run, counts of up to 2^27; the clock reset when it would pass
+ * 2^32, as the module does.  After each script every run's edges are asked about, and random
+ * clocks, the blocks' and the hits' answers alike (twice: found, then remembered).
+ */
+static void test_starts_edges(void **state)
+{
+	struct dep_starts s = { 0 };
+	struct run_model m = { 0 };
+	unsigned wide = 0, narrow_full = 0;
+
+	(void)state;
+	for (int t = 0; t < 300; t++) {
+		unsigned nruns = 1 + (unsigned)(next() % (t < 200 ? 60 : 3000));
+		uint32_t clock = (uint32_t)(next() % 4);
+		bool mixed = next() % 2;   /* else runs of one iteration only */
+
+		script = 20000 + t;
+		if (t % 3 == 0)
+			dep_starts_free(&s);
+		dep_starts_reset(&s, t % 2 ? next() >> 20 : 0);
+		m.n = 0;
+		m.base = m.iters = s.n;
+		for (unsigned i = 0; i < nruns; i++) {
+			uint64_t count = mixed && next() % 3 == 0 ? edge_value() : 1;
+			uint64_t gap = i ? edge_value() : 0;   /* after the last run's end */
+
+			if (m.n)
+				gap += m.r[m.n - 1].clock + m.r[m.n - 1].count - clock;
+			if ((uint64_t)clock + gap + count > CLOCK_TOP) {   /* a clock reset */
+				dep_starts_reset(&s, s.n);
+				m.n = 0;
+				m.base = s.n;
+				clock = 0;
+				gap = next() % 3;
+			}
+			clock += (uint32_t)gap;
+			if (count == 1 && next() % 2)
+				assert_true(dep_starts_add(&s, clock));
+			else
+				assert_true(dep_starts_add_run(&s, clock, count));
+			run_model_add(&m, clock, count);
+			for (uint32_t b = 0; b < s.nblk; b++) {
+				wide += s.blk[b].wide;
+				narrow_full += !s.blk[b].wide && s.blk[b].n == DEP_BLOCK_RUNS;
+			}
+			if (next() % 8 == 0)
+				run_check(&s, &m, clock - (uint32_t)(next() % 3 % (clock + 1)));
+		}
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < m.n; i++) {
+				uint32_t c = m.r[i].clock, e = c + (uint32_t)(m.r[i].count - 1);
+
+				run_check(&s, &m, c);
+				run_check(&s, &m, e);
+				run_check(&s, &m, e + 1);
+				if (c)
+					run_check(&s, &m, c - 1);
+				run_check(&s, &m, c + (uint32_t)(next() % (e - c + 1)));
+			}
+		for (int q = 0; q < 50; q++)   /* span's intervals end at UINT32_MAX at most */
+			run_check(&s, &m, (uint32_t)(next() % UINT32_MAX));
+	}
+	assert_true(wide > 0 && narrow_full > 0);   /* both layouts, and full blocks */
+	dep_starts_free(&s);
+	free(m.r);
 }
 
 int main(void)
@@ -999,6 +1169,7 @@ int main(void)
 		cmocka_unit_test(test_starts_random),
 		cmocka_unit_test(test_starts_nomem),
 		cmocka_unit_test(test_starts_index_nomem),
+		cmocka_unit_test(test_starts_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
