@@ -450,7 +450,8 @@ void dep_spans_free(struct dep_spans *t)
 
 /* ---- Iteration starts ------------------------------------------------------------------------ */
 
-#define WIDE_RUNS 11                 /* runs in a wide block: 10 clock and 10 iteration offsets */
+#define SHORT_RUNS 21                /* runs in a block of u16 clock offsets */
+#define WIDE_RUNS  11                /* runs in a wide block: 10 clock and 10 iteration offsets */
 
 /*
  * The block index: bucket[b] is the last block at or before clock blk[0].clock + (b << bshift),
@@ -559,27 +560,50 @@ static bool blocks_grow(struct dep_starts *s)
 	return true;
 }
 
-/* Appends the run (iter, clock) to the last block if its offsets fit there; false if not. */
+/* Rewrites block b's offsets as kind (a wider one than its own, holding its runs). */
+static void block_widen(struct dep_block *b, enum dep_block_kind kind)
+{
+	uint16_t w[20];
+
+	memset(w, 0xff, sizeof(w));
+	for (unsigned i = 0; i + 1 < b->n; i++) {
+		w[i] = b->kind == DEP_BYTES ? b->off.b[i] : b->off.w[i];
+		if (kind == DEP_WIDE)   /* they began an iteration apart */
+			w[10 + i] = (uint16_t)(i + 1);
+	}
+	memcpy(b->off.w, w, sizeof(w));
+	b->kind = (uint8_t)kind;
+}
+
+/* Appends the run (iter, clock) to block b if its offsets fit there; false if not. */
 static bool block_put(struct dep_block *b, uint64_t iter, uint32_t clock)
 {
 	uint32_t dc = clock - b->clock;
 	uint64_t di = iter - b->iter;
+	unsigned i = b->n - 1u;   /* the new run's offsets' index */
 
-	if (dc > DEP_OFF_MAX || di > DEP_OFF_MAX)
+	if (dc >= 0xffff || di >= 0xffff)
 		return false;
-	if (!b->wide && di == b->n && b->n < DEP_BLOCK_RUNS) {   /* one iteration after the last */
-		b->off[b->n++ - 1] = (uint16_t)dc;
-		return true;
+	if (di == b->n && b->kind != DEP_WIDE) {   /* one iteration after the last run began */
+		if (b->kind == DEP_BYTES && dc < 0xff && b->n < DEP_BLOCK_RUNS) {
+			b->off.b[i] = (uint8_t)dc;
+			b->n++;
+			return true;
+		}
+		if (b->n < SHORT_RUNS) {
+			if (b->kind == DEP_BYTES)
+				block_widen(b, DEP_SHORTS);
+			b->off.w[i] = (uint16_t)dc;
+			b->n++;
+			return true;
+		}
 	}
 	if (b->n >= WIDE_RUNS)
 		return false;
-	if (!b->wide) {   /* runs 1 .. n - 1 began an iteration apart: their iteration offsets */
-		for (unsigned i = 0; i + 1 < b->n; i++)
-			b->off[10 + i] = (uint16_t)(i + 1);
-		b->wide = 1;
-	}
-	b->off[b->n - 1] = (uint16_t)dc;
-	b->off[10 + b->n - 1] = (uint16_t)di;
+	if (b->kind != DEP_WIDE)
+		block_widen(b, DEP_WIDE);
+	b->off.w[i] = (uint16_t)dc;
+	b->off.w[10 + i] = (uint16_t)di;
 	b->n++;
 	return true;
 }
@@ -602,8 +626,9 @@ bool dep_starts_add(struct dep_starts *s, uint32_t clock)
 			b->niter = (uint32_t)(s->n - b->iter);
 		}
 		b = &s->blk[s->nblk++];
-		*b = (struct dep_block){ .iter = s->n, .clock = clock, .next = UINT32_MAX, .n = 1 };
-		memset(b->off, 0xff, sizeof(b->off));   /* DEP_OFF_NONE */
+		*b = (struct dep_block){ .iter = s->n, .clock = clock, .next = UINT32_MAX, .n = 1,
+					 .kind = DEP_BYTES };
+		memset(b->off.b, 0xff, sizeof(b->off.b));   /* unused */
 		index_add(s);
 	}
 	s->nruns++;
@@ -674,33 +699,46 @@ static const struct dep_hit *find_run(struct dep_starts *s, uint32_t clock)
 	const struct dep_block *b;
 	struct dep_hit *h;
 	uint32_t dc;
-	uint16_t x;
-	unsigned j = 0;   /* the run: clock offsets at or below clock's */
+	unsigned j = 0;   /* the run: the clock offsets at or below clock's */
+	uint64_t di, dend;   /* its iteration offset, and the next run's */
 
-	for (h = s->hit; h < s->hit + 4; h++)
-		if (h->end && clock >= h->clock && clock < h->next)
+	for (h = s->hit; h < s->hit + 4; h++)   /* an empty one: clock and next 0 */
+		if (clock - h->clock < h->next - h->clock)
 			return h;
 	if (!s->nblk || clock < s->blk[0].clock)
 		return NULL;
 	b = &s->blk[index_find(s, clock)];
 	dc = clock - b->clock;
-	x = dc < DEP_OFF_MAX ? (uint16_t)dc : DEP_OFF_MAX;
-	for (unsigned i = 0; i < 10; i++)   /* a count, not a search: a few vector compares */
-		j += b->off[i] <= x;
-	if (!b->wide)
-		for (unsigned i = 10; i < 20; i++)
-			j += b->off[i] <= x;
+	/* A count, not a search: compares of the whole line, signed (offset ^ bias) so that they
+	 * vectorize; an unused offset (all ones) is above any clock's (at most all ones less 1). */
+	if (b->kind == DEP_BYTES) {
+		int8_t x = (int8_t)((dc < 0xfe ? dc : 0xfe) ^ 0x80);
+
+		for (unsigned i = 0; i < 40; i++)
+			j += (int8_t)(b->off.b[i] ^ 0x80) <= x;
+	} else {
+		int16_t x = (int16_t)((dc < 0xfffe ? dc : 0xfffe) ^ 0x8000);
+
+		for (unsigned i = 0; i < 10; i++)
+			j += (int16_t)(b->off.w[i] ^ 0x8000) <= x;
+		if (b->kind == DEP_SHORTS)
+			for (unsigned i = 10; i < 20; i++)
+				j += (int16_t)(b->off.w[i] ^ 0x8000) <= x;
+	}
 	/* Not the last run, so a run or a block follows run j. */
 	h = &s->hit[s->nhit++ % 4];
-	h->clock = b->clock + (j ? b->off[j - 1] : 0);
-	h->iter = b->iter + (j ? (b->wide ? b->off[10 + j - 1] : j) : 0);
-	if (j + 1 < b->n) {
-		h->next = b->clock + b->off[j];
-		h->end = b->iter + (b->wide ? b->off[10 + j] : j + 1) - 1;
+	if (b->kind == DEP_BYTES) {
+		h->clock = b->clock + (j ? b->off.b[j - 1] : 0);
+		h->next = j + 1 < b->n ? b->clock + b->off.b[j] : b->next;
+		di = j, dend = j + 1;
 	} else {
-		h->next = b->next;
-		h->end = b->iter + b->niter - 1;
+		h->clock = b->clock + (j ? b->off.w[j - 1] : 0);
+		h->next = j + 1 < b->n ? b->clock + b->off.w[j] : b->next;
+		di = b->kind == DEP_WIDE && j ? b->off.w[10 + j - 1] : j;
+		dend = b->kind == DEP_WIDE && j + 1 < b->n ? b->off.w[10 + j] : j + 1;
 	}
+	h->iter = b->iter + di;
+	h->end = b->iter + (j + 1 < b->n ? dend : b->niter) - 1;
 	return h;
 }
 

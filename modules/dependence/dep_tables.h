@@ -144,33 +144,38 @@ void dep_spans_free(struct dep_spans *t);
  *           8  clock    u32   ... began at this clock
  *          12  next     u32   the next block's first clock (UINT32_MAX while the last)
  *          16  niter    u32   iterations from this block's first to the next block's first
- *          20  n, wide  u8    runs in the block (1 ..); the layout of off[]:
- *          22  pad      u16   0
- *          24  off[20]  u16   narrow (wide 0): clock offsets of runs 1 .. n - 1 from run 0, each
- *                             run one iteration after the one before: up to 21 runs;
- *                             wide (1): off[0 .. 10) clock offsets, off[10 .. 20) iteration
- *                             offsets: up to 11 runs.  Unused clock offsets are DEP_OFF_NONE.
+ *          20  n        u8    runs in the block, from 1
+ *          21  kind     u8    the layout of the offsets of runs 1 .. n - 1 from run 0:
+ *          24  off      40 B  DEP_BYTES: u8 clock offsets, each run one iteration after the one
+ *                             before: up to 41 runs;
+ *                             DEP_SHORTS: u16 clock offsets, the same: up to 21 runs;
+ *                             DEP_WIDE: u16 clock offsets [0, 10), iteration offsets [10, 20):
+ *                             up to 11 runs.
  *
- * A run whose offsets do not fit (0xfffe at most) begins a new block.  Runs of one iteration
- * cost 64 / 21, about 3 bytes (an outer loop of 24 million iterations: 73 MB); a search finds
- * the run among a block's offsets by counting those at or below the clock: a few compares on
- * one line.  An index by clock buckets points at the block to start from (dep_tables.c,
- * index_add()), and the runs that searches found and their answers by clock are remembered
- * (hit[] and memo below).
+ * Unused clock offsets are all ones, above any in use.  A run begins a new block when its offsets
+ * fit neither the block's layout nor a wider one that still holds the runs the block has.  Runs of
+ * one iteration whose clock deltas sum to below 255 in 40 runs take 1.6 bytes each (an outer loop
+ * of 24 million iterations: 37 MB), 3 bytes below 65535 in 20.  A search finds the run by counting
+ * the offsets at or below the clock, a few vector compares on one line; an index by clock buckets
+ * names the block (dep_tables.c, index_add()), and the runs that searches found and their answers
+ * by clock are remembered (hit[] and memo below).
  */
+enum dep_block_kind { DEP_BYTES, DEP_SHORTS, DEP_WIDE };
+
 struct dep_block {
 	uint64_t iter;
 	uint32_t clock, next;
 	uint32_t niter;
-	uint8_t n, wide;
+	uint8_t n, kind;
 	uint16_t pad;
-	uint16_t off[20];
+	union {
+		uint8_t b[40];
+		uint16_t w[20];
+	} off;
 };
 _Static_assert(sizeof(struct dep_block) == 64, "one block, one cache line");
 
-#define DEP_BLOCK_RUNS 21            /* runs in a narrow block; 11 in a wide one */
-#define DEP_OFF_MAX    0xfffe        /* the largest offset a block holds */
-#define DEP_OFF_NONE   0xffff        /* an unused clock offset: above every clock's */
+#define DEP_BLOCK_RUNS 41            /* runs in a block of bytes; 21 of shorts, 11 wide */
 
 struct dep_starts {
 	struct dep_block *blk;       /* nblk blocks, 64-byte aligned within raw */

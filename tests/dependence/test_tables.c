@@ -1075,7 +1075,7 @@ static uint64_t edge_value(void)
 	case 3:
 		return 2 + next() % 6;
 	case 4:
-		return 0xfffc + next() % 5;   /* 0xfffc .. 0x10000 */
+		return next() % 2 ? 0xfffc + next() % 5 : 0xfc + next() % 5;   /* ... 0xffff, 0x100 */
 	case 5:
 		return 0x7ffe + next() % 4;   /* two of them make one limit */
 	case 6:
@@ -1088,23 +1088,25 @@ static uint64_t edge_value(void)
 }
 
 /*
- * Runs whose offsets sit on a block's limits: clock gaps and counts around 0xfffe, runs of one
- * iteration and of several mixed (narrow and wide blocks, a narrow block turned wide at each
- * number of runs), blocks of one run, counts of up to 2^27; the clock reset when it would pass
- * 2^32, as the module does.  After each script every run's edges are asked about, and random
- * clocks, the blocks' and the hits' answers alike (twice: found, then remembered).
+ * Runs whose offsets sit on a block's limits: clock gaps and counts around 0xff and 0xfffe, runs of
+ * one iteration and of several mixed (each layout, a block turned into a wider one at each number
+ * of runs), blocks of one run, counts of up to 2^27; the clock reset when it would pass 2^32, as
+ * the module does.  After each script every run's edges are asked about, and random clocks, the
+ * blocks' and the hits' answers alike (twice: found, then remembered).
  */
 static void test_starts_edges(void **state)
 {
 	struct dep_starts s = { 0 };
 	struct run_model m = { 0 };
-	unsigned wide = 0, narrow_full = 0;
+	static const unsigned full[] = { 41, 21, 11 };   /* runs a block of each kind holds */
+	unsigned seen[3] = { 0 }, filled[3] = { 0 };
 
 	(void)state;
 	for (int t = 0; t < 300; t++) {
 		unsigned nruns = 1 + (unsigned)(next() % (t < 200 ? 60 : 3000));
 		uint32_t clock = (uint32_t)(next() % 4);
 		bool mixed = next() % 2;   /* else runs of one iteration only */
+		bool dense = next() % 3 == 0;   /* gaps of 0 (the run goes on) to 7 */
 
 		script = 20000 + t;
 		if (t % 3 == 0)
@@ -1114,7 +1116,7 @@ static void test_starts_edges(void **state)
 		m.base = m.iters = s.n;
 		for (unsigned i = 0; i < nruns; i++) {
 			uint64_t count = mixed && next() % 3 == 0 ? edge_value() : 1;
-			uint64_t gap = i ? edge_value() : 0;   /* after the last run's end */
+			uint64_t gap = !i ? 0 : dense ? next() % 8 : edge_value();   /* after the last run */
 
 			if (m.n)
 				gap += m.r[m.n - 1].clock + m.r[m.n - 1].count - clock;
@@ -1132,8 +1134,8 @@ static void test_starts_edges(void **state)
 				assert_true(dep_starts_add_run(&s, clock, count));
 			run_model_add(&m, clock, count);
 			for (uint32_t b = 0; b < s.nblk; b++) {
-				wide += s.blk[b].wide;
-				narrow_full += !s.blk[b].wide && s.blk[b].n == DEP_BLOCK_RUNS;
+				seen[s.blk[b].kind]++;
+				filled[s.blk[b].kind] += s.blk[b].n == full[s.blk[b].kind];
 			}
 			if (next() % 8 == 0)
 				run_check(&s, &m, clock - (uint32_t)(next() % 3 % (clock + 1)));
@@ -1152,7 +1154,9 @@ static void test_starts_edges(void **state)
 		for (int q = 0; q < 50; q++)   /* span's intervals end at UINT32_MAX at most */
 			run_check(&s, &m, (uint32_t)(next() % UINT32_MAX));
 	}
-	assert_true(wide > 0 && narrow_full > 0);   /* both layouts, and full blocks */
+	for (int k = 0; k < 3; k++)   /* each layout, and full blocks of each */
+		if (!seen[k] || !filled[k])
+			fail_msg("blocks of kind %d: %u, %u of them full", k, seen[k], filled[k]);
 	dep_starts_free(&s);
 	free(m.r);
 }
