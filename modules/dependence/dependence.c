@@ -59,8 +59,14 @@ struct memo {
 	uint32_t kc;               /* kind << 1 | carried */
 	unsigned gen;              /* the row table's gen when e was found */
 	struct dep_entry *e;
+	/* Instances counted here and not yet in e (tally()), and their carried distances: a row
+	 * table of megabytes is then touched once per slot fill, not once per instance. */
+	uint32_t pend;
+	uint32_t pad;
+	uint64_t dmin, dmax;
+	uint64_t pad2;
 };
-_Static_assert(sizeof(struct memo) == 32, "two memo slots per cache line");
+_Static_assert(sizeof(struct memo) == 64, "a memo slot per cache line");
 
 /* A live loop invocation: one per loop frame of the context stack, outermost first. */
 struct loop {
@@ -337,6 +343,30 @@ static inline void count(struct dep *d, struct dep_entry *e, bool carried, uint6
 		e->dmax = distance;
 }
 
+/* Slot m's pending instances into its row. */
+static void memo_flush(struct memo *m)
+{
+	struct dep_entry *e = m->e;
+
+	if (!m->pend)
+		return;
+	e->count += m->pend;
+	if (m->dmin < e->dmin)
+		e->dmin = m->dmin;
+	if (m->dmax > e->dmax)
+		e->dmax = m->dmax;
+	m->pend = 0;
+	m->dmin = UINT64_MAX;
+	m->dmax = 0;
+}
+
+/* Every slot's: before the rows move (the table grows) or are read (merge, emit). */
+static void memo_flush_all(struct dep *d)
+{
+	for (size_t i = 0; i < sizeof(d->memo) / sizeof(d->memo[0]); i++)
+		memo_flush(&d->memo[i]);
+}
+
 /* row()'s miss: the via walks and the row table.  Fills memo slot m; NULL without memory. */
 static __attribute__((noinline)) struct dep_entry *
 row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct loop *l,
@@ -357,6 +387,11 @@ row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct
 		k.src_via = via_cached(d, s->ctx, fid);
 		k.dst_via = via_cached(d, t->ctx, fid);
 	}
+	/* The table grows when a new row would fill it past half (dep_table_get()), which moves
+	 * the rows that slots point to: their pending counts go in first. */
+	if (!d->deps.plain && 2 * (d->deps.n + 1) > (d->deps.e ? (size_t)1 << d->deps.bits : 0))
+		memo_flush_all(d);
+	memo_flush(m);
 	e = dep_table_get(&d->deps, &k);
 	if (!e) {
 		d->nomem++;
@@ -370,7 +405,7 @@ row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct
 		return e;
 	/* gen: after the lookup, which may have grown the table */
 	*m = (struct memo){ src | (uint64_t)dst << 32, l ? l->mkey : 0,
-			    (uint32_t)kind << 1 | carried, d->deps.gen, e };
+			    (uint32_t)kind << 1 | carried, d->deps.gen, e, .dmin = UINT64_MAX };
 	return e;
 }
 
@@ -379,20 +414,57 @@ row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct
  * pair and ph are the instance's src | dst << 32 and its part of the slot hash, made once per
  * instance by report() for all its loop frames.
  */
+static inline struct memo *memo_slot(struct dep *d, uint32_t ph, const struct loop *l, uint32_t kc)
+{
+	/* A multiplicative hash's top bits: all of ph's bits reach the slot number (the top bits
+	 * alone left 1024 slots in use, however many there were: SQLite missed 3 rows in 10). */
+	return &d->memo[((ph ^ (l ? l->mhash : 0) ^ kc * 0x9e3779b1u) * 0x85ebca6bu) >>
+			(32 - MEMO_BITS)];
+}
+
+static inline bool memo_hit(const struct dep *d, const struct memo *m, uint64_t pair,
+			    const struct loop *l, uint32_t kc)
+{
+	return m->pair == pair && m->frame == (l ? l->mkey : 0) && m->kc == kc &&
+	       m->gen == d->deps.gen;
+}
+
 static inline struct dep_entry *row(struct dep *d, uint64_t pair, uint32_t ph, const struct loop *l,
 				    enum dep_kind kind, bool carried)
 {
-	uint64_t frame = l ? l->mkey : 0;
 	uint32_t kc = (uint32_t)kind << 1 | carried;
-	/* A multiplicative hash's top bits: all of ph's bits reach the slot number (the top bits
-	 * alone left 1024 slots in use, however many there were: SQLite missed 3 rows in 10). */
-	struct memo *m = &d->memo[((ph ^ (l ? l->mhash : 0) ^ kc * 0x9e3779b1u) * 0x85ebca6bu) >>
-				  (32 - MEMO_BITS)];
+	struct memo *m = memo_slot(d, ph, l, kc);
 
-	if (__builtin_expect(m->pair == pair && m->frame == frame && m->kc == kc &&
-			     m->gen == d->deps.gen, 1))
+	if (__builtin_expect(memo_hit(d, m, pair, l, kc), 1))
 		return m->e;
 	return row_slow(d, m, (uint32_t)pair, (uint32_t)(pair >> 32), l, kind, carried);
+}
+
+/*
+ * An instance that counts its row at most once per destination access, so that rule 6 needs no
+ * stamp (report_innermost()'s: a one-word access has one writer and one reader, of different
+ * kinds, and its frames are of different loops): counted in its memo slot, which its row gets at
+ * the slot's next fill or flush.  A new row is counted at once (count 0 would mark its slot
+ * empty, for the next new row to take).
+ */
+static inline void tally(struct dep *d, uint64_t pair, uint32_t ph, const struct loop *l,
+			 enum dep_kind kind, bool carried, uint64_t distance)
+{
+	uint32_t kc = (uint32_t)kind << 1 | carried;
+	struct memo *m = memo_slot(d, ph, l, kc);
+	struct dep_entry *e;
+
+	if (__builtin_expect(!memo_hit(d, m, pair, l, kc), 0)) {
+		if ((e = row_slow(d, m, (uint32_t)pair, (uint32_t)(pair >> 32), l, kind, carried)))
+			count(d, e, carried, distance);
+		return;
+	}
+	if (carried && distance < m->dmin)
+		m->dmin = distance;
+	if (carried && distance > m->dmax)
+		m->dmax = distance;
+	if (__builtin_expect(++m->pend == UINT32_MAX, 0))
+		memo_flush(m);
 }
 
 static inline uint32_t pair_hash(uint32_t src, uint32_t dst, enum dep_kind kind)
@@ -487,21 +559,18 @@ static void outer_pay(struct dep *d, unsigned i)
 static inline void report_innermost(struct dep *d, uint64_t pair, uint32_t ph, unsigned i,
 				    uint32_t sclock, enum dep_kind kind)
 {
-	struct dep_entry *e;
 	struct loop *l;
 	uint64_t started;
 	bool carried;
 
 	if (!i) {
-		if ((e = row(d, pair, ph, NULL, kind, false)))
-			count(d, e, false, 0);   /* loop 0: no loop invocation holds both */
+		tally(d, pair, ph, NULL, kind, false, 0);   /* loop 0: no loop invocation holds both */
 		return;
 	}
 	l = &d->loops[i - 1];
 	started = dep_starts_upto(&l->starts, sclock);
 	carried = started < l->starts.n;
-	if ((e = row(d, pair, ph, l, kind, carried)))
-		count(d, e, carried, l->starts.n - started);
+	tally(d, pair, ph, l, kind, carried, l->starts.n - started);
 	if (i > 1 && !outer_add(&d->loops[i - 2], pair, kind, 1))
 		outer_count(d, i - 2, pair, kind, 1);
 }
@@ -1394,6 +1463,8 @@ static void dep_merge(void *into_, void *from_)
 
 	outer_pay_all(into);
 	outer_pay_all(from);
+	memo_flush_all(into);
+	memo_flush_all(from);
 	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
 	into->nomem += from->nomem;
 	into->clipped += from->clipped;
@@ -1677,6 +1748,7 @@ static int dep_emit(void *st, struct mn_prof *p)
 	uint32_t *rank;
 
 	outer_pay_all(d);
+	memo_flush_all(d);
 	rank = d->context ? ctx_ranks(d) : NULL;
 	struct dep_entry **v = d->context && !rank ? NULL : dep_table_sorted(&d->deps, rank);
 	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
