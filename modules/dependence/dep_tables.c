@@ -1,10 +1,10 @@
 /*
  * The dependence module's plumbing: two open-addressing hash tables and the run-length coded
- * iteration starts of a loop invocation (dep_tables.h), plus the plain chained map that can stand
- * in for the row table (MNEMO_DEP_TABLE=plain).  Tables are power-of-two sized and kept at most
- * half full.  When one cannot grow, the access table takes no new access (0) and the row table
- * goes on at a higher load until it is full (NULL), the plain map with longer chains until a node
- * cannot be allocated (NULL): the module counts either as nomem.
+ * iteration starts of a loop invocation, in cache-line blocks (dep_tables.h), plus the plain
+ * chained map that can stand in for the row table (MNEMO_DEP_TABLE=plain).  Tables are
+ * power-of-two sized and kept at most half full.  When one cannot grow, the access table takes no
+ * new access (0) and the row table goes on at a higher load until it is full (NULL), the plain map
+ * with longer chains until a node cannot be allocated (NULL): the module counts either as nomem.
  */
 #define _GNU_SOURCE   /* qsort_r */
 #include <errno.h>
@@ -457,7 +457,7 @@ void dep_spans_free(struct dep_spans *t)
  * The block index: bucket[b] is the last block at or before clock blk[0].clock + (b << bshift),
  * so that a search reads one bucket (and most often the next, on the same line) and then the
  * block that holds the clock.  Buckets are widened to keep them at most about twice the blocks:
- * 8 bytes a block, under half a byte a run, small enough to stay in cache.  Without memory the
+ * 8 bytes a block, under a byte a run, small enough to stay in cache.  Without memory the
  * index stops growing until the next reset, and searches past its end take the binary search
  * over the blocks after it.
  */

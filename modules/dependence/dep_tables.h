@@ -153,24 +153,24 @@ void dep_spans_free(struct dep_spans *t);
  *                             up to 11 runs.
  *
  * Unused clock offsets are all ones, above any in use.  A run begins a new block when its offsets
- * fit neither the block's layout nor a wider one that still holds the runs the block has.  Runs of
- * one iteration whose clock deltas sum to below 255 in 40 runs take 1.6 bytes each (an outer loop
- * of 24 million iterations: 37 MB), 3 bytes below 65535 in 20.  A search finds the run by counting
- * the offsets at or below the clock, a few vector compares on one line; an index by clock buckets
- * names the block (dep_tables.c, index_add()), and the runs that searches found and their answers
- * by clock are remembered (hit[] and memo below).
+ * fit neither the block's layout nor a wider one that still holds the block's runs.  With the
+ * index, runs of one iteration take about 1.7 bytes each when their clock deltas average below 6
+ * (an outer loop of 24 million iterations: 41 MB), 3.3 bytes when they average 32.  A search
+ * reads a bucket of the index (dep_tables.c, index_add()), then the block, and counts the offsets
+ * at or below the clock: a few vector compares on one line.  The runs that searches found and
+ * their answers by clock are remembered (hit[] and memo below).
  */
 enum dep_block_kind { DEP_BYTES, DEP_SHORTS, DEP_WIDE };
 
 struct dep_block {
-	uint64_t iter;
-	uint32_t clock, next;
-	uint32_t niter;
-	uint8_t n, kind;
+	uint64_t iter;               /* run 0: its first iteration ... */
+	uint32_t clock, next;        /* ... began at clock; the next block's first run at next */
+	uint32_t niter;              /* iterations to the next block's first; set when it begins */
+	uint8_t n, kind;             /* runs in the block; enum dep_block_kind */
 	uint16_t pad;
 	union {
-		uint8_t b[40];
-		uint16_t w[20];
+		uint8_t b[40];       /* DEP_BYTES */
+		uint16_t w[20];      /* DEP_SHORTS, DEP_WIDE */
 	} off;
 };
 _Static_assert(sizeof(struct dep_block) == 64, "one block, one cache line");
@@ -185,7 +185,7 @@ struct dep_starts {
 	uint32_t nbucket, bucketcap;
 	unsigned bshift;
 	bool bstop;                  /* the index could not grow: no more buckets until a reset */
-	uint64_t nruns;
+	uint64_t nruns;              /* stored since the reset */
 	uint64_t last_iter;          /* the last run, absolute */
 	uint32_t last_clock;
 	uint64_t n;                  /* iterations begun in this invocation */
@@ -193,8 +193,8 @@ struct dep_starts {
 	/* The runs the last lookups found, if not the last run (whose end still moves): sources
 	 * come from a few iterations at a time (the one before, the one before that, ...). */
 	struct dep_hit {
-		uint64_t iter, end;  /* the run's first and last iterations; end 0: none */
-		uint32_t clock, next;   /* the clocks of its start and of the next run's */
+		uint64_t iter, end;  /* the run's first and last iterations */
+		uint32_t clock, next;   /* the clocks of its start and of the next run's; 0, 0: none */
 	} hit[4];
 	unsigned nhit;               /* lookups that missed them: the next one replaces hit[nhit % 4] */
 	/* Answers of searches, by clock: an answer for a clock before the last run never changes

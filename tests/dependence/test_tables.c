@@ -749,7 +749,7 @@ struct starts_shape {
 
 /*
  * One random script of the shape, queries interleaved with the adds; returns the widest
- * buckets the checkpoint index had (bshift), so that a caller can tell it widened them.
+ * buckets the block index had (bshift), so that a caller can tell it widened them.
  */
 static unsigned starts_script(struct dep_starts *s, const struct starts_shape *sh)
 {
