@@ -30,7 +30,7 @@
 
 #define PAGE_SHIFT 12        /* shard_shift: workers own whole 4 KiB pages */
 #define CTX_DEPTH  64        /* context ids encode the outermost 64 frames */
-#define MEMO_BITS  12        /* 2^12 rows remembered by the ids that make their key: 256 KiB */
+#define MEMO_BITS  14        /* 2^14 rows remembered by the ids that make their key: 1 MiB */
 
 static const char *const kind_name[] = { "raw", "war", "waw" };
 
