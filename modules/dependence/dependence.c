@@ -938,27 +938,47 @@ static bool owned_part(const struct dep *d, const struct stream *p, uint64_t k, 
 	return false;
 }
 
+/*
+ * How many of the n words at f, f + stride, ... (each a source's access id and clock: a word's
+ * writer or reader) run r takes: the same source, a clock in [lo, lo + span).  The boundary's
+ * inner loop, kept to a compare or two per word (r.src != 0: a word never written breaks it).
+ */
+static inline uint64_t run_take(const uint32_t *f, int64_t stride, uint64_t n, uint32_t src,
+				uint32_t lo, uint32_t span)
+{
+	uint64_t i = 0;
+
+	while (i < n && f[0] == src && f[1] - lo < span) {
+		i++;
+		f += stride;
+	}
+	return i;
+}
+
 /* Iterations [k0, k1) of stream q, whose sources all ran before the loop: its words' last
  * stores (or, war, last loads), from the shadow, as the loop found them, gathered in run r. */
 static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_t k1,
 		     enum dep_kind kind, struct run *rp)
 {
 	struct run r = *rp;   /* in registers for the loop */
+	const int64_t stride = q->e * (int64_t)(sizeof(struct word) / sizeof(uint32_t));
+	const unsigned field = kind == DEP_WAR ? 2 : 0;   /* reader, rclock; or writer, wclock */
 
 	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
-		for (uint64_t k = a; k < b; k++) {
-			const struct word *w = word_of(q, k);
-			uint32_t src = kind == DEP_WAR ? w->reader : w->writer;
-			uint32_t sclock = kind == DEP_WAR ? w->rclock : w->wclock;
+		const uint32_t *f = (const uint32_t *)word_of(q, a) + field;
 
-			if (!src)
-				continue;
-			if (src == r.src && sclock - r.lo < r.hi - r.lo) {
-				r.c++;
-				continue;
-			}
+		for (uint64_t k = a; k < b; k++, f += stride) {
+			uint64_t t = r.src ? run_take(f, stride, b - k, r.src, r.lo, r.hi - r.lo) : 0;
+
+			r.c += t;
+			k += t;
+			f += (int64_t)t * stride;
+			if (k == b)
+				break;
+			if (!f[0])
+				continue;   /* never written (or read) */
 			run_flush(d, &r, q->aid, kind);
-			run_start(d, &r, src, sclock);
+			run_start(d, &r, f[0], f[1]);
 			r.c = 1;
 		}
 	}
