@@ -821,6 +821,14 @@ struct stream {
 	 * (a store) or last load (a load). */
 	uint64_t brw, bwar, fin;
 	struct run run[2];         /* the boundary's sources so far: raw or waw, war */
+	/* Streams later in sigma on the same words in the same iterations (equal t) whose raw or
+	 * waw boundary covers the same iterations: their sources are this one's, so this one's
+	 * pass counts for them too (a load and a store of one element: x[i] += ...).  A twin's
+	 * own pass is skipped (twin_of). */
+	uint32_t twin_aid[3];
+	bool twin_store[3];
+	unsigned ntwins;
+	bool twin_of;
 };
 
 #define NEVER UINT64_MAX       /* a distance to a stream that is not there */
@@ -891,6 +899,15 @@ static void run_flush(struct dep *d, const struct run *r, uint32_t dst, enum dep
 		report_n(d, r->src, dst, r->i, r->carried, r->dist, kind, r->c);
 }
 
+/* Run r of stream q's boundary (which: 0 raw or waw, 1 war) to q and to its twins. */
+static void run_flush_stream(struct dep *d, const struct run *r, const struct stream *q,
+			     unsigned which)
+{
+	run_flush(d, r, q->aid, which ? DEP_WAR : q->store ? DEP_WAW : DEP_RAW);
+	for (unsigned t = 0; !which && t < q->ntwins; t++)
+		run_flush(d, r, q->twin_aid[t], q->twin_store[t] ? DEP_WAW : DEP_RAW);
+}
+
 /* The shadow of the word p touches in iteration k: every slice p touches is ours, and all lie in
  * one window, where the shadow of consecutive words is consecutive (closed_streams()). */
 static inline struct word *word_of(const struct stream *p, uint64_t k)
@@ -958,11 +975,11 @@ static inline uint64_t run_take(const uint32_t *f, int64_t stride, uint64_t n, u
 /* Iterations [k0, k1) of stream q, whose sources all ran before the loop: its words' last
  * stores (or, war, last loads), from the shadow, as the loop found them, gathered in run r. */
 static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_t k1,
-		     enum dep_kind kind, struct run *rp)
+		     unsigned which, struct run *rp)
 {
 	struct run r = *rp;   /* in registers for the loop */
 	const int64_t stride = q->e * (int64_t)(sizeof(struct word) / sizeof(uint32_t));
-	const unsigned field = kind == DEP_WAR ? 2 : 0;   /* reader, rclock; or writer, wclock */
+	const unsigned field = which ? 2 : 0;   /* war: reader, rclock; else writer, wclock */
 
 	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
 		const uint32_t *f = (const uint32_t *)word_of(q, a) + field;
@@ -977,7 +994,7 @@ static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_
 				break;
 			if (!f[0])
 				continue;   /* never written (or read) */
-			run_flush(d, &r, q->aid, kind);
+			run_flush_stream(d, &r, q, which);
 			run_start(d, &r, f[0], f[1]);
 			r.c = 1;
 		}
@@ -1075,11 +1092,10 @@ static void closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k
 	for (unsigned i = 0; i < m; i++) {
 		struct stream *q = &s[i];
 
-		if (q->e && q->brw > k0)
-			boundary(d, q, k0, q->brw < k1 ? q->brw : k1,
-				 q->store ? DEP_WAW : DEP_RAW, &q->run[0]);
+		if (q->e && q->brw > k0 && !q->twin_of)
+			boundary(d, q, k0, q->brw < k1 ? q->brw : k1, 0, &q->run[0]);
 		if (q->e && q->bwar > k0)
-			boundary(d, q, k0, q->bwar < k1 ? q->bwar : k1, DEP_WAR, &q->run[1]);
+			boundary(d, q, k0, q->bwar < k1 ? q->bwar : k1, 1, &q->run[1]);
 	}
 	for (unsigned i = 0; i < m; i++)
 		if (s[i].e && s[i].store)
@@ -1261,6 +1277,24 @@ static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_acc
 
 #define CHUNK 256          /* iterations swept at once: the streams' shadow stays in cache */
 
+/* Finds each planned class's twins (struct stream), in sigma order. */
+static void twins(struct stream *s, unsigned m)
+{
+	for (unsigned k = 0; k < m; k++) {
+		struct stream *q = &s[k];
+
+		for (unsigned p = 0; p < k && !q->twin_of; p++) {
+			struct stream *o = &s[p];
+
+			if (o->twin_of || o->t != q->t || o->brw != q->brw || o->ntwins == 3)
+				continue;
+			o->twin_aid[o->ntwins] = q->aid;
+			o->twin_store[o->ntwins++] = q->store;
+			q->twin_of = true;
+		}
+	}
+}
+
 /* The summarized loop's accesses in closed form, its frame on top: s[] sorted by class. */
 static void closed(struct dep *d, struct stream *s, unsigned m, uint64_t T, uint32_t inv)
 {
@@ -1274,12 +1308,14 @@ static void closed(struct dep *d, struct stream *s, unsigned m, uint64_t T, uint
 		for (unsigned k = i; k < c; k++)
 			s[k].t = (uint64_t)((s[i].w - s[k].w) / s[i].e);
 		class_plan(d, s + i, c - i, T);
+		twins(s + i, c - i);
 	}
 	for (uint64_t k0 = 0; k0 < T; k0 += CHUNK)
 		closed_chunk(d, s, m, k0, T - k0 > CHUNK ? k0 + CHUNK : T, inv);
 	for (unsigned i = 0; i < m; i++) {
-		run_flush(d, &s[i].run[0], s[i].aid, s[i].store ? DEP_WAW : DEP_RAW);
-		run_flush(d, &s[i].run[1], s[i].aid, DEP_WAR);
+		if (!s[i].twin_of)
+			run_flush_stream(d, &s[i].run[0], &s[i], 0);
+		run_flush_stream(d, &s[i].run[1], &s[i], 1);
 	}
 }
 
