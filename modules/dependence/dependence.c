@@ -820,6 +820,8 @@ struct stream {
 	 * a store's war source, before the loop; from iteration fin on it is its words' last store
 	 * (a store) or last load (a load). */
 	uint64_t brw, bwar, fin;
+	uint64_t marked;           /* a load: in this chunk, its boundary pass wrote its words' reader
+				    * up to here (boundary()) */
 	struct run run[2];         /* the boundary's sources so far: raw or waw, war */
 	/* Streams later in sigma on the same words in the same iterations (equal t) whose raw or
 	 * waw boundary covers the same iterations: their sources are this one's, so this one's
@@ -959,47 +961,75 @@ static bool owned_part(const struct dep *d, const struct stream *p, uint64_t k, 
  * How many of the n words at f, f + stride, ... (each a source's access id and clock: a word's
  * writer or reader) run r takes: the same source, a clock in [lo, lo + span).  The boundary's
  * inner loop, kept to a compare or two per word (r.src != 0: a word never written breaks it).
+ * With mark, each word taken also gets its last load: aid, at clock, clock + 1, ... (f + 2 and
+ * f + 3 are its reader and rclock).
  */
-static inline uint64_t run_take(const uint32_t *f, int64_t stride, uint64_t n, uint32_t src,
-				uint32_t lo, uint32_t span)
+static inline __attribute__((always_inline)) uint64_t
+run_take(uint32_t *f, int64_t stride, uint64_t n, uint32_t src, uint32_t lo, uint32_t span,
+	 bool mark, uint32_t aid, uint32_t clock)
 {
 	uint64_t i = 0;
 
 	while (i < n && f[0] == src && f[1] - lo < span) {
+		if (mark) {
+			f[2] = aid;
+			f[3] = clock + (uint32_t)i;
+		}
 		i++;
 		f += stride;
 	}
 	return i;
 }
 
-/* Iterations [k0, k1) of stream q, whose sources all ran before the loop: its words' last
- * stores (or, war, last loads), from the shadow, as the loop found them, gathered in run r. */
-static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_t k1,
-		     unsigned which, struct run *rp)
+/* boundary() over [a, b), a part of q's on this worker's pages; with mark, as run_take(). */
+static inline __attribute__((always_inline)) void
+boundary_part(struct dep *d, const struct stream *q, uint64_t a, uint64_t b, unsigned which,
+	      struct run *rp, bool mark, uint32_t inv)
 {
 	struct run r = *rp;   /* in registers for the loop */
 	const int64_t stride = q->e * (int64_t)(sizeof(struct word) / sizeof(uint32_t));
-	const unsigned field = which ? 2 : 0;   /* war: reader, rclock; else writer, wclock */
+	uint32_t *f = (uint32_t *)word_of(q, a) + (which ? 2 : 0);   /* war: reader, rclock */
 
-	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
-		const uint32_t *f = (const uint32_t *)word_of(q, a) + field;
+	for (uint64_t k = a; k < b; k++, f += stride) {
+		uint64_t t = r.src ? run_take(f, stride, b - k, r.src, r.lo, r.hi - r.lo, mark,
+					      q->aid, inv + 1 + (uint32_t)k) : 0;
 
-		for (uint64_t k = a; k < b; k++, f += stride) {
-			uint64_t t = r.src ? run_take(f, stride, b - k, r.src, r.lo, r.hi - r.lo) : 0;
-
-			r.c += t;
-			k += t;
-			f += (int64_t)t * stride;
-			if (k == b)
-				break;
-			if (!f[0])
-				continue;   /* never written (or read) */
+		r.c += t;
+		k += t;
+		f += (int64_t)t * stride;
+		if (k == b)
+			break;
+		if (f[0]) {   /* else never written (or read) */
 			run_flush_stream(d, &r, q, which);
 			run_start(d, &r, f[0], f[1]);
 			r.c = 1;
 		}
+		if (mark) {
+			f[2] = q->aid;
+			f[3] = inv + 1 + (uint32_t)k;
+		}
 	}
 	*rp = r;
+}
+
+/*
+ * Iterations [k0, k1) of stream q, whose sources all ran before the loop: its words' last
+ * stores (or, war, last loads), from the shadow, as the loop found them, gathered in run r.
+ * With mark (a load's raw boundary), each word read gets q as its last load at once, which saves
+ * last_loads() a pass.  No read sees the write too early: the boundary reads a word's reader
+ * only for a store's war source, on a word no load of the loop touched before that store, so a
+ * store before q in sigma, whose pass came first.  And none sees it too late: whatever touches
+ * the word after q in the loop writes its own last store or load after every boundary pass.
+ */
+static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_t k1,
+		     unsigned which, struct run *rp, bool mark, uint32_t inv)
+{
+	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
+		if (mark)
+			boundary_part(d, q, a, b, 0, rp, true, inv);
+		else
+			boundary_part(d, q, a, b, which, rp, false, 0);
+	}
 }
 
 /* In-loop instances from p to q, d iterations apart on every word, in iterations [d, T). */
@@ -1091,18 +1121,25 @@ static void closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k
 {
 	for (unsigned i = 0; i < m; i++) {
 		struct stream *q = &s[i];
+		uint64_t end = q->brw < k1 ? q->brw : k1;
 
-		if (q->e && q->brw > k0 && !q->twin_of)
-			boundary(d, q, k0, q->brw < k1 ? q->brw : k1, 0, &q->run[0]);
+		q->marked = k0;
+		if (q->e && q->brw > k0 && !q->twin_of) {
+			boundary(d, q, k0, end, 0, &q->run[0], !q->store, inv);
+			q->marked = q->store ? k0 : end;
+		}
 		if (q->e && q->bwar > k0)
-			boundary(d, q, k0, q->bwar < k1 ? q->bwar : k1, 1, &q->run[1]);
+			boundary(d, q, k0, q->bwar < k1 ? q->bwar : k1, 1, &q->run[1], false, 0);
 	}
 	for (unsigned i = 0; i < m; i++)
 		if (s[i].e && s[i].store)
 			last_stores(d, &s[i], s[i].fin > k0 ? s[i].fin : k0, k1, inv);
-	for (unsigned i = 0; i < m; i++)
+	for (unsigned i = 0; i < m; i++) {
+		uint64_t from = s[i].fin > s[i].marked ? s[i].fin : s[i].marked;
+
 		if (s[i].e && !s[i].store)
-			last_loads(d, &s[i], s[i].fin > k0 ? s[i].fin : k0, k1, inv);
+			last_loads(d, &s[i], from, k1, inv);
+	}
 }
 
 /* A word's last store or load, as the step-0 simulation tracks it: stream j of this loop in
