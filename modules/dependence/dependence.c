@@ -820,8 +820,8 @@ struct stream {
 	 * a store's war source, before the loop; from iteration fin on it is its words' last store
 	 * (a store) or last load (a load). */
 	uint64_t brw, bwar, fin;
-	uint64_t marked;           /* a load: in this chunk, its boundary pass wrote its words' reader
-				    * up to here (boundary()) */
+	uint64_t marked;           /* in this chunk, its boundary pass wrote its words' last load
+				    * (boundary()) or last store (boundary_store()) up to here */
 	struct run run[2];         /* the boundary's sources so far: raw or waw, war */
 	/* Streams later in sigma on the same words in the same iterations (equal t) whose raw or
 	 * waw boundary covers the same iterations: their sources are this one's, so this one's
@@ -1032,6 +1032,61 @@ static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_
 	}
 }
 
+/* One word's source for run r (a source's access id and clock, src 0: none): taken, or the
+ * start of a new run after r's flush. */
+static inline void run_word(struct dep *d, struct run *r, const struct stream *q, unsigned which,
+			    uint32_t src, uint32_t sclock)
+{
+	if (src == r->src && src && sclock - r->lo < r->hi - r->lo) {
+		r->c++;
+	} else if (src) {
+		run_flush_stream(d, r, q, which);
+		run_start(d, r, src, sclock);
+		r->c = 1;
+	}
+}
+
+/*
+ * A store stream's waw and war boundaries over the same iterations [k0, k1), in one pass that
+ * also writes its words' last store, which saves two passes.  As for a load's (boundary()): the
+ * word's own reads come first, the boundary reads of other streams on the word came before (they
+ * touch it before q does) or do not happen (a source in the loop), and whatever touches it after
+ * q writes after every boundary pass.
+ */
+static void boundary_store(struct dep *d, struct stream *q, uint64_t k0, uint64_t k1, uint32_t inv)
+{
+	const int64_t e = q->e;
+	const uint32_t aid = q->aid;
+
+	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
+		struct word *w = word_of(q, a);
+
+		for (uint64_t k = a; k < b; k++, w += e) {
+			struct run *r0 = &q->run[0], *r1 = &q->run[1];
+			uint32_t s0 = r0->src, lo0 = r0->lo, n0 = r0->hi - r0->lo;
+			uint32_t s1 = r1->src, lo1 = r1->lo, n1 = r1->hi - r1->lo;
+			uint64_t t = k;
+			struct word o;
+
+			/* both runs go on: the common case, kept in registers */
+			while (t < b && s0 && s1 && w->writer == s0 && w->wclock - lo0 < n0 &&
+			       w->reader == s1 && w->rclock - lo1 < n1) {
+				*w = (struct word){ aid, inv + 1 + (uint32_t)t, 0, 0 };
+				t++;
+				w += e;
+			}
+			r0->c += t - k;
+			r1->c += t - k;
+			if ((k = t) == b)
+				break;
+			o = *w;
+			run_word(d, r0, q, 0, o.writer, o.wclock);
+			run_word(d, r1, q, 1, o.reader, o.rclock);
+			*w = (struct word){ aid, inv + 1 + (uint32_t)k, 0, 0 };
+		}
+	}
+}
+
 /* In-loop instances from p to q, d iterations apart on every word, in iterations [d, T). */
 static void in_loop(struct dep *d, const struct stream *p, const struct stream *q, uint64_t dist,
 		    uint64_t T, enum dep_kind kind)
@@ -1124,6 +1179,11 @@ static void closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k
 		uint64_t end = q->brw < k1 ? q->brw : k1;
 
 		q->marked = k0;
+		if (q->e && q->store && q->brw == q->bwar && q->brw > k0 && !q->twin_of) {
+			boundary_store(d, q, k0, end, inv);
+			q->marked = end;
+			continue;
+		}
 		if (q->e && q->brw > k0 && !q->twin_of) {
 			boundary(d, q, k0, end, 0, &q->run[0], !q->store, inv);
 			q->marked = q->store ? k0 : end;
@@ -1131,9 +1191,12 @@ static void closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k
 		if (q->e && q->bwar > k0)
 			boundary(d, q, k0, q->bwar < k1 ? q->bwar : k1, 1, &q->run[1], false, 0);
 	}
-	for (unsigned i = 0; i < m; i++)
+	for (unsigned i = 0; i < m; i++) {
+		uint64_t from = s[i].fin > s[i].marked ? s[i].fin : s[i].marked;
+
 		if (s[i].e && s[i].store)
-			last_stores(d, &s[i], s[i].fin > k0 ? s[i].fin : k0, k1, inv);
+			last_stores(d, &s[i], from, k1, inv);
+	}
 	for (unsigned i = 0; i < m; i++) {
 		uint64_t from = s[i].fin > s[i].marked ? s[i].fin : s[i].marked;
 
