@@ -117,6 +117,11 @@ struct below {
 	unsigned gen;              /* the row table's gen when e[] was found */
 	uint32_t kind, n;          /* n > BELOW_MAX: walk */
 	struct dep_entry *e[BELOW_MAX];
+	/* Instances of accesses that touch one word counted here and not yet in e[] (as memo
+	 * slots hold theirs: tally()), pendc of them carried in J.  e[dup] is J's own not-carried
+	 * row (-1: none), which an instance not carried in J counts there, once (rule 6). */
+	uint32_t pend, pendc;
+	int dup;
 };
 
 #define VIA_BITS 12
@@ -360,11 +365,42 @@ static void memo_flush(struct memo *m)
 	m->dmax = 0;
 }
 
-/* Every slot's: before the rows move (the table grows) or are read (merge, emit). */
+/* Below slot b's pending instances into its rows. */
+static void below_flush(struct below *b)
+{
+	if (!b->pend)
+		return;
+	for (unsigned m = 0; m < b->n && b->n <= BELOW_MAX; m++)
+		b->e[m]->count += (int)m == b->dup ? b->pendc : b->pend;
+	b->pend = b->pendc = 0;
+}
+
+/* Every slot's, memo and below: before the rows move (the table grows) or are read (merge,
+ * emit). */
 static void memo_flush_all(struct dep *d)
 {
 	for (size_t i = 0; i < sizeof(d->memo) / sizeof(d->memo[0]); i++)
 		memo_flush(&d->memo[i]);
+	for (size_t i = 0; i < sizeof(d->below) / sizeof(d->below[0]); i++)
+		below_flush(&d->below[i]);
+}
+
+/* The key of the row of an instance from access src to dst in loop frame l (NULL: loop 0). */
+static void row_key(struct dep *d, struct dep_key *k, uint32_t src, uint32_t dst,
+		    const struct loop *l, enum dep_kind kind, bool carried)
+{
+	const struct dep_access *s = &d->acc.acc[src], *t = &d->acc.acc[dst];
+
+	*k = (struct dep_key){ .loop = l ? l->site : 0, .src = s->site, .dst = t->site,
+			       .kind = (uint8_t)kind, .carried = carried };
+	if (d->context) {
+		k->src_ctx = s->ctx;
+		k->dst_ctx = t->ctx;
+	}
+	if (l) {
+		k->src_via = via_cached(d, s->ctx, l->fid);
+		k->dst_via = via_cached(d, t->ctx, l->fid);
+	}
 }
 
 /* row()'s miss: the via walks and the row table.  Fills memo slot m; NULL without memory. */
@@ -372,21 +408,10 @@ static __attribute__((noinline)) struct dep_entry *
 row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct loop *l,
 	 enum dep_kind kind, bool carried)
 {
-	uint32_t fid = l ? l->fid : 0, loop = l ? l->site : 0;
-	const struct dep_access *s = &d->acc.acc[src], *t = &d->acc.acc[dst];
 	struct dep_key k;
 	struct dep_entry *e;
 
-	k = (struct dep_key){ .loop = loop, .src = s->site, .dst = t->site, .kind = (uint8_t)kind,
-			      .carried = carried };
-	if (d->context) {
-		k.src_ctx = s->ctx;
-		k.dst_ctx = t->ctx;
-	}
-	if (l) {
-		k.src_via = via_cached(d, s->ctx, fid);
-		k.dst_via = via_cached(d, t->ctx, fid);
-	}
+	row_key(d, &k, src, dst, l, kind, carried);
 	/* The table grows when a new row would fill it past half (dep_table_get()), which moves
 	 * the rows that slots point to: their pending counts go in first. */
 	if (!d->deps.plain && 2 * (d->deps.n + 1) > (d->deps.e ? (size_t)1 << d->deps.bits : 0))
@@ -630,25 +655,47 @@ static void below_fill(struct dep *d, struct below *b, uint64_t pair, uint32_t p
 	b->serial = d->loops[j].serial;
 	b->kind = kind;
 	b->gen = gen;
+	b->dup = -1;
+	if (b->n <= BELOW_MAX) {
+		struct dep_key k;
+
+		row_key(d, &k, (uint32_t)pair, (uint32_t)(pair >> 32), &d->loops[j], kind, false);
+		for (unsigned m = 0; m < b->n; m++)
+			if (!memcmp(&b->e[m]->k, &k, sizeof(k)))
+				b->dup = (int)m;
+	}
 }
 
 /* report() below a frame of a loop met twice (l->dup): J's row, then the rows below it. */
 static void report_dup(struct dep *d, uint64_t pair, uint32_t ph, unsigned i, uint32_t sclock,
-		       enum dep_kind kind)
+		       enum dep_kind kind, bool one_word)
 {
 	struct loop *l = &d->loops[i - 1];
 	uint64_t started = dep_starts_upto(&l->starts, sclock);
 	bool carried = started < l->starts.n;
-	struct dep_entry *e = row(d, pair, ph, l, kind, carried);
-	struct below *b;
+	struct below *b = i > 1 ? &d->below[(ph ^ (uint32_t)l->serial * 0x9e3779b1u) % BELOW] : NULL;
+	struct dep_entry *e;
 
-	if (e)
+	/* An access that touches one word counts each row once whatever it does (one instance per
+	 * pair and kind; J's row and the rows below are told apart by b->dup): its instance waits
+	 * in the slots, as report_innermost()'s do, when they already hold what it needs. */
+	if (one_word && (!b || (b->pair == pair && b->kind == kind && b->serial == l->serial &&
+				b->gen == d->deps.gen && b->n <= BELOW_MAX))) {
+		if (b) {   /* first: a new row in tally() may grow the table, which flushes b */
+			b->pend++;
+			b->pendc += carried;
+		}
+		tally(d, pair, ph, l, kind, carried, l->starts.n - started);
+		return;
+	}
+	if ((e = row(d, pair, ph, l, kind, carried)))
 		count(d, e, carried, l->starts.n - started);
 	if (i == 1)
 		return;
-	b = &d->below[(ph ^ (uint32_t)l->serial * 0x9e3779b1u) % BELOW];
-	if (b->pair != pair || b->kind != kind || b->serial != l->serial || b->gen != d->deps.gen)
+	if (b->pair != pair || b->kind != kind || b->serial != l->serial || b->gen != d->deps.gen) {
+		below_flush(b);
 		below_fill(d, b, pair, ph, i - 1, kind);
+	}
 	if (b->n <= BELOW_MAX) {
 		for (unsigned m = 0; m < b->n; m++)
 			count(d, b->e[m], false, 0);
@@ -672,7 +719,7 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 	 * hold the source), the only one that can carry it. */
 	i = holding(d, sclock);
 	if (!d->target_mode && i && d->loops[i - 1].dup) {
-		report_dup(d, pair, ph, i, sclock, kind);
+		report_dup(d, pair, ph, i, sclock, kind, one_word);
 		return;
 	}
 	if (one_word && !d->target_mode) {
