@@ -728,6 +728,17 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 #define AHEAD_RECORDS 16
 
 /*
+ * The module's shadow mapping, copied once per buffer: a handler may replace its shadow in the
+ * middle of one (dependence's clock reset frees it), and the hints must not read freed memory;
+ * hints from a stale copy only miss.
+ */
+struct shadow_map {
+	const unsigned char *base;
+	uint64_t fold_mask;
+	uint8_t granule_shift, meta_shift;
+};
+
+/*
  * The record after words[j] for the lookahead of run(), which prefetches the shadow metadata of
  * an access record's address (mn_module.shadow): nwords when the words end or are corrupt there
  * (run() says which; the lookahead just stops).  Every record's argument 1 is taken for an
@@ -738,22 +749,26 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
  * hints.
  */
 static inline size_t ahead(const struct decoder *dec, const uint64_t *words, size_t j, size_t nwords,
-			   const struct mn_shadow *sh)
+			   const struct shadow_map *sm)
 {
 	const uint64_t *rec = words + j;
 	unsigned code = (unsigned)(rec[0] & 0xff);
 	const struct decoder *d = &dec[code];
+	uint64_t addr;
 
 	if (__builtin_expect((size_t)d->nwords - 1 >= nwords - j, 0))
 		return rec[0] ? nwords : j + 1;
-	__builtin_prefetch(mn_shadow_map(sh, (rec[d->word[1]] >> d->shift[1]) & d->mask[1]), 0);
+	addr = (rec[d->word[1]] >> d->shift[1]) & d->mask[1];
+	__builtin_prefetch(sm->base + MN_SHADOW_OFFSET(addr, sm->fold_mask, sm->granule_shift,
+						       sm->meta_shift), 0);
 	return j + d->nwords;
 }
 
-/* The decode loop, instantiated with and without sharding (mn_worker_run()). */
+/* The decode loop, instantiated with and without sharding, and with and without the lookahead
+ * (sm NULL: none) (mn_worker_run()). */
 static inline __attribute__((always_inline)) void
 run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_t nwords,
-    struct mn_decode_stats *st, bool sharded, struct mn_shadow *sh)
+    struct mn_decode_stats *st, bool sharded, const struct shadow_map *sm)
 {
 	/* A copy that no handler can change, so its pointers stay in registers across the calls. */
 	const struct mn_module m = *w->mod;
@@ -761,8 +776,8 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 	uint64_t events = 0, values = st->values;
 	size_t i = 0, j = 0;
 
-	for (unsigned k = 0; sh && k < AHEAD_RECORDS && j < nwords; k++)
-		j = ahead(dec, words, j, nwords, sh);
+	for (unsigned k = 0; sm && k < AHEAD_RECORDS && j < nwords; k++)
+		j = ahead(dec, words, j, nwords, sm);
 	while (i < nwords) {
 		const uint64_t *rec = words + i;
 		unsigned code = (unsigned)(rec[0] & 0xff);
@@ -782,8 +797,8 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 			st->corrupt++;
 			break;
 		}
-		if (sh && j < nwords)
-			j = ahead(dec, words, j, nwords, sh);
+		if (sm && j < nwords)
+			j = ahead(dec, words, j, nwords, sm);
 		i += dispatch(&m, state, w, dec, rec, code, st, sharded);
 		events++;
 	}
@@ -794,7 +809,8 @@ void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64
 		   size_t nwords, struct mn_decode_stats *st)
 {
 	struct decoder dec[256];   /* by the low byte of word 0: every byte value has an entry */
-	struct mn_shadow *sh;
+	const struct mn_shadow *sh = w->mod->shadow ? w->mod->shadow(w->state) : NULL;
+	struct shadow_map sm = { 0 };
 
 	decoders_make(dec, wire);
 	if (w->nworkers > 1 && w->mod->shard_worker && !w->told) {
@@ -803,13 +819,14 @@ void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64
 	}
 	/* Four instances, so that a module without a shadow keeps the loop it had before the
 	 * lookahead existed (a test of sh per record cost null 15% on a list walk). */
-	sh = w->mod->shadow ? w->mod->shadow(w->state) : NULL;
+	if (sh)
+		sm = (struct shadow_map){ sh->base, sh->fold_mask, sh->granule_shift, sh->meta_shift };
 	if (w->nworkers == 1 && sh)
-		run(w, dec, words, nwords, st, false, sh);
+		run(w, dec, words, nwords, st, false, &sm);
 	else if (w->nworkers == 1)
 		run(w, dec, words, nwords, st, false, NULL);
 	else if (sh)
-		run(w, dec, words, nwords, st, true, sh);
+		run(w, dec, words, nwords, st, true, &sm);
 	else
 		run(w, dec, words, nwords, st, true, NULL);
 }

@@ -206,7 +206,7 @@ struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k)
 	if (__builtin_expect(t->plain, 0))
 		return plain_get(t, k);
 
-	if (2 * (t->n + 1) > size && table_grow(t) && t->n + 1 >= size)
+	if (dep_table_grows(t) && table_grow(t) && t->n + 1 >= size)
 		return NULL;
 	size = (size_t)1 << t->bits;
 	for (i = key_slot(k, t->bits); t->e[i].count; i = (i + 1) & (size - 1))

@@ -85,6 +85,12 @@ struct dep_table {
  * k is new and the table is full and cannot grow (plain: a node cannot be allocated).
  */
 struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k);
+/* Whether dep_table_get() would grow the reduction table, moving its entries (gen changes), were
+ * its key new: more than half full after one more.  The plain map's nodes never move. */
+static inline bool dep_table_grows(const struct dep_table *t)
+{
+	return !t->plain && 2 * (t->n + 1) > (t->e ? (size_t)1 << t->bits : 0);
+}
 /* Every entry in use, in no particular order: start with a zeroed cursor, stop at NULL. */
 struct dep_cursor {
 	size_t i;

@@ -377,7 +377,7 @@ static void below_flush(struct below *b)
 
 /* Every slot's, memo and below: before the rows move (the table grows) or are read (merge,
  * emit). */
-static void memo_flush_all(struct dep *d)
+static void pending_flush_all(struct dep *d)
 {
 	for (size_t i = 0; i < sizeof(d->memo) / sizeof(d->memo[0]); i++)
 		memo_flush(&d->memo[i]);
@@ -412,10 +412,9 @@ row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct
 	struct dep_entry *e;
 
 	row_key(d, &k, src, dst, l, kind, carried);
-	/* The table grows when a new row would fill it past half (dep_table_get()), which moves
-	 * the rows that slots point to: their pending counts go in first. */
-	if (!d->deps.plain && 2 * (d->deps.n + 1) > (d->deps.e ? (size_t)1 << d->deps.bits : 0))
-		memo_flush_all(d);
+	/* Growing the table moves the rows that slots point to: their pending counts go in first. */
+	if (dep_table_grows(&d->deps))
+		pending_flush_all(d);
 	memo_flush(m);
 	e = dep_table_get(&d->deps, &k);
 	if (!e) {
@@ -666,6 +665,14 @@ static void below_fill(struct dep *d, struct below *b, uint64_t pair, uint32_t p
 	}
 }
 
+/* Does below slot b hold the rows of (pair, kind) under frame J = l's invocation? */
+static inline bool below_holds(const struct dep *d, const struct below *b, uint64_t pair,
+			       enum dep_kind kind, const struct loop *l)
+{
+	return b->pair == pair && b->kind == kind && b->serial == l->serial &&
+	       b->gen == d->deps.gen;
+}
+
 /* report() below a frame of a loop met twice (l->dup): J's row, then the rows below it. */
 static void report_dup(struct dep *d, uint64_t pair, uint32_t ph, unsigned i, uint32_t sclock,
 		       enum dep_kind kind, bool one_word)
@@ -679,8 +686,7 @@ static void report_dup(struct dep *d, uint64_t pair, uint32_t ph, unsigned i, ui
 	/* An access that touches one word counts each row once whatever it does (one instance per
 	 * pair and kind; J's row and the rows below are told apart by b->dup): its instance waits
 	 * in the slots, as report_innermost()'s do, when they already hold what it needs. */
-	if (one_word && (!b || (b->pair == pair && b->kind == kind && b->serial == l->serial &&
-				b->gen == d->deps.gen && b->n <= BELOW_MAX))) {
+	if (one_word && (!b || (below_holds(d, b, pair, kind, l) && b->n <= BELOW_MAX))) {
 		if (b) {   /* first: a new row in tally() may grow the table, which flushes b */
 			b->pend++;
 			b->pendc += carried;
@@ -692,7 +698,7 @@ static void report_dup(struct dep *d, uint64_t pair, uint32_t ph, unsigned i, ui
 		count(d, e, carried, l->starts.n - started);
 	if (i == 1)
 		return;
-	if (b->pair != pair || b->kind != kind || b->serial != l->serial || b->gen != d->deps.gen) {
+	if (!below_holds(d, b, pair, kind, l)) {
 		below_flush(b);
 		below_fill(d, b, pair, ph, i - 1, kind);
 	}
@@ -1666,8 +1672,8 @@ static void dep_merge(void *into_, void *from_)
 
 	outer_pay_all(into);
 	outer_pay_all(from);
-	memo_flush_all(into);
-	memo_flush_all(from);
+	pending_flush_all(into);
+	pending_flush_all(from);
 	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
 	into->nomem += from->nomem;
 	into->clipped += from->clipped;
@@ -1951,7 +1957,7 @@ static int dep_emit(void *st, struct mn_prof *p)
 	uint32_t *rank;
 
 	outer_pay_all(d);
-	memo_flush_all(d);
+	pending_flush_all(d);
 	rank = d->context ? ctx_ranks(d) : NULL;
 	struct dep_entry **v = d->context && !rank ? NULL : dep_table_sorted(&d->deps, rank);
 	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
