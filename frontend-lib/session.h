@@ -25,7 +25,8 @@
 #include "queue.h"  /* installed side by side in include/mnemo/ */
 
 #define MN_SESSION_MAGIC   UINT64_C(0x314e4f4953534d4e)  /* "NMSSION1" little-endian */
-#define MN_SESSION_VERSION 3u  /* 2: ready_off, ready_len; 3: values_off, values_len */
+#define MN_SESSION_VERSION 4u  /* 2: ready_off, ready_len; 3: values_off, values_len;
+				 * 4: wire.flags, one backend for every module */
 #define MN_MAX_MODULES     8
 #define MN_MODULE_NAME_MAX 32
 #define MN_PATH_MAX        4096
@@ -50,7 +51,7 @@ struct mn_session {
 
 	/* Configuration: written by the runtime before any backend starts. */
 	int32_t producer_pid;
-	uint32_t nmodules;                  /* one backend process per module; index = consumer index */
+	uint32_t nmodules;                  /* modules[]; slot backend[i] is module i's */
 	uint32_t workers;                   /* worker threads per backend (MNEMO_WORKERS) */
 	uint32_t verbose;
 	uint32_t site_count;
@@ -63,7 +64,9 @@ struct mn_session {
 	uint64_t sites_off, sites_len;      /* the site table blob (frontend-lib/abi.h format) */
 	uint64_t argv_off, argv_len;        /* argv, each string NUL-terminated */
 	uint32_t argc;
-	uint32_t pad1;
+	/* Backend processes: 1, one hosting every module (the default), or nmodules, one per module
+	 * (MNEMO_BACKENDS=per-module).  Either way backend[i] is module i's slot. */
+	uint32_t nbackends;
 	/* One struct mn_value_set per site id 0..site_count (abi.h), 8-byte aligned, when a module
 	 * takes `value`: the backend publishes each site's values there, the program reads them. */
 	uint64_t values_off, values_len;
