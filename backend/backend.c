@@ -134,29 +134,51 @@ static void bind_to_node(const char *name, int node, bool verbose)
 		mn_backend_msg("%s: bound to NUMA node %d", name, node);
 }
 
-/* ---- One backend's run ----------------------------------------------------------------------- */
+/* ---- The modules a backend hosts ------------------------------------------------------------ */
 
+/* One hosted module: its slot in the session, its workers, what it decoded. */
 struct backend {
-	struct mn_queue *q;
 	struct mn_session *s;
-	unsigned index;
-	char name[MN_MODULE_NAME_MAX + 1];   /* session.modules[index], NUL-terminated */
-	const struct mn_module *mod;          /* NULL: unknown, or failed and draining */
-	struct mn_run *run;
+	unsigned index;                       /* its slot, session.modules[index] */
+	char name[MN_MODULE_NAME_MAX + 1];    /* session.modules[index], NUL-terminated */
+	const struct mn_module *mod;          /* NULL: unknown, or failed */
 	struct mn_worker *workers;            /* [nworkers]: one module state each */
 	struct mn_decode_stats *wstats;       /* [nworkers]: what each one decoded */
 	unsigned nworkers;
 	unsigned ninit;                       /* workers[0..ninit) passed init() */
-	struct mn_pool *pool;                 /* nworkers - 1 threads; worker 0 is the main thread */
 	bool failed;                          /* the slot says FAILED */
 	struct mn_decode_stats stats;         /* what the stream held (worker 0's view) */
 };
 
-/* Finalizes and frees every worker's state, the workers and the pool. */
+/* The workers one thread feeds from one decode of each buffer (mn_lane_run()). */
+struct lane {
+	struct mn_worker *ws[MN_LANE_MAX];
+	struct mn_decode_stats *st[MN_LANE_MAX];
+	unsigned n;
+};
+
+#define LANES_MAX 16   /* MNEMO_WORKERS' maximum (frontend-lib/options.def) */
+
+/*
+ * A backend process: the queue it consumes, and the modules it hosts, mods[0..nmods): every
+ * module of the session (session.nbackends 1), or the one of its consumer index.  Each buffer is
+ * decoded once per lane; lane 0 runs on the main thread, the others on the pool.
+ */
+struct host {
+	struct mn_queue *q;
+	struct mn_session *s;
+	unsigned index;                       /* consumer index */
+	struct mn_run *run;                   /* the site table, shared by the modules */
+	struct backend mods[MN_MAX_MODULES];
+	unsigned nmods;
+	struct lane lanes[LANES_MAX];
+	unsigned nlanes;
+	struct mn_pool *pool;                 /* nlanes - 1 threads */
+};
+
+/* Finalizes and frees every worker's state and the workers. */
 static void workers_free(struct backend *b)
 {
-	mn_pool_destroy(b->pool);
-	b->pool = NULL;
 	for (unsigned i = 0; b->workers && i < b->nworkers; i++) {
 		mn_worker_finish(&b->workers[i], NULL);
 		if (i < b->ninit && b->mod->fini)
@@ -171,8 +193,9 @@ static void workers_free(struct backend *b)
 }
 
 /*
- * Marks this backend's slot FAILED with a reason and prints "mnemo-backend: <module>: <why>".
- * The module, if any, stops receiving events; its state is finalized.
+ * Marks this module's slot FAILED with a reason and prints "mnemo-backend: <module>: <why>".
+ * The module stops receiving events; its state is finalized.  Only before the lanes are made,
+ * or after the stream: the lanes point into its workers.
  */
 static void fail(struct backend *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fail(struct backend *b, const char *fmt, ...)
@@ -191,6 +214,23 @@ static void fail(struct backend *b, const char *fmt, ...)
 	/* Publishes `why`; pairs with the acquire load in the leader's wait (leader.c). */
 	mn_store_release(&slot->state, MN_BACKEND_FAILED);
 	mn_word_wake(&slot->state);
+}
+
+/* Every hosted module that has not failed yet fails for the same reason. */
+static void fail_all(struct host *h, const char *why)
+{
+	for (unsigned i = 0; i < h->nmods; i++)
+		if (!h->mods[i].failed)
+			fail(&h->mods[i], "%s", why);
+}
+
+/* True while some hosted module still runs. */
+static bool any_running(const struct host *h)
+{
+	for (unsigned i = 0; i < h->nmods; i++)
+		if (h->mods[i].mod)
+			return true;
+	return false;
 }
 
 /* Does [off, off + len) lie in the extra region, after the session block? */
@@ -231,6 +271,15 @@ static bool session_valid(const struct mn_session *s, size_t extra, unsigned ind
 			 "(at most %d)", index, s->nmodules, MN_MAX_MODULES);
 		return false;
 	}
+	if ((s->nbackends != 1 && s->nbackends != s->nmodules) || index >= s->nbackends) {
+		snprintf(why, whylen, "consumer index %u, but the session has %u backends for %u "
+			 "modules (1, or one per module)", index, s->nbackends, s->nmodules);
+		return false;
+	}
+	if (s->split != MN_SPLIT_SHARD && s->split != MN_SPLIT_MODULE) {
+		snprintf(why, whylen, "corrupt session: unknown worker split %u", s->split);
+		return false;
+	}
 	if (!memchr(s->output, '\0', sizeof(s->output)) || !s->output[0]) {
 		snprintf(why, whylen, "the session names no output path");
 		return false;
@@ -249,11 +298,54 @@ static bool session_valid(const struct mn_session *s, size_t extra, unsigned ind
 	return true;
 }
 
-/* Finds the module, loads the site table and initializes the worker; fail() on any error. */
-static void start_module(struct backend *b)
+/* The site table, shared by every hosted module; fail_all() when it does not load. */
+static void load_run(struct host *h)
 {
-	const struct mn_session *s = b->s;
-	char why[200] = "";
+	const struct mn_session *s = h->s;
+	char why[200] = "", msg[260];
+	int err;
+
+	err = mn_run_create(&h->run, s->sites_len ? mn_session_sites(s) : NULL, s->sites_len, why,
+			    sizeof(why));
+	if (err) {
+		snprintf(msg, sizeof(msg), "cannot load the site table: %s",
+			 err == -EINVAL ? why : strerror(-err));
+		fail_all(h, msg);
+		return;
+	}
+	if (s->values_len)
+		mn_run_values_attach(h->run, (struct mn_value_set *)((char *)s + s->values_off),
+				     s->values_len);
+	h->run->verbose = s->verbose != 0;
+	h->run->workers = s->workers ? s->workers : 1;
+	if (s->site_count && s->site_count != h->run->count && s->verbose)
+		mn_backend_msg("the session says %u sites, the table has %u", s->site_count,
+			       h->run->count);
+}
+
+/*
+ * How many states module b gets: one per worker thread when it shards and workers split the
+ * work by shard (MN_SPLIT_SHARD, or a module alone in its process), else one.
+ */
+static unsigned module_workers(const struct host *h, const struct backend *b)
+{
+	unsigned n = mn_run_workers(h->run);
+
+	if (n == 1 || (h->nmods > 1 && h->s->split == MN_SPLIT_MODULE))
+		return 1;
+	if (b->mod->shard == MN_SHARD_NONE || !b->mod->merge) {
+		if (h->s->verbose)
+			mn_backend_msg("%s: the module does not shard its events; running 1 worker, "
+				       "not %u", b->name, n);
+		return 1;
+	}
+	return n;
+}
+
+/* Finds module b and initializes its workers; fail() on any error. */
+static void start_module(struct host *h, struct backend *b)
+{
+	unsigned n;
 	int err;
 
 	b->mod = mn_module_find(b->name);
@@ -267,33 +359,9 @@ static void start_module(struct backend *b)
 		fail(b, "unknown module (this mnemo-backend has: %s)", known);
 		return;
 	}
-	err = mn_run_create(&b->run, s->sites_len ? mn_session_sites(s) : NULL, s->sites_len, why,
-			    sizeof(why));
-	if (err) {
-		fail(b, "cannot load the site table: %s", err == -EINVAL ? why : strerror(-err));
-		return;
-	}
-	if (s->values_len)
-		mn_run_values_attach(b->run, (struct mn_value_set *)((char *)s + s->values_off),
-				     s->values_len);
-	b->run->verbose = s->verbose != 0;
-	b->run->workers = s->workers ? s->workers : 1;
-	if (s->site_count && s->site_count != b->run->count && s->verbose)
-		mn_backend_msg("%s: the session says %u sites, the table has %u", b->name,
-			       s->site_count, b->run->count);
-
-	/*
-	 * Data parallelism (PROMPT 4.2): nworkers states, each fed every buffer by its own thread and
-	 * handling the events it owns (driver.c); merged in worker order at the end.  A module that
-	 * does not shard, or cannot merge, runs one worker whatever was asked.
-	 */
-	unsigned n = mn_run_workers(b->run);
-	if (n > 1 && (b->mod->shard == MN_SHARD_NONE || !b->mod->merge)) {
-		if (s->verbose)
-			mn_backend_msg("%s: the module does not shard its events; running 1 worker, "
-				       "not %u", b->name, n);
-		n = 1;
-	}
+	/* Data parallelism (PROMPT 4.2): n states, each handling the events it owns (driver.c),
+	 * merged in worker order at the end. */
+	n = module_workers(h, b);
 	b->workers = calloc(n, sizeof(*b->workers));
 	b->wstats = calloc(n, sizeof(*b->wstats));
 	if (!b->workers || !b->wstats) {
@@ -310,23 +378,65 @@ static void start_module(struct backend *b)
 			fail(b, "cannot allocate its state: %s", strerror(ENOMEM));
 			return;
 		}
-		err = b->mod->init ? b->mod->init(w->state, b->run) : 0;
+		err = b->mod->init ? b->mod->init(w->state, h->run) : 0;
 		if (err) {
 			fail(b, "cannot start: %s", strerror(err < 0 ? -err : err));
 			return;
 		}
 		b->ninit = i + 1;
 	}
-	err = mn_pool_create(&b->pool, n - 1);
-	if (err) {
-		fail(b, "cannot start %u worker threads: %s", n - 1, strerror(-err));
-		return;
-	}
 }
 
-/* Worker i's share of one buffer: it decodes every record and handles the ones it owns. */
+/* The lane holding the fewest workers, the first of them on a tie. */
+static struct lane *emptiest(struct host *h)
+{
+	struct lane *l = &h->lanes[0];
+
+	for (unsigned i = 1; i < h->nlanes; i++)
+		if (h->lanes[i].n < l->n)
+			l = &h->lanes[i];
+	return l;
+}
+
+/*
+ * Puts every running module's workers in lanes, one lane per worker thread: worker i of a module
+ * with several in lane i (split by shard), a module with one worker in the emptiest lane (split
+ * by module, and the modules that do not shard), in module order.  Then starts the pool.
+ * Returns 0, or -errno when the pool cannot start (every module fails then).
+ */
+static int make_lanes(struct host *h)
+{
+	unsigned threads = mn_run_workers(h->run);
+	char why[120];
+	int err;
+
+	h->nlanes = threads < LANES_MAX ? threads : LANES_MAX;
+	for (unsigned m = 0; m < h->nmods; m++) {
+		struct backend *b = &h->mods[m];
+
+		for (unsigned i = 0; b->mod && i < b->nworkers; i++) {
+			struct lane *l = b->nworkers > 1 ? &h->lanes[i] : emptiest(h);
+
+			l->ws[l->n] = &b->workers[i];
+			l->st[l->n++] = &b->wstats[i];
+		}
+	}
+	while (h->nlanes > 1 && !h->lanes[h->nlanes - 1].n)
+		h->nlanes--;
+	err = mn_pool_create(&h->pool, h->nlanes - 1);
+	if (err) {
+		snprintf(why, sizeof(why), "cannot start %u worker threads: %s", h->nlanes - 1,
+			 strerror(-err));
+		memset(h->lanes, 0, sizeof(h->lanes));   /* they point into the workers */
+		h->nlanes = 0;
+		fail_all(h, why);
+	}
+	return err;
+}
+
+/* Lane i's share of one buffer. */
 struct job {
-	struct backend *b;
+	struct host *h;
 	const uint64_t *words;
 	size_t n;
 };
@@ -334,11 +444,13 @@ struct job {
 static void job_run(void *arg, unsigned i)
 {
 	const struct job *j = arg;
+	const struct lane *l = &j->h->lanes[i];
 
-	mn_worker_run(&j->b->workers[i], &j->b->s->wire, j->words, j->n, &j->b->wstats[i]);
+	if (l->n)
+		mn_lane_run(l->ws, l->n, &j->h->s->wire, j->words, j->n, l->st);
 }
 
-/* Folds every worker into worker 0, in worker order, and frees them (not worker 0). */
+/* Folds every worker of b into worker 0, in worker order, and frees them (not worker 0). */
 static void workers_merge(struct backend *b)
 {
 	for (unsigned i = 1; i < b->nworkers; i++) {
@@ -349,31 +461,37 @@ static void workers_merge(struct backend *b)
 		b->workers[i].state = NULL;
 	}
 	b->ninit = b->nworkers ? 1 : 0;
-	mn_pool_destroy(b->pool);
-	b->pool = NULL;
 }
 
-/* Pops every buffer until the stream ends; returns 0 or the queue's -errno. */
-static int consume(struct backend *b)
+/*
+ * Pops every buffer until the stream ends, each decoded by every lane (none when every module
+ * failed: the leader still drains, to see the end); returns 0 or the queue's -errno.
+ */
+static int consume(struct host *h)
 {
 	const uint64_t *words;
 	size_t n;
 	int r;
 
-	while ((r = mn_queue_pop(b->q, &words, &n)) > 0) {
-		if (b->mod && b->nworkers == 1) {
-			mn_worker_run(&b->workers[0], &b->s->wire, words, n, &b->wstats[0]);
-		} else if (b->mod) {
-			struct job j = { b, words, n };
+	while ((r = mn_queue_pop(h->q, &words, &n)) > 0) {
+		struct job j = { h, words, n };
 
-			/* Every worker is done with the buffer before it goes back to the queue. */
-			mn_pool_run(b->pool, job_run, &j);
-		}
-		mn_queue_release(b->q);
+		/* Every lane is done with the buffer before it goes back to the queue. */
+		if (h->nlanes > 1)
+			mn_pool_run(h->pool, job_run, &j);
+		else
+			job_run(&j, 0);
+		mn_queue_release(h->q);
 	}
+	mn_pool_destroy(h->pool);
+	h->pool = NULL;
 	/* The stream is over: what is still pending will never be closed.  Every worker decoded the
 	 * same records: worker 0 speaks for the stream (summaries counted once, not per worker). */
-	if (b->mod) {
+	for (unsigned m = 0; m < h->nmods; m++) {
+		struct backend *b = &h->mods[m];
+
+		if (!b->mod)
+			continue;
 		for (unsigned i = 0; i < b->nworkers; i++)
 			mn_worker_finish(&b->workers[i], &b->wstats[i]);
 		b->stats = b->wstats[0];
@@ -555,126 +673,180 @@ static void await_profile(struct mn_session *s)
 	}
 }
 
-/* numa_node: the node to bind to, or -1. */
-static int run_backend(int fd, unsigned index, int numa_node)
+/*
+ * Attaches as consumer index and checks the session; NULL-free h->s on success.  On failure it
+ * says why, and marks the slot FAILED when the slot layout is known; returns false.
+ */
+static bool attach(struct host *h, int fd, unsigned index)
 {
-	struct backend b = { .index = index };
-	__typeof__(b.s->backend[0]) *slot;
-	struct mn_leader_input lin = { 0 };
 	char why[300];
-	double ended_at;
-	int r, status = 0;
+	int r;
 
-	r = mn_queue_attach(&b.q, fd, index);
+	r = mn_queue_attach(&h->q, fd, index);
 	if (r) {
 		mn_backend_msg("cannot attach to the event queue (fd %d, consumer %u): %s", fd,
 			       index, strerror(-r));
-		return 1;
+		return false;
 	}
-	b.s = mn_queue_extra(b.q);
-	if (!b.s || !session_valid(b.s, mn_queue_extra_bytes(b.q), index, why, sizeof(why))) {
-		mn_backend_msg("%s", b.s ? why : "the queue has no session block");
-		/* The slot layout is known only when magic and version match. */
-		if (b.s && mn_queue_extra_bytes(b.q) >= sizeof(*b.s) &&
-		    b.s->magic == MN_SESSION_MAGIC && b.s->version == MN_SESSION_VERSION) {
-			slot = &b.s->backend[index];
-			snprintf(slot->why, sizeof(slot->why), "%s", why);
-			/* Publishes why; pairs with the runtime's acquire load of the state. */
-			mn_store_release(&slot->state, MN_BACKEND_FAILED);
-			mn_word_wake(&slot->state);
-		}
-		mn_queue_detach(b.q);
-		return 1;
+	h->s = mn_queue_extra(h->q);
+	if (h->s && session_valid(h->s, mn_queue_extra_bytes(h->q), index, why, sizeof(why)))
+		return true;
+	mn_backend_msg("%s", h->s ? why : "the queue has no session block");
+	/* The slot layout is known only when magic and version match. */
+	if (h->s && mn_queue_extra_bytes(h->q) >= sizeof(*h->s) &&
+	    h->s->magic == MN_SESSION_MAGIC && h->s->version == MN_SESSION_VERSION &&
+	    index < MN_MAX_MODULES) {
+		__typeof__(h->s->backend[0]) *slot = &h->s->backend[index];
+
+		snprintf(slot->why, sizeof(slot->why), "%s", why);
+		/* Publishes why; pairs with the runtime's acquire load of the state. */
+		mn_store_release(&slot->state, MN_BACKEND_FAILED);
+		mn_word_wake(&slot->state);
 	}
-	slot = &b.s->backend[index];
-	/* Buffers zeroed off the decoding thread; without that thread (Lamport mode, no memory),
-	 * mn_queue_release() zeroes them itself. */
-	(void)mn_queue_zero_behind(b.q);
-	memcpy(b.name, b.s->modules[index], MN_MODULE_NAME_MAX);
-	b.name[MN_MODULE_NAME_MAX] = '\0';
-	slot->pid = (int32_t)getpid();
-	/* Publishes pid; the leader reads it after an acquire load of state. */
-	mn_store_release(&slot->state, MN_BACKEND_RUNNING);
-	mn_word_wake(&slot->state);
+	mn_queue_detach(h->q);
+	return false;
+}
 
-	/* Before the module allocates its state: that memory then comes from the node too. */
-	if (numa_node >= 0)
-		bind_to_node(b.name, numa_node, b.s->verbose != 0);
-	start_module(&b);
-	if (b.failed && (index != 0 || b.s->nmodules == 1)) {
-		/* Nobody needs this consumer any more: leave, so the producer stops waiting. */
-		if (index == 0) {
-			/* Said why above (and in the slot); nothing more to write. */
-			mn_store_release(&b.s->profile_done, MN_PROFILE_FAILED);
-			mn_word_wake(&b.s->profile_done);
-		}
-		mn_run_destroy(b.run);
-		mn_queue_detach(b.q);
-		return 1;
+/* Claims the slots of the modules this process hosts: every one, or its consumer index's. */
+static void claim_slots(struct host *h)
+{
+	const struct mn_session *s = h->s;
+	unsigned first = s->nbackends == 1 ? 0 : h->index;
+
+	h->nmods = s->nbackends == 1 ? s->nmodules : 1;
+	for (unsigned i = 0; i < h->nmods; i++) {
+		struct backend *b = &h->mods[i];
+		__typeof__(h->s->backend[0]) *slot = &h->s->backend[first + i];
+
+		*b = (struct backend){ .s = h->s, .index = first + i };
+		memcpy(b->name, s->modules[first + i], MN_MODULE_NAME_MAX);
+		b->name[MN_MODULE_NAME_MAX] = '\0';
+		slot->pid = (int32_t)getpid();
+		/* Publishes pid; the leader reads it after an acquire load of state. */
+		mn_store_release(&slot->state, MN_BACKEND_RUNNING);
+		mn_word_wake(&slot->state);
 	}
-	if (b.s->verbose)
-		mn_backend_msg("%s: consumer %u running, pid %d", b.name, index, (int)getpid());
+}
 
-	r = consume(&b);
-	ended_at = monotonic_now();
-	slot->events = b.stats.events;
-	if (!b.failed && b.mod)
-		workers_merge(&b);
-	if (r < 0 && !b.failed)
-		fail(&b, "cannot read the event queue: %s", strerror(-r));
+/* Merges b's workers and writes its section file; its slot then says WRITTEN, or FAILED. */
+static void finish_module(struct backend *b, int r)
+{
+	__typeof__(b->s->backend[0]) *slot = &b->s->backend[b->index];
 
-	if (!b.failed) {
-		int fd = section_create(&b, slot->section_path, sizeof(slot->section_path));
-		int err = fd < 0 ? fd : write_section(&b, fd, slot->section_path);
+	slot->events = b->stats.events;
+	if (!b->failed && b->mod)
+		workers_merge(b);
+	if (r < 0 && !b->failed)
+		fail(b, "cannot read the event queue: %s", strerror(-r));
+	if (!b->failed) {
+		int fd = section_create(b, slot->section_path, sizeof(slot->section_path));
+		int err = fd < 0 ? fd : write_section(b, fd, slot->section_path);
 
 		if (err == -EINVAL && fd >= 0) {
-			fail(&b, "its emit() wrote a malformed section (a key without a value, "
-				 "a value where a key belongs, or an unclosed collection)");
+			fail(b, "its emit() wrote a malformed section (a key without a value, "
+				"a value where a key belongs, or an unclosed collection)");
 		} else if (err) {
 			/* The folder, not the file's name: the file is gone, the folder is what the
 			 * user can act on (free space, permissions). */
 			char dir[WHY_PATH_MAX + 4];
 
-			fail(&b, "cannot write its section file in '%s': %s",
-			     why_dir(b.s->output, dir, sizeof(dir)), strerror(-err));
+			fail(b, "cannot write its section file in '%s': %s",
+			     why_dir(b->s->output, dir, sizeof(dir)), strerror(-err));
 		}
 	}
-	if (!b.failed) {
-		if (b.s->verbose)
-			mn_backend_msg("%s: %llu events, %llu corrupt records; section in '%s'",
-				       b.name, (unsigned long long)b.stats.events,
-				       (unsigned long long)b.stats.corrupt, slot->section_path);
-		/* Publishes the section file and events; pairs with the leader's acquire load. */
-		mn_store_release(&slot->state, MN_BACKEND_WRITTEN);
-		mn_word_wake(&slot->state);
-		workers_free(&b);
+	if (b->failed)
+		return;
+	if (b->s->verbose)
+		mn_backend_msg("%s: %llu events, %llu corrupt records; section in '%s'", b->name,
+			       (unsigned long long)b->stats.events,
+			       (unsigned long long)b->stats.corrupt, slot->section_path);
+	/* Publishes the section file and events; pairs with the leader's acquire load. */
+	mn_store_release(&slot->state, MN_BACKEND_WRITTEN);
+	mn_word_wake(&slot->state);
+	workers_free(b);
+}
+
+/* What the stream held, as the first module that ran saw it (every one decodes every record). */
+static uint64_t host_events(const struct host *h)
+{
+	for (unsigned i = 0; i < h->nmods; i++)
+		if (!h->mods[i].failed)
+			return h->mods[i].stats.events;
+	return 0;
+}
+
+/* numa_node: the node to bind to, or -1. */
+static int run_backend(int fd, unsigned index, int numa_node)
+{
+	struct host h = { .index = index };
+	struct mn_leader_input lin = { 0 };
+	bool failed = false;
+	double ended_at;
+	int r, status = 0;
+
+	if (!attach(&h, fd, index))
+		return 1;
+	/* Buffers zeroed off the decoding thread; without that thread (Lamport mode, no memory),
+	 * mn_queue_release() zeroes them itself. */
+	(void)mn_queue_zero_behind(h.q);
+	claim_slots(&h);
+
+	/* Before the modules allocate their state: that memory then comes from the node too. */
+	if (numa_node >= 0)
+		bind_to_node(h.mods[0].name, numa_node, h.s->verbose != 0);
+	load_run(&h);
+	for (unsigned i = 0; i < h.nmods && h.run; i++)
+		start_module(&h, &h.mods[i]);
+	if (any_running(&h))
+		make_lanes(&h);
+	if (!any_running(&h) && (index != 0 || h.s->nmodules == 1)) {
+		/* Nobody needs this consumer any more: leave, so the producer stops waiting. */
+		if (index == 0) {
+			/* Said why above (and in the slot); nothing more to write. */
+			mn_store_release(&h.s->profile_done, MN_PROFILE_FAILED);
+			mn_word_wake(&h.s->profile_done);
+		}
+		mn_run_destroy(h.run);
+		mn_queue_detach(h.q);
+		return 1;
+	}
+	if (h.s->verbose)
+		mn_backend_msg("consumer %u running %u module%s on %u thread%s, pid %d", index,
+			       h.nmods, h.nmods > 1 ? "s" : "", h.nlanes, h.nlanes > 1 ? "s" : "",
+			       (int)getpid());
+
+	r = consume(&h);
+	ended_at = monotonic_now();
+	for (unsigned i = 0; i < h.nmods; i++) {
+		finish_module(&h.mods[i], r);
+		failed |= h.mods[i].failed;
 	}
 
 	if (index == 0) {
-		if (!b.run && b.s->sites_len)   /* failed early: still symbolize */
-			mn_run_create(&b.run, mn_session_sites(b.s), b.s->sites_len, NULL, 0);
-		lin.s = b.s;
-		lin.run = b.run;
+		if (!h.run && h.s->sites_len)   /* failed early: still symbolize */
+			mn_run_create(&h.run, mn_session_sites(h.s), h.s->sites_len, NULL, 0);
+		lin.s = h.s;
+		lin.run = h.run;
 		lin.index = index;
-		lin.events = b.stats.events;
+		lin.events = host_events(&h);
 		lin.stream_ended = r == 0;
-		lin.producer_died = r == 0 && mn_queue_producer_died(b.q);
+		lin.producer_died = r == 0 && mn_queue_producer_died(h.q);
 		lin.stream_end_monotonic = ended_at;
 		if (mn_leader_finish(&lin))
 			status = 1;
-	} else if (!b.failed) {
+	} else if (!h.mods[0].failed) {
 		/*
 		 * The leader removes the section once the profile is written; should it die first,
 		 * or never start, nobody would.  The name is this run's alone, so removing it again
 		 * after the leader did harms nobody.
 		 */
-		await_profile(b.s);
-		unlink(slot->section_path);
+		await_profile(h.s);
+		unlink(h.s->backend[index].section_path);
 	}
-	if (b.failed)
+	if (failed)
 		status = 1;
-	mn_run_destroy(b.run);
-	mn_queue_detach(b.q);
+	mn_run_destroy(h.run);
+	mn_queue_detach(h.q);
 	return status;
 }
 

@@ -148,6 +148,15 @@ bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen);
 void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *words,
 		   size_t nwords, struct mn_decode_stats *st);
 /*
+ * One decode for several modules (a lane, run by one thread): decodes the buffer's records once
+ * and calls, for each, the handler of every worker ws[0..n) that takes the event and owns it, in
+ * that order; st[k] is ws[k]'s.  Each worker sees exactly what mn_worker_run() would show it.
+ * n == 1 is mn_worker_run().  n is at most MN_LANE_MAX.
+ */
+#define MN_LANE_MAX MN_MAX_MODULES
+void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *wire,
+		 const uint64_t *words, size_t nwords, struct mn_decode_stats *const *st);
+/*
  * Ends w's stream: entries still on its pending stack (summary records that no loop_summary
  * closed, and the summarized accesses of mixed loops left open) are added to st->lost_pending,
  * and the stack and the open mixed loops are freed.  st may be NULL (a worker being torn down

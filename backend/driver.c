@@ -59,6 +59,10 @@
 
 bool mn_wire_valid(const struct mn_wire *w, char *why, size_t whylen)
 {
+	if (w->flags & ~MN_WIRE_POINTER) {
+		snprintf(why, whylen, "unknown flags %#x", (unsigned)w->flags);
+		return false;
+	}
 	for (unsigned c = 0; c < MN_WIRE_MAX_EVENTS; c++) {
 		unsigned n = w->nwords[c];
 
@@ -141,6 +145,11 @@ static void decoders_make(struct decoder dec[256], const struct mn_wire *wire)
 			d->shift[i] = a->shift;
 			d->mask[i] = a->bits == 64 ? UINT64_MAX : (UINT64_C(1) << a->bits) - 1;
 		}
+	}
+	/* A pointer's load or store: the plain code's record with MN_CODE_POINTER set (queue.h). */
+	if (wire->flags & MN_WIRE_POINTER) {
+		dec[MN_EV_LOAD | MN_CODE_POINTER] = dec[MN_EV_LOAD];
+		dec[MN_EV_STORE | MN_CODE_POINTER] = dec[MN_EV_STORE];
 	}
 }
 
@@ -599,6 +608,17 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 		if (m->store && MINE_ACCESS(ARG(1), ARG(3)))
 			m->store(st, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3));
 		return d->nwords;
+	/* A pointer's access: m's plain handlers may be filtered out (pointer_only), not these. */
+	case MN_EV_LOAD | MN_CODE_POINTER:
+		d = &dec[MN_EV_LOAD | MN_CODE_POINTER];
+		if (w->mod->load && MINE_ACCESS(ARG(1), ARG(3)))
+			w->mod->load(st, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3));
+		return d->nwords;
+	case MN_EV_STORE | MN_CODE_POINTER:
+		d = &dec[MN_EV_STORE | MN_CODE_POINTER];
+		if (w->mod->store && MINE_ACCESS(ARG(1), ARG(3)))
+			w->mod->store(st, (uint32_t)ARG(0), ARG(1), ARG(2), (uint32_t)ARG(3));
+		return d->nwords;
 	case MN_EV_POINTER_CREATE:
 		d = &dec[MN_EV_POINTER_CREATE];
 		if (m->pointer_create && MINE_ADDR(ARG(1)))
@@ -767,11 +787,12 @@ static inline size_t ahead(const struct decoder *dec, const uint64_t *words, siz
 /* The decode loop, instantiated with and without sharding, and with and without the lookahead
  * (sm NULL: none) (mn_worker_run()). */
 static inline __attribute__((always_inline)) void
-run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_t nwords,
-    struct mn_decode_stats *st, bool sharded, const struct shadow_map *sm)
+run(struct mn_worker *w, const struct mn_module *mod, const struct decoder *dec,
+    const uint64_t *words, size_t nwords, struct mn_decode_stats *st, bool sharded,
+    const struct shadow_map *sm)
 {
 	/* A copy that no handler can change, so its pointers stay in registers across the calls. */
-	const struct mn_module m = *w->mod;
+	const struct mn_module m = *mod;
 	void *state = w->state;
 	uint64_t events = 0, values = st->values;
 	size_t i = 0, j = 0;
@@ -805,30 +826,187 @@ run(struct mn_worker *w, const struct decoder *dec, const uint64_t *words, size_
 	st->events += events - (st->values - values);
 }
 
+/*
+ * w's module as the decode loop calls it: with the wire's pointer flag, a pointer_only module has
+ * no handler for plain loads and stores (records of other values, and the accesses of summaries
+ * and mixed loops, which are never a pointer's then); dispatch() calls w->mod's for a pointer's.
+ * Also tells a sharded worker its share, once.
+ */
+static struct mn_module worker_module(struct mn_worker *w, const struct mn_wire *wire)
+{
+	struct mn_module m = *w->mod;
+
+	if ((wire->flags & MN_WIRE_POINTER) && m.pointer_only)
+		m.load = m.store = NULL;
+	if (w->nworkers > 1 && m.shard_worker && !w->told) {
+		m.shard_worker(w->state, w->id, w->nworkers);
+		w->told = true;
+	}
+	return m;
+}
+
+/* The mapping of the shadow w's module names (mn_module.shadow), or false when it names none. */
+static bool shadow_of(const struct mn_worker *w, struct shadow_map *sm)
+{
+	const struct mn_shadow *sh = w->mod->shadow ? w->mod->shadow(w->state) : NULL;
+
+	if (sh)
+		*sm = (struct shadow_map){ sh->base, sh->fold_mask, sh->granule_shift,
+					   sh->meta_shift };
+	return sh != NULL;
+}
+
 void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64_t *words,
 		   size_t nwords, struct mn_decode_stats *st)
 {
 	struct decoder dec[256];   /* by the low byte of word 0: every byte value has an entry */
-	const struct mn_shadow *sh = w->mod->shadow ? w->mod->shadow(w->state) : NULL;
-	struct shadow_map sm = { 0 };
+	const struct mn_module m = worker_module(w, wire);
+	struct shadow_map sm;
+	bool sh = shadow_of(w, &sm);
 
 	decoders_make(dec, wire);
-	if (w->nworkers > 1 && w->mod->shard_worker && !w->told) {
-		w->mod->shard_worker(w->state, w->id, w->nworkers);
-		w->told = true;
-	}
 	/* Four instances, so that a module without a shadow keeps the loop it had before the
 	 * lookahead existed (a test of sh per record cost null 15% on a list walk). */
-	if (sh)
-		sm = (struct shadow_map){ sh->base, sh->fold_mask, sh->granule_shift, sh->meta_shift };
 	if (w->nworkers == 1 && sh)
-		run(w, dec, words, nwords, st, false, &sm);
+		run(w, &m, dec, words, nwords, st, false, &sm);
 	else if (w->nworkers == 1)
-		run(w, dec, words, nwords, st, false, NULL);
+		run(w, &m, dec, words, nwords, st, false, NULL);
 	else if (sh)
-		run(w, dec, words, nwords, st, true, &sm);
+		run(w, &m, dec, words, nwords, st, true, &sm);
 	else
-		run(w, dec, words, nwords, st, true, NULL);
+		run(w, &m, dec, words, nwords, st, true, NULL);
+}
+
+/* ---- Lanes: one decode for several modules --------------------------------------------------- */
+
+/* One handler of a load or store in a lane: w NULL when its worker owns every access. */
+struct lane_sub {
+	void (*fn)(void *, uint32_t, uint64_t, uint64_t, uint32_t);
+	void *state;
+	const struct mn_worker *w;
+};
+
+/* The lane's workers as its decode loop calls them (lane_make()). */
+struct lane {
+	struct mn_module m[MN_LANE_MAX];       /* worker_module() of each */
+	struct lane_sub sub[4][MN_LANE_MAX];   /* handlers of load, store, a pointer's load, store */
+	unsigned nsub[4];
+};
+
+enum { SUB_LOAD, SUB_STORE, SUB_PTR_LOAD, SUB_PTR_STORE };
+
+static void lane_add(struct lane *L, unsigned kind, void (*fn)(void *, uint32_t, uint64_t,
+		     uint64_t, uint32_t), struct mn_worker *w)
+{
+	if (fn)
+		L->sub[kind][L->nsub[kind]++] = (struct lane_sub){
+			fn, w->state, w->nworkers > 1 ? w : NULL };
+}
+
+static void lane_make(struct lane *L, struct mn_worker *const *ws, unsigned n,
+		      const struct mn_wire *wire)
+{
+	memset(L->nsub, 0, sizeof(L->nsub));
+	for (unsigned k = 0; k < n; k++) {
+		L->m[k] = worker_module(ws[k], wire);
+		lane_add(L, SUB_LOAD, L->m[k].load, ws[k]);
+		lane_add(L, SUB_STORE, L->m[k].store, ws[k]);
+		lane_add(L, SUB_PTR_LOAD, ws[k]->mod->load, ws[k]);
+		lane_add(L, SUB_PTR_STORE, ws[k]->mod->store, ws[k]);
+	}
+}
+
+/* A load or store record, decoded once, to every handler of its kind that owns it. */
+static inline __attribute__((always_inline)) size_t
+lane_access(const struct lane *L, unsigned kind, const struct decoder *d, const uint64_t *rec)
+{
+	const struct lane_sub *s = L->sub[kind];
+	const uint32_t site = (uint32_t)((rec[d->word[0]] >> d->shift[0]) & d->mask[0]);
+	const uint64_t addr = (rec[d->word[1]] >> d->shift[1]) & d->mask[1];
+	const uint64_t value = (rec[d->word[2]] >> d->shift[2]) & d->mask[2];
+	const uint32_t size = (uint32_t)((rec[d->word[3]] >> d->shift[3]) & d->mask[3]);
+
+	for (unsigned k = 0, n = L->nsub[kind]; k < n; k++)
+		if (!s[k].w || owns_access(s[k].w, site, addr, size))
+			s[k].fn(s[k].state, site, addr, value, size);
+	return d->nwords;
+}
+
+/* Any other record: each worker's dispatch(), in lane order.  Returns the record's length. */
+static size_t lane_other(const struct lane *L, struct mn_worker *const *ws, unsigned n,
+			 const struct decoder *dec, const uint64_t *rec, unsigned code,
+			 struct mn_decode_stats *const *st)
+{
+	size_t len = dec[code].nwords;
+
+	for (unsigned k = 0; k < n; k++) {
+		if (ws[k]->nworkers > 1)
+			dispatch(&L->m[k], ws[k]->state, ws[k], dec, rec, code, st[k], true);
+		else
+			dispatch(&L->m[k], ws[k]->state, ws[k], dec, rec, code, st[k], false);
+	}
+	return len;
+}
+
+void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *wire,
+		 const uint64_t *words, size_t nwords, struct mn_decode_stats *const *st)
+{
+	struct decoder dec[256];
+	struct lane L;
+	struct shadow_map sm;
+	bool sh = false;
+	uint64_t events = 0, values[MN_LANE_MAX];
+	size_t i = 0, j = 0;
+
+	if (n == 1) {   /* the loop made for one module */
+		mn_worker_run(ws[0], wire, words, nwords, st[0]);
+		return;
+	}
+	decoders_make(dec, wire);
+	lane_make(&L, ws, n, wire);
+	for (unsigned k = 0; k < n && !sh; k++)
+		sh = shadow_of(ws[k], &sm);
+	for (unsigned k = 0; k < n; k++)
+		values[k] = st[k]->values;
+
+	for (unsigned k = 0; sh && k < AHEAD_RECORDS && j < nwords; k++)
+		j = ahead(dec, words, j, nwords, &sm);
+	while (i < nwords) {
+		const uint64_t *rec = words + i;
+		unsigned code = (unsigned)(rec[0] & 0xff);
+
+		__builtin_prefetch(rec + PREFETCH_WORDS);   /* as in run() */
+		if (__builtin_expect((size_t)dec[code].nwords - 1 >= nwords - i, 0)) {
+			if (!rec[0]) {
+				i++;
+				continue;
+			}
+			for (unsigned k = 0; k < n; k++)
+				st[k]->corrupt++;
+			break;
+		}
+		if (sh && j < nwords)
+			j = ahead(dec, words, j, nwords, &sm);
+		switch (code) {
+		case MN_EV_LOAD:
+			i += lane_access(&L, SUB_LOAD, &dec[MN_EV_LOAD], rec);
+			break;
+		case MN_EV_STORE:
+			i += lane_access(&L, SUB_STORE, &dec[MN_EV_STORE], rec);
+			break;
+		case MN_EV_LOAD | MN_CODE_POINTER:
+			i += lane_access(&L, SUB_PTR_LOAD, &dec[MN_EV_LOAD | MN_CODE_POINTER], rec);
+			break;
+		case MN_EV_STORE | MN_CODE_POINTER:
+			i += lane_access(&L, SUB_PTR_STORE, &dec[MN_EV_STORE | MN_CODE_POINTER], rec);
+			break;
+		default:
+			i += lane_other(&L, ws, n, dec, rec, code, st);
+		}
+		events++;
+	}
+	for (unsigned k = 0; k < n; k++)
+		st[k]->events += events - (st[k]->values - values[k]);
 }
 
 void mn_word_wake(uint32_t *w)

@@ -585,6 +585,51 @@ static void say_no_section(const struct mn_session *s, const struct section *sec
 		"(%s)\n", s->output, why.buf);
 }
 
+static void write_backend(struct mn_prof *p, const char *key, const struct section *sec)
+{
+	mn_prof_key(p, key);
+	mn_prof_map_begin_flow(p);
+	mn_prof_kv_u64(p, "events", sec->events);
+	mn_prof_kv_u64(p, "peak_rss_kib", sec->peak_rss_kib);
+	mn_prof_kv_f64(p, "cpu_seconds", (double)sec->cpu_us / 1e6);
+	mn_prof_map_end(p);
+}
+
+/*
+ * What profiling cost, per backend process (the bench harness reads it): one entry per module's
+ * process, keyed by the module; or, when one process hosted them all, one entry keyed by the
+ * modules that wrote a section, joined by '+', with the process's peak memory and CPU time (the
+ * section written last saw the most of both).
+ */
+static void write_backends(struct mn_prof *p, const struct mn_session *s,
+			   const struct section *sec, char names[][MN_MODULE_NAME_MAX + 1])
+{
+	char key[MN_MAX_MODULES * (MN_MODULE_NAME_MAX + 1)] = "";
+	struct section one = { 0 };
+	size_t len = 0;
+
+	mn_prof_key(p, "backend");
+	mn_prof_map_begin(p);
+	for (unsigned i = 0; i < s->nmodules; i++) {
+		if (!sec[i].ok || sec[i].duplicate)
+			continue;
+		if (s->nbackends == 1) {
+			len += (size_t)snprintf(key + len, sizeof(key) - len, "%s%s", len ? "+" : "",
+						names[i]);
+			one.events = sec[i].events > one.events ? sec[i].events : one.events;
+			if (sec[i].peak_rss_kib > one.peak_rss_kib)
+				one.peak_rss_kib = sec[i].peak_rss_kib;
+			if (sec[i].cpu_us > one.cpu_us)
+				one.cpu_us = sec[i].cpu_us;
+			continue;
+		}
+		write_backend(p, names[i], &sec[i]);
+	}
+	if (len)
+		write_backend(p, key, &one);
+	mn_prof_map_end(p);
+}
+
 int mn_leader_finish(const struct mn_leader_input *in)
 {
 	struct mn_session *s = in->s;
@@ -699,22 +744,8 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	write_program(p, in, ended, events, summarized);
 	if (in->run)   /* NULL only when the table could not be loaded */
 		write_binary(p, in->run);
-	/* What profiling cost, per backend process: the bench harness reads it. */
-	if (!in->s->reproducible) {
-		mn_prof_key(p, "backend");
-		mn_prof_map_begin(p);
-		for (unsigned i = 0; i < n; i++) {
-			if (!sec[i].ok || sec[i].duplicate)
-				continue;
-			mn_prof_key(p, names[i]);
-			mn_prof_map_begin_flow(p);
-			mn_prof_kv_u64(p, "events", sec[i].events);
-			mn_prof_kv_u64(p, "peak_rss_kib", sec[i].peak_rss_kib);
-			mn_prof_kv_f64(p, "cpu_seconds", (double)sec[i].cpu_us / 1e6);
-			mn_prof_map_end(p);
-		}
-		mn_prof_map_end(p);
-	}
+	if (!in->s->reproducible)
+		write_backends(p, s, sec, names);
 	mn_prof_kv_bool(p, "complete", r.len == 0);
 	if (r.len) {
 		mn_prof_kv_str(p, "incomplete_reason", r.buf);

@@ -58,6 +58,9 @@ struct mn_module {
 	size_t state_size;
 	enum mn_shard shard;
 	unsigned shard_shift;
+	/* events.yaml `accesses: pointer`: it hears only the loads and stores whose value is a
+	 * pointer (queue.h, MN_WIRE_POINTER).  The module-specs test holds the two together. */
+	bool pointer_only;
 
 	/* Returns 0 or -errno; the backend reports a failure and writes no section. */
 	int (*init)(void *st, const struct mn_run *run);

@@ -117,6 +117,17 @@ int mn_options_read(struct mn_options *o, mn_getenv_fn *get, void *ctx, char *er
 
 	/* A str option with a syntax of its own: checked here, and like a bad uint it keeps its
 	 * default. */
+	if (mn_options_choice(o->backends, mn_options_backends) < 0) {
+		set_err(ret ? NULL : err, errlen, "MNEMO_BACKENDS", o->backends,
+			"is not one or per-module");
+		o->backends = "";
+		ret = -EINVAL;
+	}
+	if (mn_options_choice(o->split, mn_options_splits) < 0) {
+		set_err(ret ? NULL : err, errlen, "MNEMO_SPLIT", o->split, "is not shard or module");
+		o->split = "";
+		ret = -EINVAL;
+	}
 	if (mn_options_numa(o->numa, &numa)) {
 		set_err(ret ? NULL : err, errlen, "MNEMO_NUMA", o->numa,
 			"is not auto, off or a node number (0..1023)");
@@ -152,6 +163,19 @@ int mn_options_sample(const char *env, const char *val, unsigned *n, char *err, 
 	}
 	*n = (unsigned)v;
 	return 0;
+}
+
+const char *const mn_options_backends[] = { "one", "per-module", NULL };
+const char *const mn_options_splits[] = { "shard", "module", NULL };   /* enum mn_split */
+
+int mn_options_choice(const char *val, const char *const *choices)
+{
+	if (!val || !*val)
+		return 0;
+	for (int i = 0; choices[i]; i++)
+		if (!strcasecmp(val, choices[i]))
+			return i;
+	return -1;
 }
 
 int mn_options_numa(const char *val, int *mode)

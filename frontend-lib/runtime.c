@@ -718,6 +718,11 @@ static int wait_attached(unsigned i)
 		/* Pairs with the backend's release store of its state. */
 		uint32_t st = mn_load_acquire(state);
 
+		/* A module of one backend hosting several (it set its pid before it started them):
+		 * the backend goes on with the others, and the profile says which failed. */
+		if (st == MN_BACKEND_FAILED && rt.s->nbackends == 1 && rt.s->nmodules > 1 &&
+		    rt.s->backend[i].pid > 0)
+			return 0;
 		if (st == MN_BACKEND_FAILED) {
 			dprintf(STDERR_FILENO, "mnemo: backend '%s' for module '%s' failed: %.*s; "
 				"running unprofiled, no profile written\n", rt.backend_path,
@@ -1097,7 +1102,7 @@ static int setup(int argc, char **argv)
 	size_t argv_len;
 	uint32_t argc_seen;
 	char *args;
-	int nmod, ret, qfd, hi;
+	int nmod, nback, ret, qfd, hi;
 
 	ret = mn_options_read(&opt, env_lookup, NULL, err, sizeof(err));
 	if (opt.disable)
@@ -1157,15 +1162,18 @@ static int setup(int argc, char **argv)
 
 	cfg.buf_bytes = (size_t)opt.queue_mb << 20;
 	cfg.nbufs = MN_RT_NBUFS;
-	cfg.nconsumers = (unsigned)nmod;
+	/* One backend for every module, or one per module (MNEMO_BACKENDS=per-module). */
+	nback = mn_options_choice(opt.backends, mn_options_backends) == 1 ? nmod : 1;
+	cfg.nconsumers = (unsigned)nback;
 	/* One value set per site id, when a module takes `value` (abi.h); 7 bytes to align them. */
 	values_len = &__mnemo_value_sets && &__mnemo_value_sites && &__mnemo_site_count ?
 		     ((uint64_t)__mnemo_site_count + 1) * sizeof(struct mn_value_set) : 0;
 	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len + 7 + values_len;
 	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
-	if (cfg.lamport && nmod > 1) {
+	if (cfg.lamport && nback > 1) {
 		dprintf(STDERR_FILENO, "mnemo: the Lamport queue (--mnemo-queue=lamport) takes one "
-			"module, not %d; running unprofiled, no profile written\n", nmod);
+			"backend, not %d (MNEMO_BACKENDS=per-module); running unprofiled, no profile "
+			"written\n", nback);
 		free(args);
 		return -1;
 	}
@@ -1189,6 +1197,8 @@ static int setup(int argc, char **argv)
 	s->abi = MNEMO_ABI_VERSION;
 	s->producer_pid = rt.pid;
 	s->nmodules = (uint32_t)nmod;
+	s->nbackends = (uint32_t)nback;
+	s->split = (uint32_t)mn_options_choice(opt.split, mn_options_splits);
 	s->workers = opt.workers;
 	s->verbose = opt.verbose;
 	s->reproducible = opt.reproducible;
@@ -1235,7 +1245,7 @@ static int setup(int argc, char **argv)
 			"no profile written\n", backend, strerror(errno));
 		goto fail_queue;
 	}
-	for (int i = 0; i < nmod; i++) {
+	for (int i = 0; i < nback; i++) {
 		pid_t pid = spawn_backend(backend, hi, (unsigned)i);
 
 		if (pid < 0) {
@@ -1246,7 +1256,8 @@ static int setup(int argc, char **argv)
 		rt.backend_pid[rt.nbackends++] = pid;
 		if (rt.verbose)
 			dprintf(STDERR_FILENO, "mnemo: backend %s --fd %d --index %d%s (%s): "
-				"pid %d\n", backend, hi, i, node_arg, modules[i], (int)pid);
+				"pid %d\n", backend, hi, i, node_arg,
+				nback == nmod ? modules[i] : "every module", (int)pid);
 	}
 	for (unsigned i = 0; i < rt.nbackends; i++)
 		if (wait_attached(i))

@@ -60,6 +60,14 @@ int mn_options_output_path(char *out, size_t outlen, const char *pattern, const 
 int mn_options_select_modules(char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX], const char *built,
 			      const char *wanted, char *err, size_t errlen);
 
+/*
+ * A str option that names one of choices (NULL-terminated): its index, 0 for unset or empty (the
+ * first choice is the default), or -1 for anything else.  Case does not matter.
+ */
+int mn_options_choice(const char *val, const char *const *choices);
+extern const char *const mn_options_backends[];   /* MNEMO_BACKENDS: one, per-module */
+extern const char *const mn_options_splits[];     /* MNEMO_SPLIT: shard, module (enum mn_split) */
+
 /* MNEMO_NUMA as mn_options_numa() decodes it: one of these, or a node number. */
 enum {
 	MN_NUMA_OFF = -2,   /* "off": no placement, no binding */

@@ -38,6 +38,17 @@ enum mn_backend_state {
 	MN_BACKEND_FAILED = 3,   /* gave up; reason in `why` */
 };
 
+/*
+ * How a backend that hosts several modules splits them among its worker threads (MNEMO_WORKERS,
+ * MNEMO_SPLIT): each module that shards gets a state per thread and each thread the share of
+ * every such module's events it owns, or each module goes whole to one thread.  A module that
+ * does not shard is always whole; a backend that hosts one module always splits by shard.
+ */
+enum mn_split {
+	MN_SPLIT_SHARD = 0,
+	MN_SPLIT_MODULE = 1,
+};
+
 enum mn_profile_state {
 	MN_PROFILE_PENDING = 0,
 	MN_PROFILE_WRITTEN = 1,  /* the leader renamed the complete file into place */
@@ -67,6 +78,8 @@ struct mn_session {
 	/* Backend processes: 1, one hosting every module (the default), or nmodules, one per module
 	 * (MNEMO_BACKENDS=per-module).  Either way backend[i] is module i's slot. */
 	uint32_t nbackends;
+	uint32_t split;                     /* enum mn_split: how worker threads share the modules */
+	uint32_t pad1;
 	/* One struct mn_value_set per site id 0..site_count (abi.h), 8-byte aligned, when a module
 	 * takes `value`: the backend publishes each site's values there, the program reads them. */
 	uint64_t values_off, values_len;

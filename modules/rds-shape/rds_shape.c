@@ -1576,6 +1576,7 @@ const struct mn_module mn_module_rds_shape = {
 	       "stability)",
 	.state_size = sizeof(struct rds),
 	.shard = MN_SHARD_NONE,
+	.pointer_only = true,
 	.init = rds_init,
 	.fini = rds_fini,
 	.load = rds_load,

@@ -80,11 +80,13 @@ static void make_wire(struct mn_wire *w)
 	w->arg[15][0] = (struct mn_wire_arg){ .word = 0, .shift = 8, .bits = 32 };
 }
 
-/* Creates the queue and session for these modules and starts one backend per module. */
-static void run_start(struct run *r, const char *const *modules, unsigned n)
+/* Creates the queue and session for these modules and starts nback backends: one per module,
+ * or one for all. */
+static void run_start_backends(struct run *r, const char *const *modules, unsigned n,
+			       unsigned nback)
 {
 	struct mn_queue_config cfg = {
-		.buf_bytes = 4096, .nbufs = 2, .nconsumers = n,
+		.buf_bytes = 4096, .nbufs = 2, .nconsumers = nback,
 		.extra_bytes = sizeof(struct mn_session) + sizeof(sites_blob) + 64,
 	};
 	struct mn_session *s;
@@ -102,6 +104,7 @@ static void run_start(struct run *r, const char *const *modules, unsigned n)
 	s->abi = MNEMO_ABI_VERSION;
 	s->producer_pid = (int32_t)getpid();
 	s->nmodules = n;
+	s->nbackends = nback;
 	s->workers = 1;
 	s->site_count = 5;
 	s->start_monotonic = now_monotonic();
@@ -123,7 +126,7 @@ static void run_start(struct run *r, const char *const *modules, unsigned n)
 	s->argc = 3;
 	mn_queue_producer_start(r->q);
 
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < nback; i++) {
 		pid_t pid = fork();
 
 		assert_true(pid >= 0);
@@ -138,7 +141,13 @@ static void run_start(struct run *r, const char *const *modules, unsigned n)
 		}
 		r->backends[i] = pid;
 	}
-	r->nbackends = n;
+	r->nbackends = nback;
+}
+
+/* One backend per module. */
+static void run_start(struct run *r, const char *const *modules, unsigned n)
+{
+	run_start_backends(r, modules, n, n);
 }
 
 /* An access as the program sends it: its record, then its value (no published set here). */
@@ -284,6 +293,29 @@ static const struct mn_pnode *at(const struct mn_pnode *seq, size_t i)
 	assert_int_equal(mn_pnode_kind(seq), MN_PNODE_SEQ);
 	assert_true(i < mn_pnode_len(seq));
 	return mn_pnode_at(seq, i);
+}
+
+/* The text of module name's section under `modules:`, malloc'ed: its key's line to the next
+ * key at that indentation, or the end. */
+static char *section_text(struct prof *p, const char *name)
+{
+	char key[64];
+	const char *mods = strstr(p->text, "\nmodules:\n"), *from, *to;
+
+	assert_non_null(mods);
+	/* A key that reads as another type is quoted: "null". */
+	snprintf(key, sizeof(key), "\n  %s:", name);
+	from = strstr(mods, key);
+	snprintf(key, sizeof(key), "\n  '%s':", name);
+	from = from ? from : strstr(mods, key);
+	snprintf(key, sizeof(key), "\n  \"%s\":", name);
+	from = from ? from : strstr(mods, key);
+	if (!from)
+		fail_msg("no section %s under modules:", name);
+	for (to = from + 1; (to = strchr(to, '\n')) && to[1]; to++)
+		if (to[1] == ' ' && to[2] == ' ' && to[3] != ' ')
+			break;
+	return strndup(from, to ? (size_t)(to - from) : strlen(from));
 }
 
 static const char *key_at(struct prof *p, const struct mn_pnode *map, size_t i)
@@ -471,6 +503,77 @@ static void test_failed_leader_module(void **state)
 	run_cleanup(&r);
 }
 
+/*
+ * One backend hosting both: the unknown module fails, the other's section is written all the
+ * same, and the profile says which failed and why.  The backend's exit status says a module
+ * failed.
+ */
+static void test_failed_module_hosted(void **state)
+{
+	static const char *const first[] = { "value-pattern", "no-such-module" };
+	static const char *const last[] = { "no-such-module", "value-pattern" };
+	static const char *const *const sets[] = { first, last };
+	static const int st[] = { 1 };
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct run r;
+		struct prof p;
+
+		run_start_backends(&r, sets[k], 2, 1);
+		push_program();
+		assert_int_equal(run_finish(&r, 0, 0, 0), MN_PROFILE_WRITTEN);
+		run_reap(&r, st);
+		assert_int_equal(mn_load_acquire(&r.s->backend[k == 0].state), MN_BACKEND_FAILED);
+		assert_int_equal(mn_load_acquire(&r.s->backend[k].state), MN_BACKEND_WRITTEN);
+		prof_load(&p, r.output);
+		assert_string_equal(str(&p, p.root, "complete"), "false");
+		assert_non_null(strstr(str(&p, p.root, "incomplete_reason"),
+				       "module no-such-module failed: unknown module"));
+		assert_non_null(get(get(get(p.root, "modules"), "value-pattern"), "entries"));
+		assert_int_equal(len(get(get(get(p.root, "modules"), "value-pattern"), "entries")),
+				 3);
+		assert_null(get(get(p.root, "modules"), "no-such-module"));
+		/* One process: one entry for its cost, named after the module that wrote. */
+		assert_non_null(get(get(p.root, "backend"), "value-pattern"));
+		expect_only_profile(&r);
+		prof_free(&p);
+		run_cleanup(&r);
+	}
+}
+
+/* Two modules in one backend: each section as the module's own backend writes it. */
+static void test_hosted_sections_identical(void **state)
+{
+	static const char *const mods[] = { "value-pattern", "null" };
+	static const int ok1[] = { 0 }, ok2[] = { 0, 0 };
+	char *text[2][2];
+
+	for (unsigned nback = 1; nback <= 2; nback++) {
+		struct run r;
+		struct prof p;
+
+		run_start_backends(&r, mods, 2, nback);
+		push_program();
+		assert_int_equal(run_finish(&r, 0, 0, 0), MN_PROFILE_WRITTEN);
+		run_reap(&r, nback == 1 ? ok1 : ok2);
+		prof_load(&p, r.output);
+		assert_string_equal(str(&p, p.root, "complete"), "true");
+		for (unsigned m = 0; m < 2; m++)
+			text[nback - 1][m] = section_text(&p, mods[m]);
+		if (nback == 1)
+			assert_non_null(get(get(p.root, "backend"), "value-pattern+null"));
+		else
+			assert_non_null(get(get(p.root, "backend"), "null"));
+		prof_free(&p);
+		run_cleanup(&r);
+	}
+	for (unsigned m = 0; m < 2; m++) {
+		assert_string_equal(text[0][m], text[1][m]);
+		free(text[0][m]);
+		free(text[1][m]);
+	}
+}
+
 /* The program died of a signal and dropped events: complete: false, every reason given. */
 static void test_signal_and_dropped(void **state)
 {
@@ -654,6 +757,8 @@ int main(void)
 		cmocka_unit_test(test_profile_layout),
 		cmocka_unit_test(test_failed_backend),
 		cmocka_unit_test(test_failed_leader_module),
+		cmocka_unit_test(test_failed_module_hosted),
+		cmocka_unit_test(test_hosted_sections_identical),
 		cmocka_unit_test(test_signal_and_dropped),
 		cmocka_unit_test(test_corrupt_record),
 		cmocka_unit_test(test_zero_word_skipped),

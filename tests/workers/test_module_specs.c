@@ -71,6 +71,10 @@ static void test_specs_match_modules(void **state)
 		if (m->shard == MN_SHARD_ADDRESS && spec->shard_shift != m->shard_shift)
 			fail_msg("%s: shard_shift is %u in events.yaml, %u in the C module", *n,
 				 spec->shard_shift, m->shard_shift);
+		if ((spec->accesses == MN_ACCESSES_POINTER) != m->pointer_only)
+			fail_msg("%s: accesses is %s in events.yaml, but pointer_only is %s in the C "
+				 "module", *n, spec->accesses == MN_ACCESSES_POINTER ? "pointer" : "all",
+				 m->pointer_only ? "true" : "false");
 		if (m->shard != MN_SHARD_NONE && !m->merge)
 			fail_msg("%s shards its events but has no merge()", *n);
 		for (unsigned c = 1; c < MN_WIRE_MAX_EVENTS; c++) {
