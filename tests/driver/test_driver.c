@@ -1249,6 +1249,202 @@ static void test_mixed_handler(void **state)
 	script_free(&s);
 }
 
+/* ---- Lanes: one decode for several modules -------------------------------------------------- */
+
+/* A summary-taking recorder that takes mixed loops whole too. */
+static bool rec_mixed_whole(const void *st)
+{
+	(void)st;
+	return true;
+}
+
+static const struct mn_module whole = {
+	.name = "whole", .state_size = sizeof(struct log), .shard = MN_SHARD_NONE,
+	.load = rec_load, .store = rec_store, .loop_invoke = rec_invoke, .loop_iter = rec_iter,
+	.loop_exit = rec_exit, .func_entry = rec_fentry, .func_exit = rec_fexit,
+	.loop_summary = rec_summary, .mixed_whole = rec_mixed_whole,
+};
+
+static const struct mn_module pointers = {
+	.name = "pointers", .state_size = sizeof(struct log), .shard = MN_SHARD_NONE,
+	.pointer_only = true, .load = rec_load, .store = rec_store, .loop_invoke = rec_invoke,
+	.loop_iter = rec_iter, .loop_exit = rec_exit, .func_entry = rec_fentry,
+	.func_exit = rec_fexit,
+};
+
+/* One member of a lane: worker id of nw of module m. */
+struct member {
+	const struct mn_module *m;
+	unsigned id, nw;
+};
+
+/*
+ * The words through one lane of n members, cut at cuts[0..ncuts), then each one's stream ended:
+ * logs[k] and st[k] are member k's.
+ */
+static void run_lane(struct log *logs, struct mn_decode_stats *st, const struct member *mb,
+		     unsigned n, const struct mn_wire *wire, const uint64_t *words, size_t nwords,
+		     const size_t *cuts, unsigned ncuts)
+{
+	struct mn_worker w[8], *ws[8];
+	struct mn_decode_stats *sts[8];
+	size_t from = 0;
+
+	memset(logs, 0, n * sizeof(*logs));
+	memset(st, 0, n * sizeof(*st));
+	for (unsigned k = 0; k < n; k++) {
+		w[k] = (struct mn_worker){ .mod = mb[k].m, .state = &logs[k], .id = mb[k].id,
+					   .nworkers = mb[k].nw };
+		ws[k] = &w[k];
+		sts[k] = &st[k];
+	}
+	for (unsigned c = 0; c <= ncuts; c++) {
+		size_t to = c < ncuts ? cuts[c] : nwords;
+
+		mn_lane_run(ws, n, wire, words + from, to - from, sts);
+		from = to;
+	}
+	for (unsigned k = 0; k < n; k++)
+		mn_worker_finish(&w[k], &st[k]);
+}
+
+/* Each member of a lane gets the calls and counts it gets decoding the stream alone. */
+static void check_lane(const struct member *mb, unsigned n, const struct mn_wire *wire,
+		       const struct buf *b, const size_t *cuts, unsigned ncuts, const char *name)
+{
+	struct log logs[8];
+	struct mn_decode_stats st[8];
+	char what[160];
+
+	run_lane(logs, st, mb, n, wire, b->w, b->n, cuts, ncuts);
+	for (unsigned k = 0; k < n; k++) {
+		struct log alone = { 0 };
+		struct mn_decode_stats ast = { 0 };
+		struct mn_worker w = { .mod = mb[k].m, .state = &alone, .id = mb[k].id,
+				       .nworkers = mb[k].nw };
+		size_t from = 0;
+
+		for (unsigned c = 0; c <= ncuts; c++) {
+			size_t to = c < ncuts ? cuts[c] : b->n;
+
+			mn_worker_run(&w, wire, b->w + from, to - from, &ast);
+			from = to;
+		}
+		mn_worker_finish(&w, &ast);
+		snprintf(what, sizeof(what), "%s: lane member %u (%s, worker %u of %u)", name, k,
+			 mb[k].m->name, mb[k].id, mb[k].nw);
+		logs_equal(&logs[k], &alone, what);
+		assert_int_equal(logs[k].nacc, alone.nacc);
+		for (unsigned j = 0; j < alone.nacc; j++) {   /* field by field: padding differs */
+			const struct mn_summary_access *a = &logs[k].acc[j], *b2 = &alone.acc[j];
+
+			assert_true(a->start == b2->start && a->step == b2->step &&
+				    a->site == b2->site && a->size == b2->size &&
+				    a->store == b2->store);
+		}
+		assert_int_equal(logs[k].iterations, alone.iterations);
+		assert_memory_equal(&st[k], &ast, sizeof(ast));
+		free(alone.c);
+		free(logs[k].c);
+	}
+}
+
+/* Modules of every kind in one lane, sharded or not, with a shadow or not, taking summaries
+ * whole or not: each sees what it sees alone, over summaries and mixed loops cut anywhere. */
+static void test_lane(void **state)
+{
+	const struct member mb[] = {
+		{ &by_addr, 0, 2 }, { &by_site, 1, 2 }, { &whole, 0, 1 },
+		{ &by_addr_prefetched, 0, 1 }, { &by_addr, 1, 3 },
+	};
+	struct mn_wire wire;
+	struct script s;
+
+	(void)state;
+	assert_int_equal(mn_shadow_create(&the_shadow, 8, 16), 0);
+	for (int loop = 1; loop >= 0; loop--) {
+		wire_make(&wire, loop);
+		scenario(&s, loop);
+		check_lane(mb, 5, &wire, &s.sum, s.split, s.nsplit, "summaries");
+		check_lane(mb, 5, &wire, &s.ref, NULL, 0, "per access");
+		script_free(&s);
+		mixed_scenario(&s, loop);
+		check_lane(mb, 5, &wire, &s.sum, s.split, s.nsplit, "mixed loops");
+		script_free(&s);
+	}
+	mn_shadow_destroy(the_shadow);
+	the_shadow = NULL;
+}
+
+/*
+ * The pointer flag (queue.h): a pointer's load or store (code | 0x80) reaches every module; a
+ * plain one, and the accesses of summaries and mixed loops, only the modules that take every
+ * access.  Without the flag, a pointer_only module hears every access, and 0x81 is corrupt.
+ */
+static void test_pointer_flag(void **state)
+{
+	const struct member mb[] = { { &pointers, 0, 1 }, { &by_addr, 0, 1 } };
+	struct mn_wire wire;
+	struct script s;
+	struct log logs[2];
+	struct mn_decode_stats st[2];
+	uint64_t *w;
+
+	(void)state;
+	wire_make(&wire, true);
+	wire.flags = MN_WIRE_POINTER;
+	scenario(&s, true);
+	/* Every third plain record of the stream made a pointer's. */
+	w = s.ref.w;
+	for (size_t i = 0, nrec = 0; i < s.ref.n; nrec++) {
+		unsigned code = (unsigned)(w[i] & 0xff);
+
+		if ((code == MN_EV_LOAD || code == MN_EV_STORE) && nrec % 3 == 0)
+			w[i] |= MN_CODE_POINTER;
+		i += wire.nwords[code];
+	}
+	check_lane(mb, 2, &wire, &s.ref, NULL, 0, "pointer flag");
+	run_lane(logs, st, mb, 2, &wire, s.ref.w, s.ref.n, NULL, 0);
+	assert_int_equal(st[0].corrupt + st[1].corrupt, 0);
+	{
+		size_t ptr = 0, plain = 0, heard = count_accesses(&logs[0]);
+
+		for (size_t i = 0; i < s.ref.n; i += wire.nwords[w[i] & 0x7f]) {
+			unsigned code = (unsigned)(w[i] & 0xff);
+
+			ptr += code == (MN_EV_LOAD | MN_CODE_POINTER) ||
+			       code == (MN_EV_STORE | MN_CODE_POINTER);
+			plain += code == MN_EV_LOAD || code == MN_EV_STORE;
+		}
+		assert_true(ptr > 10 && plain > 10);
+		assert_int_equal(heard, ptr);
+		assert_int_equal(count_accesses(&logs[1]), ptr + plain);
+	}
+	free(logs[0].c);
+	free(logs[1].c);
+
+	/* The summary stream: its expansions are never a pointer's. */
+	check_lane(mb, 2, &wire, &s.sum, s.split, s.nsplit, "pointer flag, summaries");
+	run_lane(logs, st, mb, 2, &wire, s.sum.w, s.sum.n, s.split, s.nsplit);
+	assert_int_equal(count_accesses(&logs[0]), 0);
+	assert_true(count_accesses(&logs[1]) > 100);
+	free(logs[0].c);
+	free(logs[1].c);
+
+	/* No flag: the pointer_only module hears every access; a pointer's code is corrupt. */
+	wire.flags = 0;
+	run_lane(logs, st, mb, 2, &wire, s.sum.w, s.sum.n, s.split, s.nsplit);
+	assert_int_equal(count_accesses(&logs[0]), count_accesses(&logs[1]));
+	free(logs[0].c);
+	free(logs[1].c);
+	run_lane(logs, st, mb, 2, &wire, s.ref.w, s.ref.n, NULL, 0);
+	assert_int_equal(st[0].corrupt, 1);
+	assert_int_equal(st[1].corrupt, 1);
+	free(logs[0].c);
+	free(logs[1].c);
+	script_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1267,6 +1463,8 @@ int main(void)
 		cmocka_unit_test(test_mixed_out_of_turn),
 		cmocka_unit_test(test_mixed_left_open),
 		cmocka_unit_test(test_mixed_handler),
+		cmocka_unit_test(test_lane),
+		cmocka_unit_test(test_pointer_flag),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
