@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -148,12 +149,14 @@ struct backend {
 	unsigned ninit;                       /* workers[0..ninit) passed init() */
 	bool failed;                          /* the slot says FAILED */
 	struct mn_decode_stats stats;         /* what the stream held (worker 0's view) */
+	double cost;                          /* CPU seconds a buffer, smoothed (balance()) */
 };
 
 /* The workers one thread feeds from one decode of each buffer (mn_lane_run()). */
 struct lane {
 	struct mn_worker *ws[MN_LANE_MAX];
 	struct mn_decode_stats *st[MN_LANE_MAX];
+	struct backend *of[MN_LANE_MAX];      /* the module each worker belongs to */
 	unsigned n;
 };
 
@@ -174,7 +177,13 @@ struct host {
 	struct lane lanes[LANES_MAX];
 	unsigned nlanes;
 	struct mn_pool *pool;                 /* nlanes - 1 threads */
+	bool balanced;                        /* whole modules on several threads: balance() */
+	uint64_t buffers;                     /* popped so far */
 };
+
+/* Every BALANCE_EVERY buffers (the first included) each module's cost is measured and the modules
+ * are dealt to the threads anew (balance()). */
+#define BALANCE_EVERY 32
 
 /* Finalizes and frees every worker's state and the workers. */
 static void workers_free(struct backend *b)
@@ -298,6 +307,23 @@ static bool session_valid(const struct mn_session *s, size_t extra, unsigned ind
 	return true;
 }
 
+/*
+ * Worker threads when MNEMO_WORKERS is unset: one for one module; for several, one per CPU this
+ * process may run on (after its NUMA binding), at most one per module, as many as one process
+ * per module would have kept busy.
+ */
+static unsigned auto_threads(const struct host *h)
+{
+	cpu_set_t cpus;
+	unsigned n = 1;
+
+	if (h->nmods > 1 && !sched_getaffinity(0, sizeof(cpus), &cpus))
+		n = (unsigned)CPU_COUNT(&cpus);
+	if (n > h->nmods)
+		n = h->nmods;
+	return n < LANES_MAX ? (n ? n : 1) : LANES_MAX;
+}
+
 /* The site table, shared by every hosted module; fail_all() when it does not load. */
 static void load_run(struct host *h)
 {
@@ -317,7 +343,7 @@ static void load_run(struct host *h)
 		mn_run_values_attach(h->run, (struct mn_value_set *)((char *)s + s->values_off),
 				     s->values_len);
 	h->run->verbose = s->verbose != 0;
-	h->run->workers = s->workers ? s->workers : 1;
+	h->run->workers = s->workers ? s->workers : auto_threads(h);
 	if (s->site_count && s->site_count != h->run->count && s->verbose)
 		mn_backend_msg("the session says %u sites, the table has %u", s->site_count,
 			       h->run->count);
@@ -332,7 +358,7 @@ static unsigned module_workers(const struct host *h, const struct backend *b)
 	unsigned n = mn_run_workers(h->run);
 
 	if (n == 1 || (h->nmods > 1 && h->s->split == MN_SPLIT_MODULE))
-		return 1;
+		return 1;   /* whole, on one thread at a time (balance()) */
 	if (b->mod->shard == MN_SHARD_NONE || !b->mod->merge) {
 		if (h->s->verbose)
 			mn_backend_msg("%s: the module does not shard its events; running 1 worker, "
@@ -387,6 +413,13 @@ static void start_module(struct host *h, struct backend *b)
 	}
 }
 
+static void lane_add(struct lane *l, struct backend *b, unsigned i)
+{
+	l->ws[l->n] = &b->workers[i];
+	l->st[l->n] = &b->wstats[i];
+	l->of[l->n++] = b;
+}
+
 /* The lane holding the fewest workers, the first of them on a tie. */
 static struct lane *emptiest(struct host *h)
 {
@@ -414,15 +447,12 @@ static int make_lanes(struct host *h)
 	for (unsigned m = 0; m < h->nmods; m++) {
 		struct backend *b = &h->mods[m];
 
-		for (unsigned i = 0; b->mod && i < b->nworkers; i++) {
-			struct lane *l = b->nworkers > 1 ? &h->lanes[i] : emptiest(h);
-
-			l->ws[l->n] = &b->workers[i];
-			l->st[l->n++] = &b->wstats[i];
-		}
+		for (unsigned i = 0; b->mod && i < b->nworkers; i++)
+			lane_add(b->nworkers > 1 ? &h->lanes[i] : emptiest(h), b, i);
 	}
 	while (h->nlanes > 1 && !h->lanes[h->nlanes - 1].n)
 		h->nlanes--;
+	h->balanced = h->nlanes > 1 && h->s->split == MN_SPLIT_MODULE;
 	err = mn_pool_create(&h->pool, h->nlanes - 1);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot start %u worker threads: %s", h->nlanes - 1,
@@ -450,6 +480,65 @@ static void job_run(void *arg, unsigned i)
 		mn_lane_run(l->ws, l->n, &j->h->s->wire, j->words, j->n, l->st);
 }
 
+static double thread_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* job_run() one module at a time, each module's CPU time measured: what balance() deals by.
+ * Each module sees the same calls as in job_run(); only their interleaving differs. */
+static void job_timed(void *arg, unsigned i)
+{
+	const struct job *j = arg;
+	const struct lane *l = &j->h->lanes[i];
+
+	for (unsigned k = 0; k < l->n; k++) {
+		struct backend *b = l->of[k];
+		double t = thread_cpu_seconds();
+
+		mn_worker_run(l->ws[k], &j->h->s->wire, j->words, j->n, l->st[k]);
+		t = thread_cpu_seconds() - t;
+		b->cost = b->cost > 0 ? (b->cost + t) / 2 : t;
+	}
+}
+
+/*
+ * Deals the modules (one worker each) to the lanes anew, the costliest first, each to the lane
+ * with the least cost so far (the first on a tie): the threads then finish each buffer at about
+ * the same time.  Which thread runs a module changes nothing in its profile.
+ */
+static void balance(struct host *h)
+{
+	struct backend *order[MN_MAX_MODULES];
+	double load[LANES_MAX] = { 0 };
+	unsigned n = 0;
+
+	for (unsigned m = 0; m < h->nmods; m++)
+		if (h->mods[m].mod)
+			order[n++] = &h->mods[m];
+	for (unsigned a = 1; a < n; a++)   /* insertion sort, costliest first, stable */
+		for (unsigned b = a; b > 0 && order[b]->cost > order[b - 1]->cost; b--) {
+			struct backend *t = order[b];
+
+			order[b] = order[b - 1];
+			order[b - 1] = t;
+		}
+	for (unsigned i = 0; i < h->nlanes; i++)
+		h->lanes[i].n = 0;
+	for (unsigned k = 0; k < n; k++) {
+		unsigned best = 0;
+
+		for (unsigned i = 1; i < h->nlanes; i++)
+			if (load[i] < load[best])
+				best = i;
+		lane_add(&h->lanes[best], order[k], 0);
+		load[best] += order[k]->cost;
+	}
+}
+
 /* Folds every worker of b into worker 0, in worker order, and frees them (not worker 0). */
 static void workers_merge(struct backend *b)
 {
@@ -475,13 +564,16 @@ static int consume(struct host *h)
 
 	while ((r = mn_queue_pop(h->q, &words, &n)) > 0) {
 		struct job j = { h, words, n };
+		bool timed = h->balanced && h->buffers++ % BALANCE_EVERY == 0;
 
 		/* Every lane is done with the buffer before it goes back to the queue. */
 		if (h->nlanes > 1)
-			mn_pool_run(h->pool, job_run, &j);
+			mn_pool_run(h->pool, timed ? job_timed : job_run, &j);
 		else
 			job_run(&j, 0);
 		mn_queue_release(h->q);
+		if (timed)
+			balance(h);
 	}
 	mn_pool_destroy(h->pool);
 	h->pool = NULL;

@@ -784,6 +784,24 @@ static inline size_t ahead(const struct decoder *dec, const uint64_t *words, siz
 	return j + d->nwords;
 }
 
+/* ahead() for a lane: the record's address prefetched in every shadow of sm[0..nsm). */
+static inline size_t ahead_lane(const struct decoder *dec, const uint64_t *words, size_t j,
+				size_t nwords, const struct shadow_map *sm, unsigned nsm)
+{
+	const uint64_t *rec = words + j;
+	const struct decoder *d = &dec[rec[0] & 0xff];
+	uint64_t addr;
+
+	if (__builtin_expect((size_t)d->nwords - 1 >= nwords - j, 0))
+		return rec[0] ? nwords : j + 1;
+	addr = (rec[d->word[1]] >> d->shift[1]) & d->mask[1];
+	for (unsigned k = 0; k < nsm; k++)
+		__builtin_prefetch(sm[k].base + MN_SHADOW_OFFSET(addr, sm[k].fold_mask,
+								 sm[k].granule_shift,
+								 sm[k].meta_shift), 0);
+	return j + d->nwords;
+}
+
 /* The decode loop, instantiated with and without sharding, and with and without the lookahead
  * (sm NULL: none) (mn_worker_run()). */
 static inline __attribute__((always_inline)) void
@@ -953,8 +971,8 @@ void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *
 {
 	struct decoder dec[256];
 	struct lane L;
-	struct shadow_map sm;
-	bool sh = false;
+	struct shadow_map sm[MN_LANE_MAX];
+	unsigned nsm = 0;
 	uint64_t events = 0, values[MN_LANE_MAX];
 	size_t i = 0, j = 0;
 
@@ -964,13 +982,13 @@ void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *
 	}
 	decoders_make(dec, wire);
 	lane_make(&L, ws, n, wire);
-	for (unsigned k = 0; k < n && !sh; k++)
-		sh = shadow_of(ws[k], &sm);
-	for (unsigned k = 0; k < n; k++)
+	for (unsigned k = 0; k < n; k++) {
+		nsm += shadow_of(ws[k], &sm[nsm]);
 		values[k] = st[k]->values;
+	}
 
-	for (unsigned k = 0; sh && k < AHEAD_RECORDS && j < nwords; k++)
-		j = ahead(dec, words, j, nwords, &sm);
+	for (unsigned k = 0; nsm && k < AHEAD_RECORDS && j < nwords; k++)
+		j = ahead_lane(dec, words, j, nwords, sm, nsm);
 	while (i < nwords) {
 		const uint64_t *rec = words + i;
 		unsigned code = (unsigned)(rec[0] & 0xff);
@@ -985,8 +1003,8 @@ void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *
 				st[k]->corrupt++;
 			break;
 		}
-		if (sh && j < nwords)
-			j = ahead(dec, words, j, nwords, &sm);
+		if (nsm && j < nwords)
+			j = ahead_lane(dec, words, j, nwords, sm, nsm);
 		switch (code) {
 		case MN_EV_LOAD:
 			i += lane_access(&L, SUB_LOAD, &dec[MN_EV_LOAD], rec);

@@ -33,7 +33,8 @@
 #
 # structure-affinity gets a second column, affinity/1000: the same binary run with
 # MNEMO_AFFINITY_SAMPLE=1000 (its sampling mode).  With the five profiling modules all chosen (the
-# default), a column all-five: one binary built for the five, one backend each, in one run.
+# default), a column all-five: one binary built for the five, one backend process for all of
+# them; and five/per-module, the same binary with one backend process per module.
 # Columns with a speed target in their issue get a line "<column> speed: ... (target <= N)".
 #
 # With object-relative among the modules, a section at the small inputs follows: its derived
@@ -94,15 +95,17 @@ for m in $modules; do
 		cols+=" $c" col_mod[$c]=$m col_env[$c]=MNEMO_AFFINITY_SAMPLE=1000
 	fi
 done
-# all-five: one binary built for the five profiling modules, one backend each, all reading the
-# same stream; its RSS column is the sum of the five backends' peaks.
+# all-five: one binary built for the five profiling modules, one backend process hosting them
+# all (the default layout), each record decoded once; five/per-module: the same binary with
+# MNEMO_BACKENDS=per-module, one backend process per module, each decoding every record.  Their
+# RSS column is the sum of their backends' peaks.
 five="dependence value-pattern object-relative rds-shape structure-affinity"
 all_there=1
 for m in $five; do [[ " $modules " == *" $m "* ]] || all_there=0; done
 if [ $all_there = 1 ]; then
-	c=all-five
 	f=${five// /,}
-	cols+=" $c" col_mod[$c]=$f col_env[$c]=
+	cols+=" all-five" col_mod[all-five]=$f col_env[all-five]=
+	cols+=" five/per-module" col_mod[five/per-module]=$f col_env[five/per-module]=MNEMO_BACKENDS=per-module
 fi
 work=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -385,6 +388,32 @@ for m in $cols; do
 			"$m" "${mem_factor[$m]}" "${mem_const_mib[$m]}" "$verdict" "${worst:+ (over:$worst)}"
 	fi
 done
+# One backend for all five (issue "One decode for many modules"): on every program, all-five
+# within 1.3x the slowest of the five single-module columns, and its backend's peak RSS within the
+# sum of theirs.
+if [[ " $cols " == *" all-five "* ]]; then
+	verdict=$(judge 1) mverdict=$(judge 1) worst= mworst=
+	echo "all-five against the slowest single module (target <= 1.3x), and its backend RSS against the five's sum:"
+	for p in $programs; do
+		slowest=0 slowest_m= rsum=0
+		for m in $five; do
+			if [ "$(echo "${slowdown[$p.$m]} > $slowest" | bc -l)" = 1 ]; then
+				slowest=${slowdown[$p.$m]} slowest_m=$m
+			fi
+			rsum=$((rsum + backend_rss[$p.$m]))
+		done
+		r=$(echo "${slowdown[$p.all-five]} / $slowest" | bc -l)
+		ok=$(judge "$r <= 1.3")
+		[ "$ok" != FAIL ] || verdict=FAIL worst="$worst $p"
+		mok=$(judge "${backend_rss[$p.all-five]} <= $rsum")
+		[ "$mok" != FAIL ] || mverdict=FAIL mworst="$mworst $p"
+		printf '  %-11s all-five %7.2fx  slowest %7.2fx (%s)  ratio %5.2f %s  rss %7.1f MiB, five %7.1f MiB %s\n' \
+			"$p" "${slowdown[$p.all-five]}" "$slowest" "$slowest_m" "$r" "$ok" \
+			"$(echo "${backend_rss[$p.all-five]} / 1024" | bc -l)" "$(echo "$rsum / 1024" | bc -l)" "$mok"
+	done
+	echo "all-five within 1.3x the slowest single module on every program: $verdict${worst:+ (over:$worst)}"
+	echo "all-five memory: backend peak RSS <= the five single-module backends' sum on every program: $mverdict${mworst:+ (over:$mworst)}"
+fi
 # Against the peers (issue: every module's geomean below DHAT's on the same run).
 if [ -n "${logsum[dhat]:-}" ]; then
 	dg=$(echo "e(${logsum[dhat]} / $n)" | bc -l)

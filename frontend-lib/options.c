@@ -124,7 +124,7 @@ int mn_options_read(struct mn_options *o, mn_getenv_fn *get, void *ctx, char *er
 		ret = -EINVAL;
 	}
 	if (mn_options_choice(o->split, mn_options_splits) < 0) {
-		set_err(ret ? NULL : err, errlen, "MNEMO_SPLIT", o->split, "is not shard or module");
+		set_err(ret ? NULL : err, errlen, "MNEMO_SPLIT", o->split, "is not module or shard");
 		o->split = "";
 		ret = -EINVAL;
 	}
@@ -166,7 +166,7 @@ int mn_options_sample(const char *env, const char *val, unsigned *n, char *err, 
 }
 
 const char *const mn_options_backends[] = { "one", "per-module", NULL };
-const char *const mn_options_splits[] = { "shard", "module", NULL };   /* enum mn_split */
+const char *const mn_options_splits[] = { "module", "shard", NULL };   /* enum mn_split */
 
 int mn_options_choice(const char *val, const char *const *choices)
 {

@@ -1199,7 +1199,9 @@ static int setup(int argc, char **argv)
 	s->nmodules = (uint32_t)nmod;
 	s->nbackends = (uint32_t)nback;
 	s->split = (uint32_t)mn_options_choice(opt.split, mn_options_splits);
-	s->workers = opt.workers;
+	/* Unset: the backend chooses (one per CPU when it hosts several modules). */
+	s->workers = env_lookup("MNEMO_WORKERS", NULL) && *env_lookup("MNEMO_WORKERS", NULL) ?
+		     opt.workers : 0;
 	s->verbose = opt.verbose;
 	s->reproducible = opt.reproducible;
 	s->site_count = &__mnemo_site_count ? __mnemo_site_count : 0;

@@ -66,7 +66,7 @@ int mn_options_select_modules(char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX], co
  */
 int mn_options_choice(const char *val, const char *const *choices);
 extern const char *const mn_options_backends[];   /* MNEMO_BACKENDS: one, per-module */
-extern const char *const mn_options_splits[];     /* MNEMO_SPLIT: shard, module (enum mn_split) */
+extern const char *const mn_options_splits[];     /* MNEMO_SPLIT: module, shard (enum mn_split) */
 
 /* MNEMO_NUMA as mn_options_numa() decodes it: one of these, or a node number. */
 enum {

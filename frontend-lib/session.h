@@ -40,13 +40,13 @@ enum mn_backend_state {
 
 /*
  * How a backend that hosts several modules splits them among its worker threads (MNEMO_WORKERS,
- * MNEMO_SPLIT): each module that shards gets a state per thread and each thread the share of
- * every such module's events it owns, or each module goes whole to one thread.  A module that
+ * MNEMO_SPLIT): each module goes whole to one thread, or each module that shards gets a state
+ * per thread and each thread the share of every such module's events it owns.  A module that
  * does not shard is always whole; a backend that hosts one module always splits by shard.
  */
 enum mn_split {
-	MN_SPLIT_SHARD = 0,
-	MN_SPLIT_MODULE = 1,
+	MN_SPLIT_MODULE = 0,
+	MN_SPLIT_SHARD = 1,
 };
 
 enum mn_profile_state {
@@ -63,7 +63,7 @@ struct mn_session {
 	/* Configuration: written by the runtime before any backend starts. */
 	int32_t producer_pid;
 	uint32_t nmodules;                  /* modules[]; slot backend[i] is module i's */
-	uint32_t workers;                   /* worker threads per backend (MNEMO_WORKERS) */
+	uint32_t workers;                   /* worker threads per backend (MNEMO_WORKERS); 0: unset */
 	uint32_t verbose;
 	uint32_t site_count;
 	uint32_t reproducible;              /* MNEMO_REPRODUCIBLE: no pid, times, resources */

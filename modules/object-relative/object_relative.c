@@ -1546,6 +1546,13 @@ out:
 
 static const char *const or_settings[] = { "lmad_limit", "stack_objects", NULL };
 
+/* The object table's shadow, where every load and store looks its address up: the driver
+ * prefetches it ahead (mn_module.shadow). */
+static struct mn_shadow *or_shadow(void *st)
+{
+	return ((struct objrel *)st)->objs.sh;
+}
+
 const struct mn_module mn_module_object_relative = {
 	.name = "object-relative",
 	.doc = "object-relative accesses (instruction, group, object, offset) as LMADs; lifetimes",
@@ -1563,6 +1570,7 @@ const struct mn_module mn_module_object_relative = {
 	.global = or_global,
 	.loop_summary = or_loop_summary,
 	.merge = or_merge,
+	.shadow = or_shadow,
 	.emit = or_emit,
 	.restore = or_restore,
 	.settings = or_settings,

@@ -1570,6 +1570,13 @@ out:
 
 static const char *const rds_settings[] = { "threshold", NULL };
 
+/* The object table's shadow, where every load and store looks its address up: the driver
+ * prefetches it ahead (mn_module.shadow). */
+static struct mn_shadow *rds_shadow(void *st)
+{
+	return ((struct rds *)st)->obj.sh;
+}
+
 const struct mn_module mn_module_rds_shape = {
 	.name = "rds-shape",
 	.doc = "recursive data structure types and instances (shape, traversals, lifetime, "
@@ -1585,6 +1592,7 @@ const struct mn_module mn_module_rds_shape = {
 	.heap_realloc = rds_heap_realloc,
 	.heap_free = rds_heap_free,
 	.merge = rds_merge,
+	.shadow = rds_shadow,
 	.emit = rds_emit,
 	.restore = rds_restore,
 	.settings = rds_settings,

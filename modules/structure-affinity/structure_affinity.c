@@ -1464,6 +1464,13 @@ static bool sa_mixed_whole(const void *st)
 	return !a->opt.cache;
 }
 
+/* The object table's shadow, where every load and store looks its address up: the driver
+ * prefetches it ahead (mn_module.shadow). */
+static struct mn_shadow *sa_shadow(void *st)
+{
+	return ((struct affinity *)st)->objs.sh;
+}
+
 const struct mn_module mn_module_structure_affinity = {
 	.name = "structure-affinity",
 	.doc = "hot data objects, structure size and fields from strides, field affinity, "
@@ -1483,6 +1490,7 @@ const struct mn_module mn_module_structure_affinity = {
 	.loop_summary = sa_loop_summary,
 	.mixed_whole = sa_mixed_whole,
 	.merge = sa_merge,
+	.shadow = sa_shadow,
 	.emit = sa_emit,
 	.restore = sa_restore,
 	.settings = sa_settings,

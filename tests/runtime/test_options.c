@@ -64,6 +64,8 @@ static void test_good_values(void **state)
 		{ "MNEMO_QUEUE_MB", "16" },
 		{ "MNEMO_BACKEND", "/opt/mnemo/bin/mnemo-backend" },
 		{ "MNEMO_NUMA", "off" },
+		{ "MNEMO_BACKENDS", "Per-Module" },
+		{ "MNEMO_SPLIT", "shard" },
 		{ "MNEMO_VERBOSE", "yes" },
 		{ "MNEMO_DISABLE", "Off" },
 		{ NULL },
@@ -76,6 +78,8 @@ static void test_good_values(void **state)
 	assert_string_equal(o.modules, "dependence");
 	assert_string_equal(o.backend, "/opt/mnemo/bin/mnemo-backend");
 	assert_string_equal(o.numa, "off");
+	assert_int_equal(mn_options_choice(o.backends, mn_options_backends), 1);
+	assert_int_equal(mn_options_choice(o.split, mn_options_splits), MN_SPLIT_SHARD);
 	assert_int_equal(o.workers, 8);
 	assert_int_equal(o.queue_mb, 16);
 	assert_true(o.verbose);
@@ -98,6 +102,9 @@ static void test_empty_is_default(void **state)
 	assert_int_equal(o.workers, 1);
 	assert_false(o.verbose);
 	assert_string_equal(o.output, "");
+	/* The first choice is the default: one backend, modules whole. */
+	assert_int_equal(mn_options_choice(o.backends, mn_options_backends), 0);
+	assert_int_equal(mn_options_choice(o.split, mn_options_splits), MN_SPLIT_MODULE);
 }
 
 static void check_bad(const char *name, const char *value, const char *expected)
@@ -129,6 +136,8 @@ static void test_bad_values(void **state)
 	check_bad("MNEMO_QUEUE_MB", "4097", "MNEMO_QUEUE_MB: '4097' is out of range (1..1024)");
 	check_bad("MNEMO_VERBOSE", "maybe", "MNEMO_VERBOSE: 'maybe' is not a boolean (use 1 or 0)");
 	check_bad("MNEMO_DISABLE", "2", "MNEMO_DISABLE: '2' is not a boolean (use 1 or 0)");
+	check_bad("MNEMO_BACKENDS", "two", "MNEMO_BACKENDS: 'two' is not one or per-module");
+	check_bad("MNEMO_SPLIT", "site", "MNEMO_SPLIT: 'site' is not module or shard");
 	check_bad("MNEMO_NUMA", "near",
 		  "MNEMO_NUMA: 'near' is not auto, off or a node number (0..1023)");
 	check_bad("MNEMO_NUMA", "1024",

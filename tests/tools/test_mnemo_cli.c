@@ -918,7 +918,7 @@ static void test_help(void **state)
 	expect_has(r.out, "  dependence           memory dependences");
 	expect_has(r.out, "MNEMO_OUTPUT");
 	expect_has(r.out, "MNEMO_WORKERS=N");
-	expect_has(r.out, "data parallelism); default 1");
+	expect_has(r.out, "balances the modules among them; default 1");
 	expect_has(r.out, "MNEMO_DISABLE=1");
 	for (const char *l = r.out; *l;) {
 		const char *e = strchrnul(l, '\n');
