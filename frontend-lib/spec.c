@@ -30,6 +30,8 @@ static const char *const summary_events[] = { "loop_summary_load", "loop_summary
 					      "mixed_store", "loop_summary_at",
 					      "loop_summary_close" };
 #define NSUMMARY_PLAIN 3  /* summary_events[] before the mixed loops' */
+/* The events of two entry points each, one for pointer values and one for the rest (abi.h). */
+static const char *const access_events[] = { "load", "store" };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -934,6 +936,31 @@ static unsigned place_args(struct mn_wire *out, const struct mn_spec_event *ev, 
 	return nwords;
 }
 
+/*
+ * The wire's flags for modules m[]: MN_WIRE_POINTER when some load or store event is listed both
+ * by a module with `accesses: pointer` and by one with `accesses: all` (spec.h), else 0.
+ */
+static uint8_t pointer_flag(const struct mn_catalogue *c, const struct mn_module_spec *const *m,
+			    unsigned n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(access_events); i++) {
+		const struct mn_spec_event *ev = mn_spec_event_find(c, access_events[i]);
+		bool pointer = false, all = false;
+
+		for (unsigned j = 0; ev && j < n; j++) {
+			if (!(m[j]->events & UINT32_C(1) << ev->code))
+				continue;
+			if (m[j]->accesses == MN_ACCESSES_POINTER)
+				pointer = true;
+			else
+				all = true;
+		}
+		if (pointer && all)
+			return MN_WIRE_POINTER;
+	}
+	return 0;
+}
+
 /**
  * mn_spec_pack - the wire format for a set of modules; see spec.h for the rules.
  */
@@ -981,6 +1008,7 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 		for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++)
 			if (out.nwords[code] == 1)
 				out.nwords[code] = 2;
+	out.flags = pointer_flag(c, m, n);
 	*w = out;
 	return 0;
 }

@@ -17,9 +17,16 @@
  *
  * `accesses: pointer` says that the module needs only the loads and stores whose value is a
  * pointer (abi.h: the pass reports those through __mnemo_load_ptr / __mnemo_store_ptr).  The
- * events and their records are the same; the specializer gives __mnemo_load (__mnemo_store) a
- * body only when some chosen module that lists `load` (`store`) has `accesses: all`, so that in
- * a build whose modules all say `pointer`, LTO deletes every other access's call.
+ * events and their record layouts are the same; the specializer gives __mnemo_load
+ * (__mnemo_store) a body only when some chosen module that lists `load` (`store`) has `accesses:
+ * all`, so that in a build whose modules all say `pointer`, LTO deletes every other access's call.
+ * When a module of each kind lists the same event, load or store, the wire has the pointer flag
+ * (MN_WIRE_POINTER, queue.h): the _ptr entry points then send their code with MN_CODE_POINTER
+ * or'ed in (0x81, 0x82), and the backend gives the pointer-only modules only those records.  Such
+ * a build keeps every pointer access per access (plan state 2: summary and mixed records carry no
+ * flag), and its plain entry points send `value` only when an `accesses: all` module lists it (0
+ * otherwise, which leaves them summarizable).  Without the flag, every access record is a pointer
+ * access, or no chosen module tells them apart.
  *
  * `sample: VAR` says that the module is content with one load or store in N, N being read from the
  * environment variable VAR (MNEMO_[A-Z0-9_]+) at program start; 1 or unset means every access.  It
@@ -45,7 +52,9 @@
  * order, placed first fit: into the first word with at least `bits` free bits above the ones
  * already used, or a new word; words fill from bit 0 up, at most MN_WIRE_MAX_WORDS words.  When
  * the longest record is 2 words, every record is 2 words (fixed 16-byte records: a 1-word record
- * gets a zero word 1), which the backend decodes faster.
+ * gets a zero word 1), which the backend decodes faster.  The wire's flags are MN_WIRE_POINTER
+ * when some chosen module with `accesses: pointer` and some with `accesses: all` list the same
+ * event, load or store; else 0.
  *
  * The loop summary events (loop_summary_load, loop_summary_store, loop_summary, and the mixed
  * loops' loop_summary_open, mixed_load, mixed_store, loop_summary_at, loop_summary_close) belong to
@@ -155,8 +164,9 @@ int mn_spec_module_names(char ***namesp, const char *dir, struct mn_spec_error *
 void mn_spec_names_free(char **names);
 
 /*
- * Computes the wire format for the n modules m[] (see the packing rules above).  Fails with
- * -EINVAL, naming the event in the catalogue, when the arguments of an event do not fit.
+ * Computes the wire format for the n modules m[] (see the packing rules above), its flags
+ * included.  Fails with -EINVAL, naming the event in the catalogue, when the arguments of an event
+ * do not fit.
  */
 int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 		 const struct mn_module_spec *const *m, unsigned n, struct mn_spec_error *err);

@@ -8,11 +8,15 @@
  * gets an empty body, and a used event packs and pushes only the arguments some module uses.
  * Loads and stores come in two entry points each, one for pointer values (__mnemo_load_ptr) and
  * one for the rest (__mnemo_load): when every chosen module that uses the event declares
- * `accesses: pointer`, the second gets an empty body.  The program is linked with full LTO, so the
- * optimizer deletes the empty calls and the computation of the unused arguments at every
- * instrumented load and store.  When every chosen module that uses loads or stores declares the
- * same `sample:` variable (spec.h), the four access entry points count down and send one access
- * in N (see put_sampling()).  The packing (spec.h) is also written out as
+ * `accesses: pointer`, the second gets an empty body.  When a module with `accesses: pointer` and
+ * one with `accesses: all` use the same one, the wire has the pointer flag (queue.h, spec.h): the
+ * _ptr entry points send their code with MN_CODE_POINTER, so that the backend gives the
+ * pointer-only modules only those records, and stay per access (plan_state()); the plain ones send
+ * `value` only when a module taking every access uses it (zeroes_arg()).  The program is linked
+ * with full LTO, so the optimizer deletes the empty calls and the computation of the unused
+ * arguments at every instrumented load and store.  When every chosen module that uses loads or
+ * stores declares the same `sample:` variable (spec.h), the four access entry points count down
+ * and send one access in N (see put_sampling()).  The packing (spec.h) is also written out as
  * `const struct mn_wire __mnemo_wire`, which the runtime copies into the session so that the
  * backend decodes exactly what was encoded.
  *
@@ -252,6 +256,7 @@ struct gen {
 	const char *sample_blocker;  /* with sample_var: a module needing every access, or NULL */
 	bool sample;              /* the access entry points count down (sample_var, no blocker) */
 	bool send_done[MN_WIRE_MAX_EVENTS];  /* send_<event>() is written (sampled events) */
+	bool send_ptr_done[MN_WIRE_MAX_EVENTS];  /* send_<event>_ptr() (pointer_coded()) */
 	bool summary_sampling_done;  /* put_summary_sampling() has run */
 	bool mixed_done;          /* put_mixed_state() has run */
 	const struct mn_module_spec *values;  /* the chosen module taking `value`, or NULL */
@@ -391,6 +396,13 @@ static void put_header(const struct gen *g)
 	      " * then the arguments in catalogue order, each in the first word with room for\n"
 	      " * it; __mnemo_wire at the end describes this packing to the backend.\n"
 	      " * Addresses, ids and codes keep their low bits; sizes saturate.\n", f);
+	if (g->w->flags & MN_WIRE_POINTER)
+		fputs(" * The wire has the pointer flag (MN_WIRE_POINTER, queue.h): a module\n"
+		      " * that takes only pointer accesses shares a load or store event with one\n"
+		      " * that takes them all, so __mnemo_load_ptr and __mnemo_store_ptr send\n"
+		      " * their code with MN_CODE_POINTER (0x81, 0x82), and the backend gives the\n"
+		      " * first module only those.  They stay out of loop summaries and mixed\n"
+		      " * loops, whose records carry no flag.\n", f);
 	if (g->all_events)
 		fputs(" * Not specialized (--all-events): the stand-in module " ALL_EVENTS " uses every\n"
 		      " * event of the catalogue with every argument and every access, as a build\n"
@@ -559,6 +571,34 @@ static bool wants_all_accesses(const struct gen *g, const struct mn_spec_event *
 	return false;
 }
 
+/*
+ * True when e pushes its records with MN_CODE_POINTER or'ed into the code: a _ptr entry point, on
+ * a wire with the pointer flag (queue.h).
+ */
+static bool pointer_coded(const struct gen *g, const struct abi_entry *e)
+{
+	return e->accesses == POINTER && (g->w->flags & MN_WIRE_POINTER);
+}
+
+/*
+ * True when e sends 0 for argument a of ev, which the wire carries: e is a plain load or store
+ * entry point on a wire with the pointer flag, a is `value`, and no chosen module with `accesses:
+ * all` lists it.  Only pointer-only modules take it then, and the backend never gives them e's
+ * records; without the value e stays summarizable (plan_state()).
+ */
+static bool zeroes_arg(const struct gen *g, const struct abi_entry *e,
+		       const struct mn_spec_event *ev, unsigned a)
+{
+	if (e->accesses != NON_POINTER || !(g->w->flags & MN_WIRE_POINTER) ||
+	    strcmp(ev->arg[a].name, "value"))
+		return false;
+	for (unsigned i = 0; i < g->nm; i++)
+		if ((g->m[i]->events & (UINT32_C(1) << ev->code)) &&
+		    g->m[i]->accesses == MN_ACCESSES_ALL && (g->m[i]->args[ev->code] & (1u << a)))
+			return false;
+	return true;
+}
+
 /* What the body of an entry point does (put_callback() writes it so); its plan state follows. */
 enum body {
 	BODY_EMPTY,       /* nothing: the event is not sent, or not for these accesses */
@@ -606,10 +646,12 @@ static void put_record_words(const struct gen *g, const struct abi_entry *e,
 		fprintf(f, "\tw[%u] = ", k);
 		if (!k) {
 			put_code_name(f, ev->name);
+			if (pointer_coded(g, e))
+				fputs(" | MN_CODE_POINTER", f);
 			first = false;
 		}
 		for (unsigned a = 0; a < ev->nargs; a++) {
-			if (!wa[a].bits || wa[a].word != k)
+			if (!wa[a].bits || wa[a].word != k || zeroes_arg(g, e, ev, a))
 				continue;
 			if (!first)
 				fputs(" | ", f);
@@ -748,12 +790,23 @@ static void put_summary_sampling(struct gen *g)
 	      "\tconst void *addr = (const void *)(uintptr_t)(a->start + k * (uint64_t)a->step);\n"
 	      "\tint32_t period;\n"
 	      "\n", f);
-	/* A load or store that is not sent has empty entry points, and none is summarized. */
+	/*
+	 * A load or store with no send_<event>() is not sent, and none is summarized; or, with the
+	 * pointer flag, sent only for pointer values (send_<event>_ptr()), which stay per access.
+	 */
 	if (g->send_done[store->code] && g->send_done[load->code])
 		fputs("\tif (a->store)\n"
 		      "\t\tperiod = send_store(a->site, addr, 0, a->size);\n"
 		      "\telse\n"
 		      "\t\tperiod = send_load(a->site, addr, 0, a->size);\n", f);
+	else if (g->send_done[store->code] && g->send_ptr_done[load->code])
+		fputs("\t/* Loads are sent only for pointer values, per access: only stores are\n"
+		      "\t * summarized. */\n"
+		      "\tperiod = send_store(a->site, addr, 0, a->size);\n", f);
+	else if (g->send_done[load->code] && g->send_ptr_done[store->code])
+		fputs("\t/* Stores are sent only for pointer values, per access: only loads are\n"
+		      "\t * summarized. */\n"
+		      "\tperiod = send_load(a->site, addr, 0, a->size);\n", f);
 	else if (g->send_done[store->code])
 		fputs("\t/* Only stores are sent, so only stores are summarized. */\n"
 		      "\tperiod = send_store(a->site, addr, 0, a->size);\n", f);
@@ -1283,8 +1336,15 @@ static void put_sampled_mixed_head(const struct gen *g, const struct abi_entry *
 		return;
 	}
 	fputs("\tif (!summary_every_access()) {\n", f);
-	/* A load or store that is not sent has empty entry points, and none is made mixed. */
-	if (!g->send_done[(is_store ? store : load)->code]) {
+	/*
+	 * A load or store with no send_<event>() is not sent, and none is made mixed; or, with the
+	 * pointer flag, sent only for pointer values (send_<event>_ptr()), which stay per access.
+	 */
+	if (g->send_ptr_done[(is_store ? store : load)->code] &&
+	    !g->send_done[(is_store ? store : load)->code]) {
+		fprintf(f, "\t\t/* A %s is sent only for a pointer value, per access, so none is "
+			"mixed. */\n", kind);
+	} else if (!g->send_done[(is_store ? store : load)->code]) {
 		fprintf(f, "\t\t/* No %s is sent, so none is mixed. */\n", kind);
 	} else {
 		fputs("\t\tint32_t left;\n\n", f);
@@ -1358,6 +1418,25 @@ static void put_mixed(struct gen *g, const struct abi_entry *e)
 	fputs("}\n", f);
 }
 
+/*
+ * With the pointer flag, the comment above a load or store entry point (or its send function)
+ * whose record differs from the layout: its code, or its value sent as 0.  Nothing otherwise.
+ */
+static void put_access_note(const struct gen *g, const struct abi_entry *e,
+			    const struct mn_spec_event *ev)
+{
+	int value = mn_spec_arg_find(ev, "value");
+
+	if (pointer_coded(g, e))
+		fprintf(g->f, "/* %s of a pointer value: the same record, its code or'ed with\n"
+			" * MN_CODE_POINTER (the wire's pointer flag); always per access. */\n",
+			ev->name);
+	else if (value >= 0 && g->w->arg[ev->code][value].bits && zeroes_arg(g, e, ev, value))
+		fprintf(g->f, "/* %s of a non-pointer value: `value` is sent as 0, as no module\n"
+			" * that takes every %s uses it (the pointer-only modules get only\n"
+			" * pointer records). */\n", ev->name, ev->name);
+}
+
 static void put_callback(struct gen *g, const struct abi_entry *e)
 {
 	const struct mn_spec_event *ev = mn_spec_event_find(g->c, e->event);
@@ -1406,15 +1485,28 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 	}
 	fputc('\n', f);
 	if (body == BODY_COUNTDOWN) {
+		/* A pointer-coded record has a send function of its own: send_<event>_ptr(). */
+		const char *suffix = pointer_coded(g, e) ? "_ptr" : "";
+		bool *done = pointer_coded(g, e) ? g->send_ptr_done : g->send_done;
+
 		/* Sampled: the record goes out of line, once per event, above its first entry. */
-		if (!g->send_done[ev->code]) {
-			put_layout(g, ev);
-			fprintf(f, "/* A sampled %s: sends it, returns the next period. */\n"
-				"static __attribute__((noinline, cold)) int32_t send_%s(%s)\n{\n",
-				ev->name, ev->name, e->params);
+		if (!done[ev->code]) {
+			if (!g->send_done[ev->code] && !g->send_ptr_done[ev->code])
+				put_layout(g, ev);
+			if (pointer_coded(g, e)) {
+				fprintf(f, "/* A sampled %s of a pointer value: sends it, its code "
+					"or'ed with\n * MN_CODE_POINTER (the wire's pointer flag), "
+					"returns the next period. */\n", ev->name);
+			} else {
+				put_access_note(g, e, ev);
+				fprintf(f, "/* A sampled %s: sends it, returns the next period. */"
+					"\n", ev->name);
+			}
+			fprintf(f, "static __attribute__((noinline, cold)) int32_t send_%s%s(%s)"
+				"\n{\n", ev->name, suffix, e->params);
 			put_record(g, e, ev);
 			fputs("\treturn sample_period();\n}\n\n", f);
-			g->send_done[ev->code] = true;
+			done[ev->code] = true;
 		}
 		fprintf(f, "MN_ENTRY void %s(%s)\n{\n"
 			"\tint32_t left = sample_countdown - 1;\n\n%s"
@@ -1422,18 +1514,19 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 			"\t\tsample_countdown = left;\n"
 			"\t\treturn;\n"
 			"\t}\n"
-			"\tsample_countdown = send_%s(", e->fn, e->params,
-			vcheck ? "\tvalue_check(site, value);\n" : "", ev->name);
+			"\tsample_countdown = send_%s%s(", e->fn, e->params,
+			vcheck ? "\tvalue_check(site, value);\n" : "", ev->name, suffix);
 		put_param_names(f, e->params);
 		fputs(");\n}\n", f);
 		return;
 	}
 	/* The layout once, above the first of the event's entry points that has a body. */
-	if (e->accesses == POINTER && wants_all_accesses(g, ev))
+	if (e->accesses != POINTER || !wants_all_accesses(g, ev))
+		put_layout(g, ev);
+	else if (!pointer_coded(g, e))
 		fprintf(f, "/* %s of a pointer value: the same record as any other %s. */\n",
 			ev->name, ev->name);
-	else
-		put_layout(g, ev);
+	put_access_note(g, e, ev);
 	fprintf(f, "MN_ENTRY void %s(%s)\n{\n", e->fn, e->params);
 	put_record(g, e, ev);
 	if (vcheck)
@@ -1502,7 +1595,11 @@ static unsigned plan_state(const struct gen *g, const struct abi_entry *e, bool 
 	}
 	if (per_access)
 		return MNEMO_PLAN_PER_ACCESS;
-	if (value >= 0 && g->w->arg[ev->code][value].bits)
+	/* Summary and mixed records carry no MN_CODE_POINTER: the backend would give a summarized
+	 * pointer access to the modules that take every access only. */
+	if (pointer_coded(g, e))
+		return MNEMO_PLAN_PER_ACCESS;
+	if (value >= 0 && g->w->arg[ev->code][value].bits && !zeroes_arg(g, e, ev, value))
 		return MNEMO_PLAN_PER_ACCESS;
 	return checks_values(g, e) ? MNEMO_PLAN_VALUE_CHECKED : MNEMO_PLAN_SUMMARIZABLE;
 }
@@ -1622,7 +1719,13 @@ static void put_wire(const struct gen *g)
 		}
 		fputs("\t\t},\n", f);
 	}
-	fputs("\t},\n};\n", f);
+	fputs("\t},\n", f);
+	if (g->w->flags & MN_WIRE_POINTER)
+		fputs("\t/* __mnemo_load_ptr and __mnemo_store_ptr: code | MN_CODE_POINTER. */\n"
+		      "\t.flags = MN_WIRE_POINTER,\n", f);
+	else
+		fputs("\t.flags = 0,\n", f);
+	fputs("};\n", f);
 }
 
 /* Writes the whole of callbacks.c to g->f; plan_sampling() and summary_plan() have run. */

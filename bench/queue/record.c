@@ -7,6 +7,9 @@
  * run's only consumer, takes the wire format from the session, and appends the records of the
  * first MNEMO_RECORD_EVENTS events (default 10 million) to MNEMO_RECORD_FILE in the format of
  * recording.h; it keeps popping and discarding the rest, so the program runs to its end unchanged.
+ * Records are written as popped but for one bit: on a wire with the pointer flag (queue.h), a load
+ * or store of a pointer value comes with MN_CODE_POINTER in its code, which the recording loses
+ * (its format has no flags, and its readers frame records by a code below MN_WIRE_MAX_EVENTS).
  * At the end of the stream it reports the profile as written (no profile file is made: the
  * recording is the product), so the program's end-of-run wait returns at once.
  *
@@ -31,11 +34,14 @@
 #include "session.h"
 
 #define OUT_WORDS (1u << 17)  /* 1 MiB of output buffered between writes */
+#define EV_LOAD   1u          /* events.yaml: codes never change */
+#define EV_STORE  2u
 
 struct recorder {
 	struct mn_session *s;
 	uint8_t nwords[MN_WIRE_MAX_EVENTS];
 	struct mn_wire_arg arg[MN_WIRE_MAX_EVENTS][MN_WIRE_MAX_ARGS];  /* for bench/maps */
+	uint8_t flags;            /* the session's wire.flags: MN_WIRE_POINTER, or 0 */
 	uint64_t cap;             /* events to record */
 	uint64_t events;          /* events seen */
 	uint64_t recorded;        /* events written */
@@ -73,20 +79,36 @@ static void flush_out(struct recorder *r)
 	r->nout = 0;
 }
 
+/*
+ * The event code of a record whose word 0 is w0: its low 8 bits, less MN_CODE_POINTER for a load
+ * or store of a pointer value on a wire with the pointer flag (0x81, 0x82: the length and layout
+ * of 1, 2); 0, which no event has, when that is no code below MN_WIRE_MAX_EVENTS.
+ */
+static unsigned event_code(const struct recorder *r, uint64_t w0)
+{
+	unsigned code = w0 & 0xff;
+
+	if ((r->flags & MN_WIRE_POINTER) &&
+	    (code == (EV_LOAD | MN_CODE_POINTER) || code == (EV_STORE | MN_CODE_POINTER)))
+		code &= ~MN_CODE_POINTER;
+	return code < MN_WIRE_MAX_EVENTS ? code : 0;
+}
+
 /* Frames one popped buffer: counts every event, appends the first `cap` to the file. */
 static void take(struct recorder *r, const uint64_t *w, size_t n)
 {
 	size_t i = 0;
 
 	while (i < n) {
-		unsigned len;
+		unsigned code, len;
 
 		if (!w[i]) {          /* unwritten space where a record would start: skip it */
 			i++;
 			continue;
 		}
-		len = r->nwords[w[i] & 0xff & (MN_WIRE_MAX_EVENTS - 1)];
-		if ((w[i] & 0xff) >= MN_WIRE_MAX_EVENTS || !len || len > n - i) {
+		code = event_code(r, w[i]);
+		len = r->nwords[code];
+		if (!code || !len || len > n - i) {
 			r->corrupt++;
 			return;
 		}
@@ -94,6 +116,8 @@ static void take(struct recorder *r, const uint64_t *w, size_t n)
 			if (r->nout + len > OUT_WORDS)
 				flush_out(r);
 			memcpy(r->out + r->nout, w + i, 8u * len);
+			/* The code without MN_CODE_POINTER: recording.h has no flags. */
+			r->out[r->nout] = (w[i] & ~UINT64_C(0xff)) | code;
 			r->nout += len;
 			r->words += len;
 			r->recorded++;
@@ -187,6 +211,7 @@ static int record(int fd, unsigned index)
 		if (cap && *cap && (errno || *end))
 			snprintf(why, sizeof(why), "MNEMO_RECORD_EVENTS='%s' is not a count", cap);
 	}
+	r.flags = r.s->wire.flags;
 	for (unsigned c = 0; !why[0] && c < MN_WIRE_MAX_EVENTS; c++) {
 		r.nwords[c] = r.s->wire.nwords[c];
 		memcpy(r.arg[c], r.s->wire.arg[c], sizeof(r.arg[c]));

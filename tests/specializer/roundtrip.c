@@ -8,7 +8,15 @@
  * truncated (addresses, ids) or saturated (sizes) to its width; arguments not sent decode as 0.
  * Loads and stores are checked through both their entry points, __mnemo_load_ptr giving the same
  * record as __mnemo_load; with --pointer-only (the callbacks were made for modules that all take
- * `accesses: pointer`), __mnemo_load and __mnemo_store must push nothing.  Callbacks built with a
+ * `accesses: pointer`), __mnemo_load and __mnemo_store must push nothing (with
+ * --pointer-only=load or =store, only the one: the modules taking every access list only the other
+ * event).
+ * On a wire with the
+ * pointer flag (queue.h) the _ptr ones' code has MN_CODE_POINTER or'ed in and the plain ones' not,
+ * and a plain record may carry 0 for `value` (when only pointer-only modules take it); without it
+ * no code has it.  A line "flags: 0x.." gives the wire's flags, and a line "codes: load 0x01, ..."
+ * the low byte of word 0 each of the four pushed ("-": nothing), "(value 0)" after a plain one
+ * whose value was sent as 0.  Callbacks built with a
  * sampling countdown (spec.h `sample:`) send every access at the runtime's default periods (1);
  * with --sample, the periods of N = 1000 are set and 1,000,000 loads and stores must send
  * 900..1100 records, every gap between two within [500, 1500].  Callbacks of `--queue=lamport`
@@ -187,6 +195,25 @@ static void call(const struct call *c)
 	}
 }
 
+/*
+ * The event code that frames a record whose word 0 is w0: its low 8 bits, less MN_CODE_POINTER for
+ * a load or store of a pointer value on a wire with the pointer flag; 0, which no event has, when
+ * that is no event code.
+ */
+static unsigned wire_code(uint64_t w0)
+{
+	unsigned code = w0 & 0xff;
+
+	if ((__mnemo_wire.flags & MN_WIRE_POINTER) &&
+	    (code == (1 | MN_CODE_POINTER) || code == (2 | MN_CODE_POINTER)))
+		code &= ~MN_CODE_POINTER;
+	return code < MN_WIRE_MAX_EVENTS ? code : 0;
+}
+
+/* What the four load and store entry points pushed (calls[0..3]): word 0's low byte, or -1. */
+static int access_code[4] = { -1, -1, -1, -1 };
+static bool access_value_zero[4];   /* its value, which the wire sends, came as 0 */
+
 static uint64_t fit(uint64_t v, unsigned bits, enum fit f)
 {
 	uint64_t max = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
@@ -197,23 +224,29 @@ static uint64_t fit(uint64_t v, unsigned bits, enum fit f)
 }
 
 /*
- * Checks one event's record; returns the number of failures.  pointer_only: the plain load and
- * store entry points are expected to push nothing.  loop_summary_at comes with the mixed_load
- * record that needs it, after it.
+ * Checks one event's record; returns the number of failures.  pointer_only: bit c->code - 1 set
+ * (1 load, 2 store) when that event's plain entry point is expected to push nothing.
+ * loop_summary_at comes with the mixed_load record that needs it, after it.
  */
-static int check(const struct call *c, bool pointer_only)
+static int check(const struct call *c, unsigned pointer_only)
 {
-	unsigned nwords = __mnemo_wire.nwords[c->code], pushed, more = 0;
+	unsigned nwords = __mnemo_wire.nwords[c->code], pushed, more = 0, code = c->code;
 	uint64_t covered[MN_WIRE_MAX_WORDS] = { 0xff };   /* bits of the code and arguments */
+	bool flagged = __mnemo_wire.flags & MN_WIRE_POINTER;
+	bool empty = !c->ptr && (c->code == 1 || c->code == 2) &&
+		     (pointer_only >> (c->code - 1) & 1);
+	int access = c->code <= 2 ? (int)(c - calls) : -1;   /* index in access_code[] */
 	int bad = 0;
 
-	if (pointer_only && !c->ptr && (c->code == 1 || c->code == 2))
+	if (c->ptr && flagged)
+		code |= MN_CODE_POINTER;
+	if (empty)
 		nwords = 0;
 	if (c->code == 23)
 		more = __mnemo_wire.nwords[21];
 	/* A module takes `value` (code 25): with no published set here, every load and store's
 	 * value follows its record. */
-	if ((c->code == 1 || c->code == 2) && __mnemo_wire.nwords[25] && !(pointer_only && !c->ptr))
+	if ((c->code == 1 || c->code == 2) && __mnemo_wire.nwords[25] && !empty)
 		more = __mnemo_wire.nwords[25];
 
 	for (unsigned i = 0; i < BUF_WORDS; i++)
@@ -233,8 +266,10 @@ static int check(const struct call *c, bool pointer_only)
 	}
 	if (!nwords)
 		return 0;
-	if ((buf[0] & 0xff) != c->code) {
-		printf("%s: expected code %u in word 0, got %u\n", c->name, c->code,
+	if (access >= 0)
+		access_code[access] = (int)(buf[0] & 0xff);
+	if ((buf[0] & 0xff) != code) {
+		printf("%s: expected code 0x%02x in word 0, got 0x%02x\n", c->name, code,
 		       (unsigned)(buf[0] & 0xff));
 		bad++;
 	}
@@ -242,6 +277,12 @@ static int check(const struct call *c, bool pointer_only)
 		const struct mn_wire_arg *a = &__mnemo_wire.arg[c->code][i];
 		uint64_t want = i < c->nargs && a->bits ? fit(c->in[i], a->bits, c->fit[i]) : 0;
 		uint64_t got = mn_wire_get(&__mnemo_wire, buf, c->code, i);
+
+		/* A plain load or store's `value` (argument 2) on a flagged wire: maybe 0. */
+		if (flagged && access >= 0 && !c->ptr && i == 2 && a->bits && want && !got) {
+			access_value_zero[access] = true;
+			want = 0;
+		}
 
 		if (a->bits && a->word >= nwords) {
 			printf("%s: argument %u in word %u of a %u-word record\n", c->name, i,
@@ -351,9 +392,9 @@ static uint64_t capture_accesses(const struct capture *c)
 {
 	uint64_t sent = 0;
 
-	for (size_t i = 0; i < c->n; i += __mnemo_wire.nwords[c->words[i] & 0xff] ?
-					 __mnemo_wire.nwords[c->words[i] & 0xff] : 1)
-		sent += (c->words[i] & 0xff) == 1 || (c->words[i] & 0xff) == 2;
+	for (size_t i = 0; i < c->n; i += __mnemo_wire.nwords[wire_code(c->words[i])] ?
+					 __mnemo_wire.nwords[wire_code(c->words[i])] : 1)
+		sent += wire_code(c->words[i]) == 1 || wire_code(c->words[i]) == 2;
 	return sent;
 }
 
@@ -484,13 +525,13 @@ static void *overflow(void *arg)
 	if (!c->words)
 		exit(1);
 	c->n = 0;
-	for (size_t i = 0; i < mine.n; i += __mnemo_wire.nwords[mine.words[i] & 0xff]) {
-		if (!__mnemo_wire.nwords[mine.words[i] & 0xff]) {
+	for (size_t i = 0; i < mine.n; i += __mnemo_wire.nwords[wire_code(mine.words[i])]) {
+		if (!__mnemo_wire.nwords[wire_code(mine.words[i])]) {
 			printf("overflow: a record of code %u, which the wire does not send\n",
 			       (unsigned)(mine.words[i] & 0xff));
 			exit(1);
 		}
-		c->words[mine.words[i] & 0xff]++;
+		c->words[wire_code(mine.words[i])]++;
 		c->n++;
 	}
 	free(mine.words);
@@ -581,7 +622,7 @@ static long read_records(const uint64_t *words, size_t n, struct rec *r, size_t 
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; k++) {
-		unsigned code = words[i] & 0xff, len = __mnemo_wire.nwords[code];
+		unsigned code = wire_code(words[i]), len = __mnemo_wire.nwords[code];
 		const uint64_t *w = words + i;
 
 		if (!len || i + len > n || k == max) {
@@ -1127,13 +1168,13 @@ static void *mixed_lost(void *arg)
 	if (!c->words)
 		exit(1);
 	c->n = 0;
-	for (size_t i = 0; i < mine.n; i += __mnemo_wire.nwords[mine.words[i] & 0xff]) {
-		if (!__mnemo_wire.nwords[mine.words[i] & 0xff]) {
+	for (size_t i = 0; i < mine.n; i += __mnemo_wire.nwords[wire_code(mine.words[i])]) {
+		if (!__mnemo_wire.nwords[wire_code(mine.words[i])]) {
 			printf("lost mixed loops: a record of code %u, which the wire does not "
 			       "send\n", (unsigned)(mine.words[i] & 0xff));
 			exit(1);
 		}
-		c->words[mine.words[i] & 0xff]++;
+		c->words[wire_code(mine.words[i])]++;
 		c->n++;
 	}
 	free(mine.words);
@@ -1197,9 +1238,15 @@ static int check_sampled_mixed(unsigned n)
 
 int main(int argc, char **argv)
 {
-	bool pointer_only = argc > 1 && !strcmp(argv[1], "--pointer-only");
+	unsigned pointer_only = 0;   /* bit 0: the plain load pushes nothing, bit 1: the store */
 	int bad = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--pointer-only"))
+		pointer_only = 3;
+	if (argc > 1 && !strcmp(argv[1], "--pointer-only=load"))
+		pointer_only = 1;
+	if (argc > 1 && !strcmp(argv[1], "--pointer-only=store"))
+		pointer_only = 2;
 	if (argc > 1 && !strcmp(argv[1], "--sample"))
 		return check_sampling();
 	if (argc > 1 && !strncmp(argv[1], "--sample-summaries=", 19))
@@ -1225,6 +1272,16 @@ int main(int argc, char **argv)
 	}
 	printf("heap_events: %u\n", __mnemo_heap_events);
 	printf("plan: 0x%08x\n", (unsigned)__mnemo_summary_plan);
+	printf("flags: 0x%02x\ncodes:", __mnemo_wire.flags);
+	for (unsigned i = 0; i < 4; i++) {
+		printf("%s %s ", i ? "," : "", calls[i].name);
+		if (access_code[i] < 0)
+			printf("-");
+		else
+			printf("0x%02x%s", (unsigned)access_code[i],
+			       access_value_zero[i] ? " (value 0)" : "");
+	}
+	printf("\n");
 	/* Summary records exactly when the plan says on. */
 	if (!!(__mnemo_summary_plan & MNEMO_PLAN_ON) != !!__mnemo_wire.nwords[19]) {
 		printf("plan: summaries %s, but the wire %s loop_summary\n",

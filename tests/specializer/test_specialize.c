@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "abi.h"  /* MNEMO_PLAN_* */
 #include "spec.h"
 
 extern char **environ;
@@ -1305,7 +1306,8 @@ static void test_roundtrip_everything(void **state)
 			    "loop_invoke loop_iter loop_exit program_start program_end "
 			    "loop_summary_load loop_summary_store loop_summary loop_summary_open "
 			    "mixed_load mixed_store loop_summary_at loop_summary_close\n"
-			    "heap_events: 1\nplan: 0xc00006aa\n");
+			    "heap_events: 1\nplan: 0xc00006aa\nflags: 0x00\n"
+			    "codes: load 0x01, store 0x02, load_ptr 0x01, store_ptr 0x02\n");
 }
 
 static void test_roundtrip_value_pattern(void **state)
@@ -1318,7 +1320,8 @@ static void test_roundtrip_value_pattern(void **state)
 	assert_string_equal(r.out, "sent: load store func_entry loop_summary_load "
 			    "loop_summary_store loop_summary loop_summary_open mixed_load "
 			    "mixed_store loop_summary_at loop_summary_close\nheap_events: 0\n"
-			    "plan: 0xc00000ff\n");
+			    "plan: 0xc00000ff\nflags: 0x00\n"
+			    "codes: load 0x01, store 0x02, load_ptr 0x01, store_ptr 0x02\n");
 }
 
 /* Pointer-only modules: the _ptr entry points push the records, the plain ones nothing. */
@@ -1565,7 +1568,170 @@ static void test_roundtrip_pointer_only(void **state)
 	copy_tree_spec(fx, "rds-shape");
 	roundtrip(fx, &r, "rds-shape", "--pointer-only");
 	assert_string_equal(r.out, "sent: load store heap_alloc heap_realloc heap_free\n"
-			    "heap_events: 1\nplan: 0x000000a0\n");
+			    "heap_events: 1\nplan: 0x000000a0\nflags: 0x00\n"
+			    "codes: load -, store -, load_ptr 0x01, store_ptr 0x02\n");
+}
+
+/*
+ * The pointer flag (queue.h, spec.h) in the packing: set exactly when a module with `accesses:
+ * pointer` and one with `accesses: all` list the same load or store event, whatever the order;
+ * not for a pointer-only module beside all-access modules that list other events, or only the
+ * other access event.
+ */
+static void test_pointer_flag_wire(void **state)
+{
+	static const struct {
+		const char *a, *b;       /* module names; b NULL: a alone */
+		uint8_t flags;
+	} cases[] = {
+		{ "rds-shape", NULL, 0 },
+		{ "dependence", NULL, 0 },
+		{ "rds-shape", "dependence", MN_WIRE_POINTER },
+		{ "dependence", "rds-shape", MN_WIRE_POINTER },
+		{ "rds-shape", "value-pattern", MN_WIRE_POINTER },
+		{ "object-relative", "rds-shape", MN_WIRE_POINTER },
+		{ "rds-shape", "calls", 0 },           /* the all module lists no access */
+		{ "ptr-load", "all-store", 0 },        /* they share no access event */
+		{ "ptr-load", "all-load", MN_WIRE_POINTER },
+		{ "all-store", "ptr-load", 0 },
+		{ "ptr-load", "ptr-store", 0 },        /* no module takes every access */
+	};
+	struct fixture *fx = *state;
+	char pa[256], pb[256];
+	struct mn_catalogue *c;
+	struct mn_wire w;
+
+	write_spec(fx, "calls", "module: calls\ndoc: d\nevents:\n  func_entry: []\n");
+	write_spec(fx, "ptr-load", "module: ptr-load\ndoc: d\naccesses: pointer\nevents:\n"
+		   "  load: [address]\n");
+	write_spec(fx, "ptr-store", "module: ptr-store\ndoc: d\naccesses: pointer\nevents:\n"
+		   "  store: [address]\n");
+	write_spec(fx, "all-load", "module: all-load\ndoc: d\nevents:\n  load: [address]\n");
+	write_spec(fx, "all-store", "module: all-store\ndoc: d\nevents:\n  store: [address]\n");
+	copy_tree_spec(fx, "rds-shape");
+	copy_tree_spec(fx, "dependence");
+	copy_tree_spec(fx, "value-pattern");
+	copy_tree_spec(fx, "object-relative");
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *paths[] = { pa, pb };
+
+		snprintf(pa, sizeof(pa), "%s/%s/events.yaml", fx->modules, cases[i].a);
+		snprintf(pb, sizeof(pb), "%s/%s/events.yaml", fx->modules,
+			 cases[i].b ? cases[i].b : "");
+		pack(&w, &c, cases[i].b ? 2 : 1, paths);
+		if (w.flags != cases[i].flags)
+			fail_msg("%s%s%s: expected wire flags 0x%02x, got 0x%02x", cases[i].a,
+				 cases[i].b ? "," : "", cases[i].b ? cases[i].b : "",
+				 cases[i].flags, w.flags);
+		mn_spec_catalogue_free(c);
+	}
+}
+
+static uint32_t plan_of(const char *text);
+
+/* The body of entry point fn in callbacks.c text, to its closing brace, into buf. */
+static void body_of(const char *text, const char *fn, char *buf, size_t size)
+{
+	char head[128];
+	const char *at, *end;
+
+	snprintf(head, sizeof(head), "MN_ENTRY void %s(", fn);
+	at = strstr(text, head);
+	if (!at)
+		fail_msg("callbacks.c: expected a definition of %s", fn);
+	end = strstr(at, "\n}\n");
+	if (!end)
+		fail_msg("callbacks.c: expected the end of %s", fn);
+	snprintf(buf, size, "%.*s", (int)(end - at), at);
+}
+
+/*
+ * The pointer flag in the callbacks: for rds-shape with dependence, the wire says it, the _ptr
+ * entry points push 0x81 / 0x82 and the plain ones 1 / 2, the _ptr ones stay per access (plan
+ * state 2) and the plain ones, whose value only rds-shape takes, send it as 0 and may be
+ * summarized (state 1).  For rds-shape alone and dependence alone, flags 0 and plain codes
+ * everywhere.  Round trips check the records each entry point pushes: flagged with tree modules in
+ * either order, with --all-events (whose stand-in takes every access and every value), with a
+ * sampling countdown (send_load_ptr(), send_store_ptr()), and with a module that takes every
+ * access's value (the plain value stays); unflagged with each module alone.
+ */
+static void test_pointer_flag_callbacks(void **state)
+{
+	static const char flagged[] = "flags: 0x01\ncodes: load 0x01 (value 0), store 0x02 "
+				      "(value 0), load_ptr 0x81, store_ptr 0x82\n";
+	static const struct {
+		const char *modules, *opt, *flag, *want;
+	} trips[] = {
+		{ "rds-shape,dependence", NULL, NULL, flagged },
+		{ "dependence,rds-shape", NULL, NULL, flagged },
+		{ "rds-shape", "--all-events", NULL, "flags: 0x01\ncodes: load 0x01, store 0x02, "
+		  "load_ptr 0x81, store_ptr 0x82\n" },
+		{ "smpp,smpa", NULL, NULL, "flags: 0x01\ncodes: load 0x01, store 0x02, "
+		  "load_ptr 0x81, store_ptr 0x82\n" },
+		{ "smpp,smpl", NULL, "--pointer-only=store", "flags: 0x01\ncodes: load 0x01, "
+		  "store -, load_ptr 0x81, store_ptr 0x82\n" },
+		{ "ptrv,vals", NULL, NULL, "flags: 0x01\ncodes: load 0x01, store -, "
+		  "load_ptr 0x81, store_ptr -\n" },
+		{ "rds-shape", NULL, "--pointer-only", "flags: 0x00\ncodes: load -, store -, "
+		  "load_ptr 0x01, store_ptr 0x02\n" },
+		{ "dependence", NULL, NULL, "flags: 0x00\ncodes: load 0x01, store 0x02, "
+		  "load_ptr 0x01, store_ptr 0x02\n" },
+	};
+	static char text[65536];
+	struct fixture *fx = *state;
+	char path[256], body[4096];
+	uint32_t plan;
+	struct run r;
+
+	copy_tree_spec(fx, "rds-shape");
+	copy_tree_spec(fx, "dependence");
+	write_spec(fx, "smpp", "module: smpp\ndoc: d\naccesses: pointer\nsample: MNEMO_T_SAMPLE\n"
+		   "events:\n  load: [address]\n  store: [address]\n");
+	write_spec(fx, "smpa", "module: smpa\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [site, address]\n  store: [address]\n  loop_iter: []\n");
+	write_spec(fx, "smpl", "module: smpl\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
+		   "  load: [site, address]\n");
+	write_spec(fx, "ptrv", "module: ptrv\ndoc: d\naccesses: pointer\nevents:\n"
+		   "  load: [address, value]\n");
+	write_spec(fx, "vals", "module: vals\ndoc: d\nevents:\n  load: [value]\n");
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+
+	specialize(fx, &r, fx->modules, "rds-shape,dependence");
+	expect_ok(&r);
+	read_file(path, text, sizeof(text));
+	expect_contains("rds-shape,dependence", text, "\t.flags = MN_WIRE_POINTER,\n");
+	body_of(text, "__mnemo_load_ptr", body, sizeof(body));
+	expect_contains("__mnemo_load_ptr", body, "\tw[0] = EV_LOAD | MN_CODE_POINTER | ");
+	body_of(text, "__mnemo_store_ptr", body, sizeof(body));
+	expect_contains("__mnemo_store_ptr", body, "\tw[0] = EV_STORE | MN_CODE_POINTER | ");
+	body_of(text, "__mnemo_load", body, sizeof(body));
+	if (strstr(body, "MN_CODE_POINTER") || !strstr(body, "\tw[0] = EV_LOAD | "))
+		fail_msg("__mnemo_load: expected the plain code, got:\n%s", body);
+	plan = plan_of(text);
+	if (MNEMO_PLAN_STATE(plan, MNEMO_PLAN_LOAD_PTR) != MNEMO_PLAN_PER_ACCESS ||
+	    MNEMO_PLAN_STATE(plan, MNEMO_PLAN_STORE_PTR) != MNEMO_PLAN_PER_ACCESS ||
+	    MNEMO_PLAN_STATE(plan, MNEMO_PLAN_LOAD) != MNEMO_PLAN_SUMMARIZABLE ||
+	    MNEMO_PLAN_STATE(plan, MNEMO_PLAN_STORE) != MNEMO_PLAN_SUMMARIZABLE)
+		fail_msg("rds-shape,dependence: expected plan states load 1, store 1, load_ptr 2, "
+			 "store_ptr 2, got 0x%08x", plan);
+
+	for (unsigned i = 0; i < 2; i++) {
+		const char *alone = i ? "dependence" : "rds-shape";
+
+		specialize(fx, &r, fx->modules, alone);
+		expect_ok(&r);
+		read_file(path, text, sizeof(text));
+		expect_contains(alone, text, "\t.flags = 0,\n");
+		if (strstr(text, "MN_CODE_POINTER"))
+			fail_msg("%s: expected no MN_CODE_POINTER, got:\n%s", alone, text);
+	}
+
+	for (unsigned i = 0; i < sizeof(trips) / sizeof(trips[0]); i++) {
+		roundtrip_opt(fx, &r, trips[i].modules, trips[i].opt, trips[i].flag);
+		if (!strstr(r.out, trips[i].want))
+			fail_msg("%s %s: expected \"%s\", got:\n%s", trips[i].modules,
+				 trips[i].opt ? trips[i].opt : "", trips[i].want, r.out);
+	}
 }
 
 /*
@@ -1816,16 +1982,19 @@ static void test_roundtrip_ablation(void **state)
 	assert_string_equal(r.out, "sent: load store pointer_create heap_alloc heap_realloc "
 			    "heap_free stack_alloc stack_free global func_entry func_exit "
 			    "loop_invoke loop_iter loop_exit program_start program_end\n"
-			    "heap_events: 1\nplan: 0x000006aa\n");
+			    "heap_events: 1\nplan: 0x000006aa\nflags: 0x00\n"
+			    "codes: load 0x01, store 0x02, load_ptr 0x01, store_ptr 0x02\n");
 	roundtrip_opt(fx, &r, "dependence", "--queue=lamport", NULL);
 	assert_string_equal(r.out, "sent: load store func_entry func_exit loop_invoke loop_iter "
 			    "loop_exit loop_summary_load loop_summary_store loop_summary "
 			    "loop_summary_open mixed_load mixed_store loop_summary_at "
-			    "loop_summary_close\nheap_events: 0\nplan: 0xc0000455\n"
+			    "loop_summary_close\nheap_events: 0\nplan: 0xc0000455\nflags: 0x00\n"
+			    "codes: load 0x01, store 0x02, load_ptr 0x01, store_ptr 0x02\n"
 			    "queue: lamport\n");
 	roundtrip_opt(fx, &r, "dependence", "--no-summarize", NULL);
 	assert_string_equal(r.out, "sent: load store func_entry func_exit loop_invoke loop_iter "
-			    "loop_exit\nheap_events: 0\nplan: 0x00000455\n");
+			    "loop_exit\nheap_events: 0\nplan: 0x00000455\nflags: 0x00\n"
+			    "codes: load 0x01, store 0x02, load_ptr 0x01, store_ptr 0x02\n");
 	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", NULL);
 	expect_contains("roundtrip", r.out, "queue: lamport\n");
 	roundtrip_opt(fx, &r, "structure-affinity", "--queue=lamport", "--sample");
@@ -1926,6 +2095,12 @@ static void test_summary_plan(void **state)
 		{ "loops", "--no-summarize", 0x00000400 },
 		{ "addrs", "--all-events", 0x000006aa },
 		{ "addrs", "--queue=lamport", 0xc0000011 },
+		/* The pointer flag: _ptr entry points with a body 2, even without value... */
+		{ "ptrs,addrs", NULL, 0xc00000a1 },
+		{ "addrs,ptrs", "--no-summarize", 0x000000a1 },
+		/* ...and the plain ones' value, which only a pointer-only module lists, 0: 1 */
+		{ "ptrv,addrs", NULL, 0xc0000021 },
+		{ "ptrv,vals", NULL, 0x00000022 },     /* vals takes every load's value: 2 */
 	};
 	static const struct {
 		const char *modules;
@@ -1935,6 +2110,7 @@ static void test_summary_plan(void **state)
 		{ "null", 0xc0000455 },
 		{ "value-pattern", 0xc00000ff },       /* takes `value`: every access checked */
 		{ "rds-shape", 0x000000a0 },          /* pointer only, with values */
+		{ "rds-shape,dependence", 0xc00004a5 },  /* the pointer flag: plain values 0 */
 		{ "structure-affinity", 0xc0000055 },  /* sampled: summarized, mixed loops */
 		{ "object-relative", 0xc0000055 },
 		{ "shadow-cost", 0xc0000055 },
@@ -1949,6 +2125,8 @@ static void test_summary_plan(void **state)
 		   "  value: [site, value]\n");
 	write_spec(fx, "ptrs", "module: ptrs\ndoc: d\naccesses: pointer\nevents:\n"
 		   "  load: [address]\n  store: [address]\n");
+	write_spec(fx, "ptrv", "module: ptrv\ndoc: d\naccesses: pointer\nevents:\n"
+		   "  load: [address, value]\n");
 	write_spec(fx, "smp", "module: smp\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
 		   "  load: [address]\n  store: [address]\n");
 	write_spec(fx, "smpv", "module: smpv\ndoc: d\nsample: MNEMO_T_SAMPLE\nevents:\n"
@@ -2355,6 +2533,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_everything, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_value_pattern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_pointer_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pointer_flag_wire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pointer_flag_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled_summaries, setup, teardown),
