@@ -35,9 +35,11 @@ void __mnemo_store(uint32_t site, const void *addr, uint64_t value, uint32_t siz
  * The same two events for an access whose value has a (scalar) pointer type: the pass calls these
  * instead of __mnemo_load / __mnemo_store for loads, stores, atomic loads and stores, cmpxchg and
  * atomicrmw xchg of a pointer, and the plain ones for everything else (integers, floats, vectors,
- * aggregates, memcpy and memset).  Same arguments, same event (load or store), same record: they
- * exist so that a build whose modules all take `accesses: pointer` (spec.h) can leave the plain
- * ones empty, and LTO deletes every non-pointer access's call.
+ * aggregates, memcpy and memset).  Same arguments, same event (load or store), same record
+ * layout: they exist so that a build whose modules all take `accesses: pointer` (spec.h) can leave
+ * the plain ones empty, and LTO deletes every non-pointer access's call; and so that, built with
+ * modules that take every access, their records carry the pointer flag (queue.h,
+ * MN_WIRE_POINTER: code 0x81 or 0x82), and the backend gives the pointer-only modules these alone.
  */
 void __mnemo_load_ptr(uint32_t site, const void *addr, uint64_t value, uint32_t size);
 void __mnemo_store_ptr(uint32_t site, const void *addr, uint64_t value, uint32_t size);
@@ -177,7 +179,9 @@ extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must b
  *      a sampling countdown too, which the summary entry points then run over the summarized
  *      accesses themselves (__mnemo_loop_summary above), and the mixed ones over a mixed loop's
  *      summarized and mixed accesses
- *   2: it must stay per access: it sends `value`, or is __mnemo_pointer_create with a body
+ *   2: it must stay per access: it sends `value`, or is __mnemo_pointer_create with a body, or
+ *      is a _ptr entry point on a wire with the pointer flag (its records carry the flag, which
+ *      summaries and mixed loops do not)
  *   3: it sends a record without `value`, as 1, and checks the access's value against the
  *      site's published set (the `value` event, struct mn_value_set below): the pass calls
  *      __mnemo_value at such an access when it summarizes it or makes it mixed
