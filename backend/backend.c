@@ -452,7 +452,11 @@ static int make_lanes(struct host *h)
 	}
 	while (h->nlanes > 1 && !h->lanes[h->nlanes - 1].n)
 		h->nlanes--;
-	h->balanced = h->nlanes > 1 && h->s->split == MN_SPLIT_MODULE;
+	/* Modules whole, one worker each, on several threads: balance() may deal them anew. */
+	h->balanced = h->nlanes > 1;
+	for (unsigned m = 0; m < h->nmods; m++)
+		if (h->mods[m].mod && h->mods[m].nworkers > 1)
+			h->balanced = false;
 	err = mn_pool_create(&h->pool, h->nlanes - 1);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot start %u worker threads: %s", h->nlanes - 1,

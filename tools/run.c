@@ -67,7 +67,8 @@ void print_run_help(FILE *out)
 	      "  -o, --output FILE    write the profile to FILE (%p in it becomes the pid)\n",
 	      out);
 	fprintf(out,
-		"  -j, --workers N      worker threads per backend process, 1 to %u (default 1)\n"
+		"  -j, --workers N      worker threads per backend process, 1 to %u (default 1;\n"
+		"                       one per CPU, at most one per module, for several modules)\n"
 		"  -m, --modules LIST   comma-separated subset of the modules the program was\n"
 		"                       built for (default: all of them)\n"
 		"      --queue-mb N     MiB per queue buffer, 1 to %u (default 4)\n",

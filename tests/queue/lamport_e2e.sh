@@ -53,17 +53,28 @@ for p in histogram linkedlist; do
 	done
 done
 
-# Two modules (two consumers): refused, the program runs unprofiled with its output unchanged.
+# Two modules in one backend (one consumer): profiled, each section as with the ping-pong queue.
+# One backend per module (two consumers): refused, the program runs unprofiled, output unchanged.
 d=$work/two
 mkdir -p "$d"
 "$bin/mnemo-cc" -m dependence,null --mnemo-queue=lamport -O2 -g -I"$programs" \
 	"$programs/histogram.c" -o "$d/histogram"
+"$bin/mnemo-cc" -m dependence,null -O2 -g -I"$programs" "$programs/histogram.c" -o "$d/histogram.pp"
 args=$(small_args histogram)
-(cd "$d" && "$bin/mnemo" run -o h.yaml ./histogram $args >h.out 2>h.err) ||
-	fail "two modules, Lamport queue: exit status $?"
-cmp -s "$work/histogram.native" "$d/h.out" || fail "two modules, Lamport queue: the output changed"
-grep -q 'Lamport queue.*takes one module, not 2; running unprofiled' "$d/h.err" ||
-	fail "two modules, Lamport queue: expected the one-line refusal, got: $(cat "$d/h.err")"
-[ ! -e "$d/h.yaml" ] || fail "two modules, Lamport queue: expected no profile, got $d/h.yaml"
-echo "two modules, Lamport queue: refused ($(cat "$d/h.err"))"
+(cd "$d" && "$bin/mnemo" run --reproducible -o l.yaml ./histogram $args >l.out) ||
+	fail "two modules in one backend, Lamport queue: exit status $?"
+(cd "$d" && "$bin/mnemo" run --reproducible -o p.yaml ./histogram.pp $args >p.out) ||
+	fail "two modules in one backend, ping-pong queue: exit status $?"
+cmp -s "$work/histogram.native" "$d/l.out" || fail "two modules, Lamport queue: the output changed"
+cmp -s <(sed -n '/^modules:/,$p' "$d/l.yaml") <(sed -n '/^modules:/,$p' "$d/p.yaml") ||
+	fail "two modules in one backend: the Lamport queue's sections differ from the ping-pong queue's"
+grep -q '^complete: true' "$d/l.yaml" || fail "two modules, Lamport queue: profile incomplete"
+echo "two modules in one backend, Lamport queue: sections identical to the ping-pong queue's"
+(cd "$d" && MNEMO_BACKENDS=per-module "$bin/mnemo" run -o h.yaml ./histogram $args >h.out 2>h.err) ||
+	fail "two backends, Lamport queue: exit status $?"
+cmp -s "$work/histogram.native" "$d/h.out" || fail "two backends, Lamport queue: the output changed"
+grep -q 'Lamport queue.*takes one backend, not 2.*; running unprofiled' "$d/h.err" ||
+	fail "two backends, Lamport queue: expected the one-line refusal, got: $(cat "$d/h.err")"
+[ ! -e "$d/h.yaml" ] || fail "two backends, Lamport queue: expected no profile, got $d/h.yaml"
+echo "two backends, Lamport queue: refused ($(cat "$d/h.err"))"
 echo "PASS"
