@@ -556,6 +556,21 @@ static void workers_merge(struct backend *b)
 	b->ninit = b->nworkers ? 1 : 0;
 }
 
+/* Verbose mode: which thread ran which modules last, and their measured costs. */
+static void say_lanes(const struct host *h)
+{
+	for (unsigned i = 0; i < h->nlanes; i++) {
+		char buf[512];
+		size_t len = 0;
+
+		for (unsigned k = 0; k < h->lanes[i].n && len < sizeof(buf); k++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %s (%.2f ms a buffer)",
+						h->lanes[i].of[k]->name,
+						h->lanes[i].of[k]->cost * 1e3);
+		mn_backend_msg("thread %u:%s", i, len ? buf : " nothing");
+	}
+}
+
 /*
  * Pops every buffer until the stream ends, each decoded by every lane (none when every module
  * failed: the leader still drains, to see the end); returns 0 or the queue's -errno.
@@ -579,6 +594,8 @@ static int consume(struct host *h)
 		if (timed)
 			balance(h);
 	}
+	if (h->balanced && h->s->verbose)
+		say_lanes(h);
 	mn_pool_destroy(h->pool);
 	h->pool = NULL;
 	/* The stream is over: what is still pending will never be closed.  Every worker decoded the
