@@ -1,22 +1,26 @@
 /*
- * mnemo-backend: one process per profiling module.  The profiled program's runtime (or `mnemo run`)
- * starts it as `mnemo-backend --fd N --index I [--numa-node K]`: it attaches to the event queue in
- * the inherited memfd as consumer I, binds itself to NUMA node K (where the runtime placed the
- * queue's buffers), runs module session.modules[I] over every event, writes the module's section
- * to a temporary file of its own run (mn_section_prefix()), and reports through its slot in the
- * session block (frontend-lib/session.h).  Backend 0 is the leader: it then gathers every section
- * into the profile (leader.c).
+ * mnemo-backend: the process that hosts the profiling modules.  The profiled program's runtime (or
+ * `mnemo run`) starts it as `mnemo-backend --fd N --index I [--numa-node K]`: it attaches to the
+ * event queue in the inherited memfd as consumer I, binds itself to NUMA node K (where the runtime
+ * placed the queue's buffers), and runs every module of the session (session.nbackends 1: one
+ * process for all, each record decoded once per thread, docs/internals.md "Backend") or module
+ * session.modules[I] alone (MNEMO_BACKENDS=per-module) over every event.  Each module writes its
+ * section to a temporary file of its own run (mn_section_prefix()) and reports through its slot in
+ * the session block (frontend-lib/session.h).  Backend 0 is the leader: it then gathers every
+ * section into the profile (leader.c).
  *
  * Life of one backend (docs/internals.md, "Backend"):
  *
- *   attach ── validate session ── slot: pid, RUNNING ── [bind to node] ── find module ── init
- *     ── pop/decode/dispatch ── stream ended ── emit section ── slot: WRITTEN ── fini
- *     ── [leader: profile] [others: wait for the profile, remove the section] ── detach
+ *   attach ── validate session ── slots: pid, RUNNING ── [bind to node] ── each module: find, init
+ *     ── lanes, threads ── pop/decode/dispatch ── stream ended ── each module: merge, emit
+ *     section, slot: WRITTEN, fini ── [leader: profile] [others: wait for the profile, remove the
+ *     section] ── detach
  *
- * Failure anywhere after the slot is known sets it FAILED with a reason, prints one line, and
- * leaves the queue so the producer never waits for a consumer that stopped.  The one exception is
- * the leader when other modules run: it goes on draining the queue (without a module) so that it
- * still sees the end of the stream and can write the other modules' sections into the profile.
+ * A module's failure sets its slot FAILED with a reason and prints one line; the others run on.
+ * When none is left, the backend leaves the queue so the producer never waits for a consumer that
+ * stopped; the one exception is the leader when other modules run elsewhere or failed beside it:
+ * it goes on draining the queue (without a module) so that it still sees the end of the stream
+ * and can write the profile.
  *
  * Nothing here can hang: the queue ends the stream when the producer dies, and the leader's wait
  * for the others treats a dead backend as failed.
@@ -368,6 +372,17 @@ static unsigned module_workers(const struct host *h, const struct backend *b)
 	return n;
 }
 
+/* A zeroed state of size bytes on cache lines of its own (MN_CACHE_LINE), or NULL. */
+static void *state_alloc(size_t size)
+{
+	size_t len = (size + MN_CACHE_LINE - 1) & ~(size_t)(MN_CACHE_LINE - 1);
+	void *p = aligned_alloc(MN_CACHE_LINE, len ? len : MN_CACHE_LINE);
+
+	if (p)
+		memset(p, 0, len ? len : MN_CACHE_LINE);
+	return p;
+}
+
 /* Finds module b and initializes its workers; fail() on any error. */
 static void start_module(struct host *h, struct backend *b)
 {
@@ -388,8 +403,13 @@ static void start_module(struct host *h, struct backend *b)
 	/* Data parallelism (PROMPT 4.2): n states, each handling the events it owns (driver.c),
 	 * merged in worker order at the end. */
 	n = module_workers(h, b);
-	b->workers = calloc(n, sizeof(*b->workers));
-	b->wstats = calloc(n, sizeof(*b->wstats));
+	/* Aligned (MN_CACHE_LINE): the workers of other modules run on other threads. */
+	b->workers = aligned_alloc(MN_CACHE_LINE, n * sizeof(*b->workers));
+	b->wstats = aligned_alloc(MN_CACHE_LINE, n * sizeof(*b->wstats));
+	if (b->workers && b->wstats) {
+		memset(b->workers, 0, n * sizeof(*b->workers));
+		memset(b->wstats, 0, n * sizeof(*b->wstats));
+	}
 	if (!b->workers || !b->wstats) {
 		fail(b, "cannot allocate %u workers: %s", n, strerror(ENOMEM));
 		return;
@@ -399,7 +419,7 @@ static void start_module(struct host *h, struct backend *b)
 		struct mn_worker *w = &b->workers[i];
 
 		*w = (struct mn_worker){ .mod = b->mod, .id = i, .nworkers = n };
-		w->state = calloc(1, b->mod->state_size ? b->mod->state_size : 1);
+		w->state = state_alloc(b->mod->state_size);
 		if (!w->state) {
 			fail(b, "cannot allocate its state: %s", strerror(ENOMEM));
 			return;
@@ -972,13 +992,14 @@ static void usage(FILE *f)
 		"       mnemo-backend --list-modules | --help | --version\n"
 		"\n"
 		"The backend of the Mnemo memory profiler.  The profiled program (or\n"
-		"`mnemo run`) starts one per module; it attaches to the event queue in the\n"
-		"inherited file descriptor N as consumer I, runs the I-th module of the session\n"
-		"over every event, and writes that module's part of the profile.  Consumer 0\n"
-		"then writes the profile.\n"
+		"`mnemo run`) starts one; it attaches to the event queue in the inherited\n"
+		"file descriptor N as consumer I, runs every module of the session over every\n"
+		"event, decoding each once, and writes the profile.  With\n"
+		"MNEMO_BACKENDS=per-module the program starts one per module instead: consumer\n"
+		"I runs the I-th module alone, and consumer 0 writes the profile.\n"
 		"\n"
 		"  --fd N           the queue's shared-memory file descriptor\n"
-		"  --index I        this backend's consumer index (which module it runs)\n"
+		"  --index I        this backend's consumer index (0, or the module it runs)\n"
 		"  --numa-node K    run on the CPUs of NUMA node K and prefer its memory\n"
 		"  --list-modules   print the modules built in, one per line with its description\n"
 		"  --help           print this help\n"

@@ -223,15 +223,22 @@ static bool pending_whole(struct mn_worker *w, size_t n, size_t floor)
 static void *stack_grow(void *p, size_t *cap, size_t size, size_t first, size_t max)
 {
 	size_t want = *cap ? 2 * *cap : first;
+	void *q;
 
 	if (*cap >= max)
 		return NULL;
 	if (want > max)
 		want = max;
-	p = realloc(p, want * size);
+	/* Whole cache lines of its own: the workers of other modules, on other threads, write
+	 * theirs at every mixed record, and a shared line would travel between the cores. */
+	q = aligned_alloc(MN_CACHE_LINE, (want * size + MN_CACHE_LINE - 1) & ~(size_t)(MN_CACHE_LINE - 1));
+	if (!q)
+		return NULL;
 	if (p)
-		*cap = want;
-	return p;
+		memcpy(q, p, *cap * size);
+	free(p);
+	*cap = want;
+	return q;
 }
 
 /*

@@ -471,7 +471,7 @@ static void print_main_help(FILE *out)
 	ssize_t n = list_modules(&m);
 
 	fputs("mnemo: a memory profiler for C and C++ programs (PROMPT-style: compiler-inserted\n"
-	      "events, a shared-memory queue, profiling modules in backend processes).\n"
+	      "events, a shared-memory queue, profiling modules in one backend process).\n"
 	      "\n"
 	      "Usage: mnemo COMMAND [OPTIONS] [ARGS...]\n"
 	      "       mnemo help COMMAND      (or: mnemo COMMAND --help)\n"
