@@ -372,14 +372,13 @@ static unsigned module_workers(const struct host *h, const struct backend *b)
 	return n;
 }
 
-/* A zeroed state of size bytes on cache lines of its own (MN_CACHE_LINE), or NULL. */
-static void *state_alloc(size_t size)
+/* size zeroed bytes on cache lines of their own (mn_lines_alloc()), or NULL. */
+static void *lines_zalloc(size_t size)
 {
-	size_t len = (size + MN_CACHE_LINE - 1) & ~(size_t)(MN_CACHE_LINE - 1);
-	void *p = aligned_alloc(MN_CACHE_LINE, len ? len : MN_CACHE_LINE);
+	void *p = mn_lines_alloc(size);
 
 	if (p)
-		memset(p, 0, len ? len : MN_CACHE_LINE);
+		memset(p, 0, size);
 	return p;
 }
 
@@ -403,13 +402,9 @@ static void start_module(struct host *h, struct backend *b)
 	/* Data parallelism (PROMPT 4.2): n states, each handling the events it owns (driver.c),
 	 * merged in worker order at the end. */
 	n = module_workers(h, b);
-	/* Aligned (MN_CACHE_LINE): the workers of other modules run on other threads. */
-	b->workers = aligned_alloc(MN_CACHE_LINE, n * sizeof(*b->workers));
-	b->wstats = aligned_alloc(MN_CACHE_LINE, n * sizeof(*b->wstats));
-	if (b->workers && b->wstats) {
-		memset(b->workers, 0, n * sizeof(*b->workers));
-		memset(b->wstats, 0, n * sizeof(*b->wstats));
-	}
+	/* Lines of their own: the workers of other modules run on other threads. */
+	b->workers = lines_zalloc(n * sizeof(*b->workers));
+	b->wstats = lines_zalloc(n * sizeof(*b->wstats));
 	if (!b->workers || !b->wstats) {
 		fail(b, "cannot allocate %u workers: %s", n, strerror(ENOMEM));
 		return;
@@ -419,7 +414,7 @@ static void start_module(struct host *h, struct backend *b)
 		struct mn_worker *w = &b->workers[i];
 
 		*w = (struct mn_worker){ .mod = b->mod, .id = i, .nworkers = n };
-		w->state = state_alloc(b->mod->state_size);
+		w->state = lines_zalloc(b->mod->state_size);
 		if (!w->state) {
 			fail(b, "cannot allocate its state: %s", strerror(ENOMEM));
 			return;

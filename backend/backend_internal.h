@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <yaml.h>
 
@@ -115,6 +116,14 @@ struct mn_worker {
 
 /* Data that threads write often sits on cache lines of its own (no false sharing). */
 #define MN_CACHE_LINE 64
+
+/* size bytes (not zeroed) on whole cache lines of their own, or NULL; free() frees them. */
+static inline void *mn_lines_alloc(size_t size)
+{
+	size_t len = (size + MN_CACHE_LINE - 1) & ~(size_t)(MN_CACHE_LINE - 1);
+
+	return aligned_alloc(MN_CACHE_LINE, len ? len : MN_CACHE_LINE);
+}
 
 /* The default bound of a worker's pending stack, in entries (24 bytes each): 16 Mi entries,
  * 256 times the largest summary; more means a stream of summary records nobody closes. */

@@ -231,7 +231,7 @@ static void *stack_grow(void *p, size_t *cap, size_t size, size_t first, size_t 
 		want = max;
 	/* Whole cache lines of its own: the workers of other modules, on other threads, write
 	 * theirs at every mixed record, and a shared line would travel between the cores. */
-	q = aligned_alloc(MN_CACHE_LINE, (want * size + MN_CACHE_LINE - 1) & ~(size_t)(MN_CACHE_LINE - 1));
+	q = mn_lines_alloc(want * size);
 	if (!q)
 		return NULL;
 	if (p)
@@ -767,7 +767,8 @@ struct shadow_map {
 
 /*
  * The record after words[j] for the lookahead of run(), which prefetches the shadow metadata of
- * an access record's address (mn_module.shadow): nwords when the words end or are corrupt there
+ * an access record's address in each of sm[0..nsm) (mn_module.shadow; a lane's members may have
+ * several): nwords when the words end or are corrupt there
  * (run() says which; the lookahead just stops).  Every record's argument 1 is taken for an
  * address, without a test of the code: an event whose argument 1 is not one gets a useless hint,
  * which costs less than the branch (a prefetch never faults; for an event without argument 1 it
@@ -775,25 +776,8 @@ struct shadow_map {
  * -40%, graph -38%, bintree -7%; a list that fits in L2 +6%, SQLite +3%: the decoding, not the
  * hints.
  */
-static inline size_t ahead(const struct decoder *dec, const uint64_t *words, size_t j, size_t nwords,
-			   const struct shadow_map *sm)
-{
-	const uint64_t *rec = words + j;
-	unsigned code = (unsigned)(rec[0] & 0xff);
-	const struct decoder *d = &dec[code];
-	uint64_t addr;
-
-	if (__builtin_expect((size_t)d->nwords - 1 >= nwords - j, 0))
-		return rec[0] ? nwords : j + 1;
-	addr = (rec[d->word[1]] >> d->shift[1]) & d->mask[1];
-	__builtin_prefetch(sm->base + MN_SHADOW_OFFSET(addr, sm->fold_mask, sm->granule_shift,
-						       sm->meta_shift), 0);
-	return j + d->nwords;
-}
-
-/* ahead() for a lane: the record's address prefetched in every shadow of sm[0..nsm). */
-static inline size_t ahead_lane(const struct decoder *dec, const uint64_t *words, size_t j,
-				size_t nwords, const struct shadow_map *sm, unsigned nsm)
+static inline size_t ahead(const struct decoder *dec, const uint64_t *words, size_t j,
+			   size_t nwords, const struct shadow_map *sm, unsigned nsm)
 {
 	const uint64_t *rec = words + j;
 	const struct decoder *d = &dec[rec[0] & 0xff];
@@ -823,7 +807,7 @@ run(struct mn_worker *w, const struct mn_module *mod, const struct decoder *dec,
 	size_t i = 0, j = 0;
 
 	for (unsigned k = 0; sm && k < AHEAD_RECORDS && j < nwords; k++)
-		j = ahead(dec, words, j, nwords, sm);
+		j = ahead(dec, words, j, nwords, sm, 1);
 	while (i < nwords) {
 		const uint64_t *rec = words + i;
 		unsigned code = (unsigned)(rec[0] & 0xff);
@@ -844,7 +828,7 @@ run(struct mn_worker *w, const struct mn_module *mod, const struct decoder *dec,
 			break;
 		}
 		if (sm && j < nwords)
-			j = ahead(dec, words, j, nwords, sm);
+			j = ahead(dec, words, j, nwords, sm, 1);
 		i += dispatch(&m, state, w, dec, rec, code, st, sharded);
 		events++;
 	}
@@ -995,7 +979,7 @@ void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *
 	}
 
 	for (unsigned k = 0; nsm && k < AHEAD_RECORDS && j < nwords; k++)
-		j = ahead_lane(dec, words, j, nwords, sm, nsm);
+		j = ahead(dec, words, j, nwords, sm, nsm);
 	while (i < nwords) {
 		const uint64_t *rec = words + i;
 		unsigned code = (unsigned)(rec[0] & 0xff);
@@ -1011,7 +995,7 @@ void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *
 			break;
 		}
 		if (nsm && j < nwords)
-			j = ahead_lane(dec, words, j, nwords, sm, nsm);
+			j = ahead(dec, words, j, nwords, sm, nsm);
 		switch (code) {
 		case MN_EV_LOAD:
 			i += lane_access(&L, SUB_LOAD, &dec[MN_EV_LOAD], rec);

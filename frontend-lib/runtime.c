@@ -1103,6 +1103,7 @@ static int setup(int argc, char **argv)
 	uint32_t argc_seen;
 	char *args;
 	int nmod, nback, ret, qfd, hi;
+	const char *workers_env;
 
 	ret = mn_options_read(&opt, env_lookup, NULL, err, sizeof(err));
 	if (opt.disable)
@@ -1200,8 +1201,8 @@ static int setup(int argc, char **argv)
 	s->nbackends = (uint32_t)nback;
 	s->split = (uint32_t)mn_options_choice(opt.split, mn_options_splits);
 	/* Unset: the backend chooses (one per CPU when it hosts several modules). */
-	s->workers = env_lookup("MNEMO_WORKERS", NULL) && *env_lookup("MNEMO_WORKERS", NULL) ?
-		     opt.workers : 0;
+	workers_env = env_lookup("MNEMO_WORKERS", NULL);
+	s->workers = workers_env && *workers_env ? opt.workers : 0;
 	s->verbose = opt.verbose;
 	s->reproducible = opt.reproducible;
 	s->site_count = &__mnemo_site_count ? __mnemo_site_count : 0;
