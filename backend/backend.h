@@ -87,6 +87,18 @@ unsigned mn_run_workers(const struct mn_run *run);
 /* MNEMO_VERBOSE: modules may say what they do on stderr, one line per thing. */
 bool mn_run_verbose(const struct mn_run *run);
 
+struct mn_module;
+struct mn_option;
+/*
+ * Reads the module's settings (m->options, module.h) from the environment into its state st:
+ * each value, or its default when the variable is unset or empty.  Returns 0, or -EINVAL after
+ * one line on stderr naming the variable, its value and what was expected:
+ *   mnemo: structure-affinity: MNEMO_AFFINITY_TOP='x': expected an integer from 1 to 1000000
+ */
+int mn_module_options(const struct mn_module *m, void *st);
+/* Writes "NAME=N" (or "=1", "=a|b") for option o into buf, for help texts. */
+void mn_option_usage(const struct mn_option *o, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

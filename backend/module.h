@@ -52,6 +52,30 @@ struct mn_summary_access {
 	bool store;                /* a store (else a load) */
 };
 
+/*
+ * A module's settings: environment variables of the profiled program (the backend inherits its
+ * environment), declared in one table so that `mnemo --help` prints them with the runtime's and
+ * every module parses and refuses values alike.  The module's init() calls mn_module_options()
+ * (backend.h) first, which stores each value, or its default, in the state at offset.  A table
+ * ends with a row whose env is NULL.
+ */
+enum mn_option_type {
+	MN_OPT_UINT,      /* uint64_t, an integer from min to max */
+	MN_OPT_REAL,      /* double, a number from min to max */
+	MN_OPT_BOOL,      /* bool: 1 or 0 */
+	MN_OPT_CHOICE,    /* unsigned: the index of the value among choices, "accesses|cache" */
+};
+
+struct mn_option {
+	const char *env;          /* MNEMO_AFFINITY_TOP */
+	enum mn_option_type type;
+	size_t offset;            /* of the field in the module's state (offsetof) */
+	const char *def;          /* the default, as a user writes it: "3", "0.8", "cache" */
+	double min, max;          /* UINT and REAL */
+	const char *choices;      /* CHOICE */
+	const char *doc;          /* one line for `mnemo --help`; NULL for a setting only tests use */
+};
+
 struct mn_module {
 	const char *name;          /* as on the command line and in the profile: "value-pattern" */
 	const char *doc;           /* one line for `mnemo --help` */
@@ -166,6 +190,8 @@ struct mn_module {
 	 * NULL-terminated; NULL for none.
 	 */
 	const char *const *settings;
+	/* Settings read from the environment (above); NULL for none. */
+	const struct mn_option *options;
 };
 
 #endif /* MNEMO_MODULE_H */

@@ -435,6 +435,28 @@ static const struct {
 #undef MN_OPTION_RANGE
 };
 
+/* Each built-in module's settings (module.h, struct mn_option), those meant for users. */
+static void print_module_options(FILE *out)
+{
+	for (size_t i = 0; i < mn_module_count(); i++) {
+		const struct mn_module *m = mn_module_at(i);
+
+		for (const struct mn_option *o = m->options; o && o->env; o++) {
+			char name[96];
+			char *doc;
+			size_t col;
+
+			if (!o->doc)
+				continue;
+			mn_option_usage(o, name, sizeof(name));
+			doc = xasprintf("%s: %s; default %s", m->name, o->doc, o->def);
+			col = fprintf(out, "  %-20s ", name);
+			print_wrapped(out, col, 23, doc);
+			free(doc);
+		}
+	}
+}
+
 static void print_environment(FILE *out)
 {
 	fputs("Environment of a profiled program (the runtime reads it; `mnemo run` sets it\n"
@@ -463,6 +485,7 @@ static void print_environment(FILE *out)
 		free(name);
 		free(doc);
 	}
+	print_module_options(out);
 }
 
 static void print_main_help(FILE *out)
