@@ -69,6 +69,19 @@ struct mn_map_value {
 	const uint64_t *values;  /* SET: those n values, ascending; valid until the next call */
 };
 
+/*
+ * The one hash finalizer of the backend and its modules (MurmurHash3's fmix64): every input bit
+ * reaches every output bit, so packed ids, addresses and strides spread alike over a table.
+ */
+static inline uint64_t mn_hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64_C(0xc4ceb9fe1a85ec53);
+	return x ^ (x >> 33);
+}
+
 static inline uint64_t mn_map_key(uint32_t hi, uint32_t lo)
 {
 	return (uint64_t)hi << 32 | lo;
