@@ -6,7 +6,7 @@
  * process for all, each record decoded once per thread, docs/internals.md "Backend") or module
  * session.modules[I] alone (MNEMO_BACKENDS=per-module) over every event.  Each module writes its
  * section to a temporary file of its own run (mn_section_prefix()) and reports through its slot in
- * the session block (frontend-lib/session.h).  Backend 0 is the leader: it then gathers every
+ * the session block (runtime/session.h).  Backend 0 is the leader: it then gathers every
  * section into the profile (leader.c).
  *
  * Life of one backend (docs/internals.md, "Backend"):
@@ -164,7 +164,7 @@ struct lane {
 	unsigned n;
 };
 
-#define LANES_MAX 16   /* MNEMO_WORKERS' maximum (frontend-lib/options.def) */
+#define LANES_MAX 16   /* MNEMO_WORKERS' maximum (runtime/options.def) */
 
 /*
  * A backend process: the queue it consumes, and the modules it hosts, mods[0..nmods): every

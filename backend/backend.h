@@ -6,7 +6,7 @@
  * module state.  Tests and tools make their own with mn_run_create().  Every mn_run_* accessor
  * accepts a NULL run and answers as for an empty site table, so a module can be driven without one.
  *
- * The site table comes from the profiled binary (frontend-lib/abi.h): ids are dense from 1, so
+ * The site table comes from the profiled binary (runtime/abi.h): ids are dense from 1, so
  * mn_run_site_count() is also the highest id, and a flat array of site_count + 1 entries indexed by
  * id holds per-site state.  Ids above the count can still arrive (a corrupt record, or code whose
  * table was not loaded): grow, or ignore, but never index blindly.
@@ -27,7 +27,7 @@ struct mn_run;
 /* One line of the site table.  (struct mn_site, in profile.h, is the profile reader's row.) */
 struct mn_run_site {
 	const char *kind;       /* load, store, pointer, alloc, realloc, free, stack, global,
-				 * function, loop (frontend-lib/abi.h) */
+				 * function, loop (runtime/abi.h) */
 	const char *function;   /* enclosing function, demangled */
 	const char *file;       /* "" without debug info */
 	uint32_t line, column;  /* 0 without debug info */
@@ -70,7 +70,7 @@ const char *mn_run_site_kind(const struct mn_run *run, uint32_t site);
 
 /*
  * For a module that takes the `value` event (events.yaml): the program sends a site's value only
- * while the site's published set lacks it (frontend-lib/abi.h, struct mn_value_set), so the
+ * while the site's published set lacks it (runtime/abi.h, struct mn_value_set), so the
  * module sees every distinct value of a site at least once, and must publish each value it has
  * seen, or its values keep coming.  mn_run_value_seen() publishes one value of load or store site
  * `site` (up to MN_VALUE_SET_MAX; a value already there, or one past that, changes nothing);

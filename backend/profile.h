@@ -145,7 +145,7 @@ struct mn_program {
  */
 struct mn_site {
 	uint32_t id;
-	const char *kind;            /* load, store, pointer, alloc, ... (frontend-lib/abi.h) */
+	const char *kind;            /* load, store, pointer, alloc, ... (runtime/abi.h) */
 	const char *function;
 	const char *file;            /* "" without debug info */
 	uint32_t line, column;

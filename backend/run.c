@@ -1,7 +1,7 @@
 /*
  * The run a backend profiles, as modules see it (backend.h): the parsed site table and the options.
  *
- * The site table blob (frontend-lib/abi.h) is copied once and split in place: tabs and newlines
+ * The site table blob (runtime/abi.h) is copied once and split in place: tabs and newlines
  * become NULs and every struct mn_run_site points into the copy, so the table costs one allocation
  * for the text and one array of count + 1 rows.
  */

@@ -1,7 +1,7 @@
 /*
  * Per-site records for modules: a flat array indexed by site id, whose records (one fixed size per
  * vector) are allocated, zeroed, when a site is first seen.  Site ids are dense from 1
- * (frontend-lib/abi.h), so the array is sized from the site table (mn_run_site_count()) and grows
+ * (runtime/abi.h), so the array is sized from the site table (mn_run_site_count()) and grows
  * for ids beyond it; code that never runs costs one pointer per site.
  *
  *	struct mn_sitevec sites;                       // in the module state, zeroed

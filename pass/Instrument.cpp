@@ -1,6 +1,6 @@
 //===- Instrument.cpp - Mnemo instrumentation -----------------------------===//
 //
-// Inserts the event calls of frontend-lib/abi.h into a program and emits the
+// Inserts the event calls of runtime/abi.h into a program and emits the
 // site table that symbolizes them.
 //
 // Compile time (MarkPass): every function defined in the translation unit
@@ -76,7 +76,7 @@ using namespace llvm;
 
 //===----------------------------------------------------------------------===//
 // The runtime interface: every symbol this file emits or calls, as declared
-// in frontend-lib/abi.h.  Change one here and there in the same commit, and
+// in runtime/abi.h.  Change one here and there in the same commit, and
 // bump the ABI version.
 //===----------------------------------------------------------------------===//
 
@@ -254,7 +254,7 @@ bool isMnemoName(StringRef Name) {
 }
 
 /// What the heap interposer reports for a call.  A call is marked with
-/// __mnemo_heap_site only if the interposer (frontend-lib/heap.c) sees it: a
+/// __mnemo_heap_site only if the interposer (runtime/heap.c) sees it: a
 /// site set before a call it does not see would be taken by the next heap
 /// event.  Keep this list and heap.c's in step.
 enum class HeapCall { None, Alloc, Realloc, Free };

@@ -3,7 +3,7 @@
  *
  * These are the C11 memory model's operations, spelled with the GCC/Clang __atomic builtins rather
  * than <stdatomic.h> so that they apply to the plain fixed-width fields of the shared-memory layout
- * (queue_internal.h, frontend-lib/session.h: a file format has no _Atomic types) and so that the
+ * (queue_internal.h, runtime/session.h: a file format has no _Atomic types) and so that the
  * header also compiles as C++.  The operand must be a naturally aligned 1, 2, 4 or 8 byte integer
  * or pointer; on x86-64 every one of them is lock-free, which matters because the other side is
  * another process.

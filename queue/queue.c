@@ -933,7 +933,7 @@ fail:
  * NUMA placement (DESIGN "Queue": buffers near the threads that use them).  The producer's node is
  * the one that matters: it writes every byte with streaming stores, and the runtime binds the
  * backends to the same node.  A raw mbind() rather than libnuma's wrapper of it, so that the
- * runtime linked into programs needs no libnuma (frontend-lib/runtime.c says why).  On a shmem
+ * runtime linked into programs needs no libnuma (runtime/runtime.c says why).  On a shmem
  * mapping the policy is the file's (a shared policy over those pages), not this mapping's: a
  * consumer's first touch obeys it too.  The kernel refuses, with EINVAL, a node that has no memory
  * or that the process's cpuset does not allow.

@@ -208,7 +208,7 @@ static char *node_text(const struct mn_pnode *n)
 
 /*
  * Whether a column holds site ids, by its name: site, src, dst, loop (loops are sites too:
- * frontend-lib/abi.h), *_site, *_via.
+ * runtime/abi.h), *_site, *_via.
  */
 static bool site_column(const char *name)
 {

@@ -1,6 +1,6 @@
 /*
  * `mnemo run`: runs a program built with mnemo-cc with the profiling options of its command line,
- * set as the MNEMO_* variables the runtime reads (frontend-lib/options.def), and ends exactly as
+ * set as the MNEMO_* variables the runtime reads (runtime/options.def), and ends exactly as
  * the program did: same exit status, or the same terminating signal.  Before the program starts it
  * checks what it can (the profile's folder takes a new file, the modules are installed); after, it
  * waits for the backends, which are its descendants (wait_backends()), and says when no profile
@@ -236,7 +236,7 @@ static void forward(int sig)
 /* ---- The backends, descendants of mnemo run ---------------------------------------------------- */
 
 /*
- * The runtime starts each backend with a double fork (frontend-lib/runtime.c, spawn_backend()), so
+ * The runtime starts each backend with a double fork (runtime/runtime.c, spawn_backend()), so
  * that the program never reaps it: the backend is orphaned at once.  mnemo run is a child
  * subreaper, so orphans of the program's tree become its children rather than PID 1's, and it
  * waits for the backends before it ends, as for any other descendant: `time mnemo run` and cgroup
@@ -430,7 +430,7 @@ static void __attribute__((noreturn)) exit_like(int status)
 
 /*
  * Whether the executable prog (a path, or a name looked up in PATH as execvp() did) carries a
- * Mnemo site table, the mark of a program linked by mnemo-cc: the blob of frontend-lib/abi.h.
+ * Mnemo site table, the mark of a program linked by mnemo-cc: the blob of runtime/abi.h.
  * -1 when it cannot be read.
  */
 static int has_site_table(const char *prog)
@@ -563,7 +563,7 @@ int cmd_run(int argc, char **argv)
 	disabled = getenv("MNEMO_DISABLE") && strcmp(getenv("MNEMO_DISABLE"), "") &&
 		   strcmp(getenv("MNEMO_DISABLE"), "0");
 
-	/* Where the runtime will write: the same rule as frontend-lib/options.def. */
+	/* Where the runtime will write: the same rule as runtime/options.def. */
 	if (getenv("MNEMO_OUTPUT") && *getenv("MNEMO_OUTPUT")) {
 		expected = xstrdup(getenv("MNEMO_OUTPUT"));
 	} else {

@@ -163,7 +163,7 @@ static void report(struct mn_session *s, unsigned index, bool ok, const char *wh
 		word_wake(&slot->state);
 	}
 	/* Nothing to publish but the end: pairs with the runtime's acquire load of profile_done
-	 * in wait_for_profile() (frontend-lib/runtime.c), as backend/leader.c does. */
+	 * in wait_for_profile() (runtime/runtime.c), as backend/leader.c does. */
 	mn_store_release(&s->profile_done, ok ? MN_PROFILE_WRITTEN : MN_PROFILE_FAILED);
 	word_wake(&s->profile_done);
 }

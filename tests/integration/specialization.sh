@@ -21,7 +21,7 @@ body() { "$objdump" -d --no-show-raw-insn --disassemble-symbols="$1" "$2"; }
 # 1. value-pattern alone (loads, stores and function entries: no loop or heap event).
 "$bin/mnemo-cc" -m value-pattern -O2 -g "$src/programs/spec_probe.c" -o "$work/vp"
 # One record, its function entry: two queue writes, as the wire's records are all 16 bytes (its
-# longest, `value`, has two words; frontend-lib/spec.h).
+# longest, `value`, has two words; specializer/spec.h).
 n=$(body loop_only "$work/vp" | grep -c movnti || true)
 [ "$n" -eq 2 ] || fail "value-pattern build: loop_only has $n queue writes, expected 2 (its function entry's 16-byte record)"
 calls=$(body loop_only "$work/vp" | grep -c '__mnemo_' || true)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sampling of loads and stores end to end (frontend-lib/spec.h `sample:`): a program making
+# Sampling of loads and stores end to end (specializer/spec.h `sample:`): a program making
 # 1,000,000 loads, built for the null module with `sample: MNEMO_TEST_SAMPLE` added to its spec,
 # sends about 1000 load events with MNEMO_TEST_SAMPLE=1000 and all of them with the variable unset
 # or 1, while loop events are never sampled; a bad value (0, negative, not a number, too large)

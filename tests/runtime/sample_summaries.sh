@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Loop summaries and mixed loops in sampled builds (frontend-lib/specialize.c,
+# Loop summaries and mixed loops in sampled builds (specializer/specialize.c,
 # put_summary_sampling(), put_mixed_sampling()): each program built with summaries and as a
 # per-access twin (--no-summarize), run with the sampling period N unset (every access) and
 # N = 100, profiles written with --reproducible.  sample_summaries.c: 4.3 million accesses, all in

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the runtime's options (frontend-lib/options.c): the MNEMO_* variables of
+ * Unit tests of the runtime's options (runtime/options.c): the MNEMO_* variables of
  * options.def, good and bad values, the profile path (%p, defaults, relative paths) and the module
  * subset.  The environment is a table handed to mn_options_read() through its lookup callback, so
  * the process environment is never touched.

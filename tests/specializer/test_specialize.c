@@ -1,5 +1,5 @@
 /*
- * Tests of link-time specialization: the spec library (frontend-lib/spec.c) on the tree's
+ * Tests of link-time specialization: the spec library (specializer/spec.c) on the tree's
  * catalogue and on small specs written per test, and the mnemo-specialize program run as a
  * build would run it.  The generated callbacks.c is compiled with clang, run through a round trip
  * (roundtrip.c: encode with the callbacks, decode with __mnemo_wire), and linked with full LTO to
@@ -283,7 +283,7 @@ static void clang(struct fixture *fx, struct run *r, const char *const *args)
 				 "-Wmissing-variable-declarations",
 				 /* queue.h:148 "*words/" + "*nwords" trips -Wcomment */
 				 "-Wno-comment", "-Werror",
-				 "-I" MNEMO_FRONTEND_DIR, "-I" MNEMO_QUEUE_DIR };
+				 "-I" MNEMO_RUNTIME_DIR, "-I" MNEMO_QUEUE_DIR };
 	unsigned n = 12;
 
 	for (; *args; args++)
@@ -1911,7 +1911,7 @@ static void test_all_events(void **state)
 	struct run r;
 
 	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
-	read_file(MNEMO_FRONTEND_DIR "/abi.h", abi, sizeof(abi));
+	read_file(MNEMO_RUNTIME_DIR "/abi.h", abi, sizeof(abi));
 	assert_true(strlen(abi) > 0);
 
 	/* The baseline: dependence alone leaves most entry points empty. */

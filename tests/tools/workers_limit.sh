@@ -15,7 +15,7 @@ ok() { printf 'ok   %s\n' "$1"; }
 bad() { failed=1; printf 'FAIL %s\n' "$1"; }
 is_profile() { head -n 1 "$1" 2>/dev/null | grep -qx 'format: mnemo-profile/1'; }
 
-max=$(sed -n 's/^MN_OPTION_RANGE(MNEMO_WORKERS, *1, *\([0-9]*\),.*/\1/p' "$src/frontend-lib/options.def")
+max=$(sed -n 's/^MN_OPTION_RANGE(MNEMO_WORKERS, *1, *\([0-9]*\),.*/\1/p' "$src/runtime/options.def")
 [ -n "$max" ] || { echo "FAIL: no MNEMO_WORKERS range in options.def"; exit 1; }
 over=$((max + 1))
 sharded=$(grep -l '^shard: *\(address\|site\)' "$bin"/../share/mnemo/modules/*/events.yaml |

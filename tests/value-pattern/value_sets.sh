@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Values as sets (frontend-lib/abi.h, struct mn_value_set) must not change a profile: every bench
+# Values as sets (runtime/abi.h, struct mn_value_set) must not change a profile: every bench
 # program, built for value-pattern (which takes `value`) and for the five profiling modules, runs
 # with --reproducible twice, the program checking each value against the published sets (the
 # default) and sending every value (MNEMO_ALL_VALUES=1, the slow twin), and the two profiles must

@@ -6,7 +6,7 @@
  *
  * Start (mn_rt_init(), a priority-101 constructor): read the MNEMO_* options, check the pass ABI,
  * choose the modules, resolve and check the profile path, create the queue with the session block
- * after it (frontend-lib/session.h), place its buffers on the program's NUMA node, spawn one
+ * after it (runtime/session.h), place its buffers on the program's NUMA node, spawn one
  * mnemo-backend per module (bound to that node), install the fatal-signal handlers, start
  * producing, emit program_start and the globals.  Any failure prints one line
  * "mnemo: <what>: <why>; running unprofiled" and leaves the program exactly as if it had not been

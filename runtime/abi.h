@@ -2,8 +2,8 @@
  * The one interface between the mnemo pass and the frontend runtime.
  *
  * The pass (pass/Instrument.cpp) inserts calls to the __mnemo_* entry points below and emits the
- * data symbols below; the runtime (frontend-lib/) defines the entry points, specialized at link time
- * for the chosen modules (frontend-lib/specialize.c), and checks __mnemo_pass_abi against
+ * data symbols below; the runtime (runtime/) defines the entry points, specialized at link time
+ * for the chosen modules (specializer/specialize.c), and checks __mnemo_pass_abi against
  * MNEMO_ABI_VERSION at start-up.  Change a signature here and you must bump MNEMO_ABI_VERSION and
  * change the constexpr block at the top of pass/Instrument.cpp in the same commit.
  *

@@ -2,7 +2,7 @@
  * Event specifications: the catalogue (events.yaml at the root of the tree) and the module specs
  * (modules/<name>/events.yaml), parsed and validated, and the wire format they imply.
  *
- * The specializer (frontend-lib/specialize.c) uses this to generate the frontend callbacks; tools
+ * The specializer (specializer/specialize.c) uses this to generate the frontend callbacks; tools
  * and the backend may use it to read the same files the same way.  A module spec looks like:
  *
  *   module: value-pattern              # must equal the name of its folder

@@ -72,7 +72,7 @@ struct mn_session {
 	char output[MN_PATH_MAX];           /* final profile path */
 	char modules[MN_MAX_MODULES][MN_MODULE_NAME_MAX];
 	struct mn_wire wire;
-	uint64_t sites_off, sites_len;      /* the site table blob (frontend-lib/abi.h format) */
+	uint64_t sites_off, sites_len;      /* the site table blob (runtime/abi.h format) */
 	uint64_t argv_off, argv_len;        /* argv, each string NUL-terminated */
 	uint32_t argc;
 	/* Backend processes: 1, one hosting every module (the default), or nmodules, one per module

@@ -2,7 +2,7 @@
  * Private interface between the files of the native frontend runtime: options.c (the MNEMO_*
  * options and the settings derived from them), runtime.c (start-up, backend launch, end of run),
  * signals.c (the program's signal dispositions and the runtime's handlers behind them) and heap.c
- * (the allocator interposer).  Never installed: nothing outside frontend-lib/ and its unit
+ * (the allocator interposer).  Never installed: nothing outside runtime/ and its unit
  * test (tests/runtime/) may include it.
  *
  * Everything declared here has hidden visibility (the project builds with -fvisibility=hidden): the
