@@ -475,7 +475,34 @@ static int has_site_table(const char *prog)
 	return found;
 }
 
-int cmd_run(int argc, char **argv)
+/* ---- mnemo run, step by step ------------------------------------------------------------------ */
+
+#define NFORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
+
+/* What mnemo run was asked for, and what it learns of the program as it runs it. */
+struct run {
+	const char *output, *modules, *workers, *queue_mb, *numa;   /* NULL: not given */
+	bool verbose, reproducible;
+	bool disabled;           /* MNEMO_DISABLE is set: no profile is expected */
+	const char *prog;        /* PROGRAM as given */
+	char **args;             /* PROGRAM and its arguments, as execvp() takes them */
+	int nargs;
+	char *expected;          /* where the runtime will write, %p unexpanded */
+	char *expected_now;      /* the same for the program's pid */
+	struct file_id before;   /* the profile's file before the program ran */
+	int pipefd[2];           /* the child's exec error, if any */
+	int gofd[2];             /* holds the child until "before" is taken */
+	pid_t pid;
+	int status;              /* the program's, from waitpid() */
+	int exec_err;            /* why execvp() failed, when exec_failed */
+	bool exec_failed;
+	/* The signal mask and handlers mnemo run had before the program started. */
+	sigset_t oldmask;
+	struct sigaction old_int, old_quit, old_fwd[NFORWARDED];
+};
+
+/* Reads the options into *run; false after --help (printed), and exits on a usage error. */
+static bool parse_run_options(struct run *run, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -488,205 +515,287 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL, *modules = NULL, *workers = NULL, *queue_mb = NULL, *numa = NULL;
-	bool verbose = false, reproducible = false, disabled;
-	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
-	struct sigaction old_int, old_quit, old_fwd[sizeof(forwarded) / sizeof(forwarded[0])];
-	sigset_t block, oldmask;
-	struct file_id before, after;
-	char *expected, *expected_now;
-	const char *prog;
-	int c, pipefd[2], gofd[2], status, exec_err = 0;
-	pid_t pid;
-	ssize_t r;
+	int c;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:o:j:m:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			output = optarg;
+			run->output = optarg;
 			break;
 		case 'j':
 			check_count("-j", "MNEMO_WORKERS", optarg);
-			workers = optarg;
+			run->workers = optarg;
 			break;
 		case 'm':
-			modules = optarg;
+			run->modules = optarg;
 			break;
 		case 'Q':
 			check_count("--queue-mb", "MNEMO_QUEUE_MB", optarg);
-			queue_mb = optarg;
+			run->queue_mb = optarg;
 			break;
 		case 'N':
 			check_numa(optarg);
-			numa = optarg;
+			run->numa = optarg;
 			break;
 		case 'R':
-			reproducible = true;
+			run->reproducible = true;
 			break;
 		case 'v':
-			verbose = true;
+			run->verbose = true;
 			break;
 		case 'h':
 			print_run_help(stdout);
-			return 0;
+			return false;
 		default:
 			option_error("run ", c, argv);
 		}
 	}
 	if (optind >= argc)
 		usage_error("run ", "no program to run");
-	prog = argv[optind];
+	run->prog = argv[optind];
+	run->args = argv + optind;
+	run->nargs = argc - optind;
+	return true;
+}
 
-	if (output && !*output)
+/* Checks before the program runs what would cost it its profile: the output and the modules. */
+static void check_run_options(const struct run *run)
+{
+	if (run->output && !*run->output)
 		usage_error("run ", "-o: empty file name");
-	if (output)
-		check_output(output);
-	if (modules)
-		check_modules(modules);
+	if (run->output)
+		check_output(run->output);
+	if (run->modules)
+		check_modules(run->modules);
+}
 
-	if (output)
-		xsetenv("MNEMO_OUTPUT", output, verbose);
-	if (workers)
-		xsetenv("MNEMO_WORKERS", workers, verbose);
-	if (modules)
-		xsetenv("MNEMO_MODULES", modules, verbose);
-	if (queue_mb)
-		xsetenv("MNEMO_QUEUE_MB", queue_mb, verbose);
-	if (numa)
-		xsetenv("MNEMO_NUMA", numa, verbose);
-	if (reproducible)
-		xsetenv("MNEMO_REPRODUCIBLE", "1", verbose);
-	if (verbose)
-		xsetenv("MNEMO_VERBOSE", "1", verbose);
-	disabled = getenv("MNEMO_DISABLE") && strcmp(getenv("MNEMO_DISABLE"), "") &&
-		   strcmp(getenv("MNEMO_DISABLE"), "0");
+/* Passes the options to the runtime as its MNEMO_* variables. */
+static void set_run_environment(struct run *run)
+{
+	const char *disable;
 
-	/* Where the runtime will write: the same rule as runtime/options.def. */
-	if (getenv("MNEMO_OUTPUT") && *getenv("MNEMO_OUTPUT")) {
-		expected = xstrdup(getenv("MNEMO_OUTPUT"));
+	if (run->output)
+		xsetenv("MNEMO_OUTPUT", run->output, run->verbose);
+	if (run->workers)
+		xsetenv("MNEMO_WORKERS", run->workers, run->verbose);
+	if (run->modules)
+		xsetenv("MNEMO_MODULES", run->modules, run->verbose);
+	if (run->queue_mb)
+		xsetenv("MNEMO_QUEUE_MB", run->queue_mb, run->verbose);
+	if (run->numa)
+		xsetenv("MNEMO_NUMA", run->numa, run->verbose);
+	if (run->reproducible)
+		xsetenv("MNEMO_REPRODUCIBLE", "1", run->verbose);
+	if (run->verbose)
+		xsetenv("MNEMO_VERBOSE", "1", run->verbose);
+	disable = getenv("MNEMO_DISABLE");
+	run->disabled = disable && strcmp(disable, "") && strcmp(disable, "0");
+}
+
+/* Where the runtime will write: the same rule as runtime/options.def. */
+static void find_expected_profile(struct run *run)
+{
+	const char *output = getenv("MNEMO_OUTPUT");
+
+	if (output && *output) {
+		run->expected = xstrdup(output);
 	} else {
-		char *copy = xstrdup(prog);
+		char *copy = xstrdup(run->prog);
 
-		expected = xasprintf("%s.mnemo.yaml", basename(copy));
+		run->expected = xasprintf("%s.mnemo.yaml", basename(copy));
 		free(copy);
 	}
+}
 
-	/* pipefd: the child's exec error, if any; gofd: holds the child until "before" is taken. */
-	if (pipe2(pipefd, O_CLOEXEC) || pipe2(gofd, O_CLOEXEC))
+static void open_run_pipes(struct run *run)
+{
+	if (pipe2(run->pipefd, O_CLOEXEC) || pipe2(run->gofd, O_CLOEXEC))
 		die(2, "pipe: %s", strerror(errno));
-	if (verbose) {
+}
+
+/* Says what runs (-v), and flushes what mnemo printed so the child does not print it again. */
+static void announce_program(const struct run *run)
+{
+	if (run->verbose) {
 		fprintf(stderr, "mnemo: running");
-		for (int i = optind; i < argc; i++)
-			fprintf(stderr, " %s", argv[i]);
+		for (int i = 0; i < run->nargs; i++)
+			fprintf(stderr, " %s", run->args[i]);
 		fputc('\n', stderr);
 	}
 	fflush(stdout);
 	fflush(stderr);
+}
 
-	/*
-	 * Like system(): while the program runs, a terminal's ^C and ^\ reach it (same process
-	 * group) and mnemo outlives them to end the same way; kill's signals are passed on to it.
-	 * Blocked across fork so the child never runs a handler meant for the parent.
-	 */
+/*
+ * Like system(): while the program runs, a terminal's ^C and ^\ reach it (same process group) and
+ * mnemo outlives them to end the same way; kill's signals are passed on to it.  Blocked across
+ * fork so the child never runs a handler meant for the parent.
+ */
+static void hold_signals(struct run *run)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
+	sigset_t block;
+
 	sigemptyset(&block);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+	for (size_t i = 0; i < NFORWARDED; i++)
 		sigaddset(&block, forwarded[i]);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &block, &oldmask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &fwd, &old_fwd[i]);
+	sigprocmask(SIG_BLOCK, &block, &run->oldmask);
+	sigaction(SIGINT, &ign, &run->old_int);
+	sigaction(SIGQUIT, &ign, &run->old_quit);
+	for (size_t i = 0; i < NFORWARDED; i++)
+		sigaction(forwarded[i], &fwd, &run->old_fwd[i]);
+}
 
+/* Puts back the handlers hold_signals() replaced (not the mask). */
+static void restore_handlers(const struct run *run)
+{
+	sigaction(SIGINT, &run->old_int, NULL);
+	sigaction(SIGQUIT, &run->old_quit, NULL);
+	for (size_t i = 0; i < NFORWARDED; i++)
+		sigaction(forwarded[i], &run->old_fwd[i], NULL);
+}
+
+/*
+ * The child: mnemo run's signals as they were, then, once the parent has looked at the profile's
+ * file, exec the program.  An exec error goes to the parent through pipefd.
+ */
+static void __attribute__((noreturn)) exec_program(const struct run *run)
+{
+	char go;
+	int exec_err;
+
+	restore_handlers(run);
+	sigprocmask(SIG_SETMASK, &run->oldmask, NULL);
+	close(run->pipefd[0]);
+	close(run->gofd[1]);
+	while (read(run->gofd[0], &go, 1) < 0 && errno == EINTR)
+		;
+	close(run->gofd[0]);
+	/* Addresses repeat only without address-space randomization (setarch -R does this). */
+	if (run->reproducible) {
+		int pers = personality(0xffffffff);
+
+		if (pers == -1 || personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1)
+			dprintf(STDERR_FILENO, "mnemo: --reproducible: cannot turn off address "
+				"randomization (%s); addresses in the profile may differ "
+				"between runs\n", strerror(errno));
+	}
+	execvp(run->prog, run->args);
+	exec_err = errno;
+	if (write(run->pipefd[1], &exec_err, sizeof(exec_err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* Forks the program, held until release_program(); the backends it starts become our children. */
+static void fork_program(struct run *run)
+{
 	/* The backends, orphaned at once, become our children (see wait_backends()). */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) && verbose)
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) && run->verbose)
 		warning("cannot wait for the backends (PR_SET_CHILD_SUBREAPER: %s)",
 			strerror(errno));
-	pid = fork();
-	if (pid < 0)
+	run->pid = fork();
+	if (run->pid < 0)
 		die(2, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGQUIT, &old_quit, NULL);
-		for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-			sigaction(forwarded[i], &old_fwd[i], NULL);
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-		close(pipefd[0]);
-		close(gofd[1]);
-		while (read(gofd[0], &exec_err, 1) < 0 && errno == EINTR)
-			;
-		close(gofd[0]);
-		/* Addresses repeat only without address-space randomization (setarch -R does this). */
-		if (reproducible) {
-			int pers = personality(0xffffffff);
+	if (run->pid == 0)
+		exec_program(run);
+	child_pid = run->pid;
+}
 
-			if (pers == -1 || personality((unsigned long)pers | ADDR_NO_RANDOMIZE) == -1)
-				dprintf(STDERR_FILENO, "mnemo: --reproducible: cannot turn off address "
-					"randomization (%s); addresses in the profile may differ "
-					"between runs\n", strerror(errno));
-		}
-		execvp(prog, argv + optind);
-		exec_err = errno;
-		if (write(pipefd[1], &exec_err, sizeof(exec_err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	child_pid = pid;
-	expected_now = expand_output(expected, pid);
+/* Notes the profile's file as it is before the program runs, then lets the program go. */
+static void release_program(struct run *run)
+{
+	run->expected_now = expand_output(run->expected, run->pid);
 	/* Taken while the child waits: a fast program must not write its profile before this. */
-	before = file_id(expected_now);
-	close(gofd[0]);
-	close(gofd[1]);
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	run->before = file_id(run->expected_now);
+	close(run->gofd[0]);
+	close(run->gofd[1]);
+	sigprocmask(SIG_SETMASK, &run->oldmask, NULL);
+}
 
-	close(pipefd[1]);
+/* Whether execvp() failed in the child: the pipe closes on exec, or carries its errno. */
+static void read_exec_error(struct run *run)
+{
+	ssize_t r;
+
+	close(run->pipefd[1]);
 	do
-		r = read(pipefd[0], &exec_err, sizeof(exec_err));
+		r = read(run->pipefd[0], &run->exec_err, sizeof(run->exec_err));
 	while (r < 0 && errno == EINTR);
-	close(pipefd[0]);
+	close(run->pipefd[0]);
+	run->exec_failed = r == (ssize_t)sizeof(run->exec_err);
+}
 
+/* Waits for the program; then mnemo run's own signals act on it again while the backends finish. */
+static void wait_program(struct run *run)
+{
 	/* Any child: a backend that ends first is reaped now, the program's status kept. */
 	for (;;) {
-		pid_t w = waitpid(-1, &status, 0);
+		pid_t w = waitpid(-1, &run->status, 0);
 
-		if (w == pid)
+		if (w == run->pid)
 			break;
 		if (w < 0 && errno != EINTR)
 			die(2, "waitpid: %s", strerror(errno));
 	}
 	child_pid = 0;
-	/* The program is gone: mnemo run's own signals act on it again while the backends finish. */
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaction(forwarded[i], &old_fwd[i], NULL);
-	wait_backends(verbose);
-
-	if (r == (ssize_t)sizeof(exec_err))
-		die(exec_err == ENOENT ? 127 : 126, "cannot run '%s': %s", prog,
-		    strerror(exec_err));
-
-	after = file_id(expected_now);
-	if (disabled) {
-		if (verbose)
-			warning("MNEMO_DISABLE is set: the program ran unprofiled");
-	} else if (!after.special && (!after.exists || !file_changed(&before, &after))) {
-		if (has_site_table(prog) == 0)
-			warning("no profile was written: %s was not built with mnemo-cc (it carries "
-				"no Mnemo site table)", prog);
-		else
-			warning("no profile was written%s", verbose ? "" : " (the lines above say "
-				"why; -v says more)");
-		if (verbose)
-			warning("expected it at '%s'", expected_now);
-	} else if (verbose) {
-		warning("profile written to '%s'", expected_now);
-	}
-	free(expected);
-	free(expected_now);
-	exit_like(status);
+	restore_handlers(run);
 }
 
+/* Exits as a shell would when the program could not be run. */
+static void check_exec(const struct run *run)
+{
+	if (run->exec_failed)
+		die(run->exec_err == ENOENT ? 127 : 126, "cannot run '%s': %s", run->prog,
+		    strerror(run->exec_err));
+}
+
+/* Says when no profile was written (and, with -v, where it was). */
+static void check_profile(const struct run *run)
+{
+	struct file_id after = file_id(run->expected_now);
+
+	if (run->disabled) {
+		if (run->verbose)
+			warning("MNEMO_DISABLE is set: the program ran unprofiled");
+	} else if (!after.special && (!after.exists || !file_changed(&run->before, &after))) {
+		if (has_site_table(run->prog) == 0)
+			warning("no profile was written: %s was not built with mnemo-cc (it carries "
+				"no Mnemo site table)", run->prog);
+		else
+			warning("no profile was written%s", run->verbose ? "" : " (the lines above "
+				"say why; -v says more)");
+		if (run->verbose)
+			warning("expected it at '%s'", run->expected_now);
+	} else if (run->verbose) {
+		warning("profile written to '%s'", run->expected_now);
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run run = { 0 };
+
+	if (!parse_run_options(&run, argc, argv))
+		return 0;
+	check_run_options(&run);
+	set_run_environment(&run);
+	find_expected_profile(&run);
+	open_run_pipes(&run);
+	announce_program(&run);
+	hold_signals(&run);
+	fork_program(&run);
+	release_program(&run);
+	read_exec_error(&run);
+	wait_program(&run);
+	wait_backends(run.verbose);
+	check_exec(&run);
+	check_profile(&run);
+	free(run.expected);
+	free(run.expected_now);
+	exit_like(run.status);
+}
