@@ -1,5 +1,5 @@
 /*
- * Backend internals shared by backend.c, driver.c, leader.c, run.c and profile.c; never installed.
+ * Backend internals shared by backend.c, driver.c, leader.c and run.c; never installed.
  */
 #ifndef MNEMO_BACKEND_INTERNAL_H
 #define MNEMO_BACKEND_INTERNAL_H
@@ -15,6 +15,7 @@
 #include "barrier.h"
 #include "module.h"
 #include "profile.h"
+#include "profile_internal.h"   /* the writer's extras: mn_prof_emit_event() */
 #include "queue.h"
 #include "registry.h"
 #include "session.h"
@@ -175,15 +176,6 @@ void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *
  * after a failure: nothing counted).  Safe to call twice.
  */
 void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st);
-
-/* ---- The profile writer's extras (profile.c) ------------------------------------------------- */
-
-/* Re-emits one parser event (not stream or document events), consuming it. */
-void mn_prof_emit_event(struct mn_prof *p, yaml_event_t *ev);
-/* True when a string must be quoted to read back as a string. */
-bool mn_prof_str_needs_quotes(const char *s);
-/* The shortest round-tripping text of v, YAML float syntax; buf holds 32 bytes. */
-void mn_prof_format_f64(char *buf, double v);
 
 /* ---- Shared-memory words: slot states and profile_done --------------------------------------- */
 

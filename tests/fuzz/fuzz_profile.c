@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the profile reader (backend/profile_read.c, libmnemo-profile): any bytes
+ * libFuzzer target for the profile reader (profile/profile_read.c, libmnemo-profile): any bytes
  * either open as a profile that every reader call then walks without fault, or are refused with
  * -errno and a message naming the file.  Built with -fsanitize=fuzzer,address,undefined, so a leak
  * on either path, an out-of-bounds read in a walk, or UB in number parsing is a finding too.

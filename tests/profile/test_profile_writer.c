@@ -1,5 +1,5 @@
 /*
- * Tests of the profile writer (backend/profile.c): what it writes, read back with libyaml's
+ * Tests of the profile writer (profile/profile.c): what it writes, read back with libyaml's
  * document loader, is what was written -- structure, styles, integers, doubles bit for bit,
  * strings that need quotes -- and its errors are sticky.
  */

@@ -1,7 +1,7 @@
 /*
  * The site table's loop and fields columns (mnemo-sites/2, pass/README.md "The site table") on both
  * sides: the backend's parser of the blob (mn_run_create(), backend/run.c), which must still take
- * the 7-field lines of mnemo-sites/1 binaries, and the profile reader (backend/profile_read.c),
+ * the 7-field lines of mnemo-sites/1 binaries, and the profile reader (profile/profile_read.c),
  * which gives loop 0 and fields "" for rows without the keys, as profiles written before have.
  */
 #include <errno.h>

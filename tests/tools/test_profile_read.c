@@ -1,5 +1,5 @@
 /*
- * The profile reader (backend/profile_read.c, libmnemo-profile): a handcrafted good profile read
+ * The profile reader (profile/profile_read.c, libmnemo-profile): a handcrafted good profile read
  * through every call of the API, and bad ones, each refused with a message naming the place.
  */
 #include <errno.h>

@@ -15,7 +15,7 @@
 
 #define MN_PROFILE_FORMAT "mnemo-profile/1"
 
-/* ---- Writer (backend/profile.c) ----------------------------------------------------------------
+/* ---- Writer (profile.c) ------------------------------------------------------------------------
  *
  * Block style by default; mn_prof_*_flow() for one-line rows.  Keys are written plain; strings are
  * quoted only when a YAML 1.1 or 1.2 reader would otherwise take them for something else (a number,
@@ -95,7 +95,7 @@ void mn_prof_file_abort(struct mn_prof_file *o);
 }
 #endif
 
-/* ---- End of the writer (backend/profile.c) ------------------------------------------------------ */
+/* ---- End of the writer (profile.c) -------------------------------------------------------------- */
 
 /* ---- Reader (libmnemo-profile) ---------------------------------------------------------------
  *

@@ -27,8 +27,8 @@
 
 #include <yaml.h>
 
-#include "backend_internal.h"
 #include "profile.h"
+#include "profile_internal.h"
 
 enum frame_kind {
 	FRAME_SEQ,
