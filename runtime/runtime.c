@@ -1086,34 +1086,45 @@ static void setup_sampling(void)
 }
 
 /*
- * Everything between reading the options and producing.  Returns 0 when profiling runs; otherwise
- * the reason has been printed (or, for MNEMO_DISABLE, deliberately not) and nothing is left behind
- * but the on_exit() registration, which then does nothing.
+ * What the steps of setup() hand each other, in the order they fill it.  The profile's path and
+ * the backend's live on in static buffers (rt.backend_path points at the latter).
  */
-static int setup(int argc, char **argv)
-{
-	static char output[MN_PATH_MAX], backend[MN_PATH_MAX];
-	char modules[MN_MAX_MODULES][MN_MODULE_NAME_MAX];
-	char err[512], prog[MN_PATH_MAX], cwd[MN_PATH_MAX], *cwdp, node_arg[32] = "";
-	struct mn_queue_config cfg;
-	struct mn_options opt;
-	struct mn_session *s;
-	uint64_t sites_len = 0, values_len;
+struct boot {
+	int argc;
+	char **argv;
+	struct mn_options opt;                             /* read_options() */
+	char modules[MN_MAX_MODULES][MN_MODULE_NAME_MAX];  /* select_modules() */
+	int nmod;
+	char prog[MN_PATH_MAX];                            /* choose_output() */
+	char *output;
+	const char *backend;                               /* locate_backend() */
+	uint64_t sites_len, values_len;                    /* size_session() */
+	char *args;                                        /* argv_blob(), freed by fill_session() */
 	size_t argv_len;
 	uint32_t argc_seen;
-	char *args;
-	int nmod, nback, ret, qfd, hi;
-	const char *workers_env;
+	int nback;
+	char node_arg[32];                                 /* place_on_node() */
+};
 
-	ret = mn_options_read(&opt, env_lookup, NULL, err, sizeof(err));
-	if (opt.disable)
+/* The MNEMO_* variables.  MNEMO_DISABLE stops here without a word; a bad value with one line. */
+static int read_options(struct boot *b)
+{
+	char err[512];
+	int ret = mn_options_read(&b->opt, env_lookup, NULL, err, sizeof(err));
+
+	if (b->opt.disable)
 		return -1;
 	if (ret) {
 		dprintf(STDERR_FILENO, "mnemo: %s; running unprofiled\n", err);
 		return -1;
 	}
-	rt.verbose = opt.verbose;
+	rt.verbose = b->opt.verbose;
+	return 0;
+}
 
+/* The program went through the mnemo pass, of this runtime's ABI. */
+static int check_pass_abi(void)
+{
 	if (!&__mnemo_pass_abi) {
 		dprintf(STDERR_FILENO, "mnemo: this program was not instrumented by the mnemo pass "
 			"(no __mnemo_pass_abi); running unprofiled\n");
@@ -1125,23 +1136,39 @@ static int setup(int argc, char **argv)
 			__mnemo_pass_abi, MNEMO_ABI_VERSION);
 		return -1;
 	}
+	return 0;
+}
 
-	nmod = mn_options_select_modules(modules, __mnemo_modules ? __mnemo_modules : "",
-					 opt.modules, err, sizeof(err));
-	if (nmod < 0) {
+/* The modules built in (callbacks.c), narrowed by MNEMO_MODULES. */
+static int select_modules(struct boot *b)
+{
+	char err[512];
+
+	b->nmod = mn_options_select_modules(b->modules, __mnemo_modules ? __mnemo_modules : "",
+					    b->opt.modules, err, sizeof(err));
+	if (b->nmod < 0) {
 		dprintf(STDERR_FILENO, "mnemo: %s; running unprofiled\n", err);
 		return -1;
 	}
-	setup_sampling();
+	return 0;
+}
 
-	program_name(prog, sizeof(prog), argv);
+/* The profile's path (MNEMO_OUTPUT or its default), checked writable before anything starts. */
+static int choose_output(struct boot *b)
+{
+	static char output[MN_PATH_MAX];
+	char cwd[MN_PATH_MAX], *cwdp;
+	int ret;
+
+	b->output = output;
+	program_name(b->prog, sizeof(b->prog), b->argv);
 	cwdp = getcwd(cwd, sizeof(cwd));
-	ret = mn_options_output_path(output, sizeof(output), opt.output, prog, (long)raw_getpid(),
-				     cwdp);
+	ret = mn_options_output_path(output, sizeof(output), b->opt.output, b->prog,
+				     (long)raw_getpid(), cwdp);
 	if (ret == -EINVAL && !cwdp) {
 		/* A relative path, and no working directory (deleted, too long) to resolve it. */
 		ret = -errno;
-		if (!mn_options_output_path(output, sizeof(output), opt.output, prog,
+		if (!mn_options_output_path(output, sizeof(output), b->opt.output, b->prog,
 					    (long)raw_getpid(), "/"))
 			memmove(output, output + 1, strlen(output));
 	}
@@ -1149,154 +1176,238 @@ static int setup(int argc, char **argv)
 		ret = check_writable(output);
 	if (ret) {
 		dprintf(STDERR_FILENO, "mnemo: cannot write profile '%s': %s; running unprofiled\n",
-			output[0] ? output : opt.output[0] ? opt.output : prog, strerror(-ret));
+			output[0] ? output : b->opt.output[0] ? b->opt.output : b->prog,
+			strerror(-ret));
 		return -1;
 	}
+	return 0;
+}
 
-	if (find_backend(backend, sizeof(backend), opt.backend))
+/* The mnemo-backend executable (MNEMO_BACKEND, or beside the tools); find_backend() says why not. */
+static int locate_backend(struct boot *b)
+{
+	static char backend[MN_PATH_MAX];
+
+	if (find_backend(backend, sizeof(backend), b->opt.backend))
 		return -1;
-	rt.backend_path = backend;
+	b->backend = rt.backend_path = backend;
+	return 0;
+}
 
+/* What the session block carries after its header (session.h), and how many backends read it. */
+static void size_session(struct boot *b)
+{
 	if (&__mnemo_site_table && &__mnemo_site_table_size)
-		sites_len = __mnemo_site_table_size;
-	args = argv_blob(argc, argv, &argv_len, &argc_seen);
-
-	cfg.buf_bytes = (size_t)opt.queue_mb << 20;
-	cfg.nbufs = MN_RT_NBUFS;
+		b->sites_len = __mnemo_site_table_size;
+	b->args = argv_blob(b->argc, b->argv, &b->argv_len, &b->argc_seen);
 	/* One backend for every module, or one per module (MNEMO_BACKENDS=per-module). */
-	nback = mn_options_choice(opt.backends, mn_options_backends) == 1 ? nmod : 1;
-	cfg.nconsumers = (unsigned)nback;
+	b->nback = mn_options_choice(b->opt.backends, mn_options_backends) == 1 ? b->nmod : 1;
 	/* One value set per site id, when a module takes `value` (abi.h); 7 bytes to align them. */
-	values_len = &__mnemo_value_sets && &__mnemo_value_sites && &__mnemo_site_count ?
-		     ((uint64_t)__mnemo_site_count + 1) * sizeof(struct mn_value_set) : 0;
-	cfg.extra_bytes = sizeof(struct mn_session) + sites_len + argv_len + 7 + values_len;
+	b->values_len = &__mnemo_value_sets && &__mnemo_value_sites && &__mnemo_site_count ?
+			((uint64_t)__mnemo_site_count + 1) * sizeof(struct mn_value_set) : 0;
+}
+
+/* The event queue, with room for the session block; in its Lamport mode when callbacks.c asks. */
+static int create_queue(struct boot *b)
+{
+	struct mn_queue_config cfg;
+	int ret;
+
+	cfg.buf_bytes = (size_t)b->opt.queue_mb << 20;
+	cfg.nbufs = MN_RT_NBUFS;
+	cfg.nconsumers = (unsigned)b->nback;
+	cfg.extra_bytes = sizeof(struct mn_session) + b->sites_len + b->argv_len + 7 +
+			  b->values_len;
 	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
-	if (cfg.lamport && nback > 1) {
+	if (cfg.lamport && b->nback > 1) {
 		dprintf(STDERR_FILENO, "mnemo: the Lamport queue (--mnemo-queue=lamport) takes one "
 			"backend, not %d (MNEMO_BACKENDS=per-module); running unprofiled, no profile "
-			"written\n", nback);
-		free(args);
+			"written\n", b->nback);
+		free(b->args);
 		return -1;
 	}
 	ret = mn_queue_create(&rt.q, &cfg);
 	if (ret) {
 		dprintf(STDERR_FILENO, "mnemo: cannot create the event queue (%u MiB): %s; "
-			"running unprofiled, no profile written\n", MN_RT_NBUFS * opt.queue_mb,
+			"running unprofiled, no profile written\n", MN_RT_NBUFS * b->opt.queue_mb,
 			strerror(-ret));
-		free(args);
+		free(b->args);
 		return -1;
 	}
+	return 0;
+}
 
-	/*
-	 * The session's configuration, complete before the first backend exists: the fork and exec
-	 * below order these stores before anything the backend reads.
-	 */
+/*
+ * The session's configuration, complete before the first backend exists: the fork and exec in
+ * start_backends() order these stores before anything the backend reads.
+ */
+static void fill_session(struct boot *b)
+{
+	struct mn_session *s;
+	const char *workers_env;
+
 	rt.s = s = mn_queue_extra(rt.q);
 	rt.pid = raw_getpid();
 	s->magic = MN_SESSION_MAGIC;
 	s->version = MN_SESSION_VERSION;
 	s->abi = MNEMO_ABI_VERSION;
 	s->producer_pid = rt.pid;
-	s->nmodules = (uint32_t)nmod;
-	s->nbackends = (uint32_t)nback;
-	s->split = (uint32_t)mn_options_choice(opt.split, mn_options_splits);
+	s->nmodules = (uint32_t)b->nmod;
+	s->nbackends = (uint32_t)b->nback;
+	s->split = (uint32_t)mn_options_choice(b->opt.split, mn_options_splits);
 	/* Unset: the backend chooses (one per CPU when it hosts several modules). */
 	workers_env = env_lookup("MNEMO_WORKERS", NULL);
-	s->workers = workers_env && *workers_env ? opt.workers : 0;
-	s->verbose = opt.verbose;
-	s->reproducible = opt.reproducible;
+	s->workers = workers_env && *workers_env ? b->opt.workers : 0;
+	s->verbose = b->opt.verbose;
+	s->reproducible = b->opt.reproducible;
 	s->site_count = &__mnemo_site_count ? __mnemo_site_count : 0;
 	s->start_realtime = clock_seconds(CLOCK_REALTIME);
 	s->start_monotonic = clock_seconds(CLOCK_MONOTONIC);
-	memcpy(s->output, output, sizeof(s->output));
-	memcpy(s->modules, modules, sizeof(s->modules));
+	memcpy(s->output, b->output, sizeof(s->output));
+	memcpy(s->modules, b->modules, sizeof(s->modules));
 	if (&__mnemo_wire)
 		s->wire = __mnemo_wire;
 	s->sites_off = sizeof(*s);
-	s->sites_len = sites_len;
-	if (sites_len)
-		memcpy((char *)s + s->sites_off, __mnemo_site_table, sites_len);
-	s->argv_off = s->sites_off + sites_len;
-	s->argv_len = argv_len;
-	s->argc = argc_seen;
-	if (argv_len)
-		memcpy((char *)s + s->argv_off, args, argv_len);
-	free(args);
+	s->sites_len = b->sites_len;
+	if (b->sites_len)
+		memcpy((char *)s + s->sites_off, __mnemo_site_table, b->sites_len);
+	s->argv_off = s->sites_off + b->sites_len;
+	s->argv_len = b->argv_len;
+	s->argc = b->argc_seen;
+	if (b->argv_len)
+		memcpy((char *)s + s->argv_off, b->args, b->argv_len);
+	free(b->args);
 	/* Zeroed (the queue's memory is): nothing published, every value sent until a backend
-	 * publishes it.  The callbacks read them once every backend is attached (below). */
-	s->values_off = (s->argv_off + argv_len + 7) & ~(uint64_t)7;
-	s->values_len = values_len;
+	 * publishes it.  The callbacks read them once every backend is attached (start_backends()). */
+	s->values_off = (s->argv_off + b->argv_len + 7) & ~(uint64_t)7;
+	s->values_len = b->values_len;
+}
 
-	/* Before any backend exists (they bind to the node) and before any buffer is touched. */
-	rt.numa_node = place_queue(opt.numa);
+/* Before any backend exists (they bind to the node) and before any buffer is touched. */
+static void place_on_node(struct boot *b)
+{
+	rt.numa_node = place_queue(b->opt.numa);
 	if (rt.numa_node >= 0)
-		snprintf(node_arg, sizeof(node_arg), " --numa-node %d", rt.numa_node);
+		snprintf(b->node_arg, sizeof(b->node_arg), " --numa-node %d", rt.numa_node);
+}
 
-	/*
-	 * The backends get the queue at a high, close-on-exec descriptor (exec_backend() clears the
-	 * flag in the backend only).  Afterwards the program keeps no descriptor at all: the
-	 * mapping is all the producer needs, and the program's own fd numbers and exec'd children
-	 * stay as they would be without mnemo.  mn_queue_destroy() is therefore never called once
-	 * that fd is closed.
-	 */
-	qfd = mn_queue_fd(rt.q);
-	hi = fcntl(qfd, F_DUPFD_CLOEXEC, high_fd_base());
+/*
+ * Starts the backends and waits until every one is attached.  They get the queue at a high,
+ * close-on-exec descriptor (exec_backend() clears the flag in the backend only).  Afterwards the
+ * program keeps no descriptor at all: the mapping is all the producer needs, and the program's
+ * own fd numbers and exec'd children stay as they would be without mnemo.  mn_queue_destroy() is
+ * therefore never called once that fd is closed.  On failure the started backends are killed
+ * (they must not write a profile of a run that is not profiled); the queue is the caller's.
+ */
+static int start_backends(struct boot *b)
+{
+	int qfd = mn_queue_fd(rt.q);
+	int hi = fcntl(qfd, F_DUPFD_CLOEXEC, high_fd_base());
+
 	if (hi < 0)
 		hi = fcntl(qfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
 	if (hi < 0) {
 		dprintf(STDERR_FILENO, "mnemo: cannot start backend '%s': %s; running unprofiled, "
-			"no profile written\n", backend, strerror(errno));
-		goto fail_queue;
+			"no profile written\n", b->backend, strerror(errno));
+		return -1;
 	}
-	for (int i = 0; i < nback; i++) {
-		pid_t pid = spawn_backend(backend, hi, (unsigned)i);
+	for (int i = 0; i < b->nback; i++) {
+		pid_t pid = spawn_backend(b->backend, hi, (unsigned)i);
 
 		if (pid < 0) {
 			dprintf(STDERR_FILENO, "mnemo: cannot start backend '%s': %s; running "
-				"unprofiled, no profile written\n", backend, strerror(-pid));
-			goto fail_backends;
+				"unprofiled, no profile written\n", b->backend, strerror(-pid));
+			goto fail;
 		}
 		rt.backend_pid[rt.nbackends++] = pid;
 		if (rt.verbose)
 			dprintf(STDERR_FILENO, "mnemo: backend %s --fd %d --index %d%s (%s): "
-				"pid %d\n", backend, hi, i, node_arg,
-				nback == nmod ? modules[i] : "every module", (int)pid);
+				"pid %d\n", b->backend, hi, i, b->node_arg,
+				b->nback == b->nmod ? b->modules[i] : "every module", (int)pid);
 	}
 	for (unsigned i = 0; i < rt.nbackends; i++)
 		if (wait_attached(i))
-			goto fail_backends;
+			goto fail;
 	close(hi);
 	close(qfd);
-
-	if (rt.verbose)
-		dprintf(STDERR_FILENO, "mnemo: profiling %s with %d module%s (%u worker%s each), "
-			"queue %u x %u MiB; profile %s\n", prog, nmod, nmod > 1 ? "s" : "",
-			opt.workers, opt.workers > 1 ? "s" : "", MN_RT_NBUFS, opt.queue_mb, output);
-
-	/* Only now: a failed set-up unmaps the session, which the callbacks must not read.
-	 * MNEMO_ALL_VALUES: no set to check against, every value is sent. */
-	if (values_len && !opt.all_values) {
-		__mnemo_value_sets = (struct mn_value_set *)((char *)s + s->values_off);
-		__mnemo_value_sites = __mnemo_site_count + 1;
-	}
-	mn_signals_install();
-	pthread_atfork(NULL, NULL, on_fork_child);
-	mn_queue_set_failure_hook(rt.q, on_queue_failure);
 	return 0;
 
-fail_backends:
-	/* Started backends must not write a profile of a run that is not profiled. */
+fail:
 	for (unsigned i = 0; i < rt.nbackends; i++)
 		kill(rt.backend_pid[i], SIGKILL);
 	rt.nbackends = 0;
 	close(hi);
-fail_queue:
+	return -1;
+}
+
+/* A set-up that failed once the queue existed: nothing is left but the on_exit() registration. */
+static void drop_queue(void)
+{
 	free(rt.backend_env);
 	rt.backend_env = NULL;
 	mn_queue_destroy(rt.q);
 	rt.q = NULL;
 	rt.s = NULL;
-	return -1;
+}
+
+static void say_profiling(const struct boot *b)
+{
+	if (rt.verbose)
+		dprintf(STDERR_FILENO, "mnemo: profiling %s with %d module%s (%u worker%s each), "
+			"queue %u x %u MiB; profile %s\n", b->prog, b->nmod, b->nmod > 1 ? "s" : "",
+			b->opt.workers, b->opt.workers > 1 ? "s" : "", MN_RT_NBUFS, b->opt.queue_mb,
+			b->output);
+}
+
+/*
+ * The callbacks start checking values against the sets the backends publish.  Only now: a failed
+ * set-up unmaps the session, which the callbacks must not read.  MNEMO_ALL_VALUES: no set to check
+ * against, every value is sent.
+ */
+static void publish_value_sets(const struct boot *b)
+{
+	if (b->values_len && !b->opt.all_values) {
+		__mnemo_value_sets = (struct mn_value_set *)((char *)rt.s + rt.s->values_off);
+		__mnemo_value_sites = __mnemo_site_count + 1;
+	}
+}
+
+/* What the running program needs from here on: its signals, its forks, a failing queue. */
+static void install_hooks(void)
+{
+	mn_signals_install();
+	pthread_atfork(NULL, NULL, on_fork_child);
+	mn_queue_set_failure_hook(rt.q, on_queue_failure);
+}
+
+/*
+ * Everything between reading the options and producing, one step a line (the model: compiler-rt's
+ * MemprofInitInternal).  Returns 0 when profiling runs; otherwise the failing step has printed why
+ * (or, for MNEMO_DISABLE, deliberately not) and nothing is left behind but the on_exit()
+ * registration, which then does nothing.
+ */
+static int setup(int argc, char **argv)
+{
+	struct boot b = { .argc = argc, .argv = argv };
+
+	if (read_options(&b) || check_pass_abi() || select_modules(&b))
+		return -1;
+	setup_sampling();
+	if (choose_output(&b) || locate_backend(&b))
+		return -1;
+	size_session(&b);
+	if (create_queue(&b))
+		return -1;
+	fill_session(&b);
+	place_on_node(&b);
+	if (start_backends(&b)) {
+		drop_queue();
+		return -1;
+	}
+	say_profiling(&b);
+	publish_value_sets(&b);
+	install_hooks();
+	return 0;
 }
 
 /*
