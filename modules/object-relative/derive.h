@@ -1,6 +1,6 @@
 /*
  * LEAP's two applications (Wu et al., 4.2), computed from the LMADs alone, after the run: the
- * post-processors of the paper.  `mnemo derive` (tools/derive.c) runs them on a profile.
+ * post-processors of the paper.  `mnemo derive` (commands/derive.c) runs them on a profile.
  *
  * Dependence frequency (4.2.1).  A load execution depends on a store when the last write to the
  * location it reads, before it, was by that store: the read-after-write rule of the dependence

@@ -18,7 +18,7 @@
  * translated stream is decomposed horizontally into four streams (instruction site, group, object,
  * offset), each appended to a Sequitur grammar (sequitur.h), and the raw addresses of the same
  * accesses to a fifth one for comparison.  Unattributed accesses are left out of all five and
- * counted.  `mnemo expand` (tools/expand.c) reads the grammars back.
+ * counted.  `mnemo expand` (commands/expand.c) reads the grammars back.
  *
  * Loop summaries (loop_summary): a summarized loop's accesses leave the state their expansion
  * would, each access taken whole as runs within one object, O(1) per run (see "Loop summaries").

@@ -13,7 +13,7 @@
  * advice.  The arithmetic is in affinity.c, the cache model of MNEMO_AFFINITY_COST=cache in
  * cache.c.  Loop summaries are taken whole, each walk in closed form where every address of it is
  * found in one instance (sa_loop_summary(); the instances' verified extents in verified.c).
- * Schema and options: README.md.
+ * Schema and options: README.md; the options are read from sa_options[] at init.
  *
  * One worker (shard: none): a stream crosses instances and loops, and a structure's streams come
  * from every instruction.  The backend runs a module that does not shard as one worker whatever
@@ -37,33 +37,21 @@
 #include "verified.h"
 
 /*
- * Integer options, read from the program's environment at init (the backend runs with it):
- * X(field, variable, default, min, max, doc).  A value that is not a decimal integer in range
- * fails init with -EINVAL and says so on stderr.
+ * Settings (README "Options"), read from the program's environment at init by
+ * mn_module_options() from sa_options[] below, which refuses a value out of range.
  */
-#define SA_INT_OPTIONS(X)                                                                        \
-	X(top, "MNEMO_AFFINITY_TOP", 3, 1, 1000000, "hot data objects analysed and reported")    \
-	X(l1_bytes, "MNEMO_AFFINITY_L1_SIZE", 32768, 64, UINT64_C(1) << 32, "L1 capacity")       \
-	X(l1_ways, "MNEMO_AFFINITY_L1_WAYS", 8, 1, 1024, "L1 associativity")                     \
-	X(l2_bytes, "MNEMO_AFFINITY_L2_SIZE", 1048576, 64, UINT64_C(1) << 36, "L2 capacity")     \
-	X(l2_ways, "MNEMO_AFFINITY_L2_WAYS", 16, 1, 1024, "L2 associativity")                    \
-	X(line, "MNEMO_AFFINITY_LINE", 64, 4, 4096, "cache line, bytes, a power of two")         \
-	X(l1_latency, "MNEMO_AFFINITY_L1_LATENCY", 4, 0, 1000000, "cycles of an L1 hit")         \
-	X(l2_latency, "MNEMO_AFFINITY_L2_LATENCY", 12, 0, 1000000, "cycles of an L2 hit")        \
-	X(mem_latency, "MNEMO_AFFINITY_MEMORY_LATENCY", 200, 0, 1000000, "cycles of a miss in both") \
-	X(sample, "MNEMO_AFFINITY_SAMPLE", 1, 1, 1000000000, "one access in this many is sent")
-
-#define COST_ENV "MNEMO_AFFINITY_COST"             /* accesses (default) | cache */
-#define THRESHOLD_ENV "MNEMO_AFFINITY_THRESHOLD"   /* 0..1, default 0.8 */
-#define THRESHOLD_DEFAULT 0.8
+enum sa_cost { SA_COST_ACCESSES, SA_COST_CACHE };   /* MNEMO_AFFINITY_COST's choices, in order */
 
 struct options {
-#define X(f, env, def, lo, hi, doc) uint64_t f;
-	SA_INT_OPTIONS(X)
-#undef X
-	bool cache;                  /* cost is the modeled latency, not 1 per access */
+	uint64_t top;                /* hot data objects analysed and reported */
+	uint64_t l1_bytes, l1_ways, l2_bytes, l2_ways, line;   /* cache geometry */
+	uint64_t l1_latency, l2_latency, mem_latency;          /* cycles */
+	uint64_t sample;             /* one access in this many is sent (the runtime samples) */
+	unsigned cost;               /* enum sa_cost: 1 per access, or the modeled latency */
 	double threshold;            /* affinity from which two fields go together */
 };
+
+extern const struct mn_module mn_module_structure_affinity;
 
 /* A data object's kind is its instances' (objects.h). */
 static const char *const kind_names[] = {
@@ -113,54 +101,10 @@ struct affinity {
 	bool conflict;               /* merge() met another run's different options: emit() fails */
 };
 
-/* ---- Options --------------------------------------------------------------------------------- */
-
-static int int_option(uint64_t *v, const char *env, uint64_t def, uint64_t lo, uint64_t hi)
+/* Whether the cache model prices each access (MNEMO_AFFINITY_COST=cache), else each costs 1. */
+static bool priced(const struct affinity *a)
 {
-	const char *e = getenv(env);
-	char *end;
-
-	*v = def;
-	if (!e || !*e)
-		return 0;
-	errno = 0;
-	*v = strtoull(e, &end, 10);
-	if (errno || *end || *e == '-' || *v < lo || *v > hi) {
-		fprintf(stderr, "mnemo: structure-affinity: %s='%s': expected an integer from "
-			"%" PRIu64 " to %" PRIu64 "\n", env, e, lo, hi);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int read_options(struct options *o)
-{
-	const char *cost = getenv(COST_ENV), *t = getenv(THRESHOLD_ENV);
-	int err = 0;
-
-#define X(f, env, def, lo, hi, doc) err = err ? err : int_option(&o->f, env, def, lo, hi);
-	SA_INT_OPTIONS(X)
-#undef X
-	if (err)
-		return err;
-	if (cost && *cost && strcmp(cost, "accesses") && strcmp(cost, "cache")) {
-		fprintf(stderr, "mnemo: structure-affinity: %s='%s': expected accesses or cache\n",
-			COST_ENV, cost);
-		return -EINVAL;
-	}
-	o->cache = cost && !strcmp(cost, "cache");
-	o->threshold = THRESHOLD_DEFAULT;
-	if (t && *t) {
-		char *end;
-
-		o->threshold = strtod(t, &end);
-		if (*end || !(o->threshold >= 0.0 && o->threshold <= 1.0)) {
-			fprintf(stderr, "mnemo: structure-affinity: %s='%s': expected a number "
-				"from 0 to 1\n", THRESHOLD_ENV, t);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	return a->opt.cost == SA_COST_CACHE;
 }
 
 /* ---- Data objects and their instances -------------------------------------------------------- */
@@ -338,7 +282,7 @@ static struct stream *access_stream(struct affinity *a, struct insn *in, uint32_
  */
 static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t size)
 {
-	uint64_t cost = a->opt.cache ? sa_cache_access(&a->cache, addr, size) : 1, off;
+	uint64_t cost = priced(a) ? sa_cache_access(&a->cache, addr, size) : 1, off;
 	struct insn *in = insn_of(a, site);
 	uint32_t slot = in && in->last_slot && mn_objects_holds(&a->objs, in->last_slot, addr)
 				? in->last_slot : mn_objects_find(&a->objs, addr);
@@ -537,9 +481,9 @@ static void sa_loop_summary(void *st, uint32_t loop, uint64_t iterations,
 
 	if (!n || !iterations)
 		return;
-	if (!a->opt.cache && n > FEW_SITES)
+	if (!priced(a) && n > FEW_SITES)
 		twin = malloc(n * sizeof(*twin));
-	if (a->opt.cache || !twin) {
+	if (priced(a) || !twin) {
 		walk_each(a, acc, n, iterations, NULL);
 		return;
 	}
@@ -581,10 +525,10 @@ static int sa_init(void *st, const struct mn_run *run)
 
 	memset(a, 0, sizeof(*a));
 	a->run = run;
-	err = read_options(&a->opt);
+	err = mn_module_options(&mn_module_structure_affinity, a);
 	if (err)
 		return err;
-	if (a->opt.cache) {
+	if (priced(a)) {
 		struct sa_cache_config c = {
 			.bytes = { a->opt.l1_bytes, a->opt.l2_bytes },
 			.ways = { (uint32_t)a->opt.l1_ways, (uint32_t)a->opt.l2_ways },
@@ -990,11 +934,11 @@ static int emit_other_streams(struct mn_prof *p, struct affinity *a)
 
 static void emit_options(struct mn_prof *p, const struct options *o)
 {
-	mn_prof_kv_str(p, "cost", o->cache ? "cache" : "accesses");
+	mn_prof_kv_str(p, "cost", o->cost == SA_COST_CACHE ? "cache" : "accesses");
 	mn_prof_kv_u64(p, "sample_period", o->sample);
 	mn_prof_kv_u64(p, "top", o->top);
 	mn_prof_kv_f64(p, "threshold", o->threshold);
-	if (!o->cache)
+	if (o->cost != SA_COST_CACHE)
 		return;
 	mn_prof_key(p, "cache");
 	mn_prof_map_begin_flow(p);
@@ -1062,7 +1006,7 @@ static int sa_emit(void *st, struct mn_prof *p)
 	mn_prof_kv_u64(p, "unattributed_cost", a->unattributed_cost);
 	mn_prof_kv_u64(p, "data_objects", n);
 	mn_prof_map_end(p);
-	if (a->opt.cache) {
+	if (priced(a)) {
 		mn_prof_key(p, "cache_lines");
 		mn_prof_map_begin_flow(p);
 		mn_prof_kv_u64(p, "l1", a->cache.found[SA_L1]);
@@ -1107,15 +1051,16 @@ static int sa_emit(void *st, struct mn_prof *p)
 
 static bool same_options(const struct options *x, const struct options *y)
 {
-	bool same = x->cache == y->cache && x->sample == y->sample && x->top == y->top &&
+	bool same = x->cost == y->cost && x->sample == y->sample && x->top == y->top &&
 		    x->threshold == y->threshold;
 
 	/* The geometry and latencies count only when they priced the accesses. */
-	if (same && x->cache)
-#define X(f, env, def, lo, hi, doc) same = same && x->f == y->f;
-		SA_INT_OPTIONS(X)
-#undef X
-	return same;
+	if (!same || x->cost != SA_COST_CACHE)
+		return same;
+	return x->l1_bytes == y->l1_bytes && x->l1_ways == y->l1_ways &&
+	       x->l2_bytes == y->l2_bytes && x->l2_ways == y->l2_ways && x->line == y->line &&
+	       x->l1_latency == y->l1_latency && x->l2_latency == y->l2_latency &&
+	       x->mem_latency == y->mem_latency;
 }
 
 /* Folds one data object of another run into d (all zero when the site is new here). */
@@ -1271,13 +1216,13 @@ static int restore_options(struct affinity *a, const struct mn_profile *prof,
 		return mn_pnode_errorf(prof, mn_pnode_get(sec, "cost"), err, errlen,
 				       "field 'cost': expected accesses or cache, found '%s'",
 				       cost);
-	o->cache = !strcmp(cost, "cache");
+	o->cost = strcmp(cost, "cache") ? SA_COST_ACCESSES : SA_COST_CACHE;
 	if ((e = pfield_u64(prof, sec, "sample_period", &o->sample, err, errlen)) ||
 	    (e = pfield_u64(prof, sec, "top", &o->top, err, errlen)))
 		return e;
 	if ((e = mn_pfield_f64(prof, sec, "threshold", &o->threshold, err, errlen)))
 		return e == -ENOENT ? -EINVAL : e;
-	if (!o->cache)
+	if (o->cost != SA_COST_CACHE)
 		return 0;
 	if (!(c = mn_pfield_node(prof, sec, "cache", MN_PNODE_MAP, err, errlen)))
 		return -EINVAL;
@@ -1461,7 +1406,7 @@ static bool sa_mixed_whole(const void *st)
 {
 	const struct affinity *a = st;
 
-	return !a->opt.cache;
+	return !priced(a);
 }
 
 /* The object table's shadow, where every load and store looks its address up: the driver
@@ -1470,6 +1415,37 @@ static struct mn_shadow *sa_shadow(void *st)
 {
 	return ((struct affinity *)st)->objs.sh;
 }
+
+#define SA_OPT(field) offsetof(struct affinity, opt.field)
+
+/* README "Options"; the defaults are the cache of a common x86 core. */
+static const struct mn_option sa_options[] = {
+	{ "MNEMO_AFFINITY_COST", MN_OPT_CHOICE, SA_OPT(cost), "accesses", .choices = "accesses|cache",
+	  .doc = "cost of an access: 1, or the latency the cache model gives it" },
+	{ "MNEMO_AFFINITY_THRESHOLD", MN_OPT_REAL, SA_OPT(threshold), "0.8", 0, 1,
+	  .doc = "affinity from which two fields go in one cluster" },
+	{ "MNEMO_AFFINITY_TOP", MN_OPT_UINT, SA_OPT(top), "3", 1, 1000000,
+	  .doc = "hot data objects analysed and reported" },
+	{ "MNEMO_AFFINITY_L1_SIZE", MN_OPT_UINT, SA_OPT(l1_bytes), "32768", 64, 4294967296.0,
+	  .doc = "L1 capacity, bytes (cost: cache)" },
+	{ "MNEMO_AFFINITY_L1_WAYS", MN_OPT_UINT, SA_OPT(l1_ways), "8", 1, 1024,
+	  .doc = "L1 associativity (cost: cache)" },
+	{ "MNEMO_AFFINITY_L2_SIZE", MN_OPT_UINT, SA_OPT(l2_bytes), "1048576", 64, 68719476736.0,
+	  .doc = "L2 capacity, bytes (cost: cache)" },
+	{ "MNEMO_AFFINITY_L2_WAYS", MN_OPT_UINT, SA_OPT(l2_ways), "16", 1, 1024,
+	  .doc = "L2 associativity (cost: cache)" },
+	{ "MNEMO_AFFINITY_LINE", MN_OPT_UINT, SA_OPT(line), "64", 4, 4096,
+	  .doc = "cache line, bytes, a power of two (cost: cache)" },
+	{ "MNEMO_AFFINITY_L1_LATENCY", MN_OPT_UINT, SA_OPT(l1_latency), "4", 0, 1000000,
+	  .doc = "cycles of an L1 hit (cost: cache)" },
+	{ "MNEMO_AFFINITY_L2_LATENCY", MN_OPT_UINT, SA_OPT(l2_latency), "12", 0, 1000000,
+	  .doc = "cycles of an L2 hit (cost: cache)" },
+	{ "MNEMO_AFFINITY_MEMORY_LATENCY", MN_OPT_UINT, SA_OPT(mem_latency), "200", 0, 1000000,
+	  .doc = "cycles of a miss in both (cost: cache)" },
+	{ "MNEMO_AFFINITY_SAMPLE", MN_OPT_UINT, SA_OPT(sample), "1", 1, 1000000000,
+	  .doc = "one access in this many is sent (the runtime samples; the profile says so)" },
+	{ .env = NULL },
+};
 
 const struct mn_module mn_module_structure_affinity = {
 	.name = "structure-affinity",
@@ -1494,4 +1470,5 @@ const struct mn_module mn_module_structure_affinity = {
 	.emit = sa_emit,
 	.restore = sa_restore,
 	.settings = sa_settings,
+	.options = sa_options,
 };
