@@ -1,9 +1,9 @@
 /*
  * mnemo: the command-line tool.  `mnemo run` runs a program built with mnemo-cc under explicit
  * profiling options (run.c); `mnemo report` prints profiles as tables with source locations
- * (report.c); `mnemo expand` regenerates a lossless object-relative stream (expand.c), `mnemo derive`
- * computes LEAP's derived profiles from its LMADs (derive.c), `mnemo merge` merges the profiles of
- * several runs (merge.c, with the modules linked in for their restore and merge).  This
+ * (report.c); `mnemo merge` merges the profiles of several runs (merge.c, with the modules linked
+ * in for their restore and merge); modules add commands of their own (modules/commands.def:
+ * object-relative's `mnemo expand` and `mnemo derive`, modules/object-relative/commands/).  This
  * file is the rest: main and the command dispatch, `mnemo --help`, `mnemo help COMMAND` and
  * `--version`, and the helpers the commands use (mnemo_internal.h): messages and
  * exits, memory, text layout, the list of installed modules, and module sections read by the
@@ -488,6 +488,57 @@ static void print_environment(FILE *out)
 	print_module_options(out);
 }
 
+/* ---- Commands -------------------------------------------------------------------------------- */
+
+#define MN_COMMAND(c_name) extern const struct mn_command mn_command_##c_name;
+#include "commands.def"
+#undef MN_COMMAND
+
+static const struct mn_command command_run = {
+	"run", "run a program built with mnemo-cc and write its profile", print_run_help, cmd_run,
+};
+static const struct mn_command command_report = {
+	"report", "print one or more profiles as tables with source locations", print_report_help,
+	cmd_report,
+};
+static const struct mn_command command_merge = {
+	"merge", "merge the profiles of several runs of one binary into one", print_merge_help,
+	cmd_merge,
+};
+
+/* Every command but help, in the order `mnemo --help` lists them: the modules' after report. */
+static const struct mn_command *const commands[] = {
+	&command_run,
+	&command_report,
+#define MN_COMMAND(c_name) &mn_command_##c_name,
+#include "commands.def"
+#undef MN_COMMAND
+	&command_merge,
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* The command called name (not help), or NULL. */
+static const struct mn_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+/* "run, report, ..., help": every command's name, for the messages that list them. */
+static const char *command_names(void)
+{
+	static char names[512];
+	size_t len = 0;
+
+	for (size_t i = 0; i < NCOMMANDS && len < sizeof(names); i++)
+		len += snprintf(names + len, sizeof(names) - len, "%s, ", commands[i]->name);
+	if (len < sizeof(names))
+		snprintf(names + len, sizeof(names) - len, "help");
+	return names;
+}
+
 static void print_main_help(FILE *out)
 {
 	struct modspec *m;
@@ -499,13 +550,10 @@ static void print_main_help(FILE *out)
 	      "Usage: mnemo COMMAND [OPTIONS] [ARGS...]\n"
 	      "       mnemo help COMMAND      (or: mnemo COMMAND --help)\n"
 	      "\n"
-	      "Commands:\n"
-	      "  run      run a program built with mnemo-cc and write its profile\n"
-	      "  report   print one or more profiles as tables with source locations\n"
-	      "  expand   print the lossless object-relative stream a profile holds\n"
-	      "  derive   dependence frequencies and strides from object-relative LMADs\n"
-	      "  merge    merge the profiles of several runs of one binary into one\n"
-	      "  help     print the help of a command\n"
+	      "Commands:\n", out);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i]->name, commands[i]->doc);
+	fputs("  help     print the help of a command\n"
 	      "\n"
 	      "Build the program first with mnemo-cc (C) or mnemo-c++ (C++), which take every\n"
 	      "clang-19 option, e.g. `mnemo-cc -m value-pattern -O2 -g prog.c -o prog`; then\n"
@@ -538,31 +586,26 @@ static void print_main_help(FILE *out)
 
 static int help_for(const char *cmd)
 {
-	if (!strcmp(cmd, "run"))
-		print_run_help(stdout);
-	else if (!strcmp(cmd, "report"))
-		print_report_help(stdout);
-	else if (!strcmp(cmd, "expand"))
-		print_expand_help(stdout);
-	else if (!strcmp(cmd, "derive"))
-		print_derive_help(stdout);
-	else if (!strcmp(cmd, "merge"))
-		print_merge_help(stdout);
+	const struct mn_command *c = find_command(cmd);
+
+	if (c)
+		c->help(stdout);
 	else if (!strcmp(cmd, "help"))
 		print_main_help(stdout);
 	else
-		usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, merge, help)", cmd);
+		usage_error(NULL, "unknown command '%s' (commands: %s)", cmd, command_names());
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	const struct mn_command *command;
 	const char *cmd;
 
 	find_prefix(argv[0]);
 	if (argc < 2) {
-		fputs("Usage: mnemo COMMAND [OPTIONS] [ARGS...]; commands: run, report, expand, derive, merge, help.\n"
-		      "Try 'mnemo --help'.\n", stderr);
+		fprintf(stderr, "Usage: mnemo COMMAND [OPTIONS] [ARGS...]; commands: %s.\n"
+			"Try 'mnemo --help'.\n", command_names());
 		return 2;
 	}
 	cmd = argv[1];
@@ -580,17 +623,10 @@ int main(int argc, char **argv)
 		print_main_help(stdout);
 		return 0;
 	}
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "report"))
-		return cmd_report(argc - 1, argv + 1);
-	if (!strcmp(cmd, "expand"))
-		return cmd_expand(argc - 1, argv + 1);
-	if (!strcmp(cmd, "derive"))
-		return cmd_derive(argc - 1, argv + 1);
-	if (!strcmp(cmd, "merge"))
-		return cmd_merge(argc - 1, argv + 1);
+	command = find_command(cmd);
+	if (command)
+		return command->main(argc - 1, argv + 1);
 	if (cmd[0] == '-')
 		usage_error(NULL, "unknown option '%s'", cmd);
-	usage_error(NULL, "unknown command '%s' (commands: run, report, expand, derive, merge, help)", cmd);
+	usage_error(NULL, "unknown command '%s' (commands: %s)", cmd, command_names());
 }

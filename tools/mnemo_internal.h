@@ -1,9 +1,10 @@
 /*
  * What the parts of the `mnemo` command share; never installed.  mnemo.c holds main, the command
  * dispatch, the main help and the helpers below; run.c holds `mnemo run`; report.c holds
- * `mnemo report` and its table renderer; expand.c holds `mnemo expand`; merge.c holds
- * `mnemo merge`.  Every message goes to stderr as `mnemo: <what>: <why>`;
- * the exit codes are listed at the top of mnemo.c.
+ * `mnemo report` and its table renderer; merge.c holds `mnemo merge`.  Modules contribute
+ * commands of their own (struct mn_command, below): `mnemo expand` and `mnemo derive` are
+ * object-relative's, in modules/object-relative/commands/.  Every message goes to stderr as
+ * `mnemo: <what>: <why>`; the exit codes are listed at the top of mnemo.c.
  */
 #ifndef MNEMO_TOOLS_INTERNAL_H
 #define MNEMO_TOOLS_INTERNAL_H
@@ -126,7 +127,22 @@ void module_state_free(const struct mn_module *mod, void *st);
  */
 int profile_check(const struct mn_profile *prof, char *err, size_t errlen);
 
-/* ---- The commands (run.c, report.c, expand.c, merge.c) ------------------------------------------------------- */
+/* ---- Commands --------------------------------------------------------------------------------- */
+
+/*
+ * One `mnemo` subcommand.  A module contributes one by defining `const struct mn_command
+ * mn_command_<c_name>` in modules/<name>/commands/ (compiled into mnemo only) and listing
+ * MN_COMMAND(c_name) in modules/commands.def; mnemo.c then dispatches `mnemo <name>`, lists it in
+ * `mnemo --help` and answers `mnemo help <name>`.
+ */
+struct mn_command {
+	const char *name;                 /* `mnemo <name>` */
+	const char *doc;                  /* one line for `mnemo --help` */
+	void (*help)(FILE *out);          /* `mnemo help <name>` and, by convention, --help */
+	int (*main)(int argc, char **argv);   /* argv[0] is the name; returns the exit status */
+};
+
+/* ---- mnemo's own commands (run.c, report.c, merge.c) ---------------------------------------- */
 
 /* Prints the help of `mnemo run` to out. */
 void print_run_help(FILE *out);
@@ -149,26 +165,6 @@ void print_report_help(FILE *out);
  * stdout cannot be written.
  */
 int cmd_report(int argc, char **argv);
-
-/* Prints the help of `mnemo expand` to out. */
-void print_expand_help(FILE *out);
-
-/*
- * `mnemo expand`, argv[0] being "expand": prints the lossless object-relative stream of one
- * profile (expand.c).  Returns 0 (after --help too).  Dies with 2 on bad usage, with 1 when the
- * profile cannot be read, lacks the section or its lossless streams, or they do not expand.
- */
-int cmd_expand(int argc, char **argv);
-
-/* Prints the help of `mnemo derive` to out. */
-void print_derive_help(FILE *out);
-
-/*
- * `mnemo derive`, argv[0] being "derive": dependence frequencies and strides from the
- * object-relative LMADs of one profile (derive.c).  Returns 0 (after --help too).  Dies with 2 on
- * bad usage, with 1 when the profile cannot be read or lacks the section.
- */
-int cmd_derive(int argc, char **argv);
 
 /* Prints the help of `mnemo merge` to out. */
 void print_merge_help(FILE *out);

@@ -3,6 +3,8 @@
  * LMADs: the dependence frequency of every (store, load) pair and every instruction's dominant
  * stride within objects (modules/object-relative/derive.h says how).  Prints YAML, one row a
  * pair or an instruction, with the sites' source locations.
+ *
+ * A command the module contributes to `mnemo` (mn_command_derive, modules/commands.def).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,7 +20,7 @@
 #include "objrel_load.h"
 #include "profile.h"
 
-void print_derive_help(FILE *out)
+static void print_derive_help(FILE *out)
 {
 	fputs("Usage: mnemo derive [OPTIONS] PROFILE\n"
 	      "\n"
@@ -72,7 +74,7 @@ static void print_quoted(const char *s)
 	putchar('"');
 }
 
-int cmd_derive(int argc, char **argv)
+static int cmd_derive(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "module", required_argument, NULL, 'm' },
@@ -178,3 +180,10 @@ int cmd_derive(int argc, char **argv)
 	mn_profile_close(p);
 	return 0;
 }
+
+const struct mn_command mn_command_derive = {
+	.name = "derive",
+	.doc = "dependence frequencies and strides from object-relative LMADs",
+	.help = print_derive_help,
+	.main = cmd_derive,
+};

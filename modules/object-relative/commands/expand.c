@@ -5,6 +5,8 @@
  * the text form of mn_seq_write() (modules/object-relative/sequitur.h).  This command parses them
  * back with mn_seq_parse(), checks each against its `length`, and prints the expanded stream:
  * one access a line, as "instruction group object offset", or one stream's values alone.
+ *
+ * A command the module contributes to `mnemo` (mn_command_expand, modules/commands.def).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +27,7 @@
 
 static const char *const stream_names[NSTREAMS] = { "instruction", "group", "object", "offset" };
 
-void print_expand_help(FILE *out)
+static void print_expand_help(FILE *out)
 {
 	fputs("Usage: mnemo expand [OPTIONS] PROFILE\n"
 	      "\n"
@@ -128,7 +130,7 @@ static void expand_stream(const struct mn_profile *p, const struct mn_pnode *s, 
 		    name, out->n, length);
 }
 
-int cmd_expand(int argc, char **argv)
+static int cmd_expand(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "module", required_argument, NULL, 'm' },
@@ -209,3 +211,10 @@ int cmd_expand(int argc, char **argv)
 	mn_profile_close(p);
 	return 0;
 }
+
+const struct mn_command mn_command_expand = {
+	.name = "expand",
+	.doc = "print the lossless object-relative stream a profile holds",
+	.help = print_expand_help,
+	.main = cmd_expand,
+};
