@@ -40,10 +40,11 @@
 #include "sequitur.h"
 #include "sitevec.h"
 
-#define LMADS_ENV "MNEMO_OBJREL_LMADS"
-#define LOSSLESS_ENV "MNEMO_OBJREL_LOSSLESS"
-#define STACK_ENV "MNEMO_OBJREL_STACK"
 #define LMADS_MAX 1000000u
+#define STR_(x) #x
+#define STR(x) STR_(x)   /* the value of macro x as a string: an option's default */
+
+extern const struct mn_module mn_module_object_relative;   /* init() reads its options */
 
 /* A group's kind is its objects' (objects.h). */
 static const char *const kind_names[] = {
@@ -115,6 +116,9 @@ struct objrel {
 	uint64_t clock;
 	uint32_t limit;              /* LMADs per (instruction, group) */
 	bool stack;                  /* MNEMO_OBJREL_STACK=1: stack objects are objects */
+	/* The settings as read (or_options); limit and stack are the run's, restore() sets them. */
+	uint64_t opt_lmads;
+	bool opt_lossless;
 	uint64_t nomem;              /* events dropped for lack of memory */
 	uint64_t unknown_frees;      /* frees and reallocs of addresses no object starts at */
 	bool finalized;              /* live objects ended, streams sorted: no more events */
@@ -619,19 +623,6 @@ static void or_loop_summary(void *st, uint32_t site, uint64_t iterations,
 	r->clock = t0 + iterations * n;
 }
 
-/* MNEMO_OBJREL_LMADS: a count from 1 to LMADS_MAX, else the default. */
-static uint32_t lmad_limit(void)
-{
-	const char *e = getenv(LMADS_ENV);
-	char *end;
-	unsigned long v;
-
-	if (!e || !*e)
-		return OBJREL_LMAD_LIMIT;
-	v = strtoul(e, &end, 10);
-	return *end || v < 1 || v > LMADS_MAX ? OBJREL_LMAD_LIMIT : (uint32_t)v;
-}
-
 static void lossless_free(struct lossless *ll)
 {
 	if (!ll)
@@ -642,15 +633,14 @@ static void lossless_free(struct lossless *ll)
 	free(ll);
 }
 
-/* MNEMO_OBJREL_LOSSLESS=1: the grammars in *llp; otherwise NULL.  0 or -ENOMEM. */
-static int lossless_init(struct lossless **llp)
+/* The grammars of lossless mode in *llp, or NULL without it.  0 or -ENOMEM. */
+static int lossless_init(struct lossless **llp, bool lossless)
 {
-	const char *e = getenv(LOSSLESS_ENV);
 	struct lossless *ll;
 	int err = 0;
 
 	*llp = NULL;
-	if (!e || strcmp(e, "1"))
+	if (!lossless)
 		return 0;
 	ll = calloc(1, sizeof(*ll));
 	if (!ll)
@@ -673,10 +663,12 @@ static int or_init(void *st, const struct mn_run *run)
 	uint32_t nsites = run ? mn_run_site_count(run) : 0;
 	int err;
 
-	r->limit = lmad_limit();
+	err = mn_module_options(&mn_module_object_relative, r);
+	if (err)
+		return err;
+	r->limit = (uint32_t)r->opt_lmads;
 	r->epoch = 1;   /* zeroed checks are stale */
-	r->stack = getenv(STACK_ENV) && !strcmp(getenv(STACK_ENV), "1");
-	err = lossless_init(&r->ll);
+	err = lossless_init(&r->ll, r->opt_lossless);
 	if (err)
 		return err;
 	err = mn_objects_init(&r->objs);
@@ -1343,7 +1335,7 @@ static int restore_section(struct objrel *r, const struct mn_profile *prof,
 	ll = mn_pnode_get(sec, "lossless");
 	if (ll)
 		return BAD(&c, ll, "lossless", "the lossless streams of a run cannot be merged "
-			   "(run without " LOSSLESS_ENV "=1 to merge)");
+			   "(run without MNEMO_OBJREL_LOSSLESS=1 to merge)");
 	/* The run's parameters are the section's, whatever the environment of this process. */
 	lossless_free(r->ll);
 	r->ll = NULL;
@@ -1544,6 +1536,20 @@ out:
 	free(map[1]);
 }
 
+/* The settings (module.h): a bad value stops the module at init() with one line saying why. */
+static const struct mn_option or_options[] = {
+	{ .env = "MNEMO_OBJREL_LMADS", .type = MN_OPT_UINT, .def = STR(OBJREL_LMAD_LIMIT),
+	  .offset = offsetof(struct objrel, opt_lmads), .min = 1, .max = LMADS_MAX,
+	  .doc = "LMADs kept per (instruction, group) stream" },
+	{ .env = "MNEMO_OBJREL_LOSSLESS", .type = MN_OPT_BOOL, .def = "0",
+	  .offset = offsetof(struct objrel, opt_lossless),
+	  .doc = "also Sequitur grammars of the whole access stream (WHOMP; `mnemo expand`)" },
+	{ .env = "MNEMO_OBJREL_STACK", .type = MN_OPT_BOOL, .def = "0",
+	  .offset = offsetof(struct objrel, stack),
+	  .doc = "stack variables are objects too (else their accesses are unattributed)" },
+	{ .env = NULL },
+};
+
 static const char *const or_settings[] = { "lmad_limit", "stack_objects", NULL };
 
 /* The object table's shadow, where every load and store looks its address up: the driver
@@ -1574,4 +1580,5 @@ const struct mn_module mn_module_object_relative = {
 	.emit = or_emit,
 	.restore = or_restore,
 	.settings = or_settings,
+	.options = or_options,
 };

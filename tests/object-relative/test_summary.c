@@ -7,9 +7,10 @@
  * iterations) go once through the handler and once through load() and store() in expansion
  * order, and the two states' sections must be the same bytes.  Under the default cap, a cap of
  * 2 LMADs, stack objects on, and lossless mode.  Also objrel_lmads_add_run() against as many
- * objrel_lmads_add() calls, field by field.
+ * objrel_lmads_add() calls, field by field; and init() refusing a bad setting.
  */
 #define _GNU_SOURCE   /* open_memstream in modtest.h */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -400,6 +401,50 @@ static void test_summaries_lossless(void **state)
 	unsetenv("MNEMO_OBJREL_LOSSLESS");
 }
 
+/*
+ * The settings (the module's options table): a value out of range or not a number stops init()
+ * with -EINVAL, where the module once fell back to the default or took it as off.
+ */
+static int init_with(const char *env, const char *value)
+{
+	void *st = calloc(1, M->state_size);
+	int e;
+
+	assert_non_null(st);
+	setenv(env, value, 1);
+	e = M->init(st, NULL);
+	unsetenv(env);
+	if (!e)
+		M->fini(st);
+	free(st);
+	return e;
+}
+
+static void test_settings_refused(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "MNEMO_OBJREL_LMADS", "0" }, { "MNEMO_OBJREL_LMADS", "1000001" },
+		{ "MNEMO_OBJREL_LMADS", "30x" }, { "MNEMO_OBJREL_LMADS", "-1" },
+		{ "MNEMO_OBJREL_STACK", "yes" }, { "MNEMO_OBJREL_STACK", "2" },
+		{ "MNEMO_OBJREL_LOSSLESS", "true" },
+	};
+	static const char *const good[][2] = {
+		{ "MNEMO_OBJREL_LMADS", "1" }, { "MNEMO_OBJREL_LMADS", "1000000" },
+		{ "MNEMO_OBJREL_LMADS", "" }, { "MNEMO_OBJREL_STACK", "0" },
+		{ "MNEMO_OBJREL_LOSSLESS", "1" },
+	};
+
+	unsetenv("MNEMO_OBJREL_LMADS");
+	unsetenv("MNEMO_OBJREL_STACK");
+	unsetenv("MNEMO_OBJREL_LOSSLESS");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (init_with(bad[i][0], bad[i][1]) != -EINVAL)
+			fail_msg("%s='%s': init() accepted it", bad[i][0], bad[i][1]);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (init_with(good[i][0], good[i][1]))
+			fail_msg("%s='%s': init() refused it", good[i][0], good[i][1]);
+}
+
 /* A summary in one object of a long loop: its points are one LMAD, and cost no lookup each. */
 static void test_summary_one_lmad(void **state)
 {
@@ -520,6 +565,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lmads_add_run),
 		cmocka_unit_test(test_summary_one_lmad),
+		cmocka_unit_test(test_settings_refused),
 		cmocka_unit_test(test_summaries_default),
 		cmocka_unit_test(test_summaries_cap2),
 		cmocka_unit_test(test_summaries_stack),
