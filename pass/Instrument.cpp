@@ -921,11 +921,26 @@ private:
   // ---- rewriting ----
   void instrumentEntry();
   void instrumentLoops();
+  /// Inserts E's calls: one method per kind of event.
   void instrumentEvent(const Event &E);
+  void instrumentLoad(const Event &E);
+  void instrumentStore(const Event &E);
+  void instrumentAtomicRMW(const Event &E);
+  void instrumentCmpXchg(const Event &E);
+  void instrumentMemTransfer(const Event &E);
+  void instrumentMemSet(const Event &E);
+  void instrumentHeapCall(const Event &E);
+  void instrumentCallPointer(const Event &E);
+  void instrumentIntToPtr(const Event &E);
+  void instrumentAlloca(const Event &E);
+  void instrumentLifetime(const Event &E);
+  void instrumentStackRestore(const Event &E);
   void instrumentExits();
   DebugLoc locFor(const Instruction *I) const;
   void setInsertPoint(IRBuilder<> &IRB, BasicBlock::iterator It,
                       const Instruction *LocFrom) const;
+  void insertBefore(IRBuilder<> &IRB, Instruction *I) const;
+  void insertAfter(IRBuilder<> &IRB, Instruction *I) const;
   CallInst *emit(IRBuilder<> &IRB, FunctionCallee Callee,
                  ArrayRef<Value *> Args) const;
   Value *toI64(IRBuilder<> &IRB, Value *V) const;
@@ -1822,173 +1837,221 @@ void FunctionInstrumenter::instrumentLoops() {
 }
 
 void FunctionInstrumenter::instrumentEvent(const Event &E) {
+  switch (E.Kind) {
+  case EventKind::Load:
+    return instrumentLoad(E);
+  case EventKind::Store:
+    return instrumentStore(E);
+  case EventKind::AtomicRMW:
+    return instrumentAtomicRMW(E);
+  case EventKind::CmpXchg:
+    return instrumentCmpXchg(E);
+  case EventKind::MemTransfer:
+    return instrumentMemTransfer(E);
+  case EventKind::MemSet:
+    return instrumentMemSet(E);
+  case EventKind::HeapCall:
+    return instrumentHeapCall(E);
+  case EventKind::CallPointer:
+    return instrumentCallPointer(E);
+  case EventKind::IntToPtr:
+    return instrumentIntToPtr(E);
+  case EventKind::Alloca:
+    return instrumentAlloca(E);
+  case EventKind::LifetimeStart:
+  case EventKind::LifetimeEnd:
+    return instrumentLifetime(E);
+  case EventKind::StackRestore:
+    return instrumentStackRestore(E);
+  }
+}
+
+void FunctionInstrumenter::insertBefore(IRBuilder<> &IRB,
+                                        Instruction *I) const {
+  setInsertPoint(IRB, I->getIterator(), I);
+}
+
+void FunctionInstrumenter::insertAfter(IRBuilder<> &IRB,
+                                       Instruction *I) const {
+  setInsertPoint(IRB, std::next(I->getIterator()), I);
+}
+
+void FunctionInstrumenter::instrumentLoad(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto *L = cast<LoadInst>(E.I);
+  insertAfter(IRB, L);
+  if (E.Site && E.MixedIn >= 0)
+    emit(IRB, RT->MixedLoad,
+         {IRB.getInt32(E.Site), L->getPointerOperand(),
+          accessSize(IRB, L->getType()), Summaries[E.MixedIn].Iteration,
+          IRB.getInt32(E.Rank)});
+  else if (E.Site && !E.Summarized)
+    emit(IRB, RT->loadOf(L->getType()),
+         {IRB.getInt32(E.Site), L->getPointerOperand(), toI64(IRB, L),
+          accessSize(IRB, L->getType())});
+  if (E.CheckValue)
+    emit(IRB, RT->Value, {IRB.getInt32(E.Site), toI64(IRB, L)});
+  if (E.PtrSite)
+    emit(IRB, RT->PointerCreate,
+         {IRB.getInt32(E.PtrSite), L, IRB.getInt32(MnemoPointerLoaded)});
+}
+
+void FunctionInstrumenter::instrumentStore(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto *S = cast<StoreInst>(E.I);
+  insertBefore(IRB, S);
+  Value *V = S->getValueOperand();
+  if (E.CheckValue)
+    emit(IRB, RT->Value, {IRB.getInt32(E.Site), toI64(IRB, V)});
+  if (E.Summarized)
+    return;
+  if (E.MixedIn >= 0) {
+    emit(IRB, RT->MixedStore,
+         {IRB.getInt32(E.Site), S->getPointerOperand(),
+          accessSize(IRB, V->getType()), Summaries[E.MixedIn].Iteration,
+          IRB.getInt32(E.Rank)});
+    return;
+  }
+  emit(IRB, RT->storeOf(V->getType()),
+       {IRB.getInt32(E.Site), S->getPointerOperand(), toI64(IRB, V),
+        accessSize(IRB, V->getType())});
+}
+
+// Read, then write: both events after the instruction, the store with the
+// value the operation wrote.
+void FunctionInstrumenter::instrumentAtomicRMW(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto *RMW = cast<AtomicRMWInst>(E.I);
+  insertAfter(IRB, RMW);
+  Value *Ptr = RMW->getPointerOperand();
+  Value *Size = accessSize(IRB, RMW->getType());
+  if (E.Site)
+    emit(IRB, RT->loadOf(RMW->getType()),
+         {IRB.getInt32(E.Site), Ptr, toI64(IRB, RMW), Size});
+  if (E.PtrSite)
+    emit(IRB, RT->PointerCreate,
+         {IRB.getInt32(E.PtrSite), RMW, IRB.getInt32(MnemoPointerLoaded)});
+  if (E.Site2) {
+    Value *New = buildAtomicRMWValue(RMW->getOperation(), IRB, RMW,
+                                     RMW->getValOperand());
+    emit(IRB, RT->storeOf(RMW->getType()),
+         {IRB.getInt32(E.Site2), Ptr, toI64(IRB, New), Size});
+  }
+}
+
+// Read, then write only if the exchange succeeded.
+void FunctionInstrumenter::instrumentCmpXchg(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto *CX = cast<AtomicCmpXchgInst>(E.I);
+  insertAfter(IRB, CX);
+  Value *Ptr = CX->getPointerOperand();
+  Type *Ty = CX->getNewValOperand()->getType();
+  Value *Old = IRB.CreateExtractValue(CX, 0);
+  if (E.Site)
+    emit(IRB, RT->loadOf(Ty),
+         {IRB.getInt32(E.Site), Ptr, toI64(IRB, Old), accessSize(IRB, Ty)});
+  if (E.PtrSite)
+    emit(IRB, RT->PointerCreate,
+         {IRB.getInt32(E.PtrSite), Old, IRB.getInt32(MnemoPointerLoaded)});
+  if (E.Site2) {
+    Value *Success = IRB.CreateExtractValue(CX, 1);
+    Instruction *Then =
+        SplitBlockAndInsertIfThen(Success, IRB.GetInsertPoint(), false);
+    setInsertPoint(IRB, Then->getIterator(), CX);
+    emit(IRB, RT->storeOf(Ty),
+         {IRB.getInt32(E.Site2), Ptr, toI64(IRB, CX->getNewValOperand()),
+          accessSize(IRB, Ty)});
+  }
+}
+
+void FunctionInstrumenter::instrumentMemTransfer(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto *MT = cast<AnyMemTransferInst>(E.I);
+  insertBefore(IRB, MT);
+  Value *Size = lengthSize(IRB, MT->getLength());
+  emit(IRB, RT->Load,
+       {IRB.getInt32(E.Site), MT->getRawSource(), IRB.getInt64(0), Size});
+  emit(IRB, RT->Store,
+       {IRB.getInt32(E.Site2), MT->getRawDest(), IRB.getInt64(0), Size});
+}
+
+void FunctionInstrumenter::instrumentMemSet(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto *MS = cast<AnyMemSetInst>(E.I);
+  insertBefore(IRB, MS);
+  emit(IRB, RT->Store,
+       {IRB.getInt32(E.Site), MS->getRawDest(),
+        IRB.CreateZExtOrTrunc(MS->getValue(), IRB.getInt64Ty()),
+        lengthSize(IRB, MS->getLength())});
+}
+
+void FunctionInstrumenter::instrumentHeapCall(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  insertBefore(IRB, E.I);
+  emit(IRB, RT->HeapSite, {IRB.getInt32(E.Site)});
+}
+
+void FunctionInstrumenter::instrumentCallPointer(const Event &E) {
   IRBuilder<> IRB(Ctx);
   Instruction *I = E.I;
-  auto Before = [&] { setInsertPoint(IRB, I->getIterator(), I); };
-  auto After = [&] { setInsertPoint(IRB, std::next(I->getIterator()), I); };
-  auto Site = [&](uint32_t S) { return IRB.getInt32(S); };
+  if (auto *Inv = dyn_cast<InvokeInst>(I)) {
+    // The result is available only on the normal edge: give that edge a
+    // block of its own if the destination has other predecessors.
+    BasicBlock *Dest = Inv->getNormalDest();
+    if (!Dest->getSinglePredecessor())
+      Dest = SplitEdge(Inv->getParent(), Dest);
+    setInsertPoint(IRB, Dest->getFirstInsertionPt(), I);
+  } else {
+    insertAfter(IRB, I);
+  }
+  emit(IRB, RT->PointerCreate,
+       {IRB.getInt32(E.PtrSite), I, IRB.getInt32(MnemoPointerReturned)});
+}
 
-  switch (E.Kind) {
-  case EventKind::Load: {
-    auto *L = cast<LoadInst>(I);
-    After();
-    if (E.Site && E.MixedIn >= 0)
-      emit(IRB, RT->MixedLoad,
-           {Site(E.Site), L->getPointerOperand(), accessSize(IRB, L->getType()),
-            Summaries[E.MixedIn].Iteration, IRB.getInt32(E.Rank)});
-    else if (E.Site && !E.Summarized)
-      emit(IRB, RT->loadOf(L->getType()),
-           {Site(E.Site), L->getPointerOperand(), toI64(IRB, L),
-            accessSize(IRB, L->getType())});
-    if (E.CheckValue)
-      emit(IRB, RT->Value, {Site(E.Site), toI64(IRB, L)});
-    if (E.PtrSite)
-      emit(IRB, RT->PointerCreate,
-           {Site(E.PtrSite), L, IRB.getInt32(MnemoPointerLoaded)});
+void FunctionInstrumenter::instrumentIntToPtr(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  insertAfter(IRB, E.I);
+  emit(IRB, RT->PointerCreate,
+       {IRB.getInt32(E.PtrSite), E.I, IRB.getInt32(MnemoPointerFromInt)});
+}
+
+void FunctionInstrumenter::instrumentAlloca(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  const StackObject &S = Stack[E.Obj];
+  insertAfter(IRB, E.I);
+  emit(IRB, RT->StackAlloc,
+       {IRB.getInt32(S.Site), S.AI, allocaSize(IRB, S.AI)});
+  if (S.UsesSlot)
+    IRB.CreateStore(S.AI, S.Slot);
+}
+
+// The stack object is the marker's operand, if it has a site.
+void FunctionInstrumenter::instrumentLifetime(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto *AI = dyn_cast<AllocaInst>(
+      getUnderlyingObject(cast<IntrinsicInst>(E.I)->getArgOperand(1)));
+  auto It = StackIndex.find(AI);
+  if (It == StackIndex.end())
     return;
+  const StackObject &S = Stack[It->second];
+  if (E.Kind == EventKind::LifetimeStart) {
+    insertAfter(IRB, E.I);
+    emit(IRB, RT->StackAlloc,
+         {IRB.getInt32(S.Site), S.AI, allocaSize(IRB, S.AI)});
+  } else {
+    insertBefore(IRB, E.I);
+    emit(IRB, RT->StackFree, {IRB.getInt32(S.Site), S.AI});
   }
-  case EventKind::Store: {
-    auto *S = cast<StoreInst>(I);
-    Before();
-    Value *V = S->getValueOperand();
-    if (E.CheckValue)
-      emit(IRB, RT->Value, {Site(E.Site), toI64(IRB, V)});
-    if (E.Summarized)
-      return;
-    if (E.MixedIn >= 0) {
-      emit(IRB, RT->MixedStore,
-           {Site(E.Site), S->getPointerOperand(), accessSize(IRB, V->getType()),
-            Summaries[E.MixedIn].Iteration, IRB.getInt32(E.Rank)});
-      return;
-    }
-    emit(IRB, RT->storeOf(V->getType()),
-         {Site(E.Site), S->getPointerOperand(), toI64(IRB, V),
-          accessSize(IRB, V->getType())});
+}
+
+void FunctionInstrumenter::instrumentStackRestore(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  auto It = RestoreFrees.find(E.I);
+  if (It == RestoreFrees.end())
     return;
-  }
-  case EventKind::AtomicRMW: {
-    // Read, then write: both events after the instruction, the store with
-    // the value the operation wrote.
-    auto *RMW = cast<AtomicRMWInst>(I);
-    After();
-    Value *Ptr = RMW->getPointerOperand();
-    Value *Size = accessSize(IRB, RMW->getType());
-    if (E.Site)
-      emit(IRB, RT->loadOf(RMW->getType()),
-           {Site(E.Site), Ptr, toI64(IRB, RMW), Size});
-    if (E.PtrSite)
-      emit(IRB, RT->PointerCreate,
-           {Site(E.PtrSite), RMW, IRB.getInt32(MnemoPointerLoaded)});
-    if (E.Site2) {
-      Value *New = buildAtomicRMWValue(RMW->getOperation(), IRB, RMW,
-                                       RMW->getValOperand());
-      emit(IRB, RT->storeOf(RMW->getType()),
-           {Site(E.Site2), Ptr, toI64(IRB, New), Size});
-    }
-    return;
-  }
-  case EventKind::CmpXchg: {
-    // Read, then write only if the exchange succeeded.
-    auto *CX = cast<AtomicCmpXchgInst>(I);
-    After();
-    Value *Ptr = CX->getPointerOperand();
-    Type *Ty = CX->getNewValOperand()->getType();
-    Value *Old = IRB.CreateExtractValue(CX, 0);
-    if (E.Site)
-      emit(IRB, RT->loadOf(Ty),
-           {Site(E.Site), Ptr, toI64(IRB, Old), accessSize(IRB, Ty)});
-    if (E.PtrSite)
-      emit(IRB, RT->PointerCreate,
-           {Site(E.PtrSite), Old, IRB.getInt32(MnemoPointerLoaded)});
-    if (E.Site2) {
-      Value *Success = IRB.CreateExtractValue(CX, 1);
-      Instruction *Then =
-          SplitBlockAndInsertIfThen(Success, IRB.GetInsertPoint(), false);
-      setInsertPoint(IRB, Then->getIterator(), CX);
-      emit(IRB, RT->storeOf(Ty),
-           {Site(E.Site2), Ptr, toI64(IRB, CX->getNewValOperand()),
-            accessSize(IRB, Ty)});
-    }
-    return;
-  }
-  case EventKind::MemTransfer: {
-    auto *MT = cast<AnyMemTransferInst>(I);
-    Before();
-    Value *Size = lengthSize(IRB, MT->getLength());
-    emit(IRB, RT->Load,
-         {Site(E.Site), MT->getRawSource(), IRB.getInt64(0), Size});
-    emit(IRB, RT->Store,
-         {Site(E.Site2), MT->getRawDest(), IRB.getInt64(0), Size});
-    return;
-  }
-  case EventKind::MemSet: {
-    auto *MS = cast<AnyMemSetInst>(I);
-    Before();
-    emit(IRB, RT->Store,
-         {Site(E.Site), MS->getRawDest(),
-          IRB.CreateZExtOrTrunc(MS->getValue(), IRB.getInt64Ty()),
-          lengthSize(IRB, MS->getLength())});
-    return;
-  }
-  case EventKind::HeapCall:
-    Before();
-    emit(IRB, RT->HeapSite, {Site(E.Site)});
-    return;
-  case EventKind::CallPointer: {
-    if (auto *Inv = dyn_cast<InvokeInst>(I)) {
-      // The result is available only on the normal edge: give that edge a
-      // block of its own if the destination has other predecessors.
-      BasicBlock *Dest = Inv->getNormalDest();
-      if (!Dest->getSinglePredecessor())
-        Dest = SplitEdge(Inv->getParent(), Dest);
-      setInsertPoint(IRB, Dest->getFirstInsertionPt(), I);
-    } else {
-      After();
-    }
-    emit(IRB, RT->PointerCreate,
-         {Site(E.PtrSite), I, IRB.getInt32(MnemoPointerReturned)});
-    return;
-  }
-  case EventKind::IntToPtr:
-    After();
-    emit(IRB, RT->PointerCreate,
-         {Site(E.PtrSite), I, IRB.getInt32(MnemoPointerFromInt)});
-    return;
-  case EventKind::Alloca: {
-    const StackObject &S = Stack[E.Obj];
-    After();
-    emit(IRB, RT->StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
-    if (S.UsesSlot)
-      IRB.CreateStore(S.AI, S.Slot);
-    return;
-  }
-  case EventKind::LifetimeStart:
-  case EventKind::LifetimeEnd: {
-    auto *AI = dyn_cast<AllocaInst>(
-        getUnderlyingObject(cast<IntrinsicInst>(I)->getArgOperand(1)));
-    auto It = StackIndex.find(AI);
-    if (It == StackIndex.end())
-      return;
-    const StackObject &S = Stack[It->second];
-    if (E.Kind == EventKind::LifetimeStart) {
-      After();
-      emit(IRB, RT->StackAlloc, {Site(S.Site), S.AI, allocaSize(IRB, S.AI)});
-    } else {
-      Before();
-      emit(IRB, RT->StackFree, {Site(S.Site), S.AI});
-    }
-    return;
-  }
-  case EventKind::StackRestore: {
-    auto It = RestoreFrees.find(I);
-    if (It == RestoreFrees.end())
-      return;
-    Before();
-    for (unsigned Obj : reverse(It->second))
-      emitStackFree(IRB, Obj);
-    return;
-  }
-  }
+  insertBefore(IRB, E.I);
+  for (unsigned Obj : reverse(It->second))
+    emitStackFree(IRB, Obj);
 }
 
 void FunctionInstrumenter::instrumentExits() {
