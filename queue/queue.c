@@ -6,8 +6,10 @@
  * streaming stores.  Everything here is the cold side: set-up, the buffer boundary (publish the full
  * buffer, wait for the next one to be handed back), the consumers' pop and release, end of stream,
  * and the death of either side.  The Lamport mode (the overhead breakdown's baseline queue, one
- * record published at a time: mn_queue_push_lamport(), pop_lamport()) shares all of it but the
- * buffers' protocol.
+ * record published at a time) shares all of it but the buffers' protocol, which is not here: it is
+ * bench/queue/lamport.c, linked only into the bench's builds.  This file forwards to it at four
+ * places (push_slow(), mn_queue_producer_start(), mn_queue_pop(), mn_queue_release()) and refuses
+ * a Lamport queue in a build without it (mn_queue_create(), header_valid()).
  *
  * Waiting spins MN_QUEUE_SPIN pause instructions, then sleeps on a futex in the shared memory (not
  * FUTEX_PRIVATE: the waker is another process) with a MN_QUEUE_WAIT_NS timeout; every timeout the
@@ -43,6 +45,21 @@
 #include "barrier.h"
 #include "queue.h"
 #include "queue_internal.h"
+#include "queue_local.h"
+
+/*
+ * The Lamport mode (bench/queue/lamport.c), weak: undefined, hence NULL, in a build without it
+ * (mnemo-backend, the runtime of a program built for the ping-pong queue), where mn_queue_create()
+ * and mn_queue_attach() refuse a Lamport queue, so that none of them is ever called there.
+ */
+#pragma weak mn_q_lamport_pop
+#pragma weak mn_q_lamport_release
+#pragma weak mn_queue_push_lamport
+
+static inline bool lamport_linked(void)
+{
+	return mn_q_lamport_pop != NULL;
+}
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U  /* Linux 6.3; older kernels reject it with EINVAL */
@@ -51,10 +68,7 @@
 #define SYS_pidfd_open 434
 #endif
 
-#define MN_QUEUE_SPIN           2000                   /* pause iterations before sleeping */
-#define MN_QUEUE_WAIT_NS        (50 * 1000 * 1000L)    /* futex timeout: liveness check period */
 #define MN_QUEUE_ATTACH_NS      (20 * 1000000000LL)    /* a consumer must attach within this */
-#define MN_QUEUE_DROP_STRIPES   16
 #define MN_QUEUE_NODE_BITS      1024u                  /* >= the kernel's MAX_NUMNODES */
 
 /* The one producer of this process; set by mn_queue_producer_start(). */
@@ -64,65 +78,6 @@ MN_EXPORT __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")))
 MN_EXPORT __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
 MN_EXPORT __thread unsigned char mn_q_busy __attribute__((tls_model("initial-exec")));
 MN_EXPORT __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
-
-enum { HELD_NONE, HELD_BUF, HELD_TAIL };
-
-struct drop_stripe {
-	uint64_t n;
-	uint8_t pad[MN_QUEUE_LINE - sizeof(uint64_t)];
-};
-
-/* Process-local handle; one type for both sides, `is_producer` tells which. */
-struct mn_queue {
-	/* Both sides: the mapping and its configuration (copied from the header once). */
-	struct drop_stripe dropped_threads[MN_QUEUE_DROP_STRIPES];  /* first: cache-line aligned */
-	uint8_t *base;
-	struct mn_qhdr *hdr;
-	size_t map_bytes;
-	uint64_t buf_bytes;
-	uint64_t bufs_off;
-	uint32_t nbufs;
-	uint32_t nconsumers;
-	bool is_producer;
-	bool lamport;                  /* the Lamport mode: the buffers are one ring (ring_words) */
-	uint64_t ring_words;
-
-	/* Producer: guarded by busy, except where said. */
-	uint32_t busy;                 /* try-lock; never waited on */
-	int fd;                        /* the memfd */
-	bool started;
-	bool filling;                  /* buffer `seq` is owned and being filled */
-	bool disabled;                 /* drop everything: finished, failed or abandoned */
-	bool failed;                   /* the failure hook ran */
-	uint64_t seq;                  /* the buffer being filled, or the next one to fill */
-	uint64_t **cur_ptr;            /* &mn_q_cur of the producer thread: identifies it */
-	pid_t pid;                     /* the producing process */
-	uint32_t all_mask;             /* one bit per consumer */
-	int64_t start_ns;
-	void (*hook)(const char *why); /* set before producing */
-	uint64_t dropped_other;        /* atomic, relaxed */
-	char why[128];
-	/* Producer, Lamport mode: owned by the push that set lpushing (the producer thread). */
-	uint32_t lpushing;             /* a push is under way; signal-ordered */
-	uint64_t lwrite;               /* words pushed; hdr.lwrite once published */
-	uint64_t lwoff;                /* lwrite % ring_words */
-	uint64_t lread;                /* hdr.lread as last seen */
-
-	/* Consumer. */
-	unsigned index;
-	uint32_t bit;
-	uint64_t cseq;                 /* next sequence number to read */
-	int held;                      /* HELD_* */
-	int pidfd;                     /* the producer, or -1: fall back to kill() */
-	pid_t producer_pid;
-	bool dead;                     /* producer process gone: nothing more will be published */
-	bool died;                     /* the stream ended by that death */
-	bool ended;
-	uint64_t lr;                   /* Lamport mode: words released */
-	uint64_t lroff;                /* lr % ring_words */
-	uint64_t lheld;                /* words of the popped, unreleased part */
-	struct zeroer *zeroer;         /* mn_queue_zero_behind(): frees slots on its thread */
-};
 
 /*
  * A consumer's zeroing thread (mn_queue_zero_behind()): the slots this consumer frees wait here,
@@ -137,34 +92,7 @@ struct zeroer {
 	struct { uint32_t k, lap; } jobs[];
 };
 
-_Static_assert(offsetof(struct mn_queue, dropped_threads) == 0, "stripes start the handle");
-
 /* ---- Small helpers ------------------------------------------------------------------------------ */
-
-static inline struct mn_qslot *slot_of(const struct mn_queue *q, unsigned i)
-{
-	return (struct mn_qslot *)(q->base + MN_QUEUE_SLOTS_OFF + (size_t)i * sizeof(struct mn_qslot));
-}
-
-static inline struct mn_qctl *ctl_of(const struct mn_queue *q, uint32_t k)
-{
-	return (struct mn_qctl *)(q->base + MN_QUEUE_CTL_OFF + (size_t)k * sizeof(struct mn_qctl));
-}
-
-static inline uint64_t *buf_of(const struct mn_queue *q, uint32_t k)
-{
-	return (uint64_t *)(q->base + q->bufs_off + (size_t)k * q->buf_bytes);
-}
-
-static inline uint32_t slot_index(const struct mn_queue *q, uint64_t seq)
-{
-	return (uint32_t)(seq % q->nbufs);
-}
-
-static inline uint32_t lap_of(const struct mn_queue *q, uint64_t seq)
-{
-	return (uint32_t)(seq / q->nbufs);
-}
 
 static int64_t now_ns(void)
 {
@@ -674,167 +602,6 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_nested(void)
 		count_drop_other(q);
 }
 
-/* ---- Producer, Lamport mode ------------------------------------------------------------------ */
-
-/* The consumer sleeps, or is about to: wake it, once per sleep (whoever clears sleepers wakes). */
-static void lamport_wake(struct mn_queue *q)
-{
-	struct mn_qhdr *h = q->hdr;
-
-	if (mn_exchange_acquire(&h->sleepers, 0)) {
-		/* Changes the futex word, so a consumer not yet asleep does not go to sleep. */
-		mn_fetch_add_release(&h->stream, 2);
-		futex_wake(&h->stream, INT_MAX);
-	}
-}
-
-static inline bool lamport_room(const struct mn_queue *q, uint64_t need)
-{
-	return q->lwrite + need - q->lread <= q->ring_words;
-}
-
-/*
- * Waits until `need` words of the ring are free.  Returns 0, -ECANCELED when the stream ended
- * meanwhile (a finish on another thread, or in a handler), or -EPIPE after failing the queue (the
- * consumer exited, never attached, or detached).  Under lpushing; takes busy to fail the queue.
- */
-static int lamport_wait(struct mn_queue *q, uint64_t need)
-{
-	struct mn_qhdr *h = q->hdr;
-	uint32_t *lread_lo = (uint32_t *)&h->lread;  /* little-endian: the half that moves */
-	int64_t next_check;
-	int ret = 0;
-
-	for (int i = 0; i < MN_QUEUE_SPIN; i++) {
-		/* The consumer's reads of the words it released happen before our stores over them;
-		 * pairs with the release store in mn_queue_release(). */
-		q->lread = mn_load_acquire(&h->lread);
-		if (lamport_room(q, need))
-			return 0;
-		mn_cpu_relax();
-	}
-	if (mn_exchange_acquire(&q->busy, 1))
-		return -ECANCELED;  /* only a finish holds it: the stream is ending */
-	next_check = now_ns() + MN_QUEUE_WAIT_NS;
-	for (;;) {
-		if (mn_load_relaxed(&q->disabled) ||
-		    (mn_load_relaxed(&h->stream) & MN_QSTREAM_END)) {
-			q->disabled = true;
-			ret = -ECANCELED;
-			break;
-		}
-		/* Pairs with the release in mn_queue_detach() / mn_queue_forget_consumer(). */
-		if ((mn_load_acquire(&h->detached) & q->all_mask) == q->all_mask) {
-			fail(q, "every backend detached");
-			ret = -EPIPE;
-			break;
-		}
-		mn_store_relaxed(&h->prod_waiting, 1);
-		/* Store buffering with mn_queue_release(): either we see its lread, or it sees
-		 * prod_waiting; and with pop_lamport(): either it sees our lwrite, or we see
-		 * sleepers (a wake the push missed is made up here). */
-		mn_fence_seq_cst();
-		if (mn_load_relaxed(&h->sleepers))
-			lamport_wake(q);
-		/* As above, pairs with the release store in mn_queue_release(). */
-		q->lread = mn_load_acquire(&h->lread);
-		if (lamport_room(q, need))
-			break;
-		futex_wait(lread_lo, (uint32_t)q->lread, MN_QUEUE_WAIT_NS);
-		if (now_ns() >= next_check) {
-			if (check_consumers_of(q, q->all_mask & ~mn_load_acquire(&h->detached))) {
-				ret = -EPIPE;
-				break;
-			}
-			next_check = now_ns() + MN_QUEUE_WAIT_NS;
-		}
-	}
-	mn_store_relaxed(&h->prod_waiting, 0);
-	/* Pairs with the exchange above (and the one in mn_queue_producer_finish()). */
-	mn_store_release(&q->busy, 0);
-	return ret;
-}
-
-/*
- * The whole push is guarded by lpushing, a flag only this thread and its signal handlers touch
- * (signal-ordered, no atomic instruction): a handler that finds it set drops its event.  A handler
- * that runs between the test and the set finishes its push before this one reads any state.
- */
-MN_EXPORT void mn_queue_push_lamport(const uint64_t *words, unsigned n)
-{
-	/* Pairs with the release store in mn_queue_producer_start(). */
-	struct mn_queue *q = mn_load_acquire(&producer);
-	uint64_t pad, need, *dst;
-	int saved_errno;
-
-	if (!q)
-		return;
-	if (!q->lamport) {
-		mn_queue_push(words, n);
-		return;
-	}
-	if (&mn_q_cur != q->cur_ptr) {
-		count_drop_thread(q);
-		return;
-	}
-	if (mn_load_signal(&q->lpushing)) {
-		count_drop_other(q);  /* a handler that interrupted a push on this thread */
-		return;
-	}
-	mn_store_signal(&q->lpushing, 1);
-	/* The flag is set before any state is read, as a handler on this thread sees it. */
-	mn_signal_fence();
-	if (mn_load_relaxed(&q->disabled) || n == 0 || n > MN_WIRE_MAX_WORDS) {
-		count_drop_other(q);  /* finished, failed, abandoned (a fork child) */
-		goto out;
-	}
-	if (!mn_q_base) {
-		/* A newer thread whose TLS block took the exited producer thread's address. */
-		count_drop_thread(q);
-		goto out;
-	}
-	/* A record never crosses the ring's end (pops hand out whole records): zeros before it. */
-	pad = q->lwoff + n > q->ring_words ? q->ring_words - q->lwoff : 0;
-	need = pad + n;
-	if (!lamport_room(q, need)) {
-		int r;
-
-		saved_errno = errno;
-		r = lamport_wait(q, need);
-		errno = saved_errno;
-		if (r) {
-			count_drop_other(q);
-			goto out;
-		}
-	}
-	dst = buf_of(q, 0) + q->lwoff;
-	if (pad) {
-		for (uint64_t i = 0; i < pad; i++)
-			dst[i] = 0;
-		dst = buf_of(q, 0);
-	}
-	for (unsigned i = 0; i < n; i++)
-		dst[i] = words[i];
-	q->lwrite += need;
-	q->lwoff = (uint64_t)(dst - buf_of(q, 0)) + n;
-	if (q->lwoff == q->ring_words)
-		q->lwoff = 0;
-	/* Publish: the record's words happen before the index that covers them; pairs with the
-	 * acquire load of lwrite in pop_lamport(). */
-	mn_store_release(&q->hdr->lwrite, q->lwrite);
-	/* No fence (one per record would be the cost of a seq_cst store): a consumer going to sleep
-	 * just now may be missed, which costs it one futex timeout at most (queue_internal.h). */
-	if (mn_load_relaxed(&q->hdr->sleepers)) {
-		saved_errno = errno;
-		lamport_wake(q);
-		errno = saved_errno;
-	}
-out:
-	/* Our state changes happen before the flag clears, as a handler sees them. */
-	mn_signal_fence();
-	mn_store_signal(&q->lpushing, 0);
-}
-
 static int memfd_open(void)
 {
 	int fd = (int)syscall(SYS_memfd_create, "mnemo-queue", MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
@@ -858,9 +625,9 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 	if (cfg->buf_bytes < MN_QUEUE_PAGE || cfg->buf_bytes % MN_QUEUE_PAGE || cfg->nbufs < 2 ||
 	    cfg->nconsumers < 1 || cfg->nconsumers > MN_QUEUE_MAX_CONSUMERS)
 		return -EINVAL;
-	/* Lamport mode: one consumer, which frees what it read; several would each need an index
-	 * for the producer to wait on. */
-	if (cfg->lamport && cfg->nconsumers != 1)
+	/* Lamport mode: linked in, and one consumer, which frees what it read; several would each
+	 * need an index for the producer to wait on. */
+	if (cfg->lamport && (!lamport_linked() || cfg->nconsumers != 1))
 		return -EINVAL;
 	hdr_bytes = mn_qhdr_bytes(cfg->nbufs);
 	if (hdr_bytes > UINT32_MAX || cfg->buf_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs ||
@@ -1124,7 +891,8 @@ static bool header_valid(const struct mn_qhdr *h, uint64_t file_bytes)
 
 	if (h->magic != MN_QUEUE_MAGIC || h->version != MN_QUEUE_VERSION)
 		return false;
-	if (h->mode > MN_QMODE_LAMPORT || (h->mode == MN_QMODE_LAMPORT && h->nconsumers != 1))
+	if (h->mode > MN_QMODE_LAMPORT ||
+	    (h->mode == MN_QMODE_LAMPORT && (!lamport_linked() || h->nconsumers != 1)))
 		return false;
 	if (h->nbufs < 2 || h->nconsumers < 1 || h->nconsumers > MN_QUEUE_MAX_CONSUMERS ||
 	    h->buf_bytes < MN_QUEUE_PAGE || h->buf_bytes % MN_QUEUE_PAGE)
@@ -1264,80 +1032,6 @@ end:
 	return 0;
 }
 
-/*
- * Lamport mode: whatever is published, as soon as it is.  The end is looked at before lwrite, so
- * an end seen covers every push before it.
- */
-static int pop_lamport(struct mn_queue *q, const uint64_t **words, size_t *nwords)
-{
-	struct mn_qhdr *h = q->hdr;
-	int spins = 0;
-
-	for (;;) {
-		/* Pairs with the release in mn_queue_producer_finish() (the end, and what the
-		 * producer wrote before it). */
-		uint32_t s = mn_load_acquire(&h->stream);
-		/* Pairs with the release in mn_queue_push_lamport(): the records below lwrite. */
-		uint64_t w = mn_load_acquire(&h->lwrite);
-
-		if (w != q->lr) {
-			uint64_t avail = w - q->lr, to_end = q->ring_words - q->lroff;
-
-			if (avail > q->ring_words)
-				return -EIO;
-			q->lheld = avail < to_end ? avail : to_end;
-			*words = buf_of(q, 0) + q->lroff;
-			*nwords = q->lheld;
-			q->held = HELD_BUF;
-			return 1;
-		}
-		if (s & MN_QSTREAM_END) {
-			q->ended = true;
-			return 0;
-		}
-		if (q->dead) {
-			q->died = true;  /* an unpublished last record is lost */
-			q->ended = true;
-			return 0;
-		}
-		if (spins < MN_QUEUE_SPIN) {
-			spins++;
-			mn_cpu_relax();
-			continue;
-		}
-		if (producer_exited(q)) {
-			q->dead = true;  /* look at lwrite once more */
-			continue;
-		}
-		mn_store_relaxed(&h->sleepers, 1);
-		/* Store buffering with lamport_wait() and mn_queue_producer_finish(): either we
-		 * see its lwrite or end, or it sees sleepers (the push itself may miss it:
-		 * queue_internal.h). */
-		mn_fence_seq_cst();
-		if (mn_load_relaxed(&h->stream) == s && mn_load_relaxed(&h->lwrite) == w)
-			futex_wait(&h->stream, s, MN_QUEUE_WAIT_NS);
-		mn_store_relaxed(&h->sleepers, 0);
-	}
-}
-
-static void release_lamport(struct mn_queue *q)
-{
-	struct mn_qhdr *h = q->hdr;
-
-	q->lr += q->lheld;
-	q->lroff += q->lheld;
-	if (q->lroff == q->ring_words)
-		q->lroff = 0;
-	q->lheld = 0;
-	/* Our reads of those words happen before the producer's stores over them; pairs with the
-	 * acquire loads of lread in lamport_wait(). */
-	mn_store_release(&h->lread, q->lr);
-	/* Store buffering with lamport_wait(): either it sees lread, or we see prod_waiting. */
-	mn_fence_seq_cst();
-	if (mn_load_relaxed(&h->prod_waiting))
-		futex_wake((uint32_t *)&h->lread, 1);
-}
-
 MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords)
 {
 	struct mn_qhdr *h;
@@ -1350,7 +1044,7 @@ MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *n
 	if (q->ended)
 		return 0;
 	if (q->lamport)
-		return pop_lamport(q, words, nwords);
+		return mn_q_lamport_pop(q, words, nwords);
 	h = q->hdr;
 	for (;;) {
 		/* Pairs with the release in publish() (the buffer's records and control words) and in
@@ -1395,7 +1089,7 @@ MN_EXPORT void mn_queue_release(struct mn_queue *q)
 	if (q->held == HELD_TAIL) {
 		q->ended = true;  /* nothing to hand back: the producer is gone */
 	} else if (q->lamport) {
-		release_lamport(q);
+		mn_q_lamport_release(q);
 	} else {
 		release_seq(q, q->cseq);
 		mn_fetch_add_relaxed(&slot_of(q, q->index)->released, 1);
@@ -1446,4 +1140,52 @@ unmap:
 		close(q->pidfd);
 	munmap(q->base, q->map_bytes);
 	free(q);
+}
+
+/* ---- For the Lamport mode (queue_local.h) ------------------------------------------------------ */
+
+struct mn_queue *mn_q_producer(void)
+{
+	/* Pairs with the release stores in mn_queue_producer_start(). */
+	return mn_load_acquire(&producer);
+}
+
+int64_t mn_q_now_ns(void)
+{
+	return now_ns();
+}
+
+int mn_q_futex_wait(uint32_t *w, uint32_t val, long timeout_ns)
+{
+	return futex_wait(w, val, timeout_ns);
+}
+
+void mn_q_futex_wake(uint32_t *w, int n)
+{
+	futex_wake(w, n);
+}
+
+void mn_q_drop_thread(struct mn_queue *q)
+{
+	count_drop_thread(q);
+}
+
+void mn_q_drop_other(struct mn_queue *q)
+{
+	count_drop_other(q);
+}
+
+void mn_q_fail(struct mn_queue *q, const char *why)
+{
+	fail(q, why);
+}
+
+bool mn_q_check_consumers(struct mn_queue *q, uint32_t pending)
+{
+	return check_consumers_of(q, pending);
+}
+
+bool mn_q_producer_exited(struct mn_queue *q)
+{
+	return producer_exited(q);
 }

@@ -17,7 +17,8 @@
  *
  * The Lamport mode (mn_queue_config.lamport) is the conventional queue this one improves on, kept
  * as the baseline of the overhead breakdown (docs/internals.md, Runtime): not for normal use.  See
- * mn_queue_push_lamport().
+ * mn_queue_push_lamport().  Its code is bench/queue/lamport.c, linked only into the bench's
+ * builds; elsewhere mn_queue_create() and mn_queue_attach() refuse a Lamport queue.
  *
  * Producer calls are for the single producing thread (mn_queue_producer_finish() for any thread of
  * the producing process); consumer calls are for one thread per consumer handle.  Library calls
@@ -210,7 +211,8 @@ static inline __attribute__((always_inline)) void mn_queue_push(const uint64_t *
  * failure or finish).  Signal handlers on the producer thread may push: a push that interrupted
  * no push goes through; one that interrupted a push (or its wait for room) is dropped and
  * counted, so the interrupted push neither deadlocks nor is torn.  Preserves errno.
- * Async-signal-safe.  On a queue in the ping-pong mode it is mn_queue_push().
+ * Async-signal-safe.  On a queue in the ping-pong mode it is mn_queue_push().  Defined in
+ * bench/queue/lamport.c (libmnemo-queue-lamport.a, which `mnemo-cc --mnemo-queue=lamport` links).
  */
 void mn_queue_push_lamport(const uint64_t *words, unsigned n);
 
@@ -234,8 +236,8 @@ struct mn_queue_config {
  * Creates the shared memory (memfd, mapped here) for a producer.  Call it in the producing process.
  * The fd is not close-on-exec so a spawned backend inherits it (once the backends run, the caller
  * may set FD_CLOEXEC so the program's own children do not).  Returns 0, -EINVAL for a bad config
- * (a Lamport one with nconsumers > 1 included), or the -errno of memfd_create, ftruncate or
- * mmap; nothing is left behind on failure.
+ * (a Lamport one with nconsumers > 1, or in a build without the Lamport mode, included), or the
+ * -errno of memfd_create, ftruncate or mmap; nothing is left behind on failure.
  */
 int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config *cfg);
 /*
@@ -313,8 +315,9 @@ uint64_t mn_queue_dropped_threads(const struct mn_queue *q);
  * Maps the queue from an inherited fd as consumer `index` (0..nconsumers-1) and starts watching
  * the producer process for death.  The fd is not kept (the caller may close it).  Reading starts
  * at the first buffer ever published, whenever the consumer attaches.  Returns 0, -EINVAL (bad
- * index), -EPROTO (not a Mnemo queue, or another format version), -EBUSY (index already attached
- * or detached), or the -errno of fstat, pread or mmap.
+ * index), -EPROTO (not a Mnemo queue, another format version, or a Lamport queue in a build
+ * without the Lamport mode), -EBUSY (index already attached or detached), or the -errno of
+ * fstat, pread or mmap.
  */
 int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index);
 /*
