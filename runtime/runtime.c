@@ -1099,7 +1099,7 @@ struct boot {
 	char *output;
 	const char *backend;                               /* locate_backend() */
 	uint64_t sites_len, values_len;                    /* size_session() */
-	char *args;                                        /* argv_blob(), freed by fill_session() */
+	char *args;                                        /* argv_blob(); fill_session() frees */
 	size_t argv_len;
 	uint32_t argc_seen;
 	int nback;
@@ -1183,7 +1183,7 @@ static int choose_output(struct boot *b)
 	return 0;
 }
 
-/* The mnemo-backend executable (MNEMO_BACKEND, or beside the tools); find_backend() says why not. */
+/* The backend executable (MNEMO_BACKEND, or the one linked against); find_backend() says why. */
 static int locate_backend(struct boot *b)
 {
 	static char backend[MN_PATH_MAX];
@@ -1278,7 +1278,8 @@ static void fill_session(struct boot *b)
 		memcpy((char *)s + s->argv_off, b->args, b->argv_len);
 	free(b->args);
 	/* Zeroed (the queue's memory is): nothing published, every value sent until a backend
-	 * publishes it.  The callbacks read them once every backend is attached (start_backends()). */
+	 * publishes it.  The callbacks read them once every backend is attached (start_backends(),
+	 * publish_value_sets()). */
 	s->values_off = (s->argv_off + b->argv_len + 7) & ~(uint64_t)7;
 	s->values_len = b->values_len;
 }

@@ -127,7 +127,7 @@ void module_state_free(const struct mn_module *mod, void *st);
  */
 int profile_check(const struct mn_profile *prof, char *err, size_t errlen);
 
-/* ---- Commands --------------------------------------------------------------------------------- */
+/* ---- Commands -------------------------------------------------------------------------------- */
 
 /*
  * One `mnemo` subcommand.  A module contributes one by defining `const struct mn_command
