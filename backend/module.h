@@ -64,6 +64,9 @@ enum mn_option_type {
 	MN_OPT_REAL,      /* double, a number from min to max */
 	MN_OPT_BOOL,      /* bool: 1 or 0 */
 	MN_OPT_CHOICE,    /* unsigned: the index of the value among choices, "accesses|cache" */
+	MN_OPT_TEXT,      /* const char *: the text as given (the environment's, or def), for a
+			   * value only the module can check, such as a name looked up in the run's
+			   * site table; def "" for none */
 };
 
 struct mn_option {

@@ -69,6 +69,10 @@ static bool store(const struct mn_option *o, const char *v, void *st)
 			return false;
 		*(unsigned *)(void *)field = (unsigned)i;
 		return true;
+	case MN_OPT_TEXT:
+		/* The environment outlives the backend's modules, and def is a constant. */
+		*(const char **)(void *)field = v;
+		return true;
 	}
 	return false;
 }
@@ -87,6 +91,9 @@ static void expected(const struct mn_option *o, char *buf, size_t len)
 		break;
 	case MN_OPT_CHOICE:
 		snprintf(buf, len, "one of %s", o->choices);
+		break;
+	case MN_OPT_TEXT:
+		snprintf(buf, len, "text");   /* never: any text is stored */
 		break;
 	}
 }
@@ -122,6 +129,9 @@ void mn_option_usage(const struct mn_option *o, char *buf, size_t len)
 		break;
 	case MN_OPT_CHOICE:
 		snprintf(buf, len, "%s=%s", o->env, o->choices);
+		break;
+	case MN_OPT_TEXT:
+		snprintf(buf, len, "%s=TEXT", o->env);
 		break;
 	}
 }
