@@ -6,11 +6,16 @@
  * Its cost is the captured points times log(LMADs of the group); the paper solves LMAD pairs
  * symbolically instead, which the last-writer rule (a later store hides an earlier one) makes a
  * search over every store LMAD anyway.
+ *
+ * The conflicts of each (load, store) and the tallies of an instruction's strides are reduction
+ * maps (backend/map.h): a count and a sum.  The last store of a location is not: its key is three
+ * words, and the replay overwrites and reads it in time order.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "derive.h"
+#include "map.h"
 
 /* ---- Location -> last store: open addressing on (space, object, word) -------------------- */
 
@@ -81,54 +86,6 @@ static uint32_t loc_last_store(const struct locmap *m, uint64_t space, uint64_t 
 			       uint64_t word)
 {
 	return m->cap ? loc_slot(m->v, m->cap, space, object, word)->store : 0;
-}
-
-/* ---- (store, load) -> conflicts ------------------------------------------------------------- */
-
-struct pair {
-	uint64_t key;            /* store << 32 | load, + 1; 0: empty */
-	uint64_t count;
-};
-
-struct pairmap {
-	struct pair *v;
-	size_t n, cap;
-};
-
-static struct pair *pair_slot(struct pair *v, size_t cap, uint64_t key)
-{
-	size_t i = (size_t)(key * 0x9e3779b97f4a7c15u >> 20) & (cap - 1);
-
-	while (v[i].key && v[i].key != key)
-		i = (i + 1) & (cap - 1);
-	return &v[i];
-}
-
-static int pair_add(struct pairmap *m, uint32_t store, uint32_t load)
-{
-	uint64_t key = ((uint64_t)store << 32 | load) + 1;
-	struct pair *p;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 256;
-		struct pair *v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->v[i].key)
-				*pair_slot(v, cap, m->v[i].key) = m->v[i];
-		free(m->v);
-		m->v = v;
-		m->cap = cap;
-	}
-	p = pair_slot(m->v, m->cap, key);
-	if (!p->key) {
-		p->key = key;
-		m->n++;
-	}
-	p->count++;
-	return 0;
 }
 
 /* ---- The replay ----------------------------------------------------------------------------- */
@@ -234,10 +191,10 @@ static int by_end(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Replays the streams refs[0..n) (one group of one run) into pairs, counting the observed load
- * executions in observed[site]. */
+/* Replays the streams refs[0..n) (one group of one run) into pairs (a count by (load, store)),
+ * counting the observed load executions in observed[site]. */
 static int replay_group(const struct objrel_dinsn *insns, const struct sref *refs, size_t n,
-			unsigned shift, struct locmap *locs, struct pairmap *pairs,
+			unsigned shift, struct locmap *locs, struct mn_map *pairs,
 			uint64_t *observed)
 {
 	uint64_t space = (uint64_t)refs[0].run << 32 | refs[0].group;
@@ -295,7 +252,7 @@ static int replay_group(const struct objrel_dinsn *insns, const struct sref *ref
 
 			observed[c->site]++;
 			if (st)
-				err = pair_add(pairs, st, c->site);
+				mn_map_count_insert(pairs, mn_map_key(c->site, st));
 		}
 		if (++c->k == l->count)
 			h[0] = h[--nc];
@@ -308,37 +265,50 @@ static int replay_group(const struct objrel_dinsn *insns, const struct sref *ref
 	return err;
 }
 
-static int by_load_store(const void *a, const void *b)
-{
-	const struct objrel_dep *x = a, *y = b;
+/* objrel_derive_deps()'s rows, from the pairs' counts in key order: by load, then store. */
+struct deps_out {
+	struct objrel_dep *v;
+	size_t n;
+	const uint64_t *observed;
+	const struct objrel_dinsn *const *by_site;
+};
 
-	if (x->load != y->load)
-		return x->load < y->load ? -1 : 1;
-	return x->store < y->store ? -1 : x->store > y->store;
+static int dep_row(void *arg, uint64_t key, const struct mn_map_value *v)
+{
+	struct deps_out *o = arg;
+	uint32_t load = mn_map_key_hi(key);
+
+	o->v[o->n++] = (struct objrel_dep){ .store = mn_map_key_lo(key), .load = load,
+					    .conflicts = v->value, .observed = o->observed[load],
+					    .load_accesses = o->by_site[load]->accesses,
+					    .load_unattributed = o->by_site[load]->unattributed };
+	return 0;
 }
 
 int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned granule_shift,
 		       struct objrel_dep **out, size_t *nout)
 {
 	struct locmap locs = { 0 };
-	struct pairmap pairs = { 0 };
+	struct mn_map *pairs = NULL;
 	struct sref *refs = NULL;
-	struct objrel_dep *deps = NULL;
-	size_t nrefs = 0, nd = 0;
+	struct deps_out d = { 0 };
+	size_t nrefs = 0;
 	uint64_t *observed = NULL;
 	const struct objrel_dinsn **by_site = NULL;
 	uint32_t max_site = 0;
-	int err = 0;
+	int err;
 
 	for (size_t i = 0; i < n; i++) {
 		nrefs += insns[i].n;
 		if (insns[i].site > max_site)
 			max_site = insns[i].site;
 	}
+	/* Batched on this thread: the replay inserts a pair per observed load. */
+	err = mn_map_create(&pairs, MN_MAP_COUNT, 0, 0, 4096);
 	refs = calloc(nrefs ? nrefs : 1, sizeof(*refs));
 	observed = calloc((size_t)max_site + 1, sizeof(*observed));
 	by_site = calloc((size_t)max_site + 1, sizeof(*by_site));
-	if (!refs || !observed || !by_site || loc_grow(&locs)) {
+	if (err || !refs || !observed || !by_site || loc_grow(&locs)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -355,70 +325,78 @@ int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned gran
 		for (j = i + 1; j < nrefs && refs[j].group == refs[i].group &&
 			    refs[j].run == refs[i].run; j++)
 			;
-		err = replay_group(insns, refs + i, j - i, granule_shift, &locs, &pairs, observed);
+		err = replay_group(insns, refs + i, j - i, granule_shift, &locs, pairs, observed);
 	}
-	if (err)
-		goto out;
-	deps = calloc(pairs.n ? pairs.n : 1, sizeof(*deps));
-	if (!deps) {
+	d = (struct deps_out){ NULL, 0, observed, by_site };
+	if (!err && mn_map_lost(pairs))
 		err = -ENOMEM;
-		goto out;
+	if (!err) {
+		d.v = calloc(mn_map_size(pairs) ? mn_map_size(pairs) : 1, sizeof(*d.v));
+		err = d.v ? mn_map_foreach(pairs, dep_row, &d) : -ENOMEM;
 	}
-	for (size_t i = 0; i < pairs.cap; i++) {
-		uint64_t key = pairs.v[i].key - 1;
-		uint32_t load = (uint32_t)key;
-
-		if (!pairs.v[i].key)
-			continue;
-		deps[nd++] = (struct objrel_dep){ .store = (uint32_t)(key >> 32), .load = load,
-						  .conflicts = pairs.v[i].count,
-						  .observed = observed[load],
-						  .load_accesses = by_site[load]->accesses,
-						  .load_unattributed = by_site[load]->unattributed };
-	}
-	qsort(deps, nd, sizeof(*deps), by_load_store);
 out:
 	free(refs);
 	free(observed);
 	free(by_site);
 	free(locs.v);
-	free(pairs.v);
+	mn_map_destroy(pairs);
 	if (err) {
-		free(deps);
-		deps = NULL;
-		nd = 0;
+		free(d.v);
+		d.v = NULL;
+		d.n = 0;
 	}
-	*out = deps;
-	*nout = nd;
+	*out = d.v;
+	*nout = d.n;
 	return err;
 }
 
 /* ---- Strides -------------------------------------------------------------------------------- */
 
-struct tally {
+/* The most frequent stride of a tally (the smaller of equal counts), as the map's foreach sees
+ * them: strides are signed, keys not, so the tie-break compares them itself. */
+struct best {
+	bool found;
 	int64_t stride;
 	uint64_t count;
 };
 
-/* Adds count to stride's tally in t[0..*n), growing it as needed. */
-static int tally_add(struct tally **t, size_t *n, size_t *cap, int64_t stride, uint64_t count)
+static int best_stride(void *arg, uint64_t key, const struct mn_map_value *v)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*t)[i].stride == stride) {
-			(*t)[i].count += count;
-			return 0;
-		}
-	if (*n == *cap) {
-		size_t c = *cap ? 2 * *cap : 16;
-		struct tally *v = realloc(*t, c * sizeof(*v));
+	struct best *b = arg;
+	int64_t stride = (int64_t)key;
 
-		if (!v)
-			return -ENOMEM;
-		*t = v;
-		*cap = c;
-	}
-	(*t)[(*n)++] = (struct tally){ stride, count };
+	if (!b->found || v->value > b->count || (v->value == b->count && stride < b->stride))
+		*b = (struct best){ true, stride, v->value };
 	return 0;
+}
+
+/*
+ * Tallies in t (a sum by stride) the strides of instruction in, and returns how many points it
+ * captured.  A map per instruction: map.h has no way to empty one.
+ */
+static uint64_t tally_strides(struct mn_map *t, const struct objrel_dinsn *in)
+{
+	uint64_t captured = 0;
+
+	for (size_t s = 0; s < in->n; s++) {
+		const struct objrel_dstream *st = &in->streams[s];
+
+		for (size_t j = 0; j < st->n; j++) {
+			const struct objrel_lmad *l = &st->lmads[j], *p = j ? l - 1 : NULL;
+			uint64_t p_obj, p_off;
+
+			captured += l->count;
+			if (l->count > 1 && !l->stride[0] && l->stride[1])
+				mn_map_insert(t, (uint64_t)l->stride[1], l->count - 1);
+			if (!p)
+				continue;
+			p_obj = p->start[0] + (uint64_t)p->stride[0] * (p->count - 1);
+			p_off = p->start[1] + (uint64_t)p->stride[1] * (p->count - 1);
+			if (p_obj == l->start[0] && l->start[1] != p_off)
+				mn_map_insert(t, l->start[1] - p_off, 1);
+		}
+	}
+	return captured;
 }
 
 static int by_site(const void *a, const void *b)
@@ -433,46 +411,27 @@ int objrel_derive_strides(const struct objrel_dinsn *insns, size_t n,
 			  struct objrel_stride **out, size_t *nout)
 {
 	struct objrel_stride *rows = calloc(n ? n : 1, sizeof(*rows));
-	struct tally *t = NULL;
-	size_t nrows = 0, tcap = 0;
-	int err = 0;
+	size_t nrows = 0;
+	int err = rows ? 0 : -ENOMEM;
 
-	if (!rows)
-		return -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct objrel_dinsn *in = &insns[i];
-		size_t nt = 0, best = SIZE_MAX;
-		uint64_t captured = 0;
+		struct mn_map *t = NULL;
+		struct best b = { 0 };
+		uint64_t captured;
 
-		for (size_t s = 0; s < in->n && !err; s++) {
-			const struct objrel_dstream *st = &in->streams[s];
-
-			for (size_t j = 0; j < st->n && !err; j++) {
-				const struct objrel_lmad *l = &st->lmads[j], *p = j ? l - 1 : NULL;
-				uint64_t p_obj, p_off;
-
-				captured += l->count;
-				if (l->count > 1 && !l->stride[0] && l->stride[1])
-					err = tally_add(&t, &nt, &tcap, l->stride[1], l->count - 1);
-				if (!p || err)
-					continue;
-				p_obj = p->start[0] + (uint64_t)p->stride[0] * (p->count - 1);
-				p_off = p->start[1] + (uint64_t)p->stride[1] * (p->count - 1);
-				if (p_obj == l->start[0] && l->start[1] != p_off)
-					err = tally_add(&t, &nt, &tcap,
-							(int64_t)(l->start[1] - p_off), 1);
-			}
-		}
-		for (size_t k = 0; k < nt; k++)
-			if (best == SIZE_MAX || t[k].count > t[best].count ||
-			    (t[k].count == t[best].count && t[k].stride < t[best].stride))
-				best = k;
-		if (best != SIZE_MAX)
-			rows[nrows++] = (struct objrel_stride){ in->site, t[best].stride,
-								t[best].count, captured,
+		err = mn_map_create(&t, MN_MAP_SUM, 0, 0, 0);
+		if (err)
+			break;
+		captured = tally_strides(t, in);
+		err = mn_map_foreach(t, best_stride, &b);
+		if (!err && mn_map_lost(t))
+			err = -ENOMEM;
+		mn_map_destroy(t);
+		if (!err && b.found)
+			rows[nrows++] = (struct objrel_stride){ in->site, b.stride, b.count, captured,
 								in->accesses, in->unattributed };
 	}
-	free(t);
 	if (err) {
 		free(rows);
 		*out = NULL;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"        /* mn_hash64() */
 #include "sequitur.h"
 
 enum { TERM, NONTERM, GUARD };
@@ -118,22 +119,12 @@ static bool sym_eq(const struct node *a, const struct node *b)
 	return a->kind != GUARD && a->kind == b->kind && sym_val(a) == sym_val(b);
 }
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
-
 /* Hash of the digram starting at x. */
 static size_t digram_hash(const struct node *x)
 {
 	uint64_t a = sym_val(x) * 2 + x->kind, b = sym_val(x->next) * 2 + x->next->kind;
 
-	return (size_t)mix(mix(a) + b);
+	return (size_t)mn_hash64(mn_hash64(a) + b);
 }
 
 /* The slot holding the digram at x (another occurrence, or x itself), else the empty slot. */
