@@ -1,5 +1,5 @@
 /*
- * Sequitur (modules/object-relative/sequitur.c) against its definition.  Every grammar built here
+ * Sequitur (modules/object-relative/sequitur*.c) against its definition.  Every grammar built here
  * is checked for what Sequitur promises: it expands to the input exactly, no digram occurs twice
  * (two overlapping occurrences inside a run "aaa" count once), every rule but the start rule is
  * used at least twice and has at least two symbols, and the counts (rules, size) agree with the
