@@ -1,0 +1,893 @@
+/*
+ * Section schemas (schema.h): one walk over a schema's fields per job -- emit, restore (and its
+ * checks), merge, release.  Rows are C structs reached by the fields' offsets; lists and nested
+ * tables are struct mn_vec, tables by site struct mn_sitevec.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+#include "sitevec.h"
+
+int mn_vec_reserve(struct mn_vec *a, size_t elem, uint32_t cap)
+{
+	void *v;
+
+	if (cap <= a->cap)
+		return 0;
+	v = realloc(a->v, (size_t)cap * elem);
+	if (!v)
+		return -ENOMEM;
+	a->v = v;
+	a->cap = cap;
+	return 0;
+}
+
+int mn_topk_order(const void *a, const void *b)
+{
+	const struct mn_topk *x = a, *y = b;
+	uint64_t gx = x->count - x->err, gy = y->count - y->err;
+
+	if (gx != gy)
+		return gx > gy ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+const struct mn_topk *mn_topk_best(const struct mn_vec *a, uint64_t *all)
+{
+	const struct mn_topk *p = a->v, *best = a->n ? p : NULL;
+
+	*all = 0;
+	for (uint32_t i = 0; i < a->n; i++) {
+		*all += p[i].count;
+		if (mn_topk_order(&p[i], best) < 0)
+			best = &p[i];
+	}
+	return best;
+}
+
+static void *at(const void *row, size_t off)
+{
+	return (char *)row + off;
+}
+
+static const struct mn_field topk_fields[] = {
+	MN_FIELD("key", MN_FT_I64, offsetof(struct mn_topk, key), MN_R_KEY),
+	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_topk, count), MN_R_SUM),
+	MN_FIELD("err", MN_FT_U64, offsetof(struct mn_topk, err), MN_R_SUM),
+};
+const struct mn_schema mn_topk_rows = MN_SCHEMA("counters", struct mn_topk, topk_fields,
+						.order = mn_topk_order);
+
+void mn_set64_single(const struct mn_field *f, const void *row, void *out)
+{
+	const struct mn_set64 *s = at(row, f->offset);
+
+	*(bool *)out = s->v.n == 1 && !s->capped;
+}
+
+void mn_set64_count(const struct mn_field *f, const void *row, void *out)
+{
+	const struct mn_set64 *s = at(row, f->offset);
+
+	*(uint64_t *)out = s->capped ? f->arg : s->v.n;
+}
+
+bool mn_set64_open(const struct mn_field *f, const void *row)
+{
+	return !((const struct mn_set64 *)at(row, f->offset))->capped;
+}
+
+bool mn_vec_any(const struct mn_field *f, const void *row)
+{
+	return ((const struct mn_vec *)at(row, f->offset))->n != 0;
+}
+
+void mn_topk_key(const struct mn_field *f, const void *row, void *out)
+{
+	uint64_t all;
+
+	*(int64_t *)out = mn_topk_best(at(row, f->offset), &all)->key;
+}
+
+void mn_topk_share(const struct mn_field *f, const void *row, void *out)
+{
+	uint64_t all;
+	const struct mn_topk *b = mn_topk_best(at(row, f->offset), &all);
+
+	*(double *)out = (double)(b->count - b->err) / (double)all;
+}
+
+void mn_topk_over(const struct mn_field *f, const void *row, void *out)
+{
+	uint64_t all;
+	const struct mn_topk *b = mn_topk_best(at(row, f->offset), &all);
+
+	*(bool *)out = (b->count - b->err) * 100 >= all * f->arg;
+}
+
+/* The id restore_row() gets for a row that is not a SITES table's. */
+#define NO_ID UINT64_MAX
+
+static void *vec_at(const struct mn_vec *a, size_t elem, uint32_t i)
+{
+	return (char *)a->v + (size_t)i * elem;
+}
+
+/* A scalar of any type, as the largest of its kind. */
+union val {
+	uint64_t u;
+	int64_t i;
+	double f;
+	bool b;
+};
+
+static union val get(enum mn_ftype t, const void *p)
+{
+	union val v = { 0 };
+
+	switch (t) {
+	case MN_FT_U32:
+	case MN_FT_SITE: v.u = *(const uint32_t *)p; break;
+	case MN_FT_ENUM: v.u = *(const uint8_t *)p; break;
+	case MN_FT_I64: v.i = *(const int64_t *)p; break;
+	case MN_FT_F64: v.f = *(const double *)p; break;
+	case MN_FT_BOOL: v.b = *(const bool *)p; break;
+	default: v.u = *(const uint64_t *)p; break;
+	}
+	return v;
+}
+
+static void set(enum mn_ftype t, void *p, union val v)
+{
+	switch (t) {
+	case MN_FT_U32:
+	case MN_FT_SITE: *(uint32_t *)p = (uint32_t)v.u; break;
+	case MN_FT_ENUM: *(uint8_t *)p = (uint8_t)v.u; break;
+	case MN_FT_I64: *(int64_t *)p = v.i; break;
+	case MN_FT_F64: *(double *)p = v.f; break;
+	case MN_FT_BOOL: *(bool *)p = v.b; break;
+	default: *(uint64_t *)p = v.u; break;
+	}
+}
+
+/* -1, 0, 1; NaNs are equal to each other (a derived 0/0 reads back as a NaN of other bits). */
+static int cmp(enum mn_ftype t, union val a, union val b)
+{
+	switch (t) {
+	case MN_FT_I64: return a.i < b.i ? -1 : a.i > b.i;
+	case MN_FT_F64:
+		if (isnan(a.f) || isnan(b.f))
+			return isnan(a.f) && isnan(b.f) ? 0 : isnan(a.f) ? 1 : -1;
+		return a.f < b.f ? -1 : a.f > b.f;
+	case MN_FT_BOOL: return (int)a.b - (int)b.b;
+	default: return a.u < b.u ? -1 : a.u > b.u;
+	}
+}
+
+static bool is_zero(enum mn_ftype t, union val v)
+{
+	return t == MN_FT_F64 ? v.f == 0 : t == MN_FT_BOOL ? !v.b : v.u == 0;
+}
+
+/* The i-th of choices "a|b|c" into buf; "" past the end. */
+static const char *choice(const char *choices, unsigned i, char *buf, size_t len)
+{
+	const char *c = choices, *e;
+
+	for (; i && c; i--)
+		c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
+	if (!c)
+		return "";
+	e = strchr(c, '|') ? strchr(c, '|') : c + strlen(c);
+	snprintf(buf, len, "%.*s", (int)(e - c), c);
+	return buf;
+}
+
+int mn_choice_index(const char *choices, const char *s)
+{
+	char buf[64];
+
+	for (int i = 0; *choice(choices, (unsigned)i, buf, sizeof(buf)); i++)
+		if (!strcmp(buf, s))
+			return i;
+	return -1;
+}
+
+static const char *fmt(enum mn_ftype t, union val v, char *buf, size_t len)
+{
+	switch (t) {
+	case MN_FT_I64: snprintf(buf, len, "%" PRId64, v.i); break;
+	case MN_FT_F64: snprintf(buf, len, "%.17g", v.f); break;
+	case MN_FT_BOOL: snprintf(buf, len, "%s", v.b ? "true" : "false"); break;
+	default: snprintf(buf, len, "%" PRIu64, v.u); break;
+	}
+	return buf;
+}
+
+/* ---- Emitting -------------------------------------------------------------------------------- */
+
+static void put(struct mn_prof *p, const struct mn_field *f, enum mn_ftype t, union val v)
+{
+	char buf[64];
+
+	switch (t) {
+	case MN_FT_I64: mn_prof_i64(p, v.i); break;
+	case MN_FT_F64: mn_prof_f64(p, v.f); break;
+	case MN_FT_BOOL: mn_prof_bool(p, v.b); break;
+	case MN_FT_SITE: mn_prof_site(p, (uint32_t)v.u); break;
+	case MN_FT_ENUM: mn_prof_str(p, choice(f->choices, (unsigned)v.u, buf, sizeof(buf))); break;
+	default: mn_prof_u64(p, v.u); break;
+	}
+}
+
+/* Whether field f of row is written. */
+static bool written(const struct mn_field *f, const void *row)
+{
+	const struct mn_vec *a = at(row, f->offset);
+
+	if (f->when && !f->when(f, row))
+		return false;
+	if (f->flags & MN_FF_DERIVED)
+		return true;
+	if (f->type == MN_FT_KV && (f->flags & MN_FF_NONZERO)) {
+		const struct mn_field *v = &f->sub->fields[f->arg];
+
+		for (uint32_t i = 0; i < a->n; i++)
+			if (!is_zero(v->type, get(v->type, at(vec_at(a, f->sub->size, i),
+							      v->offset))))
+				return true;
+		return !(f->flags & MN_FF_OPT);
+	}
+	if (f->type == MN_FT_LIST || f->type == MN_FT_KV || f->type == MN_FT_ROWS) {
+		if (f->flags & MN_FF_ONE)
+			return a->n == 1;
+		if (f->flags & MN_FF_MANY)
+			return a->n >= 2;
+		return !(f->flags & MN_FF_OPT) || a->n;
+	}
+	if (f->type == MN_FT_SITES || !(f->flags & MN_FF_OPT) || f->offset == MN_NO_OFFSET)
+		return true;
+	return !is_zero(f->type, get(f->type, at(row, f->offset)));
+}
+
+/* A row and its site id (0 but in SITES tables), for sorting. */
+struct ref {
+	const void *row;
+	uint64_t id;
+};
+
+/* The order of a table: the schema's, or by key fields (a list's stored order is not stable
+ * across merges), or by site id. */
+static int by_order(const void *a, const void *b, void *arg)
+{
+	const struct mn_schema *s = arg;
+	const struct ref *x = a, *y = b;
+
+	if (s->order)
+		return s->order(x->row, y->row);
+	for (unsigned i = 0; s->desc && i < s->nfields; i++) {
+		const struct mn_field *f = &s->fields[i];
+		int c;
+
+		if (strcmp(f->key, s->desc))
+			continue;
+		c = cmp(f->type, get(f->type, at(y->row, f->offset)),
+			get(f->type, at(x->row, f->offset)));
+		if (c)
+			return c;
+		break;
+	}
+	for (unsigned i = 0; i < s->nfields; i++) {
+		const struct mn_field *f = &s->fields[i];
+		int c;
+
+		if (f->reduce != MN_R_KEY || f->offset == MN_NO_OFFSET)
+			continue;
+		c = cmp(f->type, get(f->type, at(x->row, f->offset)),
+			get(f->type, at(y->row, f->offset)));
+		if (c)
+			return c;
+	}
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The rows of table field f of row, in the order they are written; NULL and *n 0 when empty,
+ * NULL and *n 1 without memory. */
+static struct ref *rows_of(const struct mn_field *f, const void *row, size_t *n)
+{
+	const struct mn_schema *s = f->sub;
+	struct ref *r;
+	size_t k = 0, all;
+
+	if (f->type == MN_FT_SITES) {
+		const struct mn_sitevec *sv = at(row, f->offset);
+
+		all = sv->n;
+		r = all ? malloc(all * sizeof(*r)) : NULL;
+		for (size_t id = 0; r && id < sv->n; id++)
+			if (sv->rec[id] && !(s->skip && s->skip(sv->rec[id])))
+				r[k++] = (struct ref){ sv->rec[id], id };
+	} else {
+		const struct mn_vec *a = at(row, f->offset);
+
+		all = a->n;
+		r = all ? malloc(all * sizeof(*r)) : NULL;
+		for (uint32_t i = 0; r && i < a->n; i++)
+			if (!(s->skip && s->skip(vec_at(a, s->size, i))))
+				r[k++] = (struct ref){ vec_at(a, s->size, i), 0 };
+	}
+	*n = r ? k : all != 0;
+	if (r && (f->type != MN_FT_SITES || s->order || s->desc))
+		qsort_r(r, k, sizeof(*r), by_order, (void *)s);
+	return r;
+}
+
+static int emit_row(const struct mn_schema *s, const void *row, uint64_t id, struct mn_prof *p,
+		    bool flow);
+
+static int by_elem(const void *a, const void *b, void *arg)
+{
+	enum mn_ftype t = *(const enum mn_ftype *)arg;
+
+	return cmp(t, get(t, a), get(t, b));
+}
+
+static int emit_list(const struct mn_field *f, const struct mn_vec *a, struct mn_prof *p)
+{
+	enum mn_ftype t = f->elem;
+	uint64_t *v = a->v;
+
+	if (f->flags & MN_FF_ONE) {
+		put(p, f, t, get(t, v));
+		return 0;
+	}
+	if ((f->flags & MN_FF_SORTED) && a->n > 1) {
+		v = malloc(a->n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memcpy(v, a->v, a->n * sizeof(*v));
+		qsort_r(v, a->n, sizeof(*v), by_elem, &t);
+	}
+	(f->flags & MN_FF_FLOW) ? mn_prof_seq_begin_flow(p) : mn_prof_seq_begin(p);
+	for (uint32_t i = 0; i < a->n; i++)
+		put(p, f, t, get(t, &v[i]));
+	mn_prof_seq_end(p);
+	if (v != a->v)
+		free(v);
+	return 0;
+}
+
+static int emit_table(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct mn_schema *s = f->sub;
+	const struct mn_field *k = &s->fields[0], *v = &s->fields[f->arg];
+	size_t n;
+	struct ref *r = rows_of(f, row, &n);
+	int err = 0;
+
+	if (!r && n)
+		return -ENOMEM;
+	if (f->type == MN_FT_KV)
+		mn_prof_map_begin_flow(p);
+	else if (f->flags & MN_FF_FLOW)
+		mn_prof_seq_begin_flow(p);
+	else
+		mn_prof_seq_begin(p);
+	for (size_t i = 0; i < n && !err; i++) {
+		if (f->type != MN_FT_KV) {
+			err = emit_row(s, r[i].row, r[i].id, p, s->flow);
+			continue;
+		}
+		if ((f->flags & MN_FF_NONZERO) && is_zero(v->type, get(v->type, at(r[i].row,
+										      v->offset))))
+			continue;
+		put(p, k, k->type, get(k->type, at(r[i].row, k->offset)));
+		put(p, v, v->type, get(v->type, at(r[i].row, v->offset)));
+	}
+	f->type == MN_FT_KV ? mn_prof_map_end(p) : mn_prof_seq_end(p);
+	free(r);
+	return err;
+}
+
+static int emit_field(const struct mn_field *f, const void *row, uint64_t id, struct mn_prof *p)
+{
+	union val v;
+
+	mn_prof_key(p, f->key);
+	if (f->flags & MN_FF_DERIVED) {
+		v.u = 0;
+		f->derive(f, row, &v);
+		put(p, f, f->type, v);
+		return 0;
+	}
+	if (f->offset == MN_NO_OFFSET) {
+		put(p, f, f->type, (union val){ .u = id });
+		return 0;
+	}
+	switch (f->type) {
+	case MN_FT_LIST:
+		return emit_list(f, at(row, f->offset), p);
+	case MN_FT_KV:
+	case MN_FT_ROWS:
+	case MN_FT_SITES:
+		return emit_table(f, row, p);
+	default:
+		if ((f->flags & MN_FF_NULL) && !*(const bool *)at(row, f->aux))
+			mn_prof_null(p);
+		else
+			put(p, f, f->type, get(f->type, at(row, f->offset)));
+		return 0;
+	}
+}
+
+static int emit_row(const struct mn_schema *s, const void *row, uint64_t id, struct mn_prof *p,
+		    bool flow)
+{
+	int err = 0;
+
+	flow ? mn_prof_map_begin_flow(p) : mn_prof_map_begin(p);
+	for (unsigned i = 0; i < s->nfields && !err; i++)
+		if (written(&s->fields[i], row))
+			err = emit_field(&s->fields[i], row, id, p);
+	mn_prof_map_end(p);
+	return err;
+}
+
+int mn_schema_emit(const struct mn_schema *s, const void *st, struct mn_prof *p)
+{
+	return emit_row(s, st, 0, p, false);
+}
+
+/* ---- Restoring ------------------------------------------------------------------------------- */
+
+/* Where restore() reads one profile, and where it says what is wrong. */
+struct rd {
+	const struct mn_profile *prof;
+	char *err;
+	size_t errlen;
+	const void *top;
+};
+
+#define FAIL(r, node, ...) mn_pnode_errorf((r)->prof, (node), (r)->err, (r)->errlen, __VA_ARGS__)
+
+/* A scalar node of type t (ENUM by f's choices) into *v. */
+static int scalar(struct rd *r, const struct mn_field *f, enum mn_ftype t,
+		  const struct mn_pnode *n, union val *v)
+{
+	const char *s = mn_pnode_str(n, NULL), *what = "an unsigned integer";
+	int e = -EINVAL;
+
+	switch (t) {
+	case MN_FT_I64: e = mn_pnode_i64(n, &v->i); what = "an integer"; break;
+	case MN_FT_F64: e = mn_pnode_f64(n, &v->f); what = "a number"; break;
+	case MN_FT_BOOL: e = mn_pnode_bool(n, &v->b); what = "true or false"; break;
+	case MN_FT_ENUM:
+		v->i = s ? mn_choice_index(f->choices, s) : -1;
+		e = v->i < 0 ? -EINVAL : 0;
+		break;
+	default:
+		e = mn_pnode_u64(n, &v->u);
+		if (!e && t != MN_FT_U64 && v->u > UINT32_MAX)
+			e = -ERANGE;
+		break;
+	}
+	if (!e)
+		return 0;
+	if (t == MN_FT_ENUM)
+		return FAIL(r, n, "field '%s': expected one of %s, found '%.40s'", f->key,
+			    f->choices, s ? s : "");
+	return FAIL(r, n, "field '%s': expected %s, found '%.40s'", f->key, what, s ? s : "");
+}
+
+/* The node of field f in map, NULL when absent: an error then unless the field may be. */
+static const struct mn_pnode *node_of(struct rd *r, const struct mn_field *f,
+				      const struct mn_pnode *map, int *e)
+{
+	const struct mn_pnode *n = mn_pnode_get(map, f->key);
+	bool optional = f->when || (f->flags & (MN_FF_OPT | MN_FF_ONE | MN_FF_MANY |
+						MN_FF_DERIVED));
+
+	*e = 0;
+	if (!n && !optional)
+		*e = FAIL(r, map, "missing field '%s'", f->key);
+	return n;
+}
+
+static int restore_row(struct rd *r, const struct mn_schema *s, void *row,
+		       const struct mn_pnode *map, uint64_t id);
+
+static int restore_list(struct rd *r, const struct mn_field *f, struct mn_vec *a,
+			const struct mn_pnode *n)
+{
+	bool one = f->flags & MN_FF_ONE;
+	size_t len = one ? 1 : mn_pnode_len(n), first = a->n;
+	union val v;
+	int e;
+
+	if (!one && mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return FAIL(r, n, "field '%s': expected a sequence", f->key);
+	for (size_t i = 0; i < len; i++) {
+		const struct mn_pnode *x = one ? n : mn_pnode_at(n, i);
+		void *slot;
+
+		if ((e = scalar(r, f, f->elem, x, &v)))
+			return e;
+		if (f->reduce == MN_R_SET && a->n >= f->arg)
+			return FAIL(r, x, "field '%s': more than %u values", f->key, f->arg);
+		if ((f->flags & MN_FF_SORTED) && a->n > first &&
+		    cmp(f->elem, get(f->elem, vec_at(a, 8, a->n - 1)), v) >= 0)
+			return FAIL(r, x, "field '%s': not in ascending order, or repeated",
+				    f->key);
+		if (!(slot = mn_vec_push(a, 8)))
+			return -ENOMEM;
+		set(f->elem, slot, v);
+	}
+	return 0;
+}
+
+/* Whether rows of s have a key (else a table of them is a plain list: merged by appending). */
+static bool keyed(const struct mn_schema *s)
+{
+	for (unsigned k = 0; k < s->nfields; k++)
+		if (s->fields[k].reduce == MN_R_KEY)
+			return true;
+	return false;
+}
+
+/* The row of vector a whose key fields equal those of row (skip: that row itself), or NULL. */
+static void *find_row(const struct mn_schema *s, const struct mn_vec *a, const void *row,
+		      const void *skip)
+{
+	for (uint32_t i = 0; i < a->n; i++) {
+		void *t = vec_at(a, s->size, i);
+		unsigned k = 0;
+
+		for (; t != skip && k < s->nfields; k++) {
+			const struct mn_field *f = &s->fields[k];
+
+			if (f->reduce == MN_R_KEY &&
+			    cmp(f->type, get(f->type, at(t, f->offset)),
+				get(f->type, at(row, f->offset))))
+				break;
+		}
+		if (t != skip && k == s->nfields)
+			return t;
+	}
+	return NULL;
+}
+
+/* The field that a view views: the one before it at the same offset that is no view. */
+static const struct mn_field *viewed(const struct mn_schema *s, const struct mn_field *f)
+{
+	for (const struct mn_field *g = s->fields; g < f; g++)
+		if (g->offset == f->offset && !(g->flags & MN_FF_VIEW))
+			return g;
+	return f;
+}
+
+static int restore_kv(struct rd *r, const struct mn_schema *outer, const struct mn_field *f,
+		      struct mn_vec *a, const struct mn_pnode *n)
+{
+	const struct mn_schema *s = f->sub;
+	const struct mn_field *k = &s->fields[0], *v = &s->fields[f->arg];
+	char buf[64];
+	int e;
+
+	if (mn_pnode_kind(n) != MN_PNODE_MAP)
+		return FAIL(r, n, "field '%s': expected a mapping", f->key);
+	for (size_t i = 0; i < mn_pnode_len(n); i++) {
+		const struct mn_pnode *kn = mn_pnode_key_node(n, i);
+		union val kv, vv;
+		void *row;
+
+		if ((e = scalar(r, f, k->type, kn, &kv)) ||
+		    (e = scalar(r, f, v->type, mn_pnode_at(n, i), &vv)))
+			return e;
+		if (!(row = malloc(s->size)))
+			return -ENOMEM;
+		memset(row, 0, s->size);
+		set(k->type, at(row, k->offset), kv);
+		void *t = find_row(s, a, row, NULL);
+
+		free(row);
+		if (f->flags & MN_FF_ATTACH) {
+			if (!t)
+				return FAIL(r, kn, "field '%s': key %s is not in '%s'", f->key,
+					    fmt(k->type, kv, buf, sizeof(buf)),
+					    viewed(outer, f)->key);
+		} else if (t) {
+			return FAIL(r, kn, "field '%s': key %s is listed twice", f->key,
+				    fmt(k->type, kv, buf, sizeof(buf)));
+		} else if (!(t = mn_vec_push(a, s->size))) {
+			return -ENOMEM;
+		}
+		set(k->type, at(t, k->offset), kv);
+		set(v->type, at(t, v->offset), vv);
+	}
+	return 0;
+}
+
+static int restore_rows(struct rd *r, const struct mn_field *f, void *field,
+			const struct mn_pnode *n)
+{
+	const struct mn_schema *s = f->sub;
+	int e;
+
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return FAIL(r, n, "field '%s': expected a sequence", f->key);
+	for (size_t i = 0; i < mn_pnode_len(n); i++) {
+		const struct mn_pnode *x = mn_pnode_at(n, i);
+		uint32_t id = 0;
+		void *row;
+
+		if (mn_pnode_kind(x) != MN_PNODE_MAP)
+			return FAIL(r, x, "%s: expected a mapping for each row", f->key);
+		if (f->type == MN_FT_ROWS) {
+			if (!(row = mn_vec_push(field, s->size)))
+				return -ENOMEM;
+		} else {
+			if ((e = mn_pfield_u32(r->prof, x, s->fields[0].key, &id, r->err,
+					       r->errlen)))
+				return e == -ENOENT ? -EINVAL : e;
+			if (mn_sitevec_find(field, id))
+				return FAIL(r, mn_pnode_get(x, s->fields[0].key),
+					    "field '%s': site %u is listed twice",
+					    s->fields[0].key, id);
+			if (!(row = mn_sitevec_get(field, id)))
+				return -ENOMEM;
+		}
+		if ((e = restore_row(r, s, row, x, f->type == MN_FT_ROWS ? NO_ID : id)))
+			return e;
+		if (f->type == MN_FT_ROWS && keyed(s) && find_row(s, field, row, row))
+			return FAIL(r, x, "%s: two rows with the same key", f->key);
+	}
+	return 0;
+}
+
+static int restore_field(struct rd *r, const struct mn_schema *s, const struct mn_field *f,
+			 void *row, const struct mn_pnode *map, uint64_t id)
+{
+	const struct mn_pnode *n;
+	char b1[64], b2[64];
+	union val v = { 0 };
+	int e;
+
+	if (f->offset == MN_NO_OFFSET || (f->flags & MN_FF_DERIVED))
+		return 0;
+	if (f->type == MN_FT_SITE && f->reduce == MN_R_KEY && s->fields == f && id != NO_ID) {
+		set(f->type, at(row, f->offset), (union val){ .u = id });   /* the table's key */
+		return 0;
+	}
+	if (!(n = node_of(r, f, map, &e)))
+		return e;
+	switch (f->type) {
+	case MN_FT_LIST: return restore_list(r, f, at(row, f->offset), n);
+	case MN_FT_KV: return restore_kv(r, s, f, at(row, f->offset), n);
+	case MN_FT_ROWS:
+	case MN_FT_SITES: return restore_rows(r, f, at(row, f->offset), n);
+	default: break;
+	}
+	if ((f->flags & MN_FF_NULL) && mn_pnode_is_null(n))
+		return 0;   /* the has bool stays false */
+	if ((e = scalar(r, f, f->type, n, &v)))
+		return e;
+	if (f->flags & MN_FF_NULL)
+		*(bool *)at(row, f->aux) = true;
+	if (f->reduce == MN_R_CONST && cmp(f->type, v, get(f->type, at(row, f->offset))))
+		return FAIL(r, n, "field '%s': %s, but this %s's is %s", f->key,
+			    fmt(f->type, v, b1, sizeof(b1)), r->top == row ? s->name : "module",
+			    fmt(f->type, get(f->type, at(row, f->offset)), b2, sizeof(b2)));
+	set(f->type, at(row, f->offset), v);
+	return 0;
+}
+
+/* A derived value the file gives must be the one the row's other fields make. */
+static int check_derived(struct rd *r, const struct mn_field *f, const void *row,
+			 const struct mn_pnode *map)
+{
+	const struct mn_pnode *n = mn_pnode_get(map, f->key);
+	union val want = { 0 }, got = { 0 };
+	char b1[64], b2[64];
+	int e;
+
+	if (!n || (f->when && !f->when(f, row)))
+		return 0;
+	f->derive(f, row, &want);
+	if ((e = scalar(r, f, f->type, n, &got)))
+		return e;
+	if (cmp(f->type, want, got))
+		return FAIL(r, n, "field '%s': %s, but the row's other fields make it %s", f->key,
+			    fmt(f->type, got, b1, sizeof(b1)), fmt(f->type, want, b2, sizeof(b2)));
+	return 0;
+}
+
+static int restore_row(struct rd *r, const struct mn_schema *s, void *row,
+		       const struct mn_pnode *map, uint64_t id)
+{
+	const char *why;
+	int e;
+
+	for (unsigned i = 0; i < s->nfields; i++)
+		if ((e = restore_field(r, s, &s->fields[i], row, map, id)))
+			return e;
+	for (unsigned i = 0; i < s->nfields; i++)
+		if ((s->fields[i].flags & MN_FF_DERIVED) &&
+		    (e = check_derived(r, &s->fields[i], row, map)))
+			return e;
+	if (s->check && (why = s->check(r->top, row, id)))
+		return FAIL(r, map, "%s", why);
+	return 0;
+}
+
+int mn_schema_restore(const struct mn_schema *s, void *st, const struct mn_profile *prof,
+		      const struct mn_pnode *sec, char *err, size_t errlen)
+{
+	struct rd r = { prof, err, errlen, st };
+
+	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
+		return FAIL(&r, sec, "%s: expected a mapping", s->name);
+	return restore_row(&r, s, st, sec, NO_ID);
+}
+
+/* ---- Merging --------------------------------------------------------------------------------- */
+
+static int merge_row(const struct mn_schema *s, void *into, void *from, bool restored);
+
+/* The bounded set: the union, up to f->arg values; one more caps it. */
+static int set_fold(const struct mn_field *f, void *into, const void *from)
+{
+	struct mn_set64 *t = at(into, f->offset);
+	const struct mn_set64 *u = at(from, f->offset);
+
+	t->capped |= u->capped;
+	for (uint32_t i = 0; i < u->v.n; i++)
+		if (mn_set64_add(t, ((const uint64_t *)u->v.v)[i], f->arg) == -ENOMEM)
+			return -ENOMEM;
+	return 0;
+}
+
+/* Rows of from's vector: folded into the row of their key in into's, else moved there (from's
+ * copy zeroed, so that releasing from frees them once). */
+static int vec_union(const struct mn_schema *s, struct mn_vec *t, struct mn_vec *u, bool restored)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < u->n; i++) {
+		void *row = vec_at(u, s->size, i);
+		void *to = keyed(s) ? find_row(s, t, row, NULL) : NULL;
+
+		if (to) {
+			int e = merge_row(s, to, row, restored);
+
+			err = err ? err : e;
+		} else if ((to = mn_vec_push(t, s->size))) {
+			memcpy(to, row, s->size);
+			memset(row, 0, s->size);
+		} else {
+			return -ENOMEM;
+		}
+	}
+	return err;
+}
+
+/* Site-sharded workers own disjoint sites: their rows move; rows of a site both have fold. */
+static int sites_union(const struct mn_schema *s, struct mn_sitevec *t, struct mn_sitevec *u,
+		       bool restored)
+{
+	int err = 0;
+
+	mn_sitevec_take(t, u);
+	for (size_t id = 0; id < u->n; id++) {
+		void *to;
+		int e;
+
+		if (!u->rec[id])
+			continue;
+		to = mn_sitevec_find(t, (uint32_t)id);
+		e = to ? merge_row(s, to, u->rec[id], restored) : -ENOMEM;
+		err = err ? err : e;
+	}
+	return err;
+}
+
+static int merge_field(const struct mn_field *f, void *into, void *from, bool restored)
+{
+	void *t = at(into, f->offset), *u = at(from, f->offset);
+	union val a, b;
+
+	if (f->flags & (MN_FF_VIEW | MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
+		return 0;
+	if ((f->flags & MN_FF_CONTEXT) && !restored)
+		return 0;   /* every worker counted these alike: into's are whole */
+	switch (f->reduce) {
+	case MN_R_FOLD: return f->fold(t, u);
+	case MN_R_SET: return set_fold(f, into, from);
+	case MN_R_UNION:
+		if (f->type == MN_FT_SITES)
+			return sites_union(f->sub, t, u, restored);
+		return vec_union(f->sub, t, u, restored);
+	case MN_R_SUM:
+	case MN_R_MIN:
+	case MN_R_MAX:
+	case MN_R_SAME:
+		break;
+	default:
+		return 0;
+	}
+	if (f->flags & MN_FF_NULL) {   /* null is no value: the other one stands */
+		if (!*(bool *)at(from, f->aux))
+			return 0;
+		if (!*(bool *)at(into, f->aux)) {
+			*(bool *)at(into, f->aux) = true;
+			memcpy(t, u, f->type == MN_FT_U32 || f->type == MN_FT_SITE ? 4 :
+				     f->type == MN_FT_ENUM || f->type == MN_FT_BOOL ? 1 : 8);
+			return 0;
+		}
+	}
+	a = get(f->type, t);
+	b = get(f->type, u);
+	if (f->reduce == MN_R_SAME)
+		return cmp(f->type, a, b) ? -EINVAL : 0;
+	if (f->reduce == MN_R_SUM) {
+		if (f->type == MN_FT_F64)
+			a.f += b.f;
+		else
+			a.u += b.u;   /* two's complement: the same for I64 */
+	} else if ((cmp(f->type, b, a) < 0) == (f->reduce == MN_R_MIN) && cmp(f->type, b, a)) {
+		a = b;
+	}
+	set(f->type, t, a);
+	return 0;
+}
+
+static int merge_row(const struct mn_schema *s, void *into, void *from, bool restored)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < s->nfields; i++) {
+		int e = merge_field(&s->fields[i], into, from, restored);
+
+		if (e == -ENOMEM)
+			return e;
+		err = err ? err : e;
+	}
+	return err;
+}
+
+int mn_schema_merge(const struct mn_schema *s, void *into, void *from, bool restored)
+{
+	return merge_row(s, into, from, restored);
+}
+
+/* ---- Releasing ------------------------------------------------------------------------------- */
+
+void mn_schema_release(const struct mn_schema *s, void *row)
+{
+	for (unsigned i = 0; i < s->nfields; i++) {
+		const struct mn_field *f = &s->fields[i];
+		void *p = at(row, f->offset);
+
+		if (f->flags & (MN_FF_VIEW | MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
+			continue;
+		if (f->type == MN_FT_SITES) {
+			struct mn_sitevec *sv = p;
+
+			for (size_t id = 0; id < sv->n; id++)
+				if (sv->rec[id])
+					mn_schema_release(f->sub, sv->rec[id]);
+			mn_sitevec_free(sv);
+		} else if (f->type == MN_FT_LIST || f->type == MN_FT_KV || f->type == MN_FT_ROWS) {
+			struct mn_vec *a = p;
+
+			for (uint32_t j = 0; f->type != MN_FT_LIST && j < a->n; j++)
+				mn_schema_release(f->sub, vec_at(a, f->sub->size, j));
+			mn_vec_free(a);
+		}
+	}
+}
