@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "map.h"
 #include "module.h"
 #include "objects.h"
 #include "scc.h"
@@ -107,7 +108,8 @@ struct rds {
 	struct asite *sites;            /* by SSG node */
 	uint32_t *node_of;              /* by site id: SSG node + 1; 0: none yet */
 	uint32_t nnode_of;
-	struct rds_map edge_of;         /* (u << 32 | v) -> SSG edge index + 1 */
+	struct mn_map *edge_of;         /* (u << 32 | v) -> SSG edge index + 1, MN_MAP_CONST: each
+					 * key is inserted once, with the index it gets */
 	uint64_t hot_key;               /* the last edge looked up, and its index + 1 (0: none) */
 	uint32_t hot_edge;
 	struct ssg_edge *edges;
@@ -535,13 +537,30 @@ static bool take_pending(void *arg, const struct rds_pend *e)
 	return true;
 }
 
+/* The index + 1 of the SSG edge under key (u << 32 | v), or 0 when there is none. */
+static uint32_t edge_index(struct rds *r, uint64_t key)
+{
+	struct mn_map_value v;
+
+	return mn_map_get(r->edge_of, key, &v) ? (uint32_t)v.value : 0;
+}
+
+/* Records i (not 0) as the index + 1 of a new SSG edge; 0, or -ENOMEM when the map dropped it. */
+static int edge_index_put(struct rds *r, uint64_t key, uint32_t i)
+{
+	uint64_t lost = mn_map_lost(r->edge_of);
+
+	mn_map_insert(r->edge_of, key, i);
+	return mn_map_lost(r->edge_of) == lost ? 0 : -ENOMEM;
+}
+
 /*
  * Adds the SSG edge u -> v (not there yet) with `stores` stores.  Returns 1 when the components
  * changed, 0 when not, -ENOMEM.
  */
 static int ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, uint64_t stores)
 {
-	uint64_t key = (uint64_t)u << 32 | v;
+	uint64_t key = mn_map_key(u, v);
 	int changed;
 
 	if (r->nedges == r->capedges) {
@@ -553,7 +572,7 @@ static int ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, uint64_t stores)
 		r->edges = v2;
 		r->capedges = cap;
 	}
-	if (rds_map_put(&r->edge_of, key, r->nedges + 1))
+	if (edge_index_put(r, key, r->nedges + 1))
 		return -ENOMEM;
 	changed = rds_scc_add_edge(&r->ssg, u, v);
 	if (changed < 0)
@@ -565,11 +584,11 @@ static int ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, uint64_t stores)
 /* Counts a store between objects of nodes u and v on the SSG edge u -> v, adding it if new. */
 static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
 {
-	uint64_t key = (uint64_t)u << 32 | v;
+	uint64_t key = mn_map_key(u, v);
 	uint32_t e = key == r->hot_key ? r->hot_edge : 0;
 	int changed;
 
-	if (e || (e = rds_map_get(&r->edge_of, key))) {
+	if (e || (e = edge_index(r, key))) {
 		r->edges[e - 1].stores++;
 		r->hot_key = key;
 		r->hot_edge = e;
@@ -833,9 +852,12 @@ static void rds_heap_free(void *st, uint32_t site, uint64_t addr)
 static int rds_init(void *st, const struct mn_run *run)
 {
 	struct rds *r = st;
+	int err;
 
 	rds_scc_init(&r->ssg);
-	return mn_objects_init(&r->obj);
+	/* Unbuffered, on this thread: a new edge is looked up by the next store. */
+	err = mn_map_create(&r->edge_of, MN_MAP_CONST, 0, 0, 1);
+	return err ? err : mn_objects_init(&r->obj);
 }
 
 static void rds_fini(void *st)
@@ -850,7 +872,7 @@ static void rds_fini(void *st)
 	free(r->sites);
 	free(r->node_of);
 	free(r->edges);
-	rds_map_free(&r->edge_of);
+	mn_map_destroy(r->edge_of);
 	rds_pending_free(&r->pend);
 	rds_scc_free(&r->ssg);
 	mn_objects_free(&r->obj);
@@ -980,7 +1002,7 @@ static void rds_merge(void *into, void *from)
 			r->nomem++;
 			continue;
 		}
-		if ((i = rds_map_get(&r->edge_of, (uint64_t)u << 32 | v)))
+		if ((i = edge_index(r, mn_map_key(u, v))))
 			r->edges[i - 1].stores += x->stores;
 		else if (ssg_new_edge(r, u, v, x->stores) < 0)
 			r->nomem++;
@@ -1325,7 +1347,7 @@ static int restore_ssg(struct rds *r, const struct mn_profile *prof, const struc
 			return rc == -ENOENT ? -EINVAL : rc;
 		if ((u = node_of(r, src)) == UINT32_MAX || (v = node_of(r, dst)) == UINT32_MAX)
 			return -ENOMEM;
-		if (rds_map_get(&r->edge_of, (uint64_t)u << 32 | v))
+		if (edge_index(r, mn_map_key(u, v)))
 			return mn_pnode_errorf(prof, m, err, errlen,
 					       "static_shape_graph: the edge %u -> %u twice", src,
 					       dst);

@@ -1,78 +1,16 @@
 /*
- * The hash tables of tables.h.
+ * The pending edges of tables.h: open addressing, linear probing, hashed by map.h's mn_hash64().
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"
 #include "tables.h"
 
-static inline uint64_t mix(uint64_t x)
+static inline uint64_t field_hash(uint32_t src, uint32_t offset)
 {
-	/* splitmix64's finalizer */
-	x ^= x >> 30;
-	x *= UINT64_C(0xbf58476d1ce4e5b9);
-	x ^= x >> 27;
-	x *= UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
-
-/* ---- u64 -> u32 map ------------------------------------------------------------------------ */
-
-uint32_t rds_map_get(const struct rds_map *m, uint64_t key)
-{
-	if (!m->s)
-		return 0;
-	for (uint64_t i = mix(key) & m->mask;; i = (i + 1) & m->mask) {
-		if (!m->s[i].val)
-			return 0;
-		if (m->s[i].key == key)
-			return m->s[i].val;
-	}
-}
-
-static void map_place(struct rds_map_slot *s, uint64_t mask, uint64_t key, uint32_t val)
-{
-	uint64_t i = mix(key) & mask;
-
-	while (s[i].val && s[i].key != key)
-		i = (i + 1) & mask;
-	s[i].key = key;
-	s[i].val = val;
-}
-
-int rds_map_put(struct rds_map *m, uint64_t key, uint32_t val)
-{
-	if (!rds_map_get(m, key) && 2 * (m->n + 1) > m->mask + 1) {
-		uint64_t size = m->s ? 2 * (m->mask + 1) : 64;
-		struct rds_map_slot *s = calloc(size, sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		for (uint64_t i = 0; m->s && i <= m->mask; i++)
-			if (m->s[i].val)
-				map_place(s, size - 1, m->s[i].key, m->s[i].val);
-		free(m->s);
-		m->s = s;
-		m->mask = size - 1;
-	}
-	if (!rds_map_get(m, key))
-		m->n++;
-	map_place(m->s, m->mask, key, val);
-	return 0;
-}
-
-void rds_map_free(struct rds_map *m)
-{
-	free(m->s);
-	memset(m, 0, sizeof(*m));
-}
-
-/* ---- Pending edges -------------------------------------------------------------------------- */
-
-static inline uint64_t field_hash(uint32_t src, uint64_t offset)
-{
-	return mix((uint64_t)src << 32 ^ offset);
+	return mn_hash64(mn_map_key(src, offset));
 }
 
 static bool alive(const struct mn_objects *o, uint32_t s, uint32_t tag)
@@ -126,7 +64,7 @@ int rds_pending_put(struct rds_pending *p, const struct mn_objects *o, uint32_t 
 		if ((!p->e || 8 * (p->n + 1) > 3 * size) && rebuild(p, size ? 2 * size : 256, o))
 			return -ENOMEM;
 	}
-	for (i = field_hash(src, offset) & p->mask;; i = (i + 1) & p->mask) {
+	for (i = field_hash(src, (uint32_t)offset) & p->mask;; i = (i + 1) & p->mask) {
 		e = &p->e[i];
 		if (!e->src || (e->src == src && e->offset == offset))
 			break;

@@ -1,7 +1,11 @@
 /*
- * The two hash tables of rds-shape: the static shape graph's edges by site pair, and the pending
- * edges (Raman and August, 3.2: a pointer between objects whose sites are not in one SCC yet,
- * remembered until the SCCs change).  Open addressing, linear probing, power-of-two sizes.
+ * The pending edges of rds-shape (Raman and August, 3.2: a pointer between objects whose sites are
+ * not in one SCC yet, remembered until the SCCs change).  Open addressing, linear probing,
+ * power-of-two sizes.  (The static shape graph's edges by site pair are a map.h reduction map.)
+ *
+ * Not a map.h map: an entry is a record that a later store into its field replaces, and entries
+ * leave the table (taken once their sites share an SCC, dropped once an end dies), where a
+ * reduction map only ever folds values into keys it keeps.
  *
  * Pending edges are kept one per pointer field, (source object, offset): a later store into the
  * same field replaces the edge, as the shape graph's edge <u, v> is "a pointer field of u points
@@ -20,26 +24,6 @@
 #include <stdint.h>
 
 #include "objects.h"
-
-/* ---- u64 -> u32 map ------------------------------------------------------------------------ */
-
-struct rds_map_slot {
-	uint64_t key;
-	uint32_t val;            /* 0: empty */
-};
-
-struct rds_map {
-	struct rds_map_slot *s;
-	uint64_t mask, n;        /* size - 1 (size a power of two, 0 before the first put), used */
-};
-
-/* The value under key, or 0. */
-uint32_t rds_map_get(const struct rds_map *m, uint64_t key);
-/* Sets key's value to val (not 0).  0 or -ENOMEM (m unchanged). */
-int rds_map_put(struct rds_map *m, uint64_t key, uint32_t val);
-void rds_map_free(struct rds_map *m);
-
-/* ---- Pending edges -------------------------------------------------------------------------- */
 
 struct rds_pend {
 	uint32_t src, dst;       /* slots; src 0: empty entry */
