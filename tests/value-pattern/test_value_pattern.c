@@ -1095,7 +1095,7 @@ static void test_restore_errors(void **state)
 	} bad[] = {
 		{ "value_cap: 8\nstrong_stride_fraction: 0.7\nentries: []\nfunctions: []\n"
 		  "memops: []\n",
-		  ":6:16: value_cap 8: this value-pattern tracks 16 values" },
+		  ":6:16: field 'value_cap': 8, but this value-pattern's is 16" },
 		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries:\n- {site: 3, access: load, "
 		  "executions: many, constant: true, value: 1, distinct: 1, "
 		  "distinct_capped: false}\n"
@@ -1108,10 +1108,10 @@ static void test_restore_errors(void **state)
 		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries:\n- {site: 3, access: load, "
 		  "executions: 2, constant: true, value: 1, distinct: 1, distinct_capped: false, "
 		  "strides: {x: 1}}\nfunctions: []\nmemops: []\n",
-		  ":9:119: field 'strides': expected a stride (an integer) as key, found 'x'" },
+		  ":9:119: field 'strides': expected an integer, found 'x'" },
 		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries: []\nfunctions: []\n"
-		  "memops:\n- {site: 3, op: memcpy, executions: 1, sizes: [], other: 1}\n",
-		  ":11:14: memop site 3 has no store entry" },
+		  "memops:\n- {site: 3, op: strcpy, executions: 1, sizes: [], other: 1}\n",
+		  ":11:21: field 'op': expected one of memcpy|memmove|memset, found 'strcpy'" },
 		{ "value_cap: 16\nstrong_stride_fraction: 0.7\nentries: []\nfunctions:\n"
 		  "- {site: 3}\nmemops: []\n",
 		  ":10:7: missing field 'entries'" },
