@@ -1,0 +1,123 @@
+/*
+ * structure-affinity's private header: the module's state (struct affinity) and what its files
+ * share.
+ *
+ *	structure_affinity.c   accesses, streams and loop summaries; setup; the options table
+ *	instances.c            data objects and their instances: the heap, stack and global events
+ *	emit.c                 the profile section: the hot data objects and their layouts
+ *	restore.c              merging runs, and rebuilding a state from a profile's section
+ *	affinity.c             StructSlim's arithmetic: strides, sizes, fields, affinities, clusters
+ *	cache.c                the cache model of MNEMO_AFFINITY_COST=cache
+ *	verified.c             the verified extents loop summaries find their objects in
+ *
+ * One worker (shard: none): not thread-safe.
+ */
+#ifndef SA_H
+#define SA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "affinity.h"
+#include "cache.h"
+#include "objects.h"
+#include "sitevec.h"
+#include "verified.h"
+
+struct mn_module;
+struct mn_prof;
+struct mn_profile;
+struct mn_pnode;
+struct mn_run;
+
+/*
+ * Settings (README "Options"), read from the program's environment at init by
+ * mn_module_options() from sa_options[] (structure_affinity.c), which refuses a value out of range.
+ */
+enum sa_cost { SA_COST_ACCESSES, SA_COST_CACHE };   /* MNEMO_AFFINITY_COST's choices, in order */
+
+struct options {
+	uint64_t top;                /* hot data objects analysed and reported */
+	uint64_t l1_bytes, l1_ways, l2_bytes, l2_ways, line;   /* cache geometry */
+	uint64_t l1_latency, l2_latency, mem_latency;          /* cycles */
+	uint64_t sample;             /* one access in this many is sent (the runtime samples) */
+	unsigned cost;               /* enum sa_cost: 1 per access, or the modeled latency */
+	double threshold;            /* affinity from which two fields go together */
+};
+
+/* A data object: every instance made at one site. */
+struct dobj {
+	uint32_t site;
+	enum mn_obj_kind kind;
+	uint64_t instances, max_bytes;
+	uint64_t accesses, cost;
+	bool hot;                    /* in emit(): one of the top, written under `structures` */
+};
+
+/* A stream as it is being built: where its last access fell, to difference the next one. */
+struct stream {
+	struct sa_stream s;
+	uint32_t dobj;               /* the data object's site */
+	struct dobj *d;              /* its record, once an access looked it up; NULL before */
+	uint64_t last_serial;        /* the instance of its last access ... */
+	uint64_t last_off;           /* ... and its offset there */
+};
+
+/* The streams of one instruction, one per (loop, data object). */
+struct insn {
+	struct stream *v;
+	uint32_t n, alloc, last;     /* last: the one used last, the cheap guess */
+	uint32_t loop;               /* loop_of() the site, when placed */
+	uint32_t last_slot;          /* the object its last access found, a guess for the next */
+	bool placed;                 /* loop looked up (by insn_of(), not by merge or restore) */
+};
+
+struct affinity {
+	struct options opt;
+	const struct mn_run *run;
+	struct mn_objects objs;
+	struct mn_sitevec dobjs;     /* struct dobj by site */
+	struct mn_sitevec insns;     /* struct insn by load or store site */
+	struct sa_cache cache;       /* with cost: cache */
+	struct sa_verified verified; /* extents loop summaries found their objects in */
+	uint64_t serial;             /* instances made so far */
+	uint64_t accesses, cost, unattributed, unattributed_cost;
+	uint64_t nomem, unknown_frees;
+	uint64_t aliases;            /* aliased granules of runs restored or merged in (this run's
+				      * own are objs.aliases) */
+	bool conflict;               /* merge() met another run's different options: emit() fails */
+};
+
+/* Whether the cache model prices each access (MNEMO_AFFINITY_COST=cache), else each costs 1. */
+static inline bool priced(const struct affinity *a)
+{
+	return a->opt.cost == SA_COST_CACHE;
+}
+
+extern const struct mn_module mn_module_structure_affinity;
+
+/* A data object's kind is its instances' (objects.h): "heap", "stack", "global". */
+extern const char *const sa_kind_names[MN_OBJ_GLOBAL + 1];
+
+/* structure_affinity.c: the stream of (loop, data object) of instruction in, added if new; NULL
+ * without memory. */
+struct stream *sa_stream_of(struct insn *in, uint32_t loop, uint32_t dobj);
+
+/* instances.c: the module's handlers of those events. */
+void sa_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size);
+void sa_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t addr, uint64_t size);
+void sa_heap_free(void *st, uint32_t site, uint64_t addr);
+void sa_stack_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size);
+void sa_stack_free(void *st, uint32_t site, uint64_t addr);
+void sa_global(void *st, uint32_t site, uint64_t addr, uint64_t size);
+
+/* emit.c */
+int sa_emit(void *st, struct mn_prof *p);
+
+/* restore.c */
+void sa_merge(void *into, void *from);
+int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec, char *err,
+	       size_t errlen);
+
+#endif /* SA_H */
