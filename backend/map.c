@@ -4,8 +4,8 @@
  *
  * The table.  Power-of-two groups of 4 slots, each group its 4 keys then their 4 values, so that
  * for the one-word reductions (count, sum, min, max) a group is one 64-byte line.  Probing goes
- * group by group from the group named by the top bits of (key ^ key >> 32) * 2^64/phi, which both
- * halves of a packed id pair reach.  A lookup compares the key with the group's 4 keys at once
+ * group by group from the group named by the top bits of mn_hash64(key) (map.h), which every bit
+ * of a packed id pair reaches.  A lookup compares the key with the group's 4 keys at once
  * (SSE2; 4 branch-free compares elsewhere) and branches once, so it mispredicts only for a key
  * outside its own group, where probing slot by slot mispredicts for every key not first in line.
  * Tables grow at 3/4 full; one that cannot grow fills on to 7/8 and then drops new keys, counted.
@@ -55,6 +55,7 @@
  * insert) measured 3.5 ns; batched on the owner (threads 0, a buffer of 4096) 2.0; GHashTable
  * 6.7.  bench/maps/README.md has the whole table.
  */
+#define _GNU_SOURCE   /* qsort_r */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -136,13 +137,6 @@ struct mn_map {
 _Static_assert(offsetof(struct mn_map, head) == 0, "map.h casts a map to its head");
 
 /* ---- Hashing and probing --------------------------------------------------------------------- */
-
-/* Keys are often two small ids packed: both halves must reach the top bits, the group index. */
-static inline uint64_t mix(uint64_t key)
-{
-	key ^= key >> 32;
-	return key * UINT64_C(0x9e3779b97f4a7c15);
-}
 
 static inline size_t group_words(unsigned vw)
 {
@@ -235,7 +229,7 @@ static bool grow(struct table *t, unsigned vw)
 
 			if (!g[j])
 				continue;
-			for (e = mix(g[j]) >> n.shift;; e = (e + 1) & n.gmask) {
+			for (e = mn_hash64(g[j]) >> n.shift;; e = (e + 1) & n.gmask) {
 				d = group(&n, e, vw);
 				if (match(d, 0))
 					break;
@@ -428,10 +422,10 @@ static inline __attribute__((always_inline)) size_t reduce_run(struct table *t,
 	unsigned shift = t->shift;
 
 	for (; j < n; j++) {
-		uint64_t key = keys[j], h = mix(key), *v;
+		uint64_t key = keys[j], h = mn_hash64(key), *v;
 
 		if (pf && j + PREFETCH_AHEAD < n)
-			__builtin_prefetch(G + (mix(keys[j + PREFETCH_AHEAD]) >> shift) *
+			__builtin_prefetch(G + (mn_hash64(keys[j + PREFETCH_AHEAD]) >> shift) *
 						   group_words(vw), 1);
 		v = __builtin_expect(key != 0, 1) ? lookup(G, gmask, shift, key, h, vw) : NULL;
 		if (__builtin_expect(!v, 0)) {
@@ -543,7 +537,7 @@ static void fold(struct mn_map *m, struct table *into, const struct table *from)
 		return;
 	}
 	TABLE_FOREACH(from, vw, key, v, {
-		uint64_t *d = find_or_add(into, key, mix(key), vw);
+		uint64_t *d = find_or_add(into, key, mn_hash64(key), vw);
 
 		if (!d)
 			into->lost++;
@@ -624,7 +618,7 @@ static inline __attribute__((always_inline)) void insert_one(struct mn_map *m, s
 		t->lost++;
 		return;
 	}
-	v = find_or_add(t, key, mix(key), vw);
+	v = find_or_add(t, key, mn_hash64(key), vw);
 	if (__builtin_expect(!v, 0))
 		t->lost++;
 	else
@@ -833,7 +827,7 @@ bool mn_map_get(struct mn_map *m, uint64_t key, struct mn_map_value *out)
 	if (!t->g)
 		return false;
 	if (key)
-		v = lookup(t->g, t->gmask, t->shift, key, mix(key), m->vw);
+		v = lookup(t->g, t->gmask, t->shift, key, mn_hash64(key), m->vw);
 	else
 		v = t->has_zero ? t->zero : NULL;
 	if (!v)
@@ -905,4 +899,162 @@ uint64_t mn_map_lost(struct mn_map *m)
 unsigned mn_map_threads(const struct mn_map *m)
 {
 	return m->pool ? m->nt : 0;
+}
+
+/* ---- Row maps (map.h, struct mn_rows) --------------------------------------------------------- */
+
+/*
+ * Open addressing over 2^bits slots of a key and its row, 64 bytes, probed slot by slot: a row
+ * map is looked up on a memo miss only, and its rows are written in place, so the grouped layout
+ * above (a lookup per insert, values apart from keys) buys nothing here.  At most half full; a
+ * map that cannot grow goes on at a higher load until it is full.  count 0 marks an empty slot,
+ * which is why a new row must be counted at once.
+ *
+ * The functions are weak symbols: a build that links a twin's (bench/maps/rows_plain.c, the
+ * breakdown's plain baseline, in mnemo-backend-plain) gets the twin's, and this file's maps still.
+ */
+#define MN_ROWS_WEAK __attribute__((weak))
+
+struct rows_slot {
+	uint64_t key[MN_ROWS_KEY_WORDS];
+	struct mn_row row;
+};
+_Static_assert(sizeof(struct rows_slot) == 64, "a key and its row: one cache line");
+
+#define ROWS_BITS_MIN 10
+
+static bool rows_key_equal(const uint64_t *a, const uint64_t *b)
+{
+	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]));
+}
+
+MN_ROWS_WEAK bool mn_rows_grows(const struct mn_rows *r)
+{
+	return 2 * (r->n + 1) > (r->e ? (size_t)1 << r->bits : 0);
+}
+
+/* Twice the slots, every row moved (the memo's pending counts go in first); -1 without memory. */
+static int rows_grow(struct mn_rows *r)
+{
+	unsigned bits = r->bits ? r->bits + 1 : ROWS_BITS_MIN;
+	size_t mask = ((size_t)1 << bits) - 1;
+	struct rows_slot *e = calloc(mask + 1, sizeof(*e)), *old = r->e;
+
+	if (!e)
+		return -1;
+	mn_rows_memo_flush(r);
+	for (size_t j = 0; old && j < (size_t)1 << r->bits; j++) {
+		size_t i;
+
+		if (!old[j].row.count)
+			continue;
+		for (i = mn_rows_hash(old[j].key) & mask; e[i].row.count; i = (i + 1) & mask)
+			;
+		e[i] = old[j];
+	}
+	free(old);
+	r->e = e;
+	r->bits = bits;
+	r->gen++;
+	return 0;
+}
+
+MN_ROWS_WEAK struct mn_row *mn_rows_get(struct mn_rows *r, const uint64_t *key)
+{
+	size_t size = r->e ? (size_t)1 << r->bits : 0, i;
+	struct rows_slot *e;
+
+	if (mn_rows_grows(r) && rows_grow(r) && r->n + 1 >= size)
+		return NULL;
+	size = (size_t)1 << r->bits;
+	e = r->e;
+	for (i = mn_rows_hash(key) & (size - 1); e[i].row.count; i = (i + 1) & (size - 1))
+		if (rows_key_equal(e[i].key, key))
+			return &e[i].row;
+	memcpy(e[i].key, key, sizeof(e[i].key));
+	e[i].row = (struct mn_row){ .min = UINT64_MAX };
+	r->n++;
+	return &e[i].row;
+}
+
+MN_ROWS_WEAK struct mn_row *mn_rows_next(const struct mn_rows *r, struct mn_rows_cursor *c)
+{
+	struct rows_slot *e = r->e;
+
+	for (; e && c->i < (size_t)1 << r->bits; c->i++)
+		if (e[c->i].row.count)
+			return &e[c->i++].row;
+	return NULL;
+}
+
+MN_ROWS_WEAK struct mn_row **mn_rows_sorted(const struct mn_rows *r,
+			       int (*cmp)(const void *, const void *, void *), void *arg)
+{
+	struct mn_row **v = malloc((r->n + 1) * sizeof(*v));
+	struct mn_rows_cursor c = { 0 };
+	struct mn_row *row;
+	size_t n = 0;
+
+	if (!v)
+		return NULL;
+	while ((row = mn_rows_next(r, &c)))
+		v[n++] = row;
+	qsort_r(v, n, sizeof(*v), cmp, arg);
+	return v;
+}
+
+MN_ROWS_WEAK void mn_rows_free(struct mn_rows *r)
+{
+	free(r->e);
+	free(r->memo);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- The memo of recent rows ---- */
+
+MN_ROWS_WEAK int mn_rows_memo_init(struct mn_rows *r, unsigned bits)
+{
+	size_t n = (size_t)1 << bits;
+	void *p;
+
+	if (bits < 1 || bits > 24 || r->memo)
+		return -EINVAL;
+	if (posix_memalign(&p, 64, n * sizeof(*r->memo)))
+		return -ENOMEM;
+	r->memo = p;
+	r->mshift = 32 - bits;
+	for (size_t i = 0; i < n; i++)
+		r->memo[i] = (struct mn_rows_memo){ .min = UINT64_MAX };
+	return 0;
+}
+
+static void memo_flush_one(struct mn_rows_memo *m)
+{
+	struct mn_row *row = m->row;
+
+	if (!m->pend)
+		return;
+	row->count += m->pend;
+	if (m->min < row->min)
+		row->min = m->min;
+	if (m->max > row->max)
+		row->max = m->max;
+	m->pend = 0;
+	m->min = UINT64_MAX;
+	m->max = 0;
+}
+
+MN_ROWS_WEAK void mn_rows_memo_set(struct mn_rows *r, struct mn_rows_memo *m, uint64_t k0, uint64_t k1,
+		      uint32_t k2, struct mn_row *row)
+{
+	memo_flush_one(m);
+	if (!row)
+		k0 = 0;
+	*m = (struct mn_rows_memo){ k0, k1, k2, r->gen, row, .min = UINT64_MAX };
+}
+
+MN_ROWS_WEAK void mn_rows_memo_flush(struct mn_rows *r)
+{
+	for (size_t i = 0; r->memo && i < (size_t)1 << (32 - r->mshift); i++)
+		memo_flush_one(&r->memo[i]);
 }

@@ -215,6 +215,136 @@ uint64_t mn_map_lost(struct mn_map *m);
 /* The pool threads that reduce the map's buffers; 0 when it reduces on its owner's thread. */
 unsigned mn_map_threads(const struct mn_map *m);
 
+/* ---- Row maps: a wide key to a row of reductions, updated in place --------------------------- */
+
+/*
+ * A row map takes a key of MN_ROWS_KEY_WORDS words (a record of ids, zero-padded) to a row: a
+ * count and the minimum and maximum of some value (a distance, a size), which the caller updates
+ * in place through the pointer mn_rows_get() returns.  That is the map for a module whose handler
+ * finds one row per event and changes several of its reductions (the dependence module: a row
+ * per (loop, source, destination, kind, ...), counted, with its distances), where the buffered
+ * map above would need one map per reduction and a packed 64-bit key.
+ *
+ *	struct mn_rows rows = { 0 };                     // in the module state: empty
+ *	mn_rows_memo_init(&rows, 14);                    // init: a memo of 2^14 recent rows
+ *	struct mn_row *r = mn_rows_get(&rows, key);      // miss: find or add
+ *	r->count++;                                      // then update it in place
+ *	mn_rows_sorted(&rows, cmp, arg);                 // emit: rows in the caller's order
+ *	mn_rows_free(&rows);                             // fini
+ *
+ * The memo remembers, by a short key of the caller's (three words that identify the row without
+ * computing its wide key), the rows found recently, and takes counts and values for them that
+ * reach the row later (pending): a handler that hits the memo touches one cache line, not the
+ * table, which may be megabytes.  The map flushes what is pending before its rows move (it grows)
+ * and on mn_rows_memo_flush() (call it before reading the rows).
+ *
+ * One implementation here (backend/map.c: open addressing, a key and its row a cache line,
+ * kept at most half full); the bench keeps a plain chained twin (bench/maps/rows_plain.c, the
+ * breakdown's baseline) with the same interface.  Threading: one owner, as for maps above.
+ * Nothing aborts: mn_rows_get() returns NULL when a new key finds no memory.
+ */
+#define MN_ROWS_KEY_WORDS 4
+
+struct mn_row {
+	uint64_t count;          /* > 0 once counted: a new row (count 0) must be counted at once */
+	uint64_t min, max;       /* of the values; UINT64_MAX and 0 until the first */
+	uint64_t stamp;          /* the caller's, e.g. the last event that counted the row */
+};
+
+/* One slot of the memo: a cache line. */
+struct mn_rows_memo {
+	uint64_t k0, k1;         /* the caller's short key; k0 0: an empty slot */
+	uint32_t k2;
+	unsigned gen;            /* the map's gen when row was found */
+	struct mn_row *row;
+	uint64_t pend;           /* counts not yet in row */
+	uint64_t min, max;       /* of the values not yet in row: UINT64_MAX, 0 if none */
+	uint64_t pad;
+};
+
+/* A row map.  Set to all zeros it is empty; the fields are the implementation's. */
+struct mn_rows {
+	void *e;                 /* the slots (map.c), or the twin's state */
+	size_t n;                /* rows */
+	unsigned bits;           /* 2^bits slots */
+	unsigned gen;            /* bumped when rows move: pointers to them are then stale */
+	struct mn_rows_memo *memo;
+	unsigned mshift;         /* 32 - log2(memo slots) */
+};
+
+/* The key of a row: the MN_ROWS_KEY_WORDS words stored with it. */
+static inline const uint64_t *mn_row_key(const struct mn_row *r)
+{
+	return (const uint64_t *)(const void *)r - MN_ROWS_KEY_WORDS;
+}
+
+/* The hash of a wide key: four independent multiplies, then mn_hash64(). */
+static inline uint64_t mn_rows_hash(const uint64_t *key)
+{
+	return mn_hash64(key[0] * UINT64_C(0x9e3779b97f4a7c15) ^
+			 key[1] * UINT64_C(0xc2b2ae3d27d4eb4f) ^
+			 key[2] * UINT64_C(0x165667b19e3779f9) ^
+			 key[3] * UINT64_C(0x27d4eb2f165667c5));
+}
+
+/* The row of key: found, or added with count 0 and no values.  NULL when key is new and the map
+ * is full and cannot grow.  Pointers to rows stay valid until gen changes: a call moves them when
+ * mn_rows_grows() said so before it, whether its key is new or not. */
+struct mn_row *mn_rows_get(struct mn_rows *r, const uint64_t *key);
+
+/* Whether the next mn_rows_get() moves the rows (more than half full after one more row). */
+bool mn_rows_grows(const struct mn_rows *r);
+
+/* Every row, in no particular order: start with a zeroed cursor, stop at NULL. */
+struct mn_rows_cursor {
+	size_t i;
+	void *node;
+};
+struct mn_row *mn_rows_next(const struct mn_rows *r, struct mn_rows_cursor *c);
+
+/* The rows sorted by cmp(a, b, arg) (a and b point to struct mn_row *), in a new array of r->n
+ * pointers that the caller frees; NULL without memory.  Flush the memo first. */
+struct mn_row **mn_rows_sorted(const struct mn_rows *r,
+			       int (*cmp)(const void *, const void *, void *), void *arg);
+
+/* Frees every row and the memo: the map is then all zeros, empty. */
+void mn_rows_free(struct mn_rows *r);
+
+/* Gives the map a memo of 2^bits slots (1 to 24); -ENOMEM without memory.  Once. */
+int mn_rows_memo_init(struct mn_rows *r, unsigned bits);
+
+/* The memo slot of a 32-bit hash of the short key (its top bits name the slot). */
+static inline struct mn_rows_memo *mn_rows_memo_slot(const struct mn_rows *r, uint32_t hash)
+{
+	return &r->memo[hash >> r->mshift];
+}
+
+/* Whether slot m holds the row of short key (k0, k1, k2), k0 never 0. */
+static inline bool mn_rows_memo_hit(const struct mn_rows *r, const struct mn_rows_memo *m,
+				    uint64_t k0, uint64_t k1, uint32_t k2)
+{
+	return m->k0 == k0 && m->k1 == k1 && m->k2 == k2 && m->gen == r->gen;
+}
+
+/* Counts one in a hit slot's row, with value v if has_v: the row gets it when the slot's
+ * pending counts are flushed. */
+static inline void mn_rows_memo_count(struct mn_rows_memo *m, bool has_v, uint64_t v)
+{
+	if (has_v && v < m->min)
+		m->min = v;
+	if (has_v && v > m->max)
+		m->max = v;
+	m->pend++;
+}
+
+/* Slot m now remembers row for (k0, k1, k2), its pending counts flushed into its old row first.
+ * k0 0 (or row NULL) empties it.  (The twin never remembers: its slots stay empty.) */
+void mn_rows_memo_set(struct mn_rows *r, struct mn_rows_memo *m, uint64_t k0, uint64_t k1,
+		      uint32_t k2, struct mn_row *row);
+
+/* Every slot's pending counts into the rows: before reading them. */
+void mn_rows_memo_flush(struct mn_rows *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -280,13 +280,13 @@ static int sum_one(void *arg, uint64_t key, const struct mn_map_value *v)
 
 /* ---- The rows -------------------------------------------------------------------------------- */
 
-enum row_kind { ROW_GLIB, ROW_MNEMO, ROW_LIMIT };
+enum row_kind { ROW_GLIB, ROW_MNEMO, ROW_ROWS, ROW_LIMIT };
 
 struct row {
 	const char *name;
 	enum row_kind kind;
 	unsigned threads;        /* ROW_MNEMO: pool threads */
-	size_t buffer;           /* ROW_MNEMO: entries a buffer, 0 for -b's */
+	size_t buffer;           /* ROW_MNEMO: entries a buffer, 0 for -b's; ROW_ROWS: memo bits */
 	double best;             /* fastest run, seconds */
 	double *runs;            /* every run, seconds (for -v) */
 	struct sum got;          /* of the last run */
@@ -371,6 +371,61 @@ static double run_mnemo(const struct stream *st, unsigned threads, size_t buffer
 	return t1 - t0;
 }
 
+static int by_key0(const void *a, const void *b, void *arg)
+{
+	uint64_t x = mn_row_key(*(struct mn_row *const *)a)[0];
+	uint64_t y = mn_row_key(*(struct mn_row *const *)b)[0];
+
+	(void)arg;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The same counts in a row map (map.h, struct mn_rows: the dependence module's), keys of one word
+ * and three zeros, each insert a lookup and an increment in place; with memo_bits, through a memo
+ * of 2^memo_bits recent rows first, as the module counts its rows.
+ */
+static double run_rows(const struct stream *st, unsigned memo_bits, struct sum *s)
+{
+	struct mn_rows m = { 0 };
+	struct mn_row **v;
+	double t0, t1;
+
+	if (memo_bits && mn_rows_memo_init(&m, memo_bits))
+		die("mn_rows_memo_init", strerror(ENOMEM));
+	t0 = now();
+	for (size_t i = 0; i < st->n; i++) {
+		uint64_t key[MN_ROWS_KEY_WORDS] = { st->keys[i] };
+		struct mn_rows_memo *slot = NULL;
+		struct mn_row *row;
+
+		if (memo_bits) {
+			uint32_t h = (uint32_t)(key[0] * UINT64_C(0x9e3779b97f4a7c15) >> 32);
+
+			slot = mn_rows_memo_slot(&m, h);
+			if (mn_rows_memo_hit(&m, slot, key[0], 0, 0)) {
+				mn_rows_memo_count(slot, false, 0);
+				continue;
+			}
+		}
+		if (!(row = mn_rows_get(&m, key)))
+			die("mn_rows_get", strerror(ENOMEM));
+		row->count++;
+		if (slot)
+			mn_rows_memo_set(&m, slot, key[0], 0, 0, row);
+	}
+	mn_rows_memo_flush(&m);
+	t1 = now();
+	if (!(v = mn_rows_sorted(&m, by_key0, NULL)))
+		die("mn_rows_sorted", strerror(ENOMEM));
+	*s = (struct sum){ .hash = UINT64_C(0xcbf29ce484222325) };
+	for (size_t i = 0; i < m.n; i++)
+		sum_add(s, mn_row_key(v[i])[0], v[i]->count);
+	free(v);
+	mn_rows_free(&m);
+	return t1 - t0;
+}
+
 /* The buffered insert's stores alone: a ring of 4 buffers of `buffer` keys, as the map's. */
 static double run_limit(const struct stream *st, size_t buffer)
 {
@@ -416,9 +471,11 @@ int main(int argc, char **argv)
 		{ .name = "Mnemo, 1 thread", .kind = ROW_MNEMO, .threads = 0, .buffer = 4096 },
 		{ .name = "Mnemo, 2 threads", .kind = ROW_MNEMO, .threads = 1 },
 		{ .name = "Mnemo, 3 threads", .kind = ROW_MNEMO, .threads = 2 },
+		{ .name = "Mnemo, row map", .kind = ROW_ROWS, .buffer = 0 },
+		{ .name = "row map + memo", .kind = ROW_ROWS, .buffer = 14 },
 		{ .name = "limit: buffer stores", .kind = ROW_LIMIT },
 	};
-	enum { GLIB, UNBUF, T1, T2, T3, LIMIT, NROWS };
+	enum { GLIB, UNBUF, T1, T2, T3, ROWS, ROWS_MEMO, LIMIT, NROWS };
 	size_t n = 10000000, buffer = BUFFER;
 	unsigned repeats = 7;
 	bool verbose = false, bad = false;
@@ -498,6 +555,9 @@ int main(int argc, char **argv)
 			case ROW_MNEMO:
 				t = run_mnemo(&st, w->threads, w->buffer ? w->buffer : buffer,
 					      &w->got, &lost);
+				break;
+			case ROW_ROWS:
+				t = run_rows(&st, (unsigned)w->buffer, &w->got);
 				break;
 			case ROW_LIMIT:
 				t = run_limit(&st, buffer);

@@ -55,4 +55,5 @@ record_run "$build" "$work/$program.deps" "$work/$program.rec" "$events" $args |
 	{ echo "bench/maps/run.sh: no recording made" >&2; exit 1; }
 
 echo "== bench-maps (load average: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+[ -z "${MNEMO_KEEP_RECORDING:-}" ] || cp "$work/$program.rec" "$MNEMO_KEEP_RECORDING"
 "$bin/bench-maps" "$work/$program.rec" "$@"
