@@ -430,11 +430,12 @@ fi
 #   baseline            no specialization (mnemo-cc --mnemo-no-specialize: every catalogue event
 #                       with every argument), the Lamport queue (--mnemo-queue=lamport: each
 #                       record published as written, ordinary stores), one worker, the plain map
-#                       (MNEMO_DEP_TABLE=plain: one malloc'd node per dependence)
+#                       (mnemo-backend-plain, bench/maps/rows_plain.c: one malloc'd node per row)
 #   + specialization    only the dependence module's events and arguments
 #   + queue             ping-pong buffers written with streaming stores (PROMPT 5.2)
 #   + data parallelism  MNEMO_WORKERS=2 (sharded by address)
-#   + reduction maps    the module's reduction table (open addressing, reductions in place)
+#   + reduction maps    mnemo-backend: the row map of backend/map.h (open addressing, reductions
+#                       in place, the memo of recent rows)
 #   + loop summaries    one record per summarized access and loop invocation instead of one per
 #                       access (pass/README.md): the table's dependence build
 # Every row before the last is built with --mnemo-no-summarize, so that it measures what it did
@@ -448,10 +449,11 @@ if [ "$breakdown" != 0 ] && [[ " $modules " == *" dependence "* ]]; then
 	brow=(baseline "+ specialization" "+ queue" "+ data parallelism" "+ reduction maps"
 		"+ loop summaries")
 	bexe=(nospec lamport nosum nosum nosum default)
-	benv=("MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain"
-		"MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain" "MNEMO_WORKERS=2 MNEMO_DEP_TABLE=plain"
-		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction"
-		"MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction")
+	plainbe="MNEMO_BACKEND=$bin/mnemo-backend-plain"
+	[ -x "$bin/mnemo-backend-plain" ] ||
+		{ echo "bench/run.sh: $bin/mnemo-backend-plain not built (bench/maps)" >&2; exit 1; }
+	benv=("MNEMO_WORKERS=1 $plainbe" "MNEMO_WORKERS=1 $plainbe" "MNEMO_WORKERS=1 $plainbe"
+		"MNEMO_WORKERS=2 $plainbe" "MNEMO_WORKERS=2" "MNEMO_WORKERS=2")
 	# The switches are in the build commands, hence in cbuild's cache keys.
 	declare -A bflags=(
 		[nospec]="--mnemo-no-specialize --mnemo-queue=lamport --mnemo-no-summarize"

@@ -1,32 +1,22 @@
 /*
- * The dependence module's plumbing: two open-addressing hash tables and the run-length coded
- * iteration starts of a loop invocation, in cache-line blocks (dep_tables.h), plus the plain
- * chained map that can stand in for the row table (MNEMO_DEP_TABLE=plain).  Tables are
- * power-of-two sized and kept at most half full.  When one cannot grow, the access table takes no
- * new access (0) and the row table goes on at a higher load until it is full (NULL), the plain map
- * with longer chains until a node cannot be allocated (NULL): the module counts either as nomem.
+ * The dependence module's plumbing: the open-addressing table of accesses, the rows' spans and
+ * the run-length coded iteration starts of a loop invocation, in cache-line blocks
+ * (dep_tables.h).  Tables are power-of-two sized and kept at most half full.  When one cannot
+ * grow, the access table takes no new access (0): the module counts it as nomem.  The rows
+ * themselves are in a row map (backend/map.h).
  */
-#define _GNU_SOURCE   /* qsort_r */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dep_tables.h"
-
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= UINT64_C(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64_C(0xc4ceb9fe1a85ec53);
-	return x ^ (x >> 33);
-}
+#include "map.h"
 
 /* ---- Accesses -------------------------------------------------------------------------------- */
 
 static size_t access_slot(const struct dep_accesses *t, uint32_t site, uint32_t ctx)
 {
-	return mix((uint64_t)site << 32 | ctx) & (((size_t)1 << t->bits) - 1);
+	return mn_hash64((uint64_t)site << 32 | ctx) & (((size_t)1 << t->bits) - 1);
 }
 
 static int accesses_grow(struct dep_accesses *t)
@@ -90,215 +80,23 @@ void dep_accesses_free(struct dep_accesses *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* ---- Reported dependences -------------------------------------------------------------------- */
-
-_Static_assert(sizeof(struct dep_key) == 32, "dep_key is hashed as four words");
-
-/* Four independent multiplies, then one mix: a key is hashed on every dependence instance. */
-static size_t key_slot(const struct dep_key *k, unsigned bits)
-{
-	uint64_t w[4];
-
-	memcpy(w, k, sizeof(w));
-	return mix(w[0] * UINT64_C(0x9e3779b97f4a7c15) ^ w[1] * UINT64_C(0xc2b2ae3d27d4eb4f) ^
-		   w[2] * UINT64_C(0x165667b19e3779f9) ^ w[3] * UINT64_C(0x27d4eb2f165667c5)) &
-	       (((size_t)1 << bits) - 1);
-}
-
-static bool key_equal(const struct dep_key *a, const struct dep_key *b)
-{
-	uint64_t x[4], y[4];
-
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]));
-}
-
-static int table_grow(struct dep_table *t)
-{
-	unsigned bits = t->bits ? t->bits + 1 : 10;
-	size_t mask = ((size_t)1 << bits) - 1;
-	struct dep_entry *e = calloc(mask + 1, sizeof(*e));
-
-	if (!e)
-		return -1;
-	for (size_t j = 0; t->e && j < (size_t)1 << t->bits; j++) {
-		size_t i;
-
-		if (!t->e[j].count)
-			continue;
-		for (i = key_slot(&t->e[j].k, bits); e[i].count; i = (i + 1) & mask)
-			;
-		e[i] = t->e[j];
-	}
-	free(t->e);
-	t->e = e;
-	t->bits = bits;
-	t->gen++;
-	return 0;
-}
-
-/* ---- The plain map (MNEMO_DEP_TABLE=plain) ---- */
-
-/* FNV-1a over the key's bytes: simple, and what a hand-written std::hash would be. */
-static uint64_t plain_hash(const struct dep_key *k)
-{
-	const unsigned char *b = (const unsigned char *)k;
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
-	return h;
-}
-
-/* Twice the buckets, every node relinked; nodes stay where they are.  -1 without memory. */
-static int plain_rehash(struct dep_table *t)
-{
-	size_t nb = t->nbucket ? 2 * t->nbucket : 16;
-	struct dep_node **b = calloc(nb, sizeof(*b));
-
-	if (!b)
-		return -1;
-	for (size_t i = 0; i < t->nbucket; i++) {
-		struct dep_node *n, *next;
-
-		for (n = t->bucket[i]; n; n = next) {
-			next = n->next;
-			n->next = b[n->hash & (nb - 1)];
-			b[n->hash & (nb - 1)] = n;
-		}
-	}
-	free(t->bucket);
-	t->bucket = b;
-	t->nbucket = nb;
-	return 0;
-}
-
-static __attribute__((noinline)) struct dep_entry *plain_get(struct dep_table *t,
-							      const struct dep_key *k)
-{
-	uint64_t h = plain_hash(k);
-	struct dep_node *n;
-
-	if (t->nbucket)
-		for (n = t->bucket[h & (t->nbucket - 1)]; n; n = n->next)
-			if (n->hash == h && key_equal(&n->e.k, k))
-				return &n->e;
-	/* load 1: grow; a map that cannot grow goes on with longer chains */
-	if (t->n + 1 > t->nbucket && plain_rehash(t) && !t->nbucket)
-		return NULL;
-	if (!(n = malloc(sizeof(*n))))
-		return NULL;
-	n->hash = h;
-	n->e = (struct dep_entry){ .k = *k, .dmin = UINT64_MAX };
-	n->next = t->bucket[h & (t->nbucket - 1)];
-	t->bucket[h & (t->nbucket - 1)] = n;
-	t->n++;
-	return &n->e;
-}
-
-/* ---- The reduction table and the interface ---- */
-
-struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k)
-{
-	size_t size = t->e ? (size_t)1 << t->bits : 0, i;
-
-	if (__builtin_expect(t->plain, 0))
-		return plain_get(t, k);
-
-	if (dep_table_grows(t) && table_grow(t) && t->n + 1 >= size)
-		return NULL;
-	size = (size_t)1 << t->bits;
-	for (i = key_slot(k, t->bits); t->e[i].count; i = (i + 1) & (size - 1))
-		if (key_equal(&t->e[i].k, k))
-			return &t->e[i];
-	t->e[i] = (struct dep_entry){ .k = *k, .dmin = UINT64_MAX };
-	t->n++;
-	return &t->e[i];
-}
-
-static int cmp_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
-static int by_key(const void *a_, const void *b_, void *rank_)
-{
-	const struct dep_key *a = &(*(struct dep_entry *const *)a_)->k;
-	const struct dep_key *b = &(*(struct dep_entry *const *)b_)->k;
-	const uint32_t *rank = rank_;
-	int c;
-
-	if ((c = cmp_u32(a->loop, b->loop)) || (c = cmp_u32(a->src, b->src)) ||
-	    (c = cmp_u32(a->dst, b->dst)) || (c = cmp_u32(a->kind, b->kind)) ||
-	    (c = cmp_u32(a->carried, b->carried)) || (c = cmp_u32(a->src_via, b->src_via)) ||
-	    (c = cmp_u32(a->dst_via, b->dst_via)))
-		return c;
-	if (rank && ((c = cmp_u32(rank[a->src_ctx], rank[b->src_ctx])) ||
-		     (c = cmp_u32(rank[a->dst_ctx], rank[b->dst_ctx]))))
-		return c;
-	if ((c = cmp_u32(a->src_ctx, b->src_ctx)))
-		return c;
-	return cmp_u32(a->dst_ctx, b->dst_ctx);
-}
-
-struct dep_entry *dep_table_next(const struct dep_table *t, struct dep_cursor *c)
-{
-	if (t->plain) {
-		if (c->node && (c->node = c->node->next))
-			return &c->node->e;
-		while (c->i < t->nbucket)
-			if ((c->node = t->bucket[c->i++]))
-				return &c->node->e;
-		return NULL;
-	}
-	for (; t->e && c->i < (size_t)1 << t->bits; c->i++)
-		if (t->e[c->i].count)
-			return &t->e[c->i++];
-	return NULL;
-}
-
-struct dep_entry **dep_table_sorted(const struct dep_table *t, const uint32_t *ctx_rank)
-{
-	struct dep_entry **v = malloc((t->n + 1) * sizeof(*v));
-	struct dep_cursor c = { 0 };
-	struct dep_entry *e;
-	size_t n = 0;
-
-	if (!v)
-		return NULL;
-	while ((e = dep_table_next(t, &c)))
-		v[n++] = e;
-	qsort_r(v, n, sizeof(*v), by_key, (void *)ctx_rank);
-	return v;
-}
-
-/* Frees every entry; the table is then empty, in the same mode. */
-void dep_table_free(struct dep_table *t)
-{
-	bool plain = t->plain;
-
-	for (size_t i = 0; i < t->nbucket; i++) {
-		struct dep_node *n, *next;
-
-		for (n = t->bucket[i]; n; n = next) {
-			next = n->next;
-			free(n);
-		}
-	}
-	free(t->bucket);
-	free(t->e);
-	memset(t, 0, sizeof(*t));
-	t->plain = plain;
-}
-
 /* ---- Rows counted by accesses that span workers ---------------------------------------------- */
 
-static struct dep_span_list *spans_slot(const struct dep_spans *t, const struct dep_key *k)
+static size_t key_slot(const uint64_t *k, unsigned bits)
+{
+	return mn_rows_hash(k) & (((size_t)1 << bits) - 1);
+}
+
+static bool key_equal(const uint64_t *a, const uint64_t *b)
+{
+	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]));
+}
+
+static struct dep_span_list *spans_slot(const struct dep_spans *t, const uint64_t *k)
 {
 	size_t mask = ((size_t)1 << t->bits) - 1, i = key_slot(k, t->bits);
 
-	while (t->v[i].n && !key_equal(&t->v[i].k, k))
+	while (t->v[i].n && !key_equal(t->v[i].k, k))
 		i = (i + 1) & mask;
 	return &t->v[i];
 }
@@ -311,7 +109,7 @@ static bool spans_grow(struct dep_spans *t)
 		return false;
 	for (size_t i = 0; t->v && i < (size_t)1 << t->bits; i++)
 		if (t->v[i].n)
-			*spans_slot(&g, &t->v[i].k) = t->v[i];
+			*spans_slot(&g, t->v[i].k) = t->v[i];
 	free(t->v);
 	*t = g;
 	return true;
@@ -335,7 +133,7 @@ static bool list_put(struct dep_span_list *l, uint64_t v)
 	return true;
 }
 
-bool dep_spans_add(struct dep_spans *t, const struct dep_key *k, uint64_t serial)
+bool dep_spans_add(struct dep_spans *t, const uint64_t *k, uint64_t serial)
 {
 	struct dep_span_list *l;
 
@@ -348,7 +146,7 @@ bool dep_spans_add(struct dep_spans *t, const struct dep_key *k, uint64_t serial
 			*l = (struct dep_span_list){ 0 };
 			return false;
 		}
-		l->k = *k;
+		memcpy(l->k, k, sizeof(l->k));
 		l->last = serial;
 		t->n++;
 		return true;
@@ -384,7 +182,8 @@ static uint64_t list_union(const struct dep_span_list *a, const struct dep_span_
 	bool hx = true, hy = true;
 	uint64_t shared = 0, prev = 0;
 
-	*u = (struct dep_span_list){ .k = a->k };
+	*u = (struct dep_span_list){ 0 };
+	memcpy(u->k, a->k, sizeof(u->k));
 	*ok = true;
 	while (hx || hy) {
 		uint64_t v = !hy || (hx && x <= y) ? x : y;
@@ -402,7 +201,7 @@ static uint64_t list_union(const struct dep_span_list *a, const struct dep_span_
 }
 
 int dep_spans_merge(struct dep_spans *into, struct dep_spans *from,
-		    void (*dup)(void *arg, const struct dep_key *k, uint64_t n), void *arg)
+		    void (*dup)(void *arg, const uint64_t *k, uint64_t n), void *arg)
 {
 	int err = 0;
 
@@ -417,14 +216,14 @@ int dep_spans_merge(struct dep_spans *into, struct dep_spans *from,
 			err = -ENOMEM;
 			continue;
 		}
-		t = spans_slot(into, &f->k);
+		t = spans_slot(into, f->k);
 		if (!t->n) {   /* into never logged the row: the list moves */
 			*t = *f;
 			into->n++;
 		} else {
 			shared = list_union(t, f, &u, &ok);
 			if (shared)
-				dup(arg, &f->k, shared);
+				dup(arg, f->k, shared);
 			if (!ok) {
 				free(u.bytes);
 				err = -ENOMEM;   /* into keeps its own list; from's is dropped */

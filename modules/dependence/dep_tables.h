@@ -1,8 +1,9 @@
 /*
  * The dependence module's plumbing (dep_tables.c), kept out of dependence.c so that the module
  * itself reads like PROMPT's Figure 6: the table of accesses (a load or store site in a calling
- * context, interned as one 32-bit id, the currency of the shadow), the table of reported
- * dependences, and the iteration starts of a live loop invocation.  Module-local: nothing here is
+ * context, interned as one 32-bit id, the currency of the shadow), the key of a reported
+ * dependence, the rows counted by accesses that span workers, and the iteration starts of a live
+ * loop invocation.  Module-local: nothing here is
  * installed or used by anything else.
  *
  * Not thread-safe: one of each per worker.  Nothing here aborts: a table that cannot grow returns 0
@@ -32,12 +33,12 @@ struct dep_accesses {
 uint32_t dep_access_intern(struct dep_accesses *t, uint32_t site, uint32_t ctx);
 void dep_accesses_free(struct dep_accesses *t);
 
-/* ---- Reported dependences: the key of README's schema -> count and distances ----------------- */
+/* ---- Reported dependences: the key of README's schema (the rows: a row map, map.h) ------------ */
 
 enum dep_kind { DEP_RAW, DEP_WAR, DEP_WAW };
 
-/* One row of the section, all decoded values (never module-local ids), so that the workers' tables
- * merge without translation.  32 bytes, no implicit padding: hashed and compared as bytes. */
+/* One row's key, all decoded values (never module-local ids), so that the workers' rows merge
+ * without translation.  32 bytes, no implicit padding: a row map's MN_ROWS_KEY_WORDS words. */
 struct dep_key {
 	uint32_t loop;               /* loop site; 0: the source and destination share no loop */
 	uint32_t src, dst;           /* access sites */
@@ -47,62 +48,7 @@ struct dep_key {
 	uint8_t carried;
 	uint16_t pad;                /* 0 */
 };
-
-struct dep_entry {
-	struct dep_key k;
-	uint64_t count;              /* > 0 once inserted: 0 marks an empty slot */
-	uint64_t dmin, dmax;         /* carried: distances in iterations; UINT64_MAX, 0 until set */
-	uint64_t stamp;              /* the last access that counted this entry */
-};
-
-/* An entry of the plain map: one allocation each, never moved. */
-struct dep_node {
-	struct dep_node *next;       /* in its bucket's chain */
-	uint64_t hash;               /* of e.k, kept for rehashing */
-	struct dep_entry e;
-};
-
-/*
- * Two implementations behind one interface, chosen before the first entry (MNEMO_DEP_TABLE): the
- * reduction table (open addressing, entries in place, kept at most half full), and a plain
- * chained hash map (plain: an array of bucket heads, one malloc'd node per entry, rehashed at
- * load 1), what std::unordered_map is: the baseline of PROMPT's Table 8, and the reduction
- * table's slow, obviously correct twin in tests.  A branch on plain per lookup, not a pointer.
- */
-struct dep_table {
-	struct dep_entry *e;         /* 2^bits slots */
-	size_t n;                    /* entries in use (both) */
-	unsigned bits;
-	unsigned gen;                /* bumped when entries move: pointers to them are stale.  The
-				      * plain map's nodes never move: its gen never changes */
-	bool plain;
-	struct dep_node **bucket;    /* plain: nbucket chains */
-	size_t nbucket;
-};
-
-/*
- * The entry of key k: found, or added with count 0 (the caller must then make it > 0).  NULL when
- * k is new and the table is full and cannot grow (plain: a node cannot be allocated).
- */
-struct dep_entry *dep_table_get(struct dep_table *t, const struct dep_key *k);
-/* Whether dep_table_get() would grow the reduction table, moving its entries (gen changes), were
- * its key new: more than half full after one more.  The plain map's nodes never move. */
-static inline bool dep_table_grows(const struct dep_table *t)
-{
-	return !t->plain && 2 * (t->n + 1) > (t->e ? (size_t)1 << t->bits : 0);
-}
-/* Every entry in use, in no particular order: start with a zeroed cursor, stop at NULL. */
-struct dep_cursor {
-	size_t i;
-	struct dep_node *node;
-};
-struct dep_entry *dep_table_next(const struct dep_table *t, struct dep_cursor *c);
-/* The entries in use, sorted by key (loop, src, dst, kind, carried, src_via, dst_via, contexts),
- * into a new array of t->n pointers that the caller frees; NULL without memory.  Contexts compare
- * by ctx_rank[id] when ctx_rank is not NULL (the module ranks them by their sites, so that the
- * order does not depend on the ids, which differ between runs), else by id. */
-struct dep_entry **dep_table_sorted(const struct dep_table *t, const uint32_t *ctx_rank);
-void dep_table_free(struct dep_table *t);
+_Static_assert(sizeof(struct dep_key) == 32, "dep_key is a row map's key of four words");
 
 /* ---- Rows counted by accesses that span workers ----------------------------------------------- */
 
@@ -114,7 +60,7 @@ void dep_table_free(struct dep_table *t);
  * count for each serial both sides logged.  Per key an increasing list, LEB128 deltas.
  */
 struct dep_span_list {
-	struct dep_key k;
+	uint64_t k[4];               /* the row's key (struct dep_key's words) */
 	uint8_t *bytes;
 	uint32_t n, cap;             /* bytes used, allocated; n 0: an empty slot */
 	uint64_t last;               /* the last serial added */
@@ -128,12 +74,12 @@ struct dep_spans {
 
 /* Logs that access serial (not below any logged before for k) counted row k.  False without
  * memory (the row's count may then be one too many after the merge: the caller counts it). */
-bool dep_spans_add(struct dep_spans *t, const struct dep_key *k, uint64_t serial);
+bool dep_spans_add(struct dep_spans *t, const uint64_t *k, uint64_t serial);
 /* Folds from's lists into into's, calling dup(arg, k, n) for every key both hold that share
  * n > 0 serials.  -ENOMEM without memory (some lists then stay in from: the caller counts
  * the loss).  from is left empty or holding what could not move; free it after. */
 int dep_spans_merge(struct dep_spans *into, struct dep_spans *from,
-		    void (*dup)(void *arg, const struct dep_key *k, uint64_t n), void *arg);
+		    void (*dup)(void *arg, const uint64_t *k, uint64_t n), void *arg);
 void dep_spans_free(struct dep_spans *t);
 
 /* ---- Iteration starts of a live loop invocation ---------------------------------------------- */

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,12 @@
 #include "backend.h"
 #include "context.h"
 #include "dep_tables.h"
+#include "map.h"
 #include "module.h"
 #include "shadow.h"
 #include "sitevec.h"
+
+extern const struct mn_module mn_module_dependence;
 
 #define PAGE_SHIFT 12        /* shard_shift: workers own whole 4 KiB pages */
 #define CTX_DEPTH  64        /* context ids encode the outermost 64 frames */
@@ -49,25 +53,12 @@ struct site {
 
 /*
  * The row of an instance depends only on its source and destination accesses, the loop frame,
- * the kind and whether it is carried: a memo of those skips the via walks and the row lookup for
- * the instances that repeat, most of them.  Keys are packed into words so that a hit is three
- * compares; pair 0 (access id 0 is never valid) marks an empty slot.
+ * the kind and whether it is carried: the row map's memo (map.h), keyed by those, skips the via
+ * walks and the row lookup for the instances that repeat, most of them, and takes their counts
+ * and carried distances (tally()), so that a row map of megabytes is touched once per memo slot
+ * fill, not once per instance.  Short key: src | dst << 32, the frame's fid | loop site << 32,
+ * kind << 1 | carried.
  */
-struct memo {
-	uint64_t pair;             /* src | dst << 32 */
-	uint64_t frame;            /* the loop frame's fid | loop site << 32; 0: loop 0 */
-	uint32_t kc;               /* kind << 1 | carried */
-	unsigned gen;              /* the row table's gen when e was found */
-	struct dep_entry *e;
-	/* Instances counted here and not yet in e (tally()), and their carried distances: a row
-	 * table of megabytes is then touched once per slot fill, not once per instance. */
-	uint32_t pend;
-	uint32_t pad;
-	uint64_t dmin, dmax;
-	uint64_t pad2;
-};
-_Static_assert(sizeof(struct memo) == 64, "a memo slot per cache line");
-
 /* A live loop invocation: one per loop frame of the context stack, outermost first. */
 struct loop {
 	uint32_t site, fid;        /* the loop; the context id with its frame on top */
@@ -116,7 +107,7 @@ struct below {
 	uint64_t serial;           /* J's invocation serial */
 	unsigned gen;              /* the row table's gen when e[] was found */
 	uint32_t kind, n;          /* n > BELOW_MAX: walk */
-	struct dep_entry *e[BELOW_MAX];
+	struct mn_row *e[BELOW_MAX];
 	/* Instances of accesses that touch one word counted here and not yet in e[] (as memo
 	 * slots hold theirs: tally()), pendc of them carried in J.  e[dup] is J's own not-carried
 	 * row (-1: none), which an instance not carried in J counts there, once (rule 6). */
@@ -137,13 +128,16 @@ struct dep {
 	struct mn_sitevec sites;   /* struct site */
 	const struct mn_run *run;
 	struct dep_accesses acc;
-	struct dep_table deps;
+	struct mn_rows deps;       /* the rows: struct dep_key -> count, distances */
 	struct loop *loops;        /* [nloops], and idle ones up to loop_cap with their memory */
 	unsigned nloops, loop_cap;
 	unsigned in_target;        /* target loops among loops[] */
 	bool context, target_mode;
 	bool restored;             /* a whole run's, from its profile (`mnemo merge`) */
 	uint32_t clock, clock_limit;
+	/* Settings (dep_options) */
+	const char *loop_opt;      /* MNEMO_DEP_LOOP: "" or the target loops (README rule 8) */
+	uint64_t clock_opt;        /* MNEMO_DEP_CLOCK_LIMIT: clock_limit, smaller in tests */
 	uint64_t stamp;            /* accesses so far: one dynamic access counts an entry once */
 	uint64_t aliases, nomem, resets;
 	uint64_t clipped;          /* only from profiles written when accesses were clipped */
@@ -154,7 +148,6 @@ struct dep {
 	uint64_t spans;            /* accesses so far that span two pages: their serial */
 	bool spanning;             /* the access being counted spans workers: log its rows */
 	struct dep_spans span_rows;
-	struct memo memo[1u << MEMO_BITS];
 };
 
 /* ---- The clock and the loops ----------------------------------------------------------------- */
@@ -334,35 +327,18 @@ static uint32_t via_cached(struct dep *d, uint32_t ctx, uint32_t fid)
 }
 
 /* Counts an instance in row e (once per destination access: rule 6) with its distance. */
-static inline void count(struct dep *d, struct dep_entry *e, bool carried, uint64_t distance)
+static inline void count(struct dep *d, struct mn_row *e, bool carried, uint64_t distance)
 {
 	if (e->stamp != d->stamp) {
 		e->stamp = d->stamp;
 		e->count++;
-		if (__builtin_expect(d->spanning, 0) && !dep_spans_add(&d->span_rows, &e->k, d->spans))
+		if (__builtin_expect(d->spanning, 0) && !dep_spans_add(&d->span_rows, mn_row_key(e), d->spans))
 			d->nomem++;
 	}
-	if (carried && distance < e->dmin)
-		e->dmin = distance;
-	if (carried && distance > e->dmax)
-		e->dmax = distance;
-}
-
-/* Slot m's pending instances into its row. */
-static void memo_flush(struct memo *m)
-{
-	struct dep_entry *e = m->e;
-
-	if (!m->pend)
-		return;
-	e->count += m->pend;
-	if (m->dmin < e->dmin)
-		e->dmin = m->dmin;
-	if (m->dmax > e->dmax)
-		e->dmax = m->dmax;
-	m->pend = 0;
-	m->dmin = UINT64_MAX;
-	m->dmax = 0;
+	if (carried && distance < e->min)
+		e->min = distance;
+	if (carried && distance > e->max)
+		e->max = distance;
 }
 
 /* Below slot b's pending instances into its rows. */
@@ -379,8 +355,7 @@ static void below_flush(struct below *b)
  * emit). */
 static void pending_flush_all(struct dep *d)
 {
-	for (size_t i = 0; i < sizeof(d->memo) / sizeof(d->memo[0]); i++)
-		memo_flush(&d->memo[i]);
+	mn_rows_memo_flush(&d->deps);
 	for (size_t i = 0; i < sizeof(d->below) / sizeof(d->below[0]); i++)
 		below_flush(&d->below[i]);
 }
@@ -403,33 +378,51 @@ static void row_key(struct dep *d, struct dep_key *k, uint32_t src, uint32_t dst
 	}
 }
 
-/* row()'s miss: the via walks and the row table.  Fills memo slot m; NULL without memory. */
-static __attribute__((noinline)) struct dep_entry *
-row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct loop *l,
+/* The row of key k in rows, found or added with count 0 (to count at once); NULL without memory. */
+static struct mn_row *rows_find(struct mn_rows *rows, const struct dep_key *k)
+{
+	uint64_t w[MN_ROWS_KEY_WORDS];
+
+	memcpy(w, k, sizeof(w));
+	return mn_rows_get(rows, w);
+}
+
+/* A row's key. */
+static struct dep_key key_of(const struct mn_row *e)
+{
+	struct dep_key k;
+
+	memcpy(&k, mn_row_key(e), sizeof(k));
+	return k;
+}
+
+/* rows_find() while profiling: NULL counted. */
+static struct mn_row *row_get(struct dep *d, const struct dep_key *k)
+{
+	struct mn_row *e;
+
+	/* Growing the map moves the rows that below slots point to: their counts go in first
+	 * (the map flushes its memo itself). */
+	if (mn_rows_grows(&d->deps))
+		pending_flush_all(d);
+	if (!(e = rows_find(&d->deps, k)))
+		d->nomem++;
+	return e;
+}
+
+/* row()'s miss: the via walks and the row map.  Fills memo slot m; NULL without memory (then
+ * m stays empty: the next instance tries again, and counts again). */
+static __attribute__((noinline)) struct mn_row *
+row_slow(struct dep *d, struct mn_rows_memo *m, uint32_t src, uint32_t dst, const struct loop *l,
 	 enum dep_kind kind, bool carried)
 {
 	struct dep_key k;
-	struct dep_entry *e;
+	struct mn_row *e;
 
 	row_key(d, &k, src, dst, l, kind, carried);
-	/* Growing the table moves the rows that slots point to: their pending counts go in first. */
-	if (dep_table_grows(&d->deps))
-		pending_flush_all(d);
-	memo_flush(m);
-	e = dep_table_get(&d->deps, &k);
-	if (!e) {
-		d->nomem++;
-		m->pair = 0;   /* not remembered: the next instance tries again, and counts again */
-		return NULL;
-	}
-	/* The plain map is Table 8's baseline, what PROMPT's std::unordered_map was: every instance
-	 * pays the via walks and a lookup, so the memo, part of the reduction table's speed, stays
-	 * empty (no branch on the hit path: an empty slot never matches). */
-	if (d->deps.plain)
-		return e;
-	/* gen: after the lookup, which may have grown the table */
-	*m = (struct memo){ src | (uint64_t)dst << 32, l ? l->mkey : 0,
-			    (uint32_t)kind << 1 | carried, d->deps.gen, e, .dmin = UINT64_MAX };
+	e = row_get(d, &k);
+	mn_rows_memo_set(&d->deps, m, src | (uint64_t)dst << 32, l ? l->mkey : 0,
+			 (uint32_t)kind << 1 | carried, e);
 	return e;
 }
 
@@ -438,29 +431,29 @@ row_slow(struct dep *d, struct memo *m, uint32_t src, uint32_t dst, const struct
  * pair and ph are the instance's src | dst << 32 and its part of the slot hash, made once per
  * instance by report() for all its loop frames.
  */
-static inline struct memo *memo_slot(struct dep *d, uint32_t ph, const struct loop *l, uint32_t kc)
+static inline struct mn_rows_memo *memo_slot(struct dep *d, uint32_t ph, const struct loop *l,
+					     uint32_t kc)
 {
 	/* A multiplicative hash's top bits: all of ph's bits reach the slot number (the top bits
 	 * alone left 1024 slots in use, however many there were: SQLite missed 3 rows in 10). */
-	return &d->memo[((ph ^ (l ? l->mhash : 0) ^ kc * 0x9e3779b1u) * 0x85ebca6bu) >>
-			(32 - MEMO_BITS)];
+	return mn_rows_memo_slot(&d->deps, (ph ^ (l ? l->mhash : 0) ^ kc * 0x9e3779b1u) *
+					   0x85ebca6bu);
 }
 
-static inline bool memo_hit(const struct dep *d, const struct memo *m, uint64_t pair,
+static inline bool memo_hit(const struct dep *d, const struct mn_rows_memo *m, uint64_t pair,
 			    const struct loop *l, uint32_t kc)
 {
-	return m->pair == pair && m->frame == (l ? l->mkey : 0) && m->kc == kc &&
-	       m->gen == d->deps.gen;
+	return mn_rows_memo_hit(&d->deps, m, pair, l ? l->mkey : 0, kc);
 }
 
-static inline struct dep_entry *row(struct dep *d, uint64_t pair, uint32_t ph, const struct loop *l,
-				    enum dep_kind kind, bool carried)
+static inline struct mn_row *row(struct dep *d, uint64_t pair, uint32_t ph, const struct loop *l,
+				 enum dep_kind kind, bool carried)
 {
 	uint32_t kc = (uint32_t)kind << 1 | carried;
-	struct memo *m = memo_slot(d, ph, l, kc);
+	struct mn_rows_memo *m = memo_slot(d, ph, l, kc);
 
 	if (__builtin_expect(memo_hit(d, m, pair, l, kc), 1))
-		return m->e;
+		return m->row;
 	return row_slow(d, m, (uint32_t)pair, (uint32_t)(pair >> 32), l, kind, carried);
 }
 
@@ -475,20 +468,15 @@ static inline void tally(struct dep *d, uint64_t pair, uint32_t ph, const struct
 			 enum dep_kind kind, bool carried, uint64_t distance)
 {
 	uint32_t kc = (uint32_t)kind << 1 | carried;
-	struct memo *m = memo_slot(d, ph, l, kc);
-	struct dep_entry *e;
+	struct mn_rows_memo *m = memo_slot(d, ph, l, kc);
+	struct mn_row *e;
 
 	if (__builtin_expect(!memo_hit(d, m, pair, l, kc), 0)) {
 		if ((e = row_slow(d, m, (uint32_t)pair, (uint32_t)(pair >> 32), l, kind, carried)))
 			count(d, e, carried, distance);
 		return;
 	}
-	if (carried && distance < m->dmin)
-		m->dmin = distance;
-	if (carried && distance > m->dmax)
-		m->dmax = distance;
-	if (__builtin_expect(++m->pend == UINT32_MAX, 0))
-		memo_flush(m);
+	mn_rows_memo_count(m, carried, distance);
 }
 
 static inline uint32_t pair_hash(uint32_t src, uint32_t dst, enum dep_kind kind)
@@ -548,7 +536,7 @@ static void outer_count(struct dep *d, unsigned i, uint64_t pair, enum dep_kind 
 	uint32_t ph = pair_hash((uint32_t)pair, (uint32_t)(pair >> 32), kind);
 
 	for (unsigned j = 0; j <= i; j++) {
-		struct dep_entry *e = row(d, pair, ph, &d->loops[j], kind, false);
+		struct mn_row *e = row(d, pair, ph, &d->loops[j], kind, false);
 
 		if (e)
 			e->count += c;
@@ -563,7 +551,7 @@ static void outer_pay(struct dep *d, unsigned i)
 	/* through the slots in use: a frame that ends often may have grown a large table once */
 	for (uint32_t k = 0; k < l->outer_n; k++) {
 		struct outer *o = &l->outer[l->outer_used[k]];
-		struct dep_entry *e;
+		struct mn_row *e;
 
 		e = row(d, o->pair, pair_hash((uint32_t)o->pair, (uint32_t)(o->pair >> 32), o->kind),
 			l, o->kind, false);
@@ -634,7 +622,7 @@ static void below_fill(struct dep *d, struct below *b, uint64_t pair, uint32_t p
 		gen = d->deps.gen;
 		b->n = 0;
 		for (unsigned k = 0; k < j && b->n <= BELOW_MAX; k++) {
-			struct dep_entry *e = row(d, pair, ph, &d->loops[k], kind, false);
+			struct mn_row *e = row(d, pair, ph, &d->loops[k], kind, false);
 			unsigned m;
 
 			if (!e) {
@@ -660,7 +648,7 @@ static void below_fill(struct dep *d, struct below *b, uint64_t pair, uint32_t p
 
 		row_key(d, &k, (uint32_t)pair, (uint32_t)(pair >> 32), &d->loops[j], kind, false);
 		for (unsigned m = 0; m < b->n; m++)
-			if (!memcmp(&b->e[m]->k, &k, sizeof(k)))
+			if (!memcmp(mn_row_key(b->e[m]), &k, sizeof(k)))
 				b->dup = (int)m;
 	}
 }
@@ -681,7 +669,7 @@ static void report_dup(struct dep *d, uint64_t pair, uint32_t ph, unsigned i, ui
 	uint64_t started = dep_starts_upto(&l->starts, sclock);
 	bool carried = started < l->starts.n;
 	struct below *b = i > 1 ? &d->below[(ph ^ (uint32_t)l->serial * 0x9e3779b1u) % BELOW] : NULL;
-	struct dep_entry *e;
+	struct mn_row *e;
 
 	/* An access that touches one word counts each row once whatever it does (one instance per
 	 * pair and kind; J's row and the rows below are told apart by b->dup): its instance waits
@@ -718,7 +706,7 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 {
 	uint64_t pair = src | (uint64_t)dst << 32;
 	uint32_t ph = pair_hash(src, dst, kind);
-	struct dep_entry *e;
+	struct mn_row *e;
 	unsigned i;
 
 	/* The innermost frame holding both accesses (invokes only grow outward in: frames [0, i)
@@ -898,15 +886,15 @@ static void report_n(struct dep *d, uint32_t src, uint32_t dst, unsigned i, bool
 {
 	uint64_t pair = src | (uint64_t)dst << 32;
 	uint32_t ph = pair_hash(src, dst, kind);
-	struct dep_entry *e;
+	struct mn_row *e;
 
 	if (!i || !d->loops[i - 1].dup) {
 		if ((e = row(d, pair, ph, i ? &d->loops[i - 1] : NULL, kind, carried))) {
 			e->count += c;
-			if (carried && dist < e->dmin)
-				e->dmin = dist;
-			if (carried && dist > e->dmax)
-				e->dmax = dist;
+			if (carried && dist < e->min)
+				e->min = dist;
+			if (carried && dist > e->max)
+				e->max = dist;
 		}
 		if (i > 1 && !outer_add(&d->loops[i - 2], pair, kind, c))
 			outer_count(d, i - 2, pair, kind, c);
@@ -922,10 +910,10 @@ static void report_n(struct dep *d, uint32_t src, uint32_t dst, unsigned i, bool
 			e->stamp = d->stamp;
 			e->count += c;
 		}
-		if (cj && dist < e->dmin)
-			e->dmin = dist;
-		if (cj && dist > e->dmax)
-			e->dmax = dist;
+		if (cj && dist < e->min)
+			e->min = dist;
+		if (cj && dist > e->max)
+			e->max = dist;
 	}
 }
 
@@ -1585,7 +1573,7 @@ static void dep_fini(void *st)
 		free(d->loops[i].outer_used);
 	}
 	free(d->loops);
-	dep_table_free(&d->deps);
+	mn_rows_free(&d->deps);
 	dep_spans_free(&d->span_rows);
 	dep_accesses_free(&d->acc);
 	mn_sitevec_free(&d->sites);
@@ -1594,46 +1582,24 @@ static void dep_fini(void *st)
 	memset(d, 0, sizeof(*d));
 }
 
-/*
- * MNEMO_DEP_TABLE (README, "Tables"): plain keeps the rows in a plain chained hash map, for
- * PROMPT's Table 8 and the tests; reduction (or unset), the module's own table.  Another value is
- * said once per process (init runs once per worker) and the module goes on with the default: it
- * changes the speed, never the profile, so it is no reason to lose the run.
- */
-static bool table_plain(void)
-{
-	static bool said;
-	const char *v = getenv("MNEMO_DEP_TABLE");
-
-	if (!v || !*v || !strcmp(v, "reduction"))
-		return false;
-	if (!strcmp(v, "plain"))
-		return true;
-	if (!said)
-		fprintf(stderr, "mnemo: dependence: MNEMO_DEP_TABLE=%s: expected plain or reduction; "
-			"using reduction\n", v);
-	said = true;
-	return false;
-}
-
 static int dep_init(void *st, const struct mn_run *run)
 {
 	struct dep *d = st;
-	const char *context = getenv("MNEMO_DEP_CONTEXT"), *loop = getenv("MNEMO_DEP_LOOP");
-	const char *limit = getenv("MNEMO_DEP_CLOCK_LIMIT");   /* tests only: a smaller clock */
-	int err;
+	int err = mn_module_options(&mn_module_dependence, d);
 
+	if (err)
+		return err;
 	d->run = run;
-	d->deps.plain = table_plain();
-	d->context = context && *context && strcmp(context, "0");
-	d->clock_limit = limit && *limit ? (uint32_t)strtoul(limit, NULL, 10) : UINT32_MAX;
-	err = mn_ctx_create(&d->ctx, CTX_DEPTH);
+	d->clock_limit = (uint32_t)d->clock_opt;
+	err = mn_rows_memo_init(&d->deps, MEMO_BITS);
+	if (!err)
+		err = mn_ctx_create(&d->ctx, CTX_DEPTH);
 	if (!err)
 		err = mn_shadow_create(&d->sh, 8, sizeof(struct word));
 	if (!err)
 		err = mn_sitevec_init(&d->sites, sizeof(struct site), mn_run_site_count(run));
-	if (!err && loop && *loop)
-		err = target_resolve(d, run, loop);
+	if (!err && *d->loop_opt)
+		err = target_resolve(d, run, d->loop_opt);
 	if (err)
 		dep_fini(d);
 	return err;
@@ -1651,9 +1617,9 @@ static uint32_t ctx_translate(struct dep *into, const struct dep *from, uint32_t
 }
 
 /* A row both workers counted for the same n accesses that span them: once each (rule 6). */
-static void span_dup(void *arg, const struct dep_key *k, uint64_t n)
+static void span_dup(void *arg, const uint64_t *k, uint64_t n)
 {
-	struct dep_entry *e = dep_table_get(&((struct dep *)arg)->deps, k);
+	struct mn_row *e = mn_rows_get(&((struct dep *)arg)->deps, k);
 
 	if (e && e->count > n)
 		e->count -= n;
@@ -1668,7 +1634,7 @@ static void span_dup(void *arg, const struct dep_key *k, uint64_t n)
 static void dep_merge(void *into_, void *from_)
 {
 	struct dep *into = into_, *from = from_;
-	const struct dep_entry *f;
+	const struct mn_row *f;
 
 	outer_pay_all(into);
 	outer_pay_all(from);
@@ -1702,22 +1668,22 @@ static void dep_merge(void *into_, void *from_)
 			t->iterations += f->iterations;
 		}
 	}
-	for (struct dep_cursor c = { 0 }; (f = dep_table_next(&from->deps, &c));) {
-		struct dep_key k = f->k;
-		struct dep_entry *e;
+	for (struct mn_rows_cursor c = { 0 }; (f = mn_rows_next(&from->deps, &c));) {
+		struct dep_key k = key_of(f);
+		struct mn_row *e;
 
 		if (from->restored && from->context) {
 			k.src_ctx = ctx_translate(into, from, k.src_ctx);
 			k.dst_ctx = ctx_translate(into, from, k.dst_ctx);
 		}
-		e = dep_table_get(&into->deps, &k);
+		e = rows_find(&into->deps, &k);
 		if (!e) {
 			into->nomem += f->count;
 			continue;
 		}
 		e->count += f->count;
-		e->dmin = f->dmin < e->dmin ? f->dmin : e->dmin;
-		e->dmax = f->dmax > e->dmax ? f->dmax : e->dmax;
+		e->min = f->min < e->min ? f->min : e->min;
+		e->max = f->max > e->max ? f->max : e->max;
 	}
 	if (dep_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
 		into->nomem++;
@@ -1756,7 +1722,7 @@ static int restore_row(struct dep *d, const struct mn_profile *prof, const struc
 		       char *err, size_t errlen)
 {
 	struct dep_key k = { 0 };
-	struct dep_entry *e;
+	struct mn_row *e;
 	const char *kind;
 	uint64_t count, dmin = UINT64_MAX, dmax = 0;
 	bool carried;
@@ -1791,11 +1757,11 @@ static int restore_row(struct dep *d, const struct mn_profile *prof, const struc
 	    ((ret = restore_ctx(d, prof, row, "src_context", &k.src_ctx, err, errlen)) ||
 	     (ret = restore_ctx(d, prof, row, "dst_context", &k.dst_ctx, err, errlen))))
 		return ret;
-	if (!(e = dep_table_get(&d->deps, &k)))
+	if (!(e = rows_find(&d->deps, &k)))
 		return -ENOMEM;
 	e->count += count;   /* a row twice (only by hand) adds, as merge would */
-	e->dmin = dmin < e->dmin ? dmin : e->dmin;
-	e->dmax = dmax > e->dmax ? dmax : e->dmax;
+	e->min = dmin < e->min ? dmin : e->min;
+	e->max = dmax > e->max ? dmax : e->max;
 	return 0;
 }
 
@@ -1875,6 +1841,33 @@ static int dep_restore(void *st, const struct mn_profile *prof, const struct mn_
 
 /* ---- Emit ------------------------------------------------------------------------------------ */
 
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* The rows' order (mn_rows_sorted()): loop, src, dst, kind, carried, src_via, dst_via, then the
+ * contexts by rank[id] when rank is not NULL (ctx_ranks()), else by id. */
+static int by_key(const void *a_, const void *b_, void *rank_)
+{
+	struct dep_key a = key_of(*(struct mn_row *const *)a_);
+	struct dep_key b = key_of(*(struct mn_row *const *)b_);
+	const uint32_t *rank = rank_;
+	int c;
+
+	if ((c = cmp_u32(a.loop, b.loop)) || (c = cmp_u32(a.src, b.src)) ||
+	    (c = cmp_u32(a.dst, b.dst)) || (c = cmp_u32(a.kind, b.kind)) ||
+	    (c = cmp_u32(a.carried, b.carried)) || (c = cmp_u32(a.src_via, b.src_via)) ||
+	    (c = cmp_u32(a.dst_via, b.dst_via)))
+		return c;
+	if (rank && ((c = cmp_u32(rank[a.src_ctx], rank[b.src_ctx])) ||
+		     (c = cmp_u32(rank[a.dst_ctx], rank[b.dst_ctx]))))
+		return c;
+	if ((c = cmp_u32(a.src_ctx, b.src_ctx)))
+		return c;
+	return cmp_u32(a.dst_ctx, b.dst_ctx);
+}
+
 /*
  * Contexts ranked by their sites (outermost first, a prefix before its extensions), for the rows'
  * order: ids are in order of first appearance, which differs between runs, and a merged profile
@@ -1902,16 +1895,18 @@ static uint32_t *ctx_ranks(const struct dep *d)
 	uint32_t *rank = calloc(nids ? nids : 1, sizeof(*rank));
 	uint8_t *used = calloc(nids ? nids : 1, 1);
 	struct ctx_path *paths = NULL;
-	const struct dep_entry *e;
+	const struct mn_row *e;
 
 	if (!rank || !used)
 		goto fail;
-	for (struct dep_cursor c = { 0 }; (e = dep_table_next(&d->deps, &c));) {
-		if (e->k.src_ctx < nids && e->k.dst_ctx < nids) {
-			n += !used[e->k.src_ctx];
-			used[e->k.src_ctx] = 1;
-			n += !used[e->k.dst_ctx];
-			used[e->k.dst_ctx] = 1;
+	for (struct mn_rows_cursor c = { 0 }; (e = mn_rows_next(&d->deps, &c));) {
+		struct dep_key k = key_of(e);
+
+		if (k.src_ctx < nids && k.dst_ctx < nids) {
+			n += !used[k.src_ctx];
+			used[k.src_ctx] = 1;
+			n += !used[k.dst_ctx];
+			used[k.dst_ctx] = 1;
 		}
 	}
 	paths = malloc((n ? n : 1) * sizeof(*paths));
@@ -1959,7 +1954,7 @@ static int dep_emit(void *st, struct mn_prof *p)
 	outer_pay_all(d);
 	pending_flush_all(d);
 	rank = d->context ? ctx_ranks(d) : NULL;
-	struct dep_entry **v = d->context && !rank ? NULL : dep_table_sorted(&d->deps, rank);
+	struct mn_row **v = d->context && !rank ? NULL : mn_rows_sorted(&d->deps, by_key, rank);
 	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
 	struct mn_ctx_stats cs;
 
@@ -2004,24 +1999,25 @@ static int dep_emit(void *st, struct mn_prof *p)
 	mn_prof_key(p, "dependences");
 	mn_prof_seq_begin(p);
 	for (size_t i = 0; i < d->deps.n; i++) {
-		const struct dep_entry *e = v[i];
+		const struct mn_row *e = v[i];
+		struct dep_key k = key_of(e);
 
 		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "loop", e->k.loop);
-		mn_prof_kv_str(p, "kind", kind_name[e->k.kind]);
-		mn_prof_kv_site(p, "src", e->k.src);
-		emit_via(p, "src_via", e->k.src_via);
-		mn_prof_kv_site(p, "dst", e->k.dst);
-		emit_via(p, "dst_via", e->k.dst_via);
-		mn_prof_kv_bool(p, "carried", e->k.carried);
+		mn_prof_kv_site(p, "loop", k.loop);
+		mn_prof_kv_str(p, "kind", kind_name[k.kind]);
+		mn_prof_kv_site(p, "src", k.src);
+		emit_via(p, "src_via", k.src_via);
+		mn_prof_kv_site(p, "dst", k.dst);
+		emit_via(p, "dst_via", k.dst_via);
+		mn_prof_kv_bool(p, "carried", k.carried);
 		mn_prof_kv_u64(p, "count", e->count);
-		if (e->k.carried) {
-			mn_prof_kv_u64(p, "min_distance", e->dmin);
-			mn_prof_kv_u64(p, "max_distance", e->dmax);
+		if (k.carried) {
+			mn_prof_kv_u64(p, "min_distance", e->min);
+			mn_prof_kv_u64(p, "max_distance", e->max);
 		}
 		if (d->context) {
-			emit_ctx(d, p, "src_context", e->k.src_ctx);
-			emit_ctx(d, p, "dst_context", e->k.dst_ctx);
+			emit_ctx(d, p, "src_context", k.src_ctx);
+			emit_ctx(d, p, "dst_context", k.dst_ctx);
 		}
 		mn_prof_map_end(p);
 	}
@@ -2039,6 +2035,18 @@ static int dep_emit(void *st, struct mn_prof *p)
 }
 
 /* What the run tracked (README, "Merging"): profiles merge only with the same. */
+/* Settings (README); the clock limit is for the tests of clock resets. */
+static const struct mn_option dep_options[] = {
+	{ "MNEMO_DEP_CONTEXT", MN_OPT_BOOL, offsetof(struct dep, context), "0", 0, 0, NULL,
+	  "also key each row by the calling contexts of both accesses" },
+	{ "MNEMO_DEP_LOOP", MN_OPT_TEXT, offsetof(struct dep, loop_opt), "", 0, 0, NULL,
+	  "only the loops at file:line (a loop site's file, or its last path components) or of a "
+	  "loop site id" },
+	{ "MNEMO_DEP_CLOCK_LIMIT", MN_OPT_UINT, offsetof(struct dep, clock_opt), "4294967295", 2,
+	  4294967295.0, NULL, NULL },
+	{ 0 },
+};
+
 static const char *const dep_settings[] = { "granularity", "context", "target", NULL };
 
 const struct mn_module mn_module_dependence = {
@@ -2063,4 +2071,5 @@ const struct mn_module mn_module_dependence = {
 	.emit = dep_emit,
 	.restore = dep_restore,
 	.settings = dep_settings,
+	.options = dep_options,
 };

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The module's reduction table against its slow, obviously correct twin, the plain chained map
-# (MNEMO_DEP_TABLE=plain), on real event streams: every bench program at its small input, built once
-# for the dependence module, runs with the reduction table (MNEMO_DEP_TABLE unset) and with the
-# plain map, each with 1 and 2 workers, and with MNEMO_DEP_CONTEXT=1 once each; the profiles'
-# `modules:` sections must be identical byte for byte (--reproducible).  Then a value that is
-# neither plain nor reduction: one line on stderr naming it, and the default's profile.
+# The module's row map (backend/map.h, struct mn_rows) against its slow, obviously correct twin,
+# the plain chained map of bench/maps/rows_plain.c (the backend mnemo-backend-plain), on real event
+# streams: every bench program at its small input, built once for the dependence module, runs with
+# mnemo-backend and with mnemo-backend-plain, each with 1 and 2 workers, and with
+# MNEMO_DEP_CONTEXT=1 once each; the profiles' `modules:` sections must be identical byte for byte
+# (--reproducible).
 # Usage: tables.sh BUILD_DIR BENCH_PROGRAMS_DIR
 set -euo pipefail
 build=$1 programs=$2
 bin=$build/bin
+plain=$bin/mnemo-backend-plain
+[ -x "$plain" ] || { echo "FAIL: $plain not built (bench/maps)" >&2; exit 1; }
 work=$(mktemp -d /tmp/mnemo-dep-tables.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-unset MNEMO_DEP_TABLE MNEMO_DEP_CONTEXT MNEMO_DEP_LOOP MNEMO_DEP_CLOCK_LIMIT MNEMO_WORKERS
+unset MNEMO_BACKEND MNEMO_DEP_CONTEXT MNEMO_DEP_LOOP MNEMO_DEP_CLOCK_LIMIT MNEMO_WORKERS
 
 source "$programs/small_inputs.sh"   # small_args NAME
 
@@ -42,11 +44,11 @@ for src in "$programs"/*.c; do
 	args=$(small_args "$p") || fail "bench program $p has no small input in bench/programs/small_inputs.sh: add one"
 	"$bin/mnemo-cc" -m dependence -O2 -g -I"$programs" "$src" -o "$work/$p"
 	profile "$p" red1 MNEMO_WORKERS=1
-	profile "$p" plain1 MNEMO_WORKERS=1 MNEMO_DEP_TABLE=plain
-	profile "$p" red2 MNEMO_WORKERS=2 MNEMO_DEP_TABLE=reduction
-	profile "$p" plain2 MNEMO_WORKERS=2 MNEMO_DEP_TABLE=plain
+	profile "$p" plain1 MNEMO_WORKERS=1 MNEMO_BACKEND="$plain"
+	profile "$p" red2 MNEMO_WORKERS=2
+	profile "$p" plain2 MNEMO_WORKERS=2 MNEMO_BACKEND="$plain"
 	profile "$p" redctx MNEMO_WORKERS=2 MNEMO_DEP_CONTEXT=1
-	profile "$p" plainctx MNEMO_WORKERS=2 MNEMO_DEP_CONTEXT=1 MNEMO_DEP_TABLE=plain
+	profile "$p" plainctx MNEMO_WORKERS=2 MNEMO_DEP_CONTEXT=1 MNEMO_BACKEND="$plain"
 	for tag in plain1 red2 plain2; do
 		same "$p" red1 "$tag"
 	done
@@ -59,13 +61,4 @@ for src in "$programs"/*.c; do
 done
 [ "$n" -gt 0 ] || fail "no bench programs in $programs"
 
-# A bad value: said once (init runs per worker), named with the accepted ones; the run goes on
-# with the default table.
-p=histogram args=$(small_args histogram)
-profile "$p" bad MNEMO_WORKERS=2 MNEMO_DEP_TABLE=hashmap
-msg="mnemo: dependence: MNEMO_DEP_TABLE=hashmap: expected plain or reduction; using reduction"
-[ "$(cat "$work/$p.bad.err")" = "$msg" ] ||
-	fail "MNEMO_DEP_TABLE=hashmap: expected exactly '$msg' on stderr, got: $(cat "$work/$p.bad.err")"
-same "$p" red1 bad
-cmp -s "$work/$p.red1.out" "$work/$p.bad.out" || fail "MNEMO_DEP_TABLE=hashmap: the program's output changed"
-echo "PASS: $n programs, plain = reduction; a bad MNEMO_DEP_TABLE is named once"
+echo "PASS: $n programs, plain = reduction"
