@@ -669,145 +669,195 @@ static void print_table_head(FILE *out, const struct column *cols, size_t ncols,
 			free(lines[c][l]);
 }
 
-/*
- * Prints a table: rows are mappings (the items of a sequence, or the values of a mapping, whose
- * keys become the first column); columns are their keys in order of first appearance.
- */
-static void print_table(struct report *r, const char *title, const struct mn_pnode *n,
-			size_t indent)
-{
-	bool keyed = mn_pnode_kind(n) == MN_PNODE_MAP;
-	size_t nrows = mn_pnode_len(n), ncols = 0, shown, dropped_cols = 0;
+/* A table as print_table() builds it: its rows, its columns and how they are laid out. */
+struct table {
+	const struct mn_pnode *n;
+	bool keyed;                 /* a mapping of mappings: its keys are column 0 */
+	size_t indent;
+	size_t room;                /* columns a row may take after the indent */
+	struct row *rows;
+	size_t nrows;
+	size_t shown;               /* rows printed: --top of them at most */
 	struct column cols[MAX_COLUMNS + 1];
-	struct row *rows = xmalloc(nrows * sizeof(*rows));
-	const struct column *by = NULL, *site = NULL;
-	size_t room = WIDTH > indent ? WIDTH - indent : 20;
+	size_t ncols;
+	size_t dropped_cols;        /* columns beyond MAX_COLUMNS, left out */
+	const struct column *by;    /* the sort column, or NULL */
+};
 
-	memset(cols, 0, sizeof(cols));
-	if (keyed)
-		cols[ncols++] = (struct column){ .name = NULL, .type = C_EMPTY };
-	for (size_t i = 0; i < nrows; i++) {
+/* One row per item of the table; columns are the rows' keys in order of first appearance. */
+static void find_columns(struct table *t)
+{
+	const struct mn_pnode *n = t->n;
+
+	if (t->keyed)
+		t->cols[t->ncols++] = (struct column){ .name = NULL, .type = C_EMPTY };
+	for (size_t i = 0; i < t->nrows; i++) {
 		const struct mn_pnode *m = mn_pnode_at(n, i);
 
-		rows[i] = (struct row){ .map = m, .key = keyed ? mn_pnode_key_node(n, i) : NULL,
-					.index = i };
+		t->rows[i] = (struct row){ .map = m,
+					   .key = t->keyed ? mn_pnode_key_node(n, i) : NULL,
+					   .index = i };
 		for (size_t k = 0; k < mn_pnode_len(m); k++) {
 			const char *name = mn_pnode_key(m, k);
 			size_t c;
 
 			if (!name)
 				continue;
-			for (c = keyed; c < ncols; c++)
-				if (!strcmp(cols[c].name, name))
+			for (c = t->keyed; c < t->ncols; c++)
+				if (!strcmp(t->cols[c].name, name))
 					break;
-			if (c == ncols) {
-				if (ncols == MAX_COLUMNS) {
-					dropped_cols++;
+			if (c == t->ncols) {
+				if (t->ncols == MAX_COLUMNS) {
+					t->dropped_cols++;
 					continue;
 				}
-				cols[ncols++] = (struct column){ .name = name, .type = C_EMPTY };
+				t->cols[t->ncols++] = (struct column){ .name = name, .type = C_EMPTY };
 			}
 		}
 	}
+}
 
-	/* Column types: sites by name; numbers and booleans when every filled cell is one. */
-	for (size_t c = 0; c < ncols; c++) {
+/* Column types: sites by name; numbers and booleans when every filled cell is one. */
+static void type_columns(struct report *r, struct table *t)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		struct column *col = &t->cols[c];
 		bool num = true, boolean = true, any = false;
 
-		if (cols[c].name)
-			note_column(r, cols[c].name);
-		if (cols[c].name && site_column(cols[c].name)) {
-			cols[c].type = C_SITE;
-			if (!site)
-				site = &cols[c];
+		if (col->name)
+			note_column(r, col->name);
+		if (col->name && site_column(col->name)) {
+			col->type = C_SITE;
 			continue;
 		}
-		for (size_t i = 0; i < nrows; i++) {
-			struct value v = classify(row_cell(&rows[i], &cols[c]));
+		for (size_t i = 0; i < t->nrows; i++) {
+			struct value v = classify(row_cell(&t->rows[i], col));
 
 			if (v.kind == V_NONE || v.kind == V_NULL)
 				continue;
 			any = true;
 			num = num && is_number(v.kind);
 			boolean = boolean && v.kind == V_BOOL;
-			cols[c].real = cols[c].real || v.kind == V_FLOAT;
+			col->real = col->real || v.kind == V_FLOAT;
 		}
-		cols[c].type = !any ? C_EMPTY : num ? C_NUMBER : boolean ? C_BOOL : C_TEXT;
+		col->type = !any ? C_EMPTY : num ? C_NUMBER : boolean ? C_BOOL : C_TEXT;
 	}
+}
 
-	/* Order: --sort when this table has that column, else the first number that is no site. */
-	for (size_t c = 0; c < ncols && r->sort; c++)
-		if (cols[c].name && !strcmp(cols[c].name, r->sort))
-			by = &cols[c];
+/* The first site column, or NULL. */
+static const struct column *first_site(const struct table *t)
+{
+	for (size_t c = 0; c < t->ncols; c++)
+		if (t->cols[c].type == C_SITE)
+			return &t->cols[c];
+	return NULL;
+}
+
+/*
+ * Order: --sort when this table has that column, else the first number that is no site; ties by
+ * the first site column, else by the key.  Then how many rows --top shows.
+ */
+static void sort_rows(struct report *r, struct table *t)
+{
+	const struct column *by = NULL, *site = first_site(t);
+
+	for (size_t c = 0; c < t->ncols && r->sort; c++)
+		if (t->cols[c].name && !strcmp(t->cols[c].name, r->sort))
+			by = &t->cols[c];
 	if (by)
 		r->sort_used = true;
-	for (size_t c = keyed; c < ncols && !by; c++)
-		if (cols[c].type == C_NUMBER)
-			by = &cols[c];
+	for (size_t c = t->keyed; c < t->ncols && !by; c++)
+		if (t->cols[c].type == C_NUMBER)
+			by = &t->cols[c];
+	t->by = by;
 	sorting.by = by;
-	sorting.site = site ? site : keyed ? &cols[0] : NULL;
+	sorting.site = site ? site : t->keyed ? &t->cols[0] : NULL;
 	if (sorting.by || sorting.site) {
-		sort_keys(rows, nrows, by, sorting.site == by ? NULL : sorting.site);
-		qsort(rows, nrows, sizeof(*rows), cmp_rows);
-		for (size_t i = 0; i < nrows; i++)
-			free(rows[i].text);
+		sort_keys(t->rows, t->nrows, by, sorting.site == by ? NULL : sorting.site);
+		qsort(t->rows, t->nrows, sizeof(*t->rows), cmp_rows);
+		for (size_t i = 0; i < t->nrows; i++)
+			free(t->rows[i].text);
 	}
-	shown = r->top && r->top < nrows ? r->top : nrows;
+	t->shown = r->top && r->top < t->nrows ? r->top : t->nrows;
+}
 
-	/* Render in full, measure, lay out, render again what must be cut. */
-	for (size_t c = 0; c < ncols; c++) {
-		cols[c].cells = xmalloc(shown * sizeof(char *));
-		cols[c].cw = 1;
-		cols[c].hmin = header_min(col_name(&cols[c]));
-		for (size_t i = 0; i < shown; i++) {
-			const struct mn_pnode *cell = row_cell(&rows[i], &cols[c]);
+/* Renders the shown cells in full, and measures each column's widest cell and name piece. */
+static void render_cells(struct report *r, struct table *t)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		struct column *col = &t->cols[c];
+
+		col->cells = xmalloc(t->shown * sizeof(char *));
+		col->cw = 1;
+		col->hmin = header_min(col_name(col));
+		for (size_t i = 0; i < t->shown; i++) {
+			const struct mn_pnode *cell = row_cell(&t->rows[i], col);
 			struct value v = classify(cell);
 
-			if (cols[c].real && (v.kind == V_INT || v.kind == V_UINT))
+			if (col->real && (v.kind == V_INT || v.kind == V_UINT))
 				v.kind = V_FLOAT;
-			if (cols[c].type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
-				cols[c].cells[i] = site_cell(r->p, cell, 0);
+			if (col->type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
+				col->cells[i] = site_cell(r->p, cell, 0);
 			else if (v.kind == V_COLL)
-				cols[c].cells[i] = node_text(cell);
+				col->cells[i] = node_text(cell);
 			else
-				cols[c].cells[i] = scalar_text(&v);
-			if (ucols(cols[c].cells[i]) > cols[c].cw)
-				cols[c].cw = ucols(cols[c].cells[i]);
+				col->cells[i] = scalar_text(&v);
+			if (ucols(col->cells[i]) > col->cw)
+				col->cw = ucols(col->cells[i]);
 		}
 	}
-	layout_columns(cols, ncols, room);
-	for (size_t c = 0; c < ncols; c++) {
-		size_t width = cols[c].width;
+}
+
+/* Renders again, cut to its column's width, each cell too wide for it (sites cut their own way). */
+static void cut_cells(struct report *r, struct table *t)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		struct column *col = &t->cols[c];
+		size_t width = col->width;
 
 		/* A stacked cell has its own line, after "name: " when a row has several. */
-		if (cols[c].stacked)
-			width = room - (nstacked(cols, ncols) > 1 ? ucols(col_name(&cols[c])) + 2
-								  : 0);
-		for (size_t i = 0; i < shown; i++) {
-			const struct mn_pnode *cell = row_cell(&rows[i], &cols[c]);
+		if (col->stacked)
+			width = t->room - (nstacked(t->cols, t->ncols) > 1 ? ucols(col_name(col)) + 2
+									   : 0);
+		for (size_t i = 0; i < t->shown; i++) {
+			const struct mn_pnode *cell = row_cell(&t->rows[i], col);
 			struct value v = classify(cell);
 			char *s;
 
-			if (ucols(cols[c].cells[i]) <= width)
+			if (ucols(col->cells[i]) <= width)
 				continue;
-			if (cols[c].type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
+			if (col->type == C_SITE && v.kind != V_NONE && v.kind != V_NULL)
 				s = site_cell(r->p, cell, width);
 			else
-				s = ellipsize(cols[c].cells[i], width);
-			free(cols[c].cells[i]);
-			cols[c].cells[i] = s;
+				s = ellipsize(col->cells[i], width);
+			free(col->cells[i]);
+			col->cells[i] = s;
 		}
 	}
+}
 
-	fprintf(r->out, "%*s%s: %zu row%s", (int)indent, "", title, nrows, nrows == 1 ? "" : "s");
+/* "title: N rows, by COLUMN (largest first)", and the columns left out. */
+static void print_table_title(struct report *r, const struct table *t, const char *title)
+{
+	const struct column *by = t->by;
+
+	fprintf(r->out, "%*s%s: %zu row%s", (int)t->indent, "", title, t->nrows,
+		t->nrows == 1 ? "" : "s");
 	if (by)
 		fprintf(r->out, ", by %s%s", by->name,
 			by->type == C_NUMBER || by->type == C_BOOL ? " (largest first)" : "");
-	if (dropped_cols)
-		fprintf(r->out, " (%zu more columns not shown)", dropped_cols);
+	if (t->dropped_cols)
+		fprintf(r->out, " (%zu more columns not shown)", t->dropped_cols);
 	fputc('\n', r->out);
-	print_table_head(r->out, cols, ncols, indent);
-	for (size_t i = 0; i < shown; i++) {
+}
+
+/* The shown rows, each with its stacked cells on lines of their own first; then how many more. */
+static void print_rows(struct report *r, const struct table *t)
+{
+	const struct column *cols = t->cols;
+	size_t ncols = t->ncols, indent = t->indent;
+
+	for (size_t i = 0; i < t->shown; i++) {
 		struct buf b = { 0 };
 		size_t k = 0, ns = nstacked(cols, ncols);
 
@@ -826,15 +876,48 @@ static void print_table(struct report *r, const char *title, const struct mn_pno
 				put_cell(&b, &cols[c], cols[c].cells[i], k++ == 0);
 		put_line(r->out, &b);
 	}
-	if (shown < nrows)
-		fprintf(r->out, "%*s... %zu more row%s\n", (int)indent, "", nrows - shown,
-			nrows - shown == 1 ? "" : "s");
-	for (size_t c = 0; c < ncols; c++) {
-		for (size_t i = 0; i < shown; i++)
-			free(cols[c].cells[i]);
-		free(cols[c].cells);
+	if (t->shown < t->nrows)
+		fprintf(r->out, "%*s... %zu more row%s\n", (int)indent, "", t->nrows - t->shown,
+			t->nrows - t->shown == 1 ? "" : "s");
+}
+
+static void free_table(struct table *t)
+{
+	for (size_t c = 0; c < t->ncols; c++) {
+		for (size_t i = 0; i < t->shown; i++)
+			free(t->cols[c].cells[i]);
+		free(t->cols[c].cells);
 	}
-	free(rows);
+	free(t->rows);
+}
+
+/*
+ * Prints a table: rows are mappings (the items of a sequence, or the values of a mapping, whose
+ * keys become the first column); columns are their keys in order of first appearance.  Cells are
+ * rendered in full, measured, laid out to fit, and rendered again where they must be cut.
+ */
+static void print_table(struct report *r, const char *title, const struct mn_pnode *n,
+			size_t indent)
+{
+	struct table t = {
+		.n = n,
+		.keyed = mn_pnode_kind(n) == MN_PNODE_MAP,
+		.indent = indent,
+		.room = WIDTH > indent ? WIDTH - indent : 20,
+		.nrows = mn_pnode_len(n),
+	};
+
+	t.rows = xmalloc(t.nrows * sizeof(*t.rows));
+	find_columns(&t);
+	type_columns(r, &t);
+	sort_rows(r, &t);
+	render_cells(r, &t);
+	layout_columns(t.cols, t.ncols, t.room);
+	cut_cells(r, &t);
+	print_table_title(r, &t, title);
+	print_table_head(r->out, t.cols, t.ncols, indent);
+	print_rows(r, &t);
+	free_table(&t);
 }
 
 /* ---- mnemo report: sections ------------------------------------------------------------------ */
