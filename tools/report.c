@@ -333,6 +333,8 @@ struct report {
 	const struct mn_profile *p;
 	size_t top;                 /* rows per table; 0: all */
 	const char *sort;           /* --sort, or NULL */
+	char **only;                /* --module: the sections to print; none: all */
+	size_t nonly;
 	bool sort_used;             /* some table had the --sort column */
 	char **columns_seen;        /* every column name, for the --sort error */
 	size_t ncolumns_seen;
@@ -1143,17 +1145,18 @@ static void print_header(struct report *r)
 	}
 }
 
-static bool wanted(char **only, size_t nonly, const char *name)
+static bool wanted(const struct report *r, const char *name)
 {
-	if (!nonly)
+	if (!r->nonly)
 		return true;
-	for (size_t i = 0; i < nonly; i++)
-		if (!strcmp(only[i], name))
+	for (size_t i = 0; i < r->nonly; i++)
+		if (!strcmp(r->only[i], name))
 			return true;
 	return false;
 }
 
-int cmd_report(int argc, char **argv)
+/* Reads the options into *r; returns the index of the first profile, or 0 after --help. */
+static int parse_report_options(struct report *r, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 't' },
@@ -1162,10 +1165,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report r = { .top = 20 };
-	char **only = NULL, *buf = NULL;
-	size_t nonly = 0, buflen = 0;
-	int c, ret = 0;
+	int c;
 
 	opterr = 0;
 	optind = 1;
@@ -1177,7 +1177,7 @@ int cmd_report(int argc, char **argv)
 			if (!parse_uint(optarg, SIZE_MAX, &v))
 				usage_error("report ", "--top: expected a number, got '%s'",
 					    optarg);
-			r.top = (size_t)v;
+			r->top = (size_t)v;
 			break;
 		}
 		case 'm': {
@@ -1185,8 +1185,8 @@ int cmd_report(int argc, char **argv)
 
 			for (char *m = strtok_r(copy, ",", &save); m;
 			     m = strtok_r(NULL, ",", &save)) {
-				only = xrealloc(only, (nonly + 1) * sizeof(*only));
-				only[nonly++] = xstrdup(m);
+				r->only = xrealloc(r->only, (r->nonly + 1) * sizeof(*r->only));
+				r->only[r->nonly++] = xstrdup(m);
 			}
 			free(copy);
 			if (!*optarg)
@@ -1196,7 +1196,7 @@ int cmd_report(int argc, char **argv)
 		case 's':
 			if (!*optarg)
 				usage_error("report ", "--sort: empty column name");
-			r.sort = optarg;
+			r->sort = optarg;
 			break;
 		case 'h':
 			print_report_help(stdout);
@@ -1207,79 +1207,128 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind >= argc)
 		usage_error("report ", "no profile given");
+	return optind;
+}
 
+/* Warns of each --module the profile at path lacks; false if any. */
+static bool check_modules_given(const struct report *r, const char *path)
+{
+	const struct mn_profile *p = r->p;
+	bool ok = true;
+
+	for (size_t i = 0; i < r->nonly; i++) {
+		if (!mn_profile_module(p, r->only[i])) {
+			struct buf b = { 0 };
+
+			for (size_t k = 0; k < mn_profile_module_count(p); k++)
+				bprintf(&b, "%s%s", k ? ", " : "", mn_profile_module_name(p, k));
+			warning("%s: no module '%s' in this profile (it has: %s)", path, r->only[i],
+				b.s ? b.s : "none");
+			free(b.s);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/* Each wanted module's section, in the profile's order. */
+static void print_modules(struct report *r)
+{
+	const struct mn_profile *p = r->p;
+
+	if (!mn_profile_module_count(p))
+		fprintf(r->out, "\n(no module sections)\n");
+	for (size_t i = 0; i < mn_profile_module_count(p); i++) {
+		const char *name = mn_profile_module_name(p, i);
+
+		if (!wanted(r, name))
+			continue;
+		fprintf(r->out, "\nModule %s\n", name);
+		print_node(r, name, mn_profile_module_section(p, i), 2, 0);
+	}
+}
+
+/*
+ * Reports the profile at path, after a blank line unless it is the first; false when it cannot
+ * be read, fails the checks merge makes, or lacks a --module (each said on stderr).
+ */
+static bool report_profile(struct report *r, const char *path, bool first)
+{
+	struct mn_profile *p;
+	char err[1024];
+	bool ok;
+
+	if (mn_profile_open(&p, path, err, sizeof(err))) {
+		warning("%s", err);
+		return false;
+	}
+	/* What merge would refuse is not printed either: one reader, one set of rules. */
+	if (profile_check(p, err, sizeof(err))) {
+		warning("%s", err);
+		mn_profile_close(p);
+		return false;
+	}
+	r->p = p;
+	if (!first)
+		fputc('\n', r->out);
+	print_header(r);
+	ok = check_modules_given(r, path);
+	print_modules(r);
+	mn_profile_close(p);
+	r->p = NULL;
+	return ok;
+}
+
+/* Whether --sort named a column no table has (said on stderr); not when no table was printed. */
+static bool sort_unused(const struct report *r)
+{
+	struct buf b = { 0 };
+
+	if (!r->sort || r->sort_used || !r->ncolumns_seen)
+		return false;
+	for (size_t i = 0; i < r->ncolumns_seen; i++)
+		bprintf(&b, "%s%s", i ? ", " : "", r->columns_seen[i]);
+	warning("--sort: no table has a column '%s' (columns: %s)", r->sort, b.s);
+	free(b.s);
+	return true;
+}
+
+static void free_report(struct report *r)
+{
+	for (size_t i = 0; i < r->ncolumns_seen; i++)
+		free(r->columns_seen[i]);
+	free(r->columns_seen);
+	free(r->seen);
+	for (size_t i = 0; i < r->nonly; i++)
+		free(r->only[i]);
+	free(r->only);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report r = { .top = 20 };
+	char *buf = NULL;
+	size_t buflen = 0;
+	int first, ret = 0;
+
+	first = parse_report_options(&r, argc, argv);
+	if (!first)
+		return 0;
 	/* The report is built in memory so that a --sort no table knows can fail cleanly. */
 	r.out = open_memstream(&buf, &buflen);
 	if (!r.out)
 		die(1, "%s", strerror(errno));
-	for (int a = optind; a < argc; a++) {
-		struct mn_profile *p;
-		char err[1024];
-
-		if (mn_profile_open(&p, argv[a], err, sizeof(err))) {
-			warning("%s", err);
+	for (int a = first; a < argc; a++)
+		if (!report_profile(&r, argv[a], a == first))
 			ret = 1;
-			continue;
-		}
-		/* What merge would refuse is not printed either: one reader, one set of rules. */
-		if (profile_check(p, err, sizeof(err))) {
-			warning("%s", err);
-			mn_profile_close(p);
-			ret = 1;
-			continue;
-		}
-		r.p = p;
-		if (a > optind)
-			fputc('\n', r.out);
-		print_header(&r);
-		for (size_t i = 0; i < nonly; i++) {
-			if (!mn_profile_module(p, only[i])) {
-				struct buf b = { 0 };
-
-				for (size_t k = 0; k < mn_profile_module_count(p); k++)
-					bprintf(&b, "%s%s", k ? ", " : "",
-						mn_profile_module_name(p, k));
-				warning("%s: no module '%s' in this profile (it has: %s)", argv[a],
-					only[i], b.s ? b.s : "none");
-				free(b.s);
-				ret = 1;
-			}
-		}
-		if (!mn_profile_module_count(p))
-			fprintf(r.out, "\n(no module sections)\n");
-		for (size_t i = 0; i < mn_profile_module_count(p); i++) {
-			const char *name = mn_profile_module_name(p, i);
-
-			if (!wanted(only, nonly, name))
-				continue;
-			fprintf(r.out, "\nModule %s\n", name);
-			print_node(&r, name, mn_profile_module_section(p, i), 2, 0);
-		}
-		mn_profile_close(p);
-		r.p = NULL;
-	}
 	fclose(r.out);
-	if (r.sort && !r.sort_used && r.ncolumns_seen) {
-		struct buf b = { 0 };
-
-		for (size_t i = 0; i < r.ncolumns_seen; i++)
-			bprintf(&b, "%s%s", i ? ", " : "", r.columns_seen[i]);
-		warning("--sort: no table has a column '%s' (columns: %s)", r.sort, b.s);
-		free(b.s);
+	if (sort_unused(&r))
 		ret = 2;
-	} else {   /* no table at all: nothing to sort, and nothing wrong */
+	else   /* no table at all: nothing to sort, and nothing wrong */
 		fwrite(buf, 1, buflen, stdout);
-	}
 	free(buf);
-	for (size_t i = 0; i < r.ncolumns_seen; i++)
-		free(r.columns_seen[i]);
-	free(r.columns_seen);
-	free(r.seen);
-	for (size_t i = 0; i < nonly; i++)
-		free(only[i]);
-	free(only);
+	free_report(&r);
 	if (fflush(stdout) || ferror(stdout))
 		die(1, "cannot write the report: %s", strerror(errno));
 	return ret;
 }
-
