@@ -630,145 +630,190 @@ static void write_backends(struct mn_prof *p, const struct mn_session *s,
 	mn_prof_map_end(p);
 }
 
-int mn_leader_finish(const struct mn_leader_input *in)
-{
-	struct mn_session *s = in->s;
-	unsigned n = s->nmodules;
-	struct section sec[MN_MAX_MODULES];
-	struct reasons r = { .len = 0 };
+/* ---- The leader's steps -------------------------------------------------------------------- */
+
+/* What the leader gathers from the backends and the session before it writes the profile. */
+struct finish {
+	const struct mn_leader_input *in;
+	struct mn_session *s;
+	struct section sec[MN_MAX_MODULES];                   /* per module, in session order */
 	char names[MN_MAX_MODULES][MN_MODULE_NAME_MAX + 1];
-	uint64_t *bits = NULL;
-	size_t nwords = 0;
-	unsigned nsections = 0;
-	struct mn_prof *p = NULL;
-	struct mn_prof_file out = { 0 };
-	uint64_t events = in->events;
-	uint64_t summarized = 0;
-	bool ended;
-	int err = 0;
+	unsigned nsections;       /* sections to copy: read fine, no duplicate */
+	uint64_t events;          /* events of the stream, the most any backend decoded */
+	uint64_t summarized;      /* accesses that arrived as loop summaries, likewise */
+	bool ended;               /* the end-of-run record arrived */
+	struct reasons r;         /* why the profile is incomplete */
+	uint64_t *bits;           /* bitmap of the site ids the sections reference */
+	size_t nwords;
+};
 
-	memset(sec, 0, sizeof(sec));
-	for (unsigned i = 0; i < n; i++) {
-		uint32_t st;
+/* Waits for module i's backend and reads the frame of the section it wrote, if it did. */
+static void collect_section(struct finish *f, unsigned i)
+{
+	struct mn_session *s = f->s;
+	struct section *sec = &f->sec[i];
+	uint32_t st;
 
-		module_name(s, i, names[i]);
-		if (i == in->index)
-			st = mn_load_acquire(&s->backend[i].state);   /* our own, final */
-		else
-			st = wait_backend(s, i, sec[i].why, sizeof(sec[i].why));
-		if (st == MN_BACKEND_FAILED && i == in->index)
-			snprintf(sec[i].why, sizeof(sec[i].why), "%.*s",
-				 (int)sizeof(s->backend[i].why), s->backend[i].why);
-		if (st != MN_BACKEND_WRITTEN)
-			continue;
-		sec[i].ok = section_scan(s->backend[i].section_path, &sec[i], &bits, &nwords);
-		for (unsigned j = 0; j < i && sec[i].ok; j++)
-			if (sec[j].ok && !strcmp(names[j], names[i]))
-				sec[i].duplicate = true;
-		if (!sec[i].ok || sec[i].duplicate)
-			continue;
-		nsections++;
-		/* Every backend reads every event; a leader without a module decodes none. */
-		if (sec[i].events > events)
-			events = sec[i].events;
-		/* The same for summaries: each backend counted the stream's once. */
-		if (sec[i].summarized > summarized)
-			summarized = sec[i].summarized;
-	}
+	module_name(s, i, f->names[i]);
+	if (i == f->in->index)
+		st = mn_load_acquire(&s->backend[i].state);   /* our own, final */
+	else
+		st = wait_backend(s, i, sec->why, sizeof(sec->why));
+	if (st == MN_BACKEND_FAILED && i == f->in->index)
+		snprintf(sec->why, sizeof(sec->why), "%.*s", (int)sizeof(s->backend[i].why),
+			 s->backend[i].why);
+	if (st != MN_BACKEND_WRITTEN)
+		return;
+	sec->ok = section_scan(s->backend[i].section_path, sec, &f->bits, &f->nwords);
+	for (unsigned j = 0; j < i && sec->ok; j++)
+		if (f->sec[j].ok && !strcmp(f->names[j], f->names[i]))
+			sec->duplicate = true;
+	if (!sec->ok || sec->duplicate)
+		return;
+	f->nsections++;
+	/* Every backend reads every event; a leader without a module decodes none. */
+	if (sec->events > f->events)
+		f->events = sec->events;
+	/* The same for summaries: each backend counted the stream's once. */
+	if (sec->summarized > f->summarized)
+		f->summarized = sec->summarized;
+}
+
+static void collect_sections(struct finish *f)
+{
+	for (unsigned i = 0; i < f->s->nmodules; i++)
+		collect_section(f, i);
+}
+
+/* How the event stream ended, and the reasons that makes the profile incomplete. */
+static void note_stream_end(struct finish *f)
+{
+	const struct mn_session *s = f->s;
+	struct reasons *r = &f->r;
 
 	/* The end-of-run record: ordered by the release in mn_queue_producer_finish() and the
 	 * acquire in the mn_queue_pop() that saw the end (session.h, "Ordering"). */
-	ended = in->stream_ended && mn_load_relaxed(&s->ended) == 1;
-	if (!in->stream_ended)
-		reason(&r, "the leading backend lost the event stream");
-	if (in->producer_died)
-		reason(&r, "the program ended without flushing (killed by SIGKILL?); events after "
-			   "the last flushed buffer are lost");
-	if (ended && s->term_signal) {
+	f->ended = f->in->stream_ended && mn_load_relaxed(&s->ended) == 1;
+	if (!f->in->stream_ended)
+		reason(r, "the leading backend lost the event stream");
+	if (f->in->producer_died)
+		reason(r, "the program ended without flushing (killed by SIGKILL?); events after "
+			  "the last flushed buffer are lost");
+	if (f->ended && s->term_signal) {
 		const char *abbrev = sigabbrev_np(s->term_signal);
 
-		reason(&r, "the program was killed by signal %d%s%s%s", s->term_signal,
+		reason(r, "the program was killed by signal %d%s%s%s", s->term_signal,
 		       abbrev ? " (SIG" : "", abbrev ? abbrev : "", abbrev ? ")" : "");
 	}
 	/* The runtime explains its own drops in end_reason; the counters speak only if it did not. */
-	if (ended && s->end_reason[0]) {
-		reason(&r, "%.*s", (int)sizeof(s->end_reason), s->end_reason);
-	} else if (ended) {
+	if (f->ended && s->end_reason[0]) {
+		reason(r, "%.*s", (int)sizeof(s->end_reason), s->end_reason);
+	} else if (f->ended) {
 		if (s->dropped_thread_events)
-			reason(&r, "%llu events from threads other than the first were dropped",
+			reason(r, "%llu events from threads other than the first were dropped",
 			       (unsigned long long)s->dropped_thread_events);
 		if (s->dropped_other_events)
-			reason(&r, "%llu events were dropped",
+			reason(r, "%llu events were dropped",
 			       (unsigned long long)s->dropped_other_events);
 	}
-	for (unsigned i = 0; i < n; i++) {
-		if (sec[i].duplicate)
+}
+
+/* The reasons each module's section makes the profile incomplete: failed, or lost events. */
+static void note_module_losses(struct finish *f)
+{
+	for (unsigned i = 0; i < f->s->nmodules; i++) {
+		const struct section *sec = &f->sec[i];
+		const char *name = f->names[i];
+
+		if (sec->duplicate)
 			continue;
-		if (!sec[i].ok)
-			reason(&r, "module %s failed: %s", names[i], sec[i].why);
-		else if (sec[i].corrupt)
-			reason(&r, "module %s: %llu corrupt event records (the rest of each such "
-				   "buffer was skipped)",
-			       names[i], (unsigned long long)sec[i].corrupt);
+		if (!sec->ok)
+			reason(&f->r, "module %s failed: %s", name, sec->why);
+		else if (sec->corrupt)
+			reason(&f->r, "module %s: %llu corrupt event records (the rest of each such "
+				      "buffer was skipped)",
+			       name, (unsigned long long)sec->corrupt);
 		/* Per module, like corrupt records: a backend short of memory loses alone. */
-		if (sec[i].ok && sec[i].lost_summaries)
-			reason(&r, "module %s: %llu loop summaries lost (their accesses were "
-				   "not all received or could not be stored; not expanded)",
-			       names[i], (unsigned long long)sec[i].lost_summaries);
-		if (sec[i].ok && sec[i].lost_pending)
-			reason(&r, "module %s: %llu summarized accesses never closed by a loop "
-				   "summary (lost)",
-			       names[i], (unsigned long long)sec[i].lost_pending);
+		if (sec->ok && sec->lost_summaries)
+			reason(&f->r, "module %s: %llu loop summaries lost (their accesses were "
+				      "not all received or could not be stored; not expanded)",
+			       name, (unsigned long long)sec->lost_summaries);
+		if (sec->ok && sec->lost_pending)
+			reason(&f->r, "module %s: %llu summarized accesses never closed by a loop "
+				      "summary (lost)",
+			       name, (unsigned long long)sec->lost_pending);
 	}
+}
 
-	if (!nsections) {
-		say_no_section(s, sec, names);
-		err = -ENODATA;
-		goto done;
-	}
+/* Copies each section under `modules:`, in session order.  -EIO when one cannot be read. */
+static int copy_sections(struct finish *f, struct mn_prof *p)
+{
+	const struct mn_session *s = f->s;
+	int err = 0;
 
-	if (!add_function_sites(in->run, &bits, &nwords)) {
-		err = -ENOMEM;
-		goto done;
-	}
-
-	err = mn_prof_file_open(&out, s->output);
-	if (err)
-		goto done;
-	err = mn_prof_open(&p, out.f);
-	if (err)
-		goto done;
-	mn_prof_map_begin(p);
-	mn_prof_kv_str(p, "format", MN_PROFILE_FORMAT);
-	mn_prof_key(p, "program");
-	write_program(p, in, ended, events, summarized);
-	if (in->run)   /* NULL only when the table could not be loaded */
-		write_binary(p, in->run);
-	if (!in->s->reproducible)
-		write_backends(p, s, sec, names);
-	mn_prof_kv_bool(p, "complete", r.len == 0);
-	if (r.len) {
-		mn_prof_kv_str(p, "incomplete_reason", r.buf);
-	}
-	write_sites(p, in->run, bits, nwords);
 	mn_prof_key(p, "modules");
 	mn_prof_map_begin(p);
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < s->nmodules; i++) {
 		char why[300];
 
-		if (!sec[i].ok || sec[i].duplicate)
+		if (!f->sec[i].ok || f->sec[i].duplicate)
 			continue;
-		mn_prof_key(p, names[i]);
+		mn_prof_key(p, f->names[i]);
 		if (!section_copy(s->backend[i].section_path, p, why, sizeof(why))) {
 			/* It read fine a moment ago: only I/O fails here, and fails the profile. */
-			mn_backend_msg("%s: %s", names[i], why);
+			mn_backend_msg("%s: %s", f->names[i], why);
 			err = -EIO;
 			break;
 		}
 	}
 	mn_prof_map_end(p);
+	return err;
+}
+
+/* The profile's document, in the order of the format (the comment atop this file). */
+static int write_document(struct finish *f, struct mn_prof *p)
+{
+	const struct mn_leader_input *in = f->in;
+	int err;
+
+	mn_prof_map_begin(p);
+	mn_prof_kv_str(p, "format", MN_PROFILE_FORMAT);
+	mn_prof_key(p, "program");
+	write_program(p, in, f->ended, f->events, f->summarized);
+	if (in->run)   /* NULL only when the table could not be loaded */
+		write_binary(p, in->run);
+	if (!in->s->reproducible)
+		write_backends(p, f->s, f->sec, f->names);
+	mn_prof_kv_bool(p, "complete", f->r.len == 0);
+	if (f->r.len)
+		mn_prof_kv_str(p, "incomplete_reason", f->r.buf);
+	write_sites(p, in->run, f->bits, f->nwords);
+	err = copy_sections(f, p);
 	mn_prof_map_end(p);
-done:
+	return err;
+}
+
+/*
+ * Writes the profile to a temporary file and renames it into place.  Returns 0, or -ENODATA when
+ * no module produced a section (said here), or another -errno; the file is left alone on failure.
+ */
+static int write_profile(struct finish *f)
+{
+	struct mn_prof *p = NULL;
+	struct mn_prof_file out = { 0 };
+	int err;
+
+	if (!f->nsections) {
+		say_no_section(f->s, f->sec, f->names);
+		return -ENODATA;
+	}
+	if (!add_function_sites(f->in->run, &f->bits, &f->nwords))
+		return -ENOMEM;
+	err = mn_prof_file_open(&out, f->s->output);
+	if (!err)
+		err = mn_prof_open(&p, out.f);
+	if (!err)
+		err = write_document(f, p);
 	if (p) {
 		int e = mn_prof_close(p);
 
@@ -778,23 +823,54 @@ done:
 	if (out.f && !err)
 		err = mn_prof_file_commit(&out);
 	mn_prof_file_abort(&out);
-	/*
-	 * Every section file of this run, also one a backend left when it died writing it (its path
-	 * checked first: it may have died writing the name).  A backend removes its own after a
-	 * failure, and again after the profile (backend.c): the names are this run's alone.
-	 */
-	for (unsigned i = 0; i < n; i++)
+	return err;
+}
+
+/*
+ * Every section file of this run, also one a backend left when it died writing it (its path
+ * checked first: it may have died writing the name).  A backend removes its own after a failure,
+ * and again after the profile (backend.c): the names are this run's alone.
+ */
+static void remove_section_files(const struct mn_session *s)
+{
+	for (unsigned i = 0; i < s->nmodules; i++)
 		if (mn_section_path_ours(s, i, s->backend[i].section_path))
 			unlink(s->backend[i].section_path);
-	free(bits);
+}
+
+/* Says why the profile could not be written, or (-v) that it was. */
+static void say_outcome(const struct finish *f, int err)
+{
+	const struct mn_session *s = f->s;
+
 	if (err && err != -ENODATA)
 		dprintf(STDERR_FILENO, "mnemo: cannot write profile '%s': %s\n", s->output,
 			strerror(-err));
 	else if (!err && s->verbose)
 		mn_backend_msg("profile written to '%s'%s", s->output,
-			       r.len ? " (incomplete)" : "");
+			       f->r.len ? " (incomplete)" : "");
+}
+
+/* Tells the program the profile is done, written or not. */
+static void publish_outcome(struct mn_session *s, int err)
+{
 	/* Publishes the renamed file; pairs with the runtime's acquire load of profile_done. */
 	mn_store_release(&s->profile_done, err ? MN_PROFILE_FAILED : MN_PROFILE_WRITTEN);
 	mn_word_wake(&s->profile_done);
+}
+
+int mn_leader_finish(const struct mn_leader_input *in)
+{
+	struct finish f = { .in = in, .s = in->s, .events = in->events };
+	int err;
+
+	collect_sections(&f);
+	note_stream_end(&f);
+	note_module_losses(&f);
+	err = write_profile(&f);
+	remove_section_files(f.s);
+	free(f.bits);
+	say_outcome(&f, err);
+	publish_outcome(f.s, err);
 	return err;
 }
