@@ -901,7 +901,7 @@ unsigned mn_map_threads(const struct mn_map *m)
 	return m->pool ? m->nt : 0;
 }
 
-/* ---- Row maps (map.h, struct mn_rows) --------------------------------------------------------- */
+/* ---- Row maps (map.h, struct mn_rows) -------------------------------------------------------- */
 
 /*
  * Open addressing over 2^bits slots of a key and its row, 64 bytes, probed slot by slot: a row
@@ -988,7 +988,8 @@ MN_ROWS_WEAK struct mn_row *mn_rows_next(const struct mn_rows *r, struct mn_rows
 }
 
 MN_ROWS_WEAK struct mn_row **mn_rows_sorted(const struct mn_rows *r,
-			       int (*cmp)(const void *, const void *, void *), void *arg)
+					    int (*cmp)(const void *, const void *, void *),
+					    void *arg)
 {
 	struct mn_row **v = malloc((r->n + 1) * sizeof(*v));
 	struct mn_rows_cursor c = { 0 };
@@ -1044,8 +1045,8 @@ static void memo_flush_one(struct mn_rows_memo *m)
 	m->max = 0;
 }
 
-MN_ROWS_WEAK void mn_rows_memo_set(struct mn_rows *r, struct mn_rows_memo *m, uint64_t k0, uint64_t k1,
-		      uint32_t k2, struct mn_row *row)
+MN_ROWS_WEAK void mn_rows_memo_set(struct mn_rows *r, struct mn_rows_memo *m, uint64_t k0,
+				   uint64_t k1, uint32_t k2, struct mn_row *row)
 {
 	memo_flush_one(m);
 	if (!row)

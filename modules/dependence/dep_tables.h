@@ -33,7 +33,7 @@ struct dep_accesses {
 uint32_t dep_access_intern(struct dep_accesses *t, uint32_t site, uint32_t ctx);
 void dep_accesses_free(struct dep_accesses *t);
 
-/* ---- Reported dependences: the key of README's schema (the rows: a row map, map.h) ------------ */
+/* ---- Reported dependences: the key of README's schema (the rows: a row map, map.h) ----------- */
 
 enum dep_kind { DEP_RAW, DEP_WAR, DEP_WAW };
 
@@ -50,7 +50,7 @@ struct dep_key {
 };
 _Static_assert(sizeof(struct dep_key) == 32, "dep_key is a row map's key of four words");
 
-/* ---- Rows counted by accesses that span workers ----------------------------------------------- */
+/* ---- Rows counted by accesses that span workers ---------------------------------------------- */
 
 /*
  * With several workers an access that spans pages of two workers is handled by each on its own

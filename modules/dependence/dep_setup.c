@@ -1,0 +1,225 @@
+/*
+ * The dependence module's setup: its settings (README), init and fini, the merge of workers'
+ * states and of restored runs, and the module itself (struct mn_module).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dep.h"
+
+/* ---- Setup and merge ---------------------------------------------------------------------- */
+
+/* MNEMO_DEP_LOOP (README rule 8): a loop site id, or file:line with the file as in the site table
+ * or its last path components.  Marks every loop it names as a target; -EINVAL for none. */
+static int target_resolve(struct dep *d, const struct mn_run *run, const char *want)
+{
+	const char *colon = strrchr(want, ':');
+	char *end;
+	unsigned long line = strtoul(colon ? colon + 1 : want, &end, 10);
+	size_t flen = colon ? (size_t)(colon - want) : 0;
+	unsigned found = 0;
+
+	for (uint32_t id = 1; *want && !*end && id <= mn_run_site_count(run); id++) {
+		const struct mn_run_site *rs = mn_run_site(run, id);
+		size_t len = strlen(rs->file);
+		struct site *s;
+
+		if (strcmp(rs->kind, "loop") || (colon ? rs->line != line : id != line))
+			continue;
+		if (colon && (len < flen || memcmp(rs->file + len - flen, want, flen) ||
+			      (len > flen && rs->file[len - flen - 1] != '/')))
+			continue;
+		if (!(s = mn_sitevec_get(&d->sites, id)))
+			return -ENOMEM;
+		s->target = true;
+		found++;
+	}
+	if (!found)
+		fprintf(stderr, "mnemo: dependence: MNEMO_DEP_LOOP=%s names no loop (give a loop "
+			"site id or file:line)\n", want);
+	d->target_mode = true;
+	return found ? 0 : -EINVAL;
+}
+
+/* With several workers: which pages are this worker's (on_span()). */
+static void dep_shard_worker(void *st, unsigned id, unsigned nworkers)
+{
+	struct dep *d = st;
+
+	d->wid = id;
+	d->nw = nworkers;
+}
+
+/* For the driver's prefetch of each access's word (module.h); NULL if it could not be had. */
+static struct mn_shadow *dep_shadow(void *st)
+{
+	return ((struct dep *)st)->sh;
+}
+
+static void dep_fini(void *st)
+{
+	struct dep *d = st;
+
+	for (unsigned i = 0; i < d->loop_cap; i++) {
+		dep_starts_free(&d->loops[i].starts);
+		free(d->loops[i].outer);
+		free(d->loops[i].outer_used);
+	}
+	free(d->loops);
+	mn_rows_free(&d->deps);
+	dep_spans_free(&d->span_rows);
+	dep_accesses_free(&d->acc);
+	mn_sitevec_free(&d->sites);
+	mn_shadow_destroy(d->sh);
+	mn_ctx_destroy(d->ctx);
+	memset(d, 0, sizeof(*d));
+}
+
+static int dep_init(void *st, const struct mn_run *run)
+{
+	struct dep *d = st;
+	int err = mn_module_options(&mn_module_dependence, d);
+
+	if (err)
+		return err;
+	d->run = run;
+	d->clock_limit = (uint32_t)d->clock_opt;
+	err = mn_rows_memo_init(&d->deps, MEMO_BITS);
+	if (!err)
+		err = mn_ctx_create(&d->ctx, CTX_DEPTH);
+	if (!err)
+		err = mn_shadow_create(&d->sh, 8, sizeof(struct word));
+	if (!err)
+		err = mn_sitevec_init(&d->sites, sizeof(struct site), mn_run_site_count(run));
+	if (!err && *d->loop_opt)
+		err = target_resolve(d, run, d->loop_opt);
+	if (err)
+		dep_fini(d);
+	return err;
+}
+
+/* from's context id, interned in into's context manager (its sites, outermost first). */
+static uint32_t ctx_translate(struct dep *into, const struct dep *from, uint32_t id)
+{
+	uint32_t sites[CTX_DEPTH], t = 0;
+	int depth = mn_ctx_decode(from->ctx, id, sites, CTX_DEPTH);
+
+	for (int k = 0; k < depth && k < CTX_DEPTH; k++)
+		t = mn_ctx_intern(into->ctx, t, sites[k]);
+	return t;
+}
+
+/* A row both workers counted for the same n accesses that span them: once each (rule 6). */
+static void span_dup(void *arg, const uint64_t *k, uint64_t n)
+{
+	struct mn_row *e = mn_rows_get(&((struct dep *)arg)->deps, k);
+
+	if (e && e->count > n)
+		e->count -= n;
+}
+
+/*
+ * Workers own disjoint words: their dependences add up, but for accesses that span workers,
+ * which count a row once for all their words.  Loops and contexts: all saw the same.
+ * A restored `from` is another run (`mnemo merge`, README "Merging"): its loop counts and clock
+ * resets add too, and its context ids, its own, are interned anew in into's context manager.
+ */
+static void dep_merge(void *into_, void *from_)
+{
+	struct dep *into = into_, *from = from_;
+	const struct mn_row *f;
+
+	dep_outer_pay_all(into);
+	dep_outer_pay_all(from);
+	pending_flush_all(into);
+	pending_flush_all(from);
+	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
+	into->nomem += from->nomem;
+	into->clipped += from->clipped;
+	into->closed += from->closed;
+	into->expanded += from->expanded;
+	if (from->restored) {
+		struct mn_ctx_stats cs;
+
+		mn_ctx_stats(from->ctx, &cs);
+		into->nomem += cs.nomem;
+		into->resets += from->resets;
+		into->target_mode |= from->target_mode;
+		for (uint32_t id = 0; id < from->sites.n; id++) {
+			const struct site *f = mn_sitevec_find(&from->sites, id);
+			struct site *t;
+
+			if (!f || !(f->loop || f->target || f->invocations || f->iterations))
+				continue;
+			if (!(t = mn_sitevec_get(&into->sites, id))) {
+				into->nomem++;
+				continue;
+			}
+			t->loop |= f->loop;
+			t->target |= f->target;
+			t->invocations += f->invocations;
+			t->iterations += f->iterations;
+		}
+	}
+	for (struct mn_rows_cursor c = { 0 }; (f = mn_rows_next(&from->deps, &c));) {
+		struct dep_key k = key_of(f);
+		struct mn_row *e;
+
+		if (from->restored && from->context) {
+			k.src_ctx = ctx_translate(into, from, k.src_ctx);
+			k.dst_ctx = ctx_translate(into, from, k.dst_ctx);
+		}
+		e = rows_find(&into->deps, &k);
+		if (!e) {
+			into->nomem += f->count;
+			continue;
+		}
+		e->count += f->count;
+		e->min = f->min < e->min ? f->min : e->min;
+		e->max = f->max > e->max ? f->max : e->max;
+	}
+	if (dep_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
+		into->nomem++;
+}
+
+/* Settings (README); the clock limit is for the tests of clock resets. */
+static const struct mn_option dep_options[] = {
+	{ "MNEMO_DEP_CONTEXT", MN_OPT_BOOL, offsetof(struct dep, context), "0", 0, 0, NULL,
+	  "also key each row by the calling contexts of both accesses" },
+	{ "MNEMO_DEP_LOOP", MN_OPT_TEXT, offsetof(struct dep, loop_opt), "", 0, 0, NULL,
+	  "only the loops at file:line (a loop site's file, or its last path components) or of a "
+	  "loop site id" },
+	{ "MNEMO_DEP_CLOCK_LIMIT", MN_OPT_UINT, offsetof(struct dep, clock_opt), "4294967295", 2,
+	  4294967295.0, NULL, NULL },
+	{ 0 },
+};
+
+static const char *const dep_settings[] = { "granularity", "context", "target", NULL };
+
+const struct mn_module mn_module_dependence = {
+	.name = "dependence",
+	.doc = "memory dependences per loop (raw/war/waw), loop-carried or not, with distances",
+	.state_size = sizeof(struct dep),
+	.shard = MN_SHARD_ADDRESS,
+	.shard_shift = PAGE_SHIFT,
+	.init = dep_init,
+	.fini = dep_fini,
+	.load = dep_load,
+	.store = dep_store,
+	.func_entry = dep_func_entry,
+	.func_exit = dep_func_exit,
+	.loop_invoke = dep_loop_invoke,
+	.loop_iter = dep_loop_iter,
+	.loop_exit = dep_loop_exit,
+	.loop_summary = dep_loop_summary,
+	.shard_worker = dep_shard_worker,
+	.shadow = dep_shadow,
+	.merge = dep_merge,
+	.emit = dep_emit,
+	.restore = dep_restore,
+	.settings = dep_settings,
+	.options = dep_options,
+};
