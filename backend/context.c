@@ -298,6 +298,26 @@ int mn_ctx_decode(const struct mn_ctx *c, uint32_t id, uint32_t *sites, unsigned
 	return depth;
 }
 
+uint32_t mn_ctx_translate(struct mn_ctx *into, const struct mn_ctx *from, uint32_t id)
+{
+	uint32_t buf[128], *sites = buf, t = 0;
+	int depth = mn_ctx_id_depth(from, id);
+
+	if (depth <= 0)
+		return 0;
+	if ((unsigned)depth > into->max_depth)
+		depth = (int)into->max_depth;
+	if ((size_t)depth > sizeof(buf) / sizeof(buf[0]) &&
+	    !(sites = malloc((size_t)depth * sizeof(*sites))))
+		return 0;
+	mn_ctx_decode(from, id, sites, (unsigned)depth);
+	for (int k = 0; k < depth; k++)
+		t = mn_ctx_intern(into, t, sites[k]);
+	if (sites != buf)
+		free(sites);
+	return t;
+}
+
 int mn_ctx_emit(const struct mn_ctx *c, struct mn_prof *p, uint32_t id)
 {
 	uint32_t buf[128], *sites = buf;

@@ -302,6 +302,14 @@ int mn_ctx_id_depth(const struct mn_ctx *c, uint32_t id);
 int mn_ctx_decode(const struct mn_ctx *c, uint32_t id, uint32_t *sites, unsigned max);
 
 /*
+ * from's context id as an id of into: its sites (the outermost mn_ctx_max_depth(into) of them)
+ * interned in into, outermost first.  For a merge of states whose managers assigned ids apart
+ * (another run's, restored).  from's id must be valid; 0 if into ran out of memory on the way
+ * (as mn_ctx_intern()).
+ */
+uint32_t mn_ctx_translate(struct mn_ctx *into, const struct mn_ctx *from, uint32_t id);
+
+/*
  * Writes id to a profile as a flow sequence of sites, outermost first ([] for 0), each through
  * mn_prof_site() so that the site table lists it.  Returns 0, or -EINVAL for an id never assigned
  * (and writes nothing).

@@ -1007,7 +1007,8 @@ MN_ROWS_WEAK struct mn_row **mn_rows_sorted(const struct mn_rows *r,
 MN_ROWS_WEAK void mn_rows_free(struct mn_rows *r)
 {
 	free(r->e);
-	free(r->memo);
+	if (!r->memo_lent)
+		free(r->memo);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -1026,6 +1027,16 @@ MN_ROWS_WEAK int mn_rows_memo_init(struct mn_rows *r, unsigned bits)
 	r->mshift = 32 - bits;
 	for (size_t i = 0; i < n; i++)
 		r->memo[i] = (struct mn_rows_memo){ .min = UINT64_MAX };
+	return 0;
+}
+
+MN_ROWS_WEAK int mn_rows_memo_use(struct mn_rows *r, struct mn_rows_memo *slots, unsigned bits)
+{
+	if (bits < 1 || bits > 24 || r->memo)
+		return -EINVAL;
+	r->memo = slots;
+	r->mshift = 32 - bits;
+	r->memo_lent = true;
 	return 0;
 }
 

@@ -138,7 +138,8 @@ void mn_rows_free(struct mn_rows *r)
 	if (t)
 		free(t->bucket);
 	free(t);
-	free(r->memo);
+	if (!r->memo_lent)
+		free(r->memo);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -150,6 +151,16 @@ int mn_rows_memo_init(struct mn_rows *r, unsigned bits)
 	if (!(r->memo = calloc((size_t)1 << bits, sizeof(*r->memo))))
 		return -ENOMEM;
 	r->mshift = 32 - bits;
+	return 0;
+}
+
+int mn_rows_memo_use(struct mn_rows *r, struct mn_rows_memo *slots, unsigned bits)
+{
+	if (bits < 1 || bits > 24 || r->memo)
+		return -EINVAL;
+	r->memo = slots;
+	r->mshift = 32 - bits;
+	r->memo_lent = true;
 	return 0;
 }
 

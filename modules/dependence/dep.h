@@ -137,6 +137,7 @@ struct dep {
 	uint64_t spans;            /* accesses so far that span two pages: their serial */
 	bool spanning;             /* the access being counted spans workers: log its rows */
 	struct dep_spans span_rows;
+	struct mn_rows_memo memo[1u << MEMO_BITS];   /* the rows' memo (mn_rows_memo_use()) */
 };
 
 /* ---- Rows: through the memo, counted once per destination access ----------------------------- */
@@ -207,8 +208,8 @@ static inline struct mn_rows_memo *memo_slot(struct dep *d, uint32_t ph, const s
 {
 	/* A multiplicative hash's top bits: all of ph's bits reach the slot number (the top bits
 	 * alone left 1024 slots in use, however many there were: SQLite missed 3 rows in 10). */
-	return mn_rows_memo_slot(&d->deps, (ph ^ (l ? l->mhash : 0) ^ kc * 0x9e3779b1u) *
-					   0x85ebca6bu);
+	return &d->memo[((ph ^ (l ? l->mhash : 0) ^ kc * 0x9e3779b1u) * 0x85ebca6bu) >>
+			(32 - MEMO_BITS)];
 }
 
 static inline bool memo_hit(const struct dep *d, const struct mn_rows_memo *m, uint64_t pair,

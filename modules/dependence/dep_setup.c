@@ -87,7 +87,7 @@ static int dep_init(void *st, const struct mn_run *run)
 		return err;
 	d->run = run;
 	d->clock_limit = (uint32_t)d->clock_opt;
-	err = mn_rows_memo_init(&d->deps, MEMO_BITS);
+	err = mn_rows_memo_use(&d->deps, d->memo, MEMO_BITS);
 	if (!err)
 		err = mn_ctx_create(&d->ctx, CTX_DEPTH);
 	if (!err)
@@ -99,17 +99,6 @@ static int dep_init(void *st, const struct mn_run *run)
 	if (err)
 		dep_fini(d);
 	return err;
-}
-
-/* from's context id, interned in into's context manager (its sites, outermost first). */
-static uint32_t ctx_translate(struct dep *into, const struct dep *from, uint32_t id)
-{
-	uint32_t sites[CTX_DEPTH], t = 0;
-	int depth = mn_ctx_decode(from->ctx, id, sites, CTX_DEPTH);
-
-	for (int k = 0; k < depth && k < CTX_DEPTH; k++)
-		t = mn_ctx_intern(into->ctx, t, sites[k]);
-	return t;
 }
 
 /* A row both workers counted for the same n accesses that span them: once each (rule 6). */
@@ -169,8 +158,8 @@ static void dep_merge(void *into_, void *from_)
 		struct mn_row *e;
 
 		if (from->restored && from->context) {
-			k.src_ctx = ctx_translate(into, from, k.src_ctx);
-			k.dst_ctx = ctx_translate(into, from, k.dst_ctx);
+			k.src_ctx = mn_ctx_translate(into->ctx, from->ctx, k.src_ctx);
+			k.dst_ctx = mn_ctx_translate(into->ctx, from->ctx, k.dst_ctx);
 		}
 		e = rows_find(&into->deps, &k);
 		if (!e) {

@@ -11,6 +11,7 @@
  * twin of bench/maps/rows_plain.c (test_rows_plain), which must pass the same test.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,7 +35,7 @@ static uint64_t rnd(void)
 	return rng_state * UINT64_C(0x2545f4914f6cdd1d);
 }
 
-/* ---- The twin: rows in an array, found by a linear search ------------------------------------- */
+/* ---- The twin: rows in an array, found by a linear search ------------------------------------ */
 
 struct ref_row {
 	uint64_t key[MN_ROWS_KEY_WORDS];
@@ -154,8 +155,14 @@ static void run_script(uint64_t seed, size_t steps, unsigned nkeys, unsigned mem
 	struct mn_rows m = { 0 };
 	struct ref t = { 0 };
 
+	struct mn_rows_memo *lent = seed % 2 ? NULL : calloc((size_t)1 << memo_bits, sizeof(*lent));
+
 	make_keys(seed);
-	assert_int_equal(mn_rows_memo_init(&m, memo_bits), 0);
+	if (lent)   /* the caller's storage, as the dependence module's state holds it */
+		assert_int_equal(mn_rows_memo_use(&m, lent, memo_bits), 0);
+	else
+		assert_int_equal(mn_rows_memo_init(&m, memo_bits), 0);
+	assert_int_equal(mn_rows_memo_use(&m, lent, memo_bits), -EINVAL);   /* a second memo */
 	for (size_t s = 0; s < steps; s++) {
 		unsigned k = (unsigned)(rnd() % nkeys);
 		bool has_v = rnd() % 3 == 0, memo = rnd() % 2;
@@ -188,6 +195,7 @@ static void run_script(uint64_t seed, size_t steps, unsigned nkeys, unsigned mem
 	mn_rows_free(&m);
 	assert_null(m.e);
 	assert_int_equal(m.n, 0);
+	free(lent);
 	free(t.v);
 }
 
