@@ -14,6 +14,7 @@
 # ARGS default to the program's own (graph: 200000 nodes, 55 searches; the first 15 million loads
 # and stores, building the graph and the first searches, hold 11.9 million dependences).
 # Everything but bench-maps' table goes to stderr.
+# MNEMO_KEEP_RECORDING=FILE keeps a copy of the recording there (to rerun bench-maps on it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../record.sh
