@@ -83,13 +83,14 @@ static bool take_pending(void *arg, const struct rds_pend *e)
 static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
 {
 	uint64_t key = mn_map_key(u, v);
-	uint32_t e = key == r->hot_key ? r->hot_edge : 0;
+	struct edge_memo *m = &r->memo[mn_hash64(key) & (EDGE_MEMO - 1)];
+	uint32_t e = m->key == key ? m->e : 0;
 	int changed;
 
 	if (e || (e = rds_edge_index(r, key))) {
 		r->edges[e - 1].stores++;
-		r->hot_key = key;
-		r->hot_edge = e;
+		m->key = key;
+		m->e = e;
 		return 0;
 	}
 	changed = rds_ssg_new_edge(r, u, v, 1);
