@@ -1871,8 +1871,7 @@ void FunctionInstrumenter::insertBefore(IRBuilder<> &IRB,
   setInsertPoint(IRB, I->getIterator(), I);
 }
 
-void FunctionInstrumenter::insertAfter(IRBuilder<> &IRB,
-                                       Instruction *I) const {
+void FunctionInstrumenter::insertAfter(IRBuilder<> &IRB, Instruction *I) const {
   setInsertPoint(IRB, std::next(I->getIterator()), I);
 }
 
