@@ -56,6 +56,12 @@ static void *at(const void *row, size_t off)
 	return (char *)row + off;
 }
 
+static const struct mn_field count64_fields[] = {
+	MN_FIELD("key", MN_FT_U64, offsetof(struct mn_count64, key), MN_R_KEY),
+	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_count64, count), MN_R_SUM),
+};
+const struct mn_schema mn_count64_rows = MN_SCHEMA("counters", struct mn_count64, count64_fields);
+
 static const struct mn_field topk_fields[] = {
 	MN_FIELD("key", MN_FT_I64, offsetof(struct mn_topk, key), MN_R_KEY),
 	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_topk, count), MN_R_SUM),

@@ -106,6 +106,10 @@ static inline int mn_set64_add(struct mn_set64 *s, uint64_t v, uint32_t cap)
 	return 1;
 }
 
+/* Rows of bounded counters, fields key (MN_R_KEY) and count (MN_R_SUM): the .sub of a KV field
+ * `{key: count, ...}` (.arg 1), in increasing key order. */
+extern const struct mn_schema mn_count64_rows;
+
 /* Bounded counters: key counted c more times; -ENOSPC when it is new and cap keys are there
  * already (nothing counted), -ENOMEM; else 0. */
 struct mn_count64 {
@@ -321,13 +325,17 @@ int mn_schema_merge(const struct mn_schema *s, void *into, void *from, bool rest
 void mn_schema_release(const struct mn_schema *s, void *row);
 
 /*
- * A module's fini, merge and restore (module.h) when its state, of type T, is the top row of
- * schema S: <P>_fini releases it, <P>_restore sets the state's bool member R and restores,
+ * A module's fini, merge, restore and emit (module.h) when its state, of type T, is the top row
+ * of schema S: <P>_fini releases it, <P>_restore sets the state's bool member R and restores,
  * <P>_merge folds (R telling a restored run from a worker) and counts a failed fold in the
- * state's integer member L (the profile then says incomplete).  Its emit() is
- * mn_schema_emit(&S, st, p), after what the module does first.
+ * state's integer member L (the profile then says incomplete), <P>_write writes it (an emit()
+ * with work of its own to do first calls mn_schema_emit() itself).
  */
 #define MN_SCHEMA_CALLBACKS(P, S, T, R, L)                                                      \
+	static __attribute__((unused)) int P##_write(void *st, struct mn_prof *p)               \
+	{                                                                                       \
+		return mn_schema_emit(&(S), st, p);                                             \
+	}                                                                                       \
 	static void P##_fini(void *st)                                                          \
 	{                                                                                       \
 		mn_schema_release(&(S), st);                                                    \

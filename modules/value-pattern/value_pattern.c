@@ -1,10 +1,9 @@
 /*
- * value-pattern: for every load and store site, whether it always sees the same value, how many
- * distinct values it sees (up to VALUE_CAP), and the dominant address stride between consecutive
- * executions (Space-Saving counters, mn_topk) -- PROMPT's Figure 6 with LEAP's strides; and for
- * mnemo-use, function entry counts and the lengths of memcpy, memmove and memset (the size of the
- * destination store's event).  Sharded by site: a worker sees every execution of its sites in
- * order.  The section (README.md) is the schema at the end, which the backend writes and merges.
+ * value-pattern: per load and store site, whether it always sees the same value, how many distinct
+ * values (up to VALUE_CAP), and the dominant address stride (Space-Saving counters, mn_topk) --
+ * PROMPT's Figure 6 with LEAP's strides; for mnemo-use, function entry counts and memcpy, memmove
+ * and memset lengths.  Sharded by site: a worker sees every execution of its sites in order.  The
+ * section (README.md) is the schema at the end, which the backend writes, restores and merges.
  */
 #include <string.h>
 
@@ -43,7 +42,8 @@ struct vp {
 
 static inline void stride_add(struct vp *vp, struct site *s, int64_t d, uint64_t c)
 {
-	vp->lost += mn_topk_add(&s->strides, d, c, STRIDE_SLOTS) ? c : 0;
+	if (__builtin_expect(mn_topk_add(&s->strides, d, c, STRIDE_SLOTS), 0))
+		vp->lost += c;   /* a branch: no store to lost on every access */
 }
 
 /* A site's first execution: what it is, once; a memop store when the site table names one. */
