@@ -1,9 +1,9 @@
 /*
  * rds-shape's private header: the module's state (struct rds) and what its files share.
  *
- *	rds_shape.c   the profile builder: the handlers, edge_add(), traverse(), node_delete()
- *	instances.c   RDS instances (a union-find with deletion), the stability factor, the rows
- *	              listed and the per-site totals, the end of a run
+ *	rds_shape.c   the profile builder: the handlers, edge_add(), traverse(), node_delete(),
+ *	              and the RDS instances, a union-find with deletion
+ *	rows.c        the stability factor, the rows listed, the per-site totals, the end of a run
  *	graph.c       the static shape graph: nodes, edges, types (its cyclic SCCs); merging runs
  *	section.c     the profile section: emit() and restore()
  *	scc.c         online SCCs of the shape graph (Pearce and Kelly)
@@ -112,6 +112,8 @@ struct rds {
 	uint32_t nnode_of;
 	struct mn_map *edge_of;         /* (u << 32 | v) -> SSG edge index + 1, MN_MAP_CONST: each
 					 * key is inserted once, with the index it gets */
+	uint64_t hot_key;               /* the last edge looked up, and its index + 1 (0: none), */
+	uint32_t hot_edge;              /* tried before memo[] */
 	struct ssg_edge *edges;
 	uint32_t nedges, capedges;
 	struct rds_pending pend;
@@ -140,11 +142,9 @@ struct type {
 	struct agg a;
 };
 
-/* ---- instances.c: instances, rows, totals ---------------------------------------------------- */
+/* ---- rows.c: intervals, rows, totals -------------------------------------------------------- */
 
 void rds_top_push(struct rds *r, struct inst *I, uint64_t c);     /* an interval's traversals */
-uint32_t rds_inst_new(struct rds *r, uint32_t s);                  /* object s alone; 0: nomem */
-uint32_t rds_inst_merge(struct rds *r, uint32_t a, uint32_t b);    /* returns the union's */
 struct row rds_row_of(struct rds *r, struct inst *I);              /* I's row now */
 void rds_row_keep(struct rds *r, const struct row *w);             /* to its site, the listing */
 void rds_agg_sum(struct agg *a, const struct agg *b);              /* a += b */
@@ -155,38 +155,12 @@ bool rds_rows_append(struct rds *r, const struct row *w);          /* false: nom
 void rds_rows_push(struct rds *r, const struct row *w);            /* append, trim now and then */
 void rds_settle(struct rds *r);                                    /* the end of the run, once */
 
-/* Inline: join() (rds_shape.c) calls them on every pointer store between objects of one type. */
-
-/* Ends the current interval of I. */
+/* Ends the current interval of I: inline, as rds_shape.c's alter() calls it on every edge. */
 static inline void close_interval(struct rds *r, struct inst *I)
 {
 	if (I->cur)
 		rds_top_push(r, I, I->cur);
 	I->cur = 0;
-}
-
-/* An alteration point of I: an edge added to it or removed from it. */
-static inline void alter(struct rds *r, struct inst *I)
-{
-	close_interval(r, I);
-	I->alterations++;
-}
-
-/* Object s (in no instance) joins instance i. */
-static inline void inst_add(struct rds *r, uint32_t i, uint32_t s)
-{
-	struct mn_obj *x = mn_obj(&r->obj, s);
-	struct inst *I = &r->inst[i];
-
-	r->inst_of[s] = i;
-	r->links[s] = (struct link){ .prev = 0, .next = I->head };
-	if (I->head)
-		r->links[I->head].prev = s;
-	I->head = s;
-	I->nodes++;
-	I->live++;
-	I->id = x->serial < I->id ? x->serial : I->id;
-	I->created = x->born < I->created ? x->born : I->created;
 }
 
 /* ---- graph.c: the static shape graph --------------------------------------------------------- */

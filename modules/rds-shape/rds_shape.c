@@ -30,6 +30,124 @@
 #include "module.h"
 #include "rds.h"
 
+/* ---- Instances: a union-find over objects with deletion -------------------------------------- */
+
+/* An alteration point of I: an edge added to it or removed from it. */
+static void alter(struct rds *r, struct inst *I)
+{
+	close_interval(r, I);
+	I->alterations++;
+}
+
+/* Object s (in no instance) joins instance i. */
+static void inst_add(struct rds *r, uint32_t i, uint32_t s)
+{
+	struct mn_obj *x = mn_obj(&r->obj, s);
+	struct inst *I = &r->inst[i];
+
+	r->inst_of[s] = i;
+	r->links[s] = (struct link){ .prev = 0, .next = I->head };
+	if (I->head)
+		r->links[I->head].prev = s;
+	I->head = s;
+	I->nodes++;
+	I->live++;
+	I->id = x->serial < I->id ? x->serial : I->id;
+	I->created = x->born < I->created ? x->born : I->created;
+}
+
+/* A new instance of object s alone (which has none); returns it, or 0 without memory. */
+static uint32_t inst_new(struct rds *r, uint32_t s)
+{
+	struct mn_obj *x = mn_obj(&r->obj, s);
+	struct inst *I;
+	uint32_t i = r->free_inst;
+
+	if (i) {
+		r->free_inst = r->inst[i].head;
+	} else {
+		if (r->ninst + 1 >= r->capinst) {
+			uint32_t cap = r->capinst ? 2 * r->capinst : 256;
+			void *v;
+
+			/* Cache-line aligned, so not realloc(). */
+			if (cap < r->capinst ||
+			    posix_memalign(&v, 64, (size_t)cap * sizeof(*r->inst)))
+				return 0;
+			if (r->inst)
+				memcpy(v, r->inst, (size_t)r->capinst * sizeof(*r->inst));
+			free(r->inst);
+			r->inst = v;
+			r->capinst = cap;
+		}
+		i = ++r->ninst;
+	}
+	I = &r->inst[i];
+	memset(I, 0, sizeof(*I));
+	I->id = x->serial;
+	I->created = x->born;
+	I->nodes = I->live = 1;
+	I->head = s;
+	I->node = x->group;
+	r->inst_of[s] = i;
+	r->links[s] = (struct link){ 0, 0 };
+	return i;
+}
+
+/* Unites instances a and b (distinct): the smaller's live members move.  Returns the union's. */
+static uint32_t inst_merge(struct rds *r, uint32_t a, uint32_t b)
+{
+	struct inst *I, *J;
+	uint32_t tail = 0;
+
+	if (r->inst[a].live < r->inst[b].live) {
+		uint32_t t = a;
+
+		a = b;
+		b = t;
+	}
+	I = &r->inst[a];
+	J = &r->inst[b];
+	for (uint32_t m = J->head; m; m = r->links[m].next) {
+		r->inst_of[m] = a;
+		tail = m;
+	}
+	if (tail) {
+		r->links[tail].next = I->head;
+		if (I->head)
+			r->links[I->head].prev = tail;
+		I->head = J->head;
+	}
+	close_interval(r, I);
+	close_interval(r, J);
+	for (uint32_t k = 0; k < J->ntop; k++)
+		rds_top_push(r, I, J->top[k]);
+	I->top_cut |= J->top_cut;
+	if (J->last_trav > I->last_trav) {
+		I->last_trav = J->last_trav;
+		I->last_src = J->last_src;
+		I->last_dst = J->last_dst;
+	}
+	I->id = J->id < I->id ? J->id : I->id;
+	I->created = J->created < I->created ? J->created : I->created;
+	I->last_edge = J->last_edge > I->last_edge ? J->last_edge : I->last_edge;
+	I->nodes += J->nodes;
+	I->live += J->live;
+	I->edges += J->edges;
+	I->fwd += J->fwd;
+	I->bwd += J->bwd;
+	I->self += J->self;
+	I->trav += J->trav;
+	I->dfs += J->dfs;
+	I->bfs += J->bfs;
+	I->alterations += J->alterations + 1;
+	free(J->top);
+	J->id = 0;
+	J->head = r->free_inst;
+	r->free_inst = b;
+	return a;
+}
+
 /* ---- The profile builder's events ------------------------------------------------------------ */
 
 /* Objects s and d, whose sites share an SCC, are linked by `stores` pointer stores s -> d. */
@@ -39,7 +157,7 @@ static void join(struct rds *r, uint32_t s, uint32_t d, uint64_t stores)
 	uint32_t a = r->inst_of[s], b = r->inst_of[d];
 	struct inst *I;
 
-	if (!a && !b && !(a = rds_inst_new(r, s))) {
+	if (!a && !b && !(a = inst_new(r, s))) {
 		r->nomem++;
 		return;
 	}
@@ -52,7 +170,7 @@ static void join(struct rds *r, uint32_t s, uint32_t d, uint64_t stores)
 			inst_add(r, a, d);
 		alter(r, &r->inst[a]);
 	} else if (a != b) {
-		a = rds_inst_merge(r, a, b);   /* an alteration point of the union */
+		a = inst_merge(r, a, b);   /* an alteration point of the union */
 	} else {
 		alter(r, &r->inst[a]);
 	}
@@ -83,14 +201,21 @@ static bool take_pending(void *arg, const struct rds_pend *e)
 static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
 {
 	uint64_t key = mn_map_key(u, v);
-	struct edge_memo *m = &r->memo[mn_hash64(key) & (EDGE_MEMO - 1)];
-	uint32_t e = m->key == key ? m->e : 0;
+	struct edge_memo *m;
+	uint32_t e;
 	int changed;
 
+	if (key == r->hot_key && r->hot_edge) {   /* a loop of stores repeats one edge */
+		r->edges[r->hot_edge - 1].stores++;
+		return 0;
+	}
+	m = &r->memo[mn_hash64(key) & (EDGE_MEMO - 1)];
+	e = m->key == key ? m->e : 0;
 	if (e || (e = rds_edge_index(r, key))) {
 		r->edges[e - 1].stores++;
-		m->key = key;
-		m->e = e;
+		*m = (struct edge_memo){ key, e };
+		r->hot_key = key;
+		r->hot_edge = e;
 		return 0;
 	}
 	changed = rds_ssg_new_edge(r, u, v, 1);

@@ -1,8 +1,8 @@
 /*
- * rds-shape's RDS instances (rds.h): a union-find over objects with deletion, each instance's
- * intervals between alteration points and its stability factor (section 5), the rows of the
- * instances that ended, kept as far as they may be listed, the per-site totals, and the end of a
- * run (rds_settle()).
+ * rds-shape's rows (rds.h): each instance's intervals between alteration points and its stability
+ * factor (section 5), the rows of the instances that ended, kept as far as they may be listed, the
+ * per-site totals, and the end of a run (rds_settle()).  The instances' union-find is in
+ * rds_shape.c, with the events that change it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,98 +66,6 @@ static uint64_t stability(struct rds *r, struct inst *I, bool *capped)
 		return 1;
 	return k + (T_PERCENT * I->trav - 100 * acc + 100 * I->top[k - 1] - 1) /
 		   (100 * I->top[k - 1]);
-}
-
-/* A new instance of object s alone (which has none); returns it, or 0 without memory. */
-uint32_t rds_inst_new(struct rds *r, uint32_t s)
-{
-	struct mn_obj *x = mn_obj(&r->obj, s);
-	struct inst *I;
-	uint32_t i = r->free_inst;
-
-	if (i) {
-		r->free_inst = r->inst[i].head;
-	} else {
-		if (r->ninst + 1 >= r->capinst) {
-			uint32_t cap = r->capinst ? 2 * r->capinst : 256;
-			void *v;
-
-			/* Cache-line aligned, so not realloc(). */
-			if (cap < r->capinst ||
-			    posix_memalign(&v, 64, (size_t)cap * sizeof(*r->inst)))
-				return 0;
-			if (r->inst)
-				memcpy(v, r->inst, (size_t)r->capinst * sizeof(*r->inst));
-			free(r->inst);
-			r->inst = v;
-			r->capinst = cap;
-		}
-		i = ++r->ninst;
-	}
-	I = &r->inst[i];
-	memset(I, 0, sizeof(*I));
-	I->id = x->serial;
-	I->created = x->born;
-	I->nodes = I->live = 1;
-	I->head = s;
-	I->node = x->group;
-	r->inst_of[s] = i;
-	r->links[s] = (struct link){ 0, 0 };
-	return i;
-}
-
-/* Unites instances a and b (distinct): the smaller's live members move.  Returns the union's. */
-uint32_t rds_inst_merge(struct rds *r, uint32_t a, uint32_t b)
-{
-	struct inst *I, *J;
-	uint32_t tail = 0;
-
-	if (r->inst[a].live < r->inst[b].live) {
-		uint32_t t = a;
-
-		a = b;
-		b = t;
-	}
-	I = &r->inst[a];
-	J = &r->inst[b];
-	for (uint32_t m = J->head; m; m = r->links[m].next) {
-		r->inst_of[m] = a;
-		tail = m;
-	}
-	if (tail) {
-		r->links[tail].next = I->head;
-		if (I->head)
-			r->links[I->head].prev = tail;
-		I->head = J->head;
-	}
-	close_interval(r, I);
-	close_interval(r, J);
-	for (uint32_t k = 0; k < J->ntop; k++)
-		rds_top_push(r, I, J->top[k]);
-	I->top_cut |= J->top_cut;
-	if (J->last_trav > I->last_trav) {
-		I->last_trav = J->last_trav;
-		I->last_src = J->last_src;
-		I->last_dst = J->last_dst;
-	}
-	I->id = J->id < I->id ? J->id : I->id;
-	I->created = J->created < I->created ? J->created : I->created;
-	I->last_edge = J->last_edge > I->last_edge ? J->last_edge : I->last_edge;
-	I->nodes += J->nodes;
-	I->live += J->live;
-	I->edges += J->edges;
-	I->fwd += J->fwd;
-	I->bwd += J->bwd;
-	I->self += J->self;
-	I->trav += J->trav;
-	I->dfs += J->dfs;
-	I->bfs += J->bfs;
-	I->alterations += J->alterations + 1;
-	free(J->top);
-	J->id = 0;
-	J->head = r->free_inst;
-	r->free_inst = b;
-	return a;
 }
 
 /* The row of instance I now; ends its current interval. */
