@@ -235,12 +235,13 @@ static void put(struct mn_prof *p, const struct mn_field *f, enum mn_ftype t, un
 /* Whether field f of row is written. */
 static bool written(const struct mn_field *f, const void *row)
 {
-	const struct mn_vec *a = at(row, f->offset);
+	const struct mn_vec *a;
 
 	if (f->when && !f->when(f, row))
 		return false;
-	if (f->flags & MN_FF_DERIVED)
+	if ((f->flags & MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
 		return true;
+	a = at(row, f->offset);
 	if (f->type == MN_FT_KV && (f->flags & MN_FF_NONZERO)) {
 		const struct mn_field *v = &f->sub->fields[f->arg];
 
@@ -257,7 +258,7 @@ static bool written(const struct mn_field *f, const void *row)
 			return a->n >= 2;
 		return !(f->flags & MN_FF_OPT) || a->n;
 	}
-	if (f->type == MN_FT_SITES || !(f->flags & MN_FF_OPT) || f->offset == MN_NO_OFFSET)
+	if (f->type == MN_FT_SITES || !(f->flags & MN_FF_OPT))
 		return true;
 	return !is_zero(f->type, get(f->type, at(row, f->offset)));
 }
@@ -448,6 +449,16 @@ static int emit_row(const struct mn_schema *s, const void *row, uint64_t id, str
 int mn_schema_emit(const struct mn_schema *s, const void *st, struct mn_prof *p)
 {
 	return emit_row(s, st, 0, p, false);
+}
+
+int mn_schema_emit_fields(const struct mn_schema *s, const void *row, struct mn_prof *p)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < s->nfields && !err; i++)
+		if (written(&s->fields[i], row))
+			err = emit_field(&s->fields[i], row, 0, p);
+	return err;
 }
 
 /* ---- Restoring ------------------------------------------------------------------------------- */
@@ -741,6 +752,14 @@ int mn_schema_restore(const struct mn_schema *s, void *st, const struct mn_profi
 	return restore_row(&r, s, st, sec, NO_ID);
 }
 
+int mn_schema_restore_fields(const struct mn_schema *s, void *row, const struct mn_profile *prof,
+			     const struct mn_pnode *map, char *err, size_t errlen)
+{
+	struct rd r = { prof, err, errlen, row };
+
+	return restore_row(&r, s, row, map, NO_ID);
+}
+
 /* ---- Merging --------------------------------------------------------------------------------- */
 
 static int merge_row(const struct mn_schema *s, void *into, void *from, bool restored);
@@ -804,11 +823,13 @@ static int sites_union(const struct mn_schema *s, struct mn_sitevec *t, struct m
 
 static int merge_field(const struct mn_field *f, void *into, void *from, bool restored)
 {
-	void *t = at(into, f->offset), *u = at(from, f->offset);
+	void *t, *u;
 	union val a, b;
 
 	if (f->flags & (MN_FF_VIEW | MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
 		return 0;
+	t = at(into, f->offset);
+	u = at(from, f->offset);
 	if ((f->flags & MN_FF_CONTEXT) && !restored)
 		return 0;   /* every worker counted these alike: into's are whole */
 	switch (f->reduce) {
@@ -877,10 +898,11 @@ void mn_schema_release(const struct mn_schema *s, void *row)
 {
 	for (unsigned i = 0; i < s->nfields; i++) {
 		const struct mn_field *f = &s->fields[i];
-		void *p = at(row, f->offset);
+		void *p;
 
 		if (f->flags & (MN_FF_VIEW | MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
 			continue;
+		p = at(row, f->offset);
 		if (f->type == MN_FT_SITES) {
 			struct mn_sitevec *sv = p;
 
