@@ -417,6 +417,8 @@ static int emit_field(const struct mn_field *f, const void *row, uint64_t id, st
 		put(p, f, f->type, (union val){ .u = id });
 		return 0;
 	}
+	if (f->put)
+		return f->put(f, row, p);
 	switch (f->type) {
 	case MN_FT_LIST:
 		return emit_list(f, at(row, f->offset), p);
@@ -683,6 +685,8 @@ static int restore_field(struct rd *r, const struct mn_schema *s, const struct m
 	}
 	if (!(n = node_of(r, f, map, &e)))
 		return e;
+	if (f->take)
+		return f->take(f, row, r->prof, n, r->err, r->errlen);
 	switch (f->type) {
 	case MN_FT_LIST: return restore_list(r, f, at(row, f->offset), n);
 	case MN_FT_KV: return restore_kv(r, s, f, at(row, f->offset), n);
