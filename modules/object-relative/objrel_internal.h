@@ -35,6 +35,7 @@ struct group {
 struct stream {
 	uint32_t group;
 	uint32_t run;                /* index in the state's runs: streams of runs never join */
+	bool show_run;               /* emit(): the state holds more than one run, `run` is written */
 	struct objrel_lmads l;
 };
 

@@ -6,11 +6,13 @@
 #define _GNU_SOURCE   /* open_memstream */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "objrel_internal.h"
+#include "schema.h"
 
 /* A group's kind is its objects' (objects.h). */
 static const char *const kind_names[] = {
@@ -20,45 +22,136 @@ static const char *const kind_names[] = {
 /* The horizontal streams of lossless mode, in the order of the profile's `lossless.streams`. */
 static const char *const ll_names[LL_STREAMS] = { "instruction", "group", "object", "offset" };
 
+/* ---- The instructions' table, declared once: written, restored and checked from it ----------- */
+
+/* Why a restored row is wrong, for check(): one message at a time. */
+static __attribute__((format(printf, 1, 2))) const char *say(const char *fmt, ...)
+{
+	static _Thread_local char why[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return why;
+}
+
+/* LMADs are written in the order they were made (time order): the stored one. */
+static int stored_order(const void *a, const void *b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static const char *lmad_check(const void *top, const void *row, uint64_t key)
+{
+	const struct objrel_lmad *l = row;
+
+	if (!l->count)
+		return "field 'count': an LMAD has at least one point";
+	return l->last < l->first ? "field 'last_time': before first_time" : NULL;
+}
+
+/* A stream's LMADs hold its captured points; the run's parameters are the state's. */
+static const char *stream_check(const void *top, const void *row, uint64_t key)
+{
+	const struct objrel *r = top;
+	struct objrel_lmads *l = &((struct stream *)row)->l;   /* restore()'s own row */
+	uint32_t run = ((const struct stream *)row)->run;
+	uint64_t sum = 0;
+
+	if (run >= r->nruns)
+		return say("field 'run': %u is not a run of 'runs'", run);
+	if (l->n > r->limit)
+		return say("field 'lmads': %u LMADs, more than lmad_limit %u", l->n, r->limit);
+	for (uint32_t k = 0; k < l->n; k++)
+		sum += l->v[k].count;
+	if (sum != l->captured || l->captured > l->points)
+		return say("field 'captured': expected the LMADs' points (%" PRIu64 "), at most "
+			   "'accesses'", sum);
+	l->limit = r->limit;
+	memcpy(l->first, l->min, sizeof(l->first));   /* unused: no point comes any more */
+	return NULL;
+}
+
+/* Merge appends streams and emit() sorts them: a restored state's must be sorted already. */
+static const char *insn_check(const void *top, const void *row, uint64_t key)
+{
+	const struct insn *in = row;
+
+	if (in->unattributed > in->accesses)
+		return "field 'unattributed': more than 'accesses'";
+	for (uint32_t i = 1; i < in->n; i++)
+		if (objrel_by_group(&in->s[i - 1], &in->s[i]) >= 0)
+			return "field 'group': streams not sorted by group, then run";
+	return NULL;
+}
+
+static bool show_run(const struct mn_field *f, const void *row)
+{
+	return ((const struct stream *)row)->show_run;
+}
+
+#define L(field) offsetof(struct objrel_lmad, field)
+static const struct mn_field lmad_fields[] = {
+	MN_FIELD("object", MN_FT_U64, L(start[0]), MN_R_NONE),
+	MN_FIELD("offset", MN_FT_U64, L(start[1]), MN_R_NONE),
+	MN_FIELD("object_stride", MN_FT_I64, L(stride[0]), MN_R_NONE),
+	MN_FIELD("offset_stride", MN_FT_I64, L(stride[1]), MN_R_NONE),
+	MN_FIELD("count", MN_FT_U64, L(count), MN_R_NONE),
+	MN_FIELD("first_time", MN_FT_U64, L(first), MN_R_NONE),
+	MN_FIELD("last_time", MN_FT_U64, L(last), MN_R_NONE),
+};
+static const struct mn_schema lmads = MN_SCHEMA("lmads", struct objrel_lmad, lmad_fields,
+						.flow = true, .order = stored_order,
+						.check = lmad_check);
+
+/* Streams never fold (merge() appends them, their runs renumbered): keys only, for the order. */
+#define S(field) offsetof(struct stream, field)
+static const struct mn_field stream_fields[] = {
+	MN_FIELD("group", MN_FT_SITE, S(group), MN_R_KEY),
+	MN_FIELD("run", MN_FT_U32, S(run), MN_R_KEY, .when = show_run),
+	MN_FIELD("accesses", MN_FT_U64, S(l.points), MN_R_NONE),
+	MN_FIELD("captured", MN_FT_U64, S(l.captured), MN_R_NONE),
+	MN_FIELD("full", MN_FT_BOOL, S(l.full), MN_R_NONE),
+	MN_FIELD("object_min", MN_FT_U64, S(l.min[0]), MN_R_NONE),
+	MN_FIELD("object_max", MN_FT_U64, S(l.max[0]), MN_R_NONE),
+	MN_FIELD("object_granularity", MN_FT_U64, S(l.gran[0]), MN_R_NONE),
+	MN_FIELD("offset_min", MN_FT_U64, S(l.min[1]), MN_R_NONE),
+	MN_FIELD("offset_max", MN_FT_U64, S(l.max[1]), MN_R_NONE),
+	MN_FIELD("offset_granularity", MN_FT_U64, S(l.gran[1]), MN_R_NONE),
+	MN_FIELD("lmads", MN_FT_ROWS, S(l.v), MN_R_NONE, .sub = &lmads),
+};
+static const struct mn_schema streams = MN_SCHEMA("streams", struct stream, stream_fields,
+						  .check = stream_check);
+
+#define I(field) offsetof(struct insn, field)
+static const struct mn_field insn_fields[] = {
+	MN_FIELD("site", MN_FT_SITE, I(site), MN_R_KEY),
+	MN_FIELD("access", MN_FT_ENUM, I(store), MN_R_SAME, .choices = "load|store"),
+	MN_FIELD("accesses", MN_FT_U64, I(accesses), MN_R_SUM),
+	MN_FIELD("unattributed", MN_FT_U64, I(unattributed), MN_R_SUM),
+	MN_FIELD("streams", MN_FT_ROWS, I(s), MN_R_NONE, .sub = &streams),
+};
+static const struct mn_schema insns = MN_SCHEMA("instructions", struct insn, insn_fields,
+						.check = insn_check);
+
+/* The section's fields on the schema, after the hand-written ones (see objrel_emit()). */
+static const struct mn_field tail_fields[] = {
+	MN_FIELD("instructions", MN_FT_SITES, offsetof(struct objrel, insns), MN_R_NONE,
+		 .sub = &insns),
+};
+static const struct mn_schema tail = MN_SCHEMA("object-relative", struct objrel, tail_fields);
+
+/* The tables above are struct mn_vec's (a pointer, then n and room as uint32_t's). */
+_Static_assert(sizeof(bool) == sizeof(uint8_t), "access: an MN_FT_ENUM over a bool");
+_Static_assert(offsetof(struct insn, n) == offsetof(struct insn, s) + offsetof(struct mn_vec, n) &&
+	       offsetof(struct insn, alloc) == offsetof(struct insn, s) +
+	       offsetof(struct mn_vec, cap), "insn streams: not an mn_vec");
+_Static_assert(offsetof(struct objrel_lmads, n) == offsetof(struct mn_vec, n) &&
+	       offsetof(struct objrel_lmads, alloc) == offsetof(struct mn_vec, cap) &&
+	       offsetof(struct objrel_lmads, v) == 0, "lmads: not an mn_vec");
+
 /* ---- emit() ---------------------------------------------------------------------------------- */
-
-static void emit_lmad(struct mn_prof *p, const struct objrel_lmad *l)
-{
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "object", l->start[0]);
-	mn_prof_kv_u64(p, "offset", l->start[1]);
-	mn_prof_kv_i64(p, "object_stride", l->stride[0]);
-	mn_prof_kv_i64(p, "offset_stride", l->stride[1]);
-	mn_prof_kv_u64(p, "count", l->count);
-	mn_prof_kv_u64(p, "first_time", l->first);
-	mn_prof_kv_u64(p, "last_time", l->last);
-	mn_prof_map_end(p);
-}
-
-static void emit_stream(struct mn_prof *p, const struct stream *s, bool runs)
-{
-	const struct objrel_lmads *l = &s->l;
-
-	mn_prof_map_begin(p);
-	mn_prof_kv_site(p, "group", s->group);
-	if (runs)
-		mn_prof_kv_u64(p, "run", s->run);
-	mn_prof_kv_u64(p, "accesses", l->points);
-	mn_prof_kv_u64(p, "captured", l->captured);
-	mn_prof_kv_bool(p, "full", l->full);
-	mn_prof_kv_u64(p, "object_min", l->min[0]);
-	mn_prof_kv_u64(p, "object_max", l->max[0]);
-	mn_prof_kv_u64(p, "object_granularity", l->gran[0]);
-	mn_prof_kv_u64(p, "offset_min", l->min[1]);
-	mn_prof_kv_u64(p, "offset_max", l->max[1]);
-	mn_prof_kv_u64(p, "offset_granularity", l->gran[1]);
-	mn_prof_key(p, "lmads");
-	mn_prof_seq_begin(p);
-	for (uint32_t i = 0; i < l->n; i++)
-		emit_lmad(p, &l->v[i]);
-	mn_prof_seq_end(p);
-	mn_prof_map_end(p);
-}
 
 /* One rule as the text mn_seq_write() writes for it ("R1 -> 18 3 R2"), as a string of the list. */
 static int emit_rule(void *arg, uint64_t id, const struct mn_seq_sym *rhs, size_t n)
@@ -143,6 +236,7 @@ int objrel_emit(void *st, struct mn_prof *p)
 		for (uint32_t i = 0; i < in->n; i++) {
 			c += in->s[i].l.captured;
 			nomem += in->s[i].l.nomem;
+			in->s[i].show_run = r->nruns > 1;
 		}
 		accesses += in->accesses;
 		captured += c;
@@ -206,22 +300,8 @@ int objrel_emit(void *st, struct mn_prof *p)
 	}
 	mn_prof_seq_end(p);
 
-	mn_prof_key(p, "instructions");
-	mn_prof_seq_begin(p);
-	MN_SITEVEC_FOREACH(&r->insns, id, in) {
-		mn_prof_map_begin(p);
-		mn_prof_kv_site(p, "site", in->site);
-		mn_prof_kv_str(p, "access", in->store ? "store" : "load");
-		mn_prof_kv_u64(p, "accesses", in->accesses);
-		mn_prof_kv_u64(p, "unattributed", in->unattributed);
-		mn_prof_key(p, "streams");
-		mn_prof_seq_begin(p);
-		for (uint32_t i = 0; i < in->n; i++)
-			emit_stream(p, &in->s[i], r->nruns > 1);
-		mn_prof_seq_end(p);
-		mn_prof_map_end(p);
-	}
-	mn_prof_seq_end(p);
+	if (mn_schema_emit_fields(&tail, r, p))
+		return -ENOMEM;
 	if (r->ll)
 		emit_lossless(p, r);
 	mn_prof_map_end(p);
@@ -354,160 +434,11 @@ static int restore_group(struct objrel *r, struct rctx *c, const struct mn_pnode
 	return 0;
 }
 
-static int restore_lmad(struct rctx *c, const struct mn_pnode *row, struct objrel_lmad *l)
-{
-	int e = ru64(c, row, "object", &l->start[0]);
-
-	if (!e)
-		e = ru64(c, row, "offset", &l->start[1]);
-	if (!e)
-		e = mn_pfield_i64(c->prof, row, "object_stride", &l->stride[0], c->err, c->errlen);
-	if (!e)
-		e = mn_pfield_i64(c->prof, row, "offset_stride", &l->stride[1], c->err, c->errlen);
-	if (!e)
-		e = ru64(c, row, "count", &l->count);
-	if (!e)
-		e = ru64(c, row, "first_time", &l->first);
-	if (!e)
-		e = ru64(c, row, "last_time", &l->last);
-	if (e)
-		return e;
-	if (!l->count)
-		return BAD(c, row, "count", "an LMAD has at least one point");
-	if (l->last < l->first)
-		return BAD(c, row, "last_time", "before first_time");
-	return 0;
-}
-
-static int restore_stream(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
-			  struct stream *s)
-{
-	static const char *const dim[OBJREL_LMAD_DIMS] = { "object", "offset" };
-	struct objrel_lmads *l = &s->l;
-	const struct mn_pnode *lm;
-	uint64_t sum = 0;
-	size_t n;
-	int e;
-
-	objrel_lmads_init(l, r->limit);
-	e = ru32(c, row, "group", &s->group);
-	if (e)
-		return e;
-	s->run = 0;
-	e = ru32(c, row, "run", &s->run);
-	if (e && e != -ENOENT)
-		return e;
-	if (s->run >= r->nruns)
-		return BAD(c, row, "run", "%u is not a run of 'runs'", s->run);
-	e = ru64(c, row, "accesses", &l->points);
-	if (!e)
-		e = ru64(c, row, "captured", &l->captured);
-	if (!e)
-		e = mn_pfield_bool(c->prof, row, "full", &l->full, c->err, c->errlen);
-	for (int d = 0; d < OBJREL_LMAD_DIMS && !e; d++) {
-		char key[32];
-
-		snprintf(key, sizeof(key), "%s_min", dim[d]);
-		e = ru64(c, row, key, &l->min[d]);
-		snprintf(key, sizeof(key), "%s_max", dim[d]);
-		if (!e)
-			e = ru64(c, row, key, &l->max[d]);
-		snprintf(key, sizeof(key), "%s_granularity", dim[d]);
-		if (!e)
-			e = ru64(c, row, key, &l->gran[d]);
-	}
-	if (e)
-		return e;
-	lm = rseq(c, row, "lmads");
-	if (!lm)
-		return -EINVAL;
-	n = mn_pnode_len(lm);
-	if (n > r->limit)
-		return BAD(c, lm, "lmads", "%zu LMADs, more than lmad_limit %u", n, r->limit);
-	if (n) {
-		l->v = calloc(n, sizeof(*l->v));
-		if (!l->v)
-			return -ENOMEM;
-		l->alloc = (uint32_t)n;
-	}
-	for (size_t k = 0; k < n; k++) {
-		e = restore_lmad(c, mn_pnode_at(lm, k), &l->v[k]);
-		if (e)
-			return e;
-		l->n = (uint32_t)k + 1;
-		sum += l->v[k].count;
-	}
-	if (sum != l->captured || l->captured > l->points)
-		return BAD(c, row, "captured", "expected the LMADs' points (%" PRIu64 "), at most "
-			   "'accesses'", sum);
-	memcpy(l->first, l->min, sizeof(l->first));   /* unused: no point comes any more */
-	return 0;
-}
-
-static int restore_insn(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
-			int64_t *prev)
-{
-	const struct mn_pnode *st;
-	const char *access;
-	struct insn *in;
-	uint32_t site;
-	size_t n;
-	int e;
-
-	e = ru32(c, row, "site", &site);
-	if (e)
-		return e;
-	if ((int64_t)site <= *prev)
-		return BAD(c, row, "site", "instructions not sorted by site, or %u twice", site);
-	*prev = site;
-	in = mn_sitevec_get(&r->insns, site);
-	if (!in)
-		return -ENOMEM;
-	in->site = site;
-	e = mn_pfield_str(c->prof, row, "access", &access, c->err, c->errlen);
-	if (e)
-		return e;
-	if (strcmp(access, "load") && strcmp(access, "store"))
-		return BAD(c, mn_pnode_get(row, "access"), "access",
-			   "expected load or store, found '%s'", access);
-	in->store = !strcmp(access, "store");
-	e = ru64(c, row, "accesses", &in->accesses);
-	if (!e)
-		e = ru64(c, row, "unattributed", &in->unattributed);
-	if (e)
-		return e;
-	if (in->unattributed > in->accesses)
-		return BAD(c, row, "unattributed", "more than 'accesses'");
-	st = rseq(c, row, "streams");
-	if (!st)
-		return -EINVAL;
-	n = mn_pnode_len(st);
-	if (n > UINT32_MAX / 2)
-		return BAD(c, st, "streams", "too many streams");
-	if (n) {
-		in->s = calloc(n, sizeof(*in->s));
-		if (!in->s)
-			return -ENOMEM;
-		in->alloc = (uint32_t)n;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct mn_pnode *srow = mn_pnode_at(st, i);
-
-		in->n = (uint32_t)i + 1;   /* so fini frees it, whatever happens */
-		e = restore_stream(r, c, srow, &in->s[i]);
-		if (e)
-			return e;
-		if (i && objrel_by_group(&in->s[i - 1], &in->s[i]) >= 0)
-			return BAD(c, srow, "group", "streams not sorted by group, then run");
-	}
-	return 0;
-}
-
 static int restore_section(struct objrel *r, const struct mn_profile *prof,
 			   const struct mn_pnode *sec, char *err, size_t errlen)
 {
 	struct rctx c = { prof, err, errlen };
-	const struct mn_pnode *lost, *groups, *insns, *ll;
+	const struct mn_pnode *lost, *groups, *ll;
 	int64_t prev = -1;   /* the last group or site read */
 	int e;
 
@@ -552,15 +483,9 @@ static int restore_section(struct objrel *r, const struct mn_profile *prof,
 		if (e)
 			return e;
 	}
-	insns = rseq(&c, sec, "instructions");
-	if (!insns)
-		return -EINVAL;
-	prev = -1;
-	for (size_t i = 0; i < mn_pnode_len(insns); i++) {
-		e = restore_insn(r, &c, mn_pnode_at(insns, i), &prev);
-		if (e)
-			return e;
-	}
+	e = mn_schema_restore_fields(&tail, r, prof, sec, err, errlen);
+	if (e)
+		return e;
 	r->finalized = true;   /* a run that ended: no live objects, streams in order */
 	return 0;
 }
