@@ -250,6 +250,12 @@ struct mn_field {
 	void (*derive)(const struct mn_field *f, const void *row, void *out);
 	/* FOLD: folds from's field into into's; 0 or -errno. */
 	int (*fold)(void *into, const void *from);
+	/* Optional, for a value no type above describes: put writes it after the field's key, take
+	 * reads node n back into row.  0 or -errno; take's -EINVAL with err filled as restore()'s
+	 * (mn_pnode_errorf()).  Such a field is merged by its reduction (NONE or FOLD). */
+	int (*put)(const struct mn_field *f, const void *row, struct mn_prof *p);
+	int (*take)(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		    const struct mn_pnode *n, char *err, size_t errlen);
 };
 
 struct mn_schema {
