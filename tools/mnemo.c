@@ -449,7 +449,10 @@ static void print_module_options(FILE *out)
 			if (!o->doc)
 				continue;
 			mn_option_usage(o, name, sizeof(name));
-			doc = xasprintf("%s: %s; default %s", m->name, o->doc, o->def);
+			if (*o->def)
+				doc = xasprintf("%s: %s; default %s", m->name, o->doc, o->def);
+			else
+				doc = xasprintf("%s: %s", m->name, o->doc);
 			col = fprintf(out, "  %-20s ", name);
 			print_wrapped(out, col, 23, doc);
 			free(doc);
