@@ -24,7 +24,7 @@
 struct group {
 	uint32_t site;
 	bool seen;
-	enum mn_obj_kind kind;
+	uint8_t kind;                /* enum mn_obj_kind (an MN_FT_ENUM of the section) */
 	uint64_t objects, bytes;     /* objects made, sum of their sizes when made */
 	/* Lifetimes of its objects so far (freed, then live at end): a log2 histogram, which adds
 	 * across runs, where a list for the exact median would not merge (README "Merging"). */

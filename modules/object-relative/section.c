@@ -1,7 +1,9 @@
 /*
- * object-relative's section: emit() writes a state as the schema of README.md says, restore()
- * reads such a section back into a state (for `mnemo merge`), checking every constraint of the
- * schema with the place and field of a violation.
+ * object-relative's section, declared once (backend/schema.h) as README.md describes it: emit()
+ * writes a state from the tables below, restore() reads such a section back (for `mnemo merge`)
+ * and checks it.  What no field type says is module code here: the runs' keys, the lifetime
+ * histogram, the sample quality and losses summed over the streams, lossless mode's grammars.
+ * merge() is merge.c's: runs side by side, streams renumbered, not a reduction of fields.
  */
 #define _GNU_SOURCE   /* open_memstream */
 #include <errno.h>
@@ -14,15 +16,96 @@
 #include "objrel_internal.h"
 #include "schema.h"
 
-/* A group's kind is its objects' (objects.h). */
-static const char *const kind_names[] = {
-	[MN_OBJ_HEAP] = "heap", [MN_OBJ_STACK] = "stack", [MN_OBJ_GLOBAL] = "global"
-};
-
 /* The horizontal streams of lossless mode, in the order of the profile's `lossless.streams`. */
 static const char *const ll_names[LL_STREAMS] = { "instruction", "group", "object", "offset" };
 
-/* ---- The instructions' table, declared once: written, restored and checked from it ----------- */
+/* ---- The groups' table ---------------------------------------------------------------------- */
+
+static bool has_life(const struct mn_field *f, const void *row)
+{
+	return ((const struct group *)row)->nlife;
+}
+
+static void life_median(const struct mn_field *f, const void *row, void *out)
+{
+	*(uint64_t *)out = objrel_life_median(row);
+}
+
+/* The lifetime histogram: buckets 0 to lifetime_max's. */
+static int put_life(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct group *g = row;
+
+	mn_prof_seq_begin_flow(p);
+	for (unsigned b = 0; b <= life_bucket(g->life_max); b++)
+		mn_prof_u64(p, g->life_log2[b]);
+	mn_prof_seq_end(p);
+	return 0;
+}
+
+#define LIFE_BAD(n, ...) \
+	mn_pnode_errorf(prof, (n), err, errlen, "field 'lifetime_log2': " __VA_ARGS__)
+
+/* The histogram of lifetimes min to max (read before it): the median's estimate needs them to
+ * agree. */
+static int take_life(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		     const struct mn_pnode *n, char *err, size_t errlen)
+{
+	struct group *g = row;
+
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return LIFE_BAD(n, "expected a sequence");
+	if (mn_pnode_len(n) != life_bucket(g->life_max) + 1 || g->life_min > g->life_max)
+		return LIFE_BAD(n, "expected buckets 0 to that of lifetime_max");
+	for (size_t b = 0; b < mn_pnode_len(n); b++) {
+		const struct mn_pnode *v = mn_pnode_at(n, b);
+
+		if (mn_pnode_u64(v, &g->life_log2[b]))
+			return LIFE_BAD(v, "expected an unsigned integer");
+		if (g->nlife + g->life_log2[b] < g->nlife)
+			return LIFE_BAD(v, "the counts overflow");
+		g->nlife += g->life_log2[b];
+	}
+	if (!g->life_log2[life_bucket(g->life_min)] || !g->life_log2[life_bucket(g->life_max)])
+		return LIFE_BAD(n, "empty bucket for lifetime_min or lifetime_max");
+	for (unsigned b = 0; b < life_bucket(g->life_min); b++)
+		if (g->life_log2[b])
+			return LIFE_BAD(n, "objects below lifetime_min");
+	return 0;
+}
+
+static bool unseen(const void *row)
+{
+	return !((const struct group *)row)->seen;
+}
+
+/* A group the file lists is one the run saw. */
+static const char *group_check(const void *top, const void *row, uint64_t key)
+{
+	((struct group *)row)->seen = true;   /* restore()'s own row */
+	return NULL;
+}
+
+/* Merged by merge.c (merge_group()): the lifetimes' minimum and maximum are those of runs that
+ * have lifetimes. */
+#define G(field) offsetof(struct group, field)
+_Static_assert(MN_OBJ_HEAP == 0 && MN_OBJ_STACK == 1 && MN_OBJ_GLOBAL == 2, "kind's choices");
+static const struct mn_field group_fields[] = {
+	MN_FIELD("group", MN_FT_SITE, G(site), MN_R_KEY),
+	MN_FIELD("kind", MN_FT_ENUM, G(kind), MN_R_NONE, .choices = "heap|stack|global"),
+	MN_FIELD("objects", MN_FT_U64, G(objects), MN_R_NONE),
+	MN_FIELD("bytes", MN_FT_U64, G(bytes), MN_R_NONE),
+	MN_FIELD("lifetime_min", MN_FT_U64, G(life_min), MN_R_NONE, .when = has_life),
+	MN_FIELD("lifetime_median", MN_FT_U64, 0, MN_R_NONE, .flags = MN_FF_DERIVED,
+		 .when = has_life, .derive = life_median),
+	MN_FIELD("lifetime_max", MN_FT_U64, G(life_max), MN_R_NONE, .when = has_life),
+	MN_FIELD("lifetime_log2", MN_FT_U64, G(life_log2), MN_R_NONE, .when = has_life,
+		 .put = put_life, .take = take_life),
+};
+static const struct mn_schema groups = MN_SCHEMA("groups", struct group, group_fields,
+						 .flow = true, .skip = unseen, .check = group_check);
+
+/* ---- The instructions' table ---------------------------------------------------------------- */
 
 /* Why a restored row is wrong, for check(): one message at a time. */
 static __attribute__((format(printf, 1, 2))) const char *say(const char *fmt, ...)
@@ -135,13 +218,6 @@ static const struct mn_field insn_fields[] = {
 static const struct mn_schema insns = MN_SCHEMA("instructions", struct insn, insn_fields,
 						.check = insn_check);
 
-/* The section's fields on the schema, after the hand-written ones (see objrel_emit()). */
-static const struct mn_field tail_fields[] = {
-	MN_FIELD("instructions", MN_FT_SITES, offsetof(struct objrel, insns), MN_R_NONE,
-		 .sub = &insns),
-};
-static const struct mn_schema tail = MN_SCHEMA("object-relative", struct objrel, tail_fields);
-
 /* The tables above are struct mn_vec's (a pointer, then n and room as uint32_t's). */
 _Static_assert(sizeof(bool) == sizeof(uint8_t), "access: an MN_FT_ENUM over a bool");
 _Static_assert(offsetof(struct insn, n) == offsetof(struct insn, s) + offsetof(struct mn_vec, n) &&
@@ -151,7 +227,7 @@ _Static_assert(offsetof(struct objrel_lmads, n) == offsetof(struct mn_vec, n) &&
 	       offsetof(struct objrel_lmads, alloc) == offsetof(struct mn_vec, cap) &&
 	       offsetof(struct objrel_lmads, v) == 0, "lmads: not an mn_vec");
 
-/* ---- emit() ---------------------------------------------------------------------------------- */
+/* ---- The section's top: the run, its quality, its losses, lossless mode ---------------------- */
 
 /* One rule as the text mn_seq_write() writes for it ("R1 -> 18 3 R2"), as a string of the list. */
 static int emit_rule(void *arg, uint64_t id, const struct mn_seq_sym *rhs, size_t n)
@@ -191,14 +267,18 @@ static void emit_grammar(struct mn_prof *p, const char *name, struct mn_seq *g)
 	mn_prof_map_end(p);
 }
 
-static void emit_lossless(struct mn_prof *p, struct objrel *r)
+static bool has_ll(const struct mn_field *f, const void *row)
 {
-	struct lossless *ll = r->ll;
+	return ((const struct objrel *)row)->ll;
+}
+
+static int put_lossless(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct lossless *ll = ((const struct objrel *)row)->ll;
 	uint64_t total = 0, raw = mn_seq_size(ll->raw);
 
 	for (int i = 0; i < LL_STREAMS; i++)
 		total += mn_seq_size(ll->g[i]);
-	mn_prof_key(p, "lossless");
 	mn_prof_map_begin(p);
 	mn_prof_kv_bool(p, "complete", !ll->broken);
 	mn_prof_kv_u64(p, "accesses", mn_seq_length(ll->g[LL_INSN]));
@@ -212,43 +292,34 @@ static void emit_lossless(struct mn_prof *p, struct objrel *r)
 		emit_grammar(p, ll_names[i], ll->g[i]);
 	mn_prof_map_end(p);
 	mn_prof_map_end(p);
+	return 0;
 }
 
-static double fraction(uint64_t part, uint64_t whole)
+static int refuse_lossless(const struct mn_field *f, void *row, const struct mn_profile *prof,
+			   const struct mn_pnode *n, char *err, size_t errlen)
 {
-	return whole ? (double)part / (double)whole : 0.0;
+	return mn_pnode_errorf(prof, n, err, errlen, "field 'lossless': the lossless streams of a "
+			       "run cannot be merged (run without MNEMO_OBJREL_LOSSLESS=1 to merge)");
 }
 
-int objrel_emit(void *st, struct mn_prof *p)
+/* The run's parameters are the section's, whatever the settings of this process. */
+static int take_limit(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		      const struct mn_pnode *n, char *err, size_t errlen)
 {
-	struct objrel *r = st;
-	uint64_t accesses = 0, captured = 0, ninsns = 0, full_insns = 0, nomem = r->nomem;
-	struct group *g;
-	struct insn *in;
+	uint64_t v;
+
+	if (mn_pnode_u64(n, &v) || v < 1 || v > LMADS_MAX)
+		return mn_pnode_errorf(prof, n, err, errlen, "field 'lmad_limit': expected 1 to %u",
+				       LMADS_MAX);
+	((struct objrel *)row)->limit = (uint32_t)v;
+	return 0;
+}
+
+static int put_runs(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct objrel *r = row;
 	char key[17];
 
-	objrel_finalize(r);
-	if (objrel_runs_materialize(r))
-		return -ENOMEM;
-	MN_SITEVEC_FOREACH(&r->insns, id, in) {
-		uint64_t c = 0;
-
-		for (uint32_t i = 0; i < in->n; i++) {
-			c += in->s[i].l.captured;
-			nomem += in->s[i].l.nomem;
-			in->s[i].show_run = r->nruns > 1;
-		}
-		accesses += in->accesses;
-		captured += c;
-		ninsns++;
-		full_insns += c == in->accesses;
-	}
-
-	mn_prof_map_begin(p);
-	mn_prof_kv_u64(p, "lmad_limit", r->limit);
-	mn_prof_kv_bool(p, "stack_objects", r->stack);
-	mn_prof_kv_u64(p, "events", r->clock);
-	mn_prof_key(p, "runs");
 	mn_prof_seq_begin(p);
 	for (uint32_t i = 0; i < r->nruns; i++) {
 		snprintf(key, sizeof(key), "%016" PRIx64, r->runs[i].key);
@@ -258,7 +329,75 @@ int objrel_emit(void *st, struct mn_prof *p)
 		mn_prof_map_end(p);
 	}
 	mn_prof_seq_end(p);
-	mn_prof_key(p, "sample_quality");
+	return 0;
+}
+
+/* A violated constraint at node n: -EINVAL, "file:line:col: field 'key': ...". */
+#define BAD(n, key, ...) \
+	mn_pnode_errorf(prof, (n), err, errlen, "field '" key "': " __VA_ARGS__)
+
+static int take_run(struct run_id *x, const struct mn_profile *prof, const struct mn_pnode *row,
+		    char *err, size_t errlen)
+{
+	const char *key;
+	char *end;
+	int e = mn_pfield_str(prof, row, "key", &key, err, errlen);
+
+	if (e)
+		return e;
+	x->key = strtoull(key, &end, 16);
+	if (strlen(key) != 16 || *end || strspn(key, "0123456789abcdef") != 16)
+		return BAD(mn_pnode_get(row, "key"), "key",
+			   "expected 16 lowercase hex digits, found '%s'", key);
+	return mn_pfield_u64(prof, row, "events", &x->events, err, errlen);
+}
+
+static int take_runs(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		     const struct mn_pnode *runs, char *err, size_t errlen)
+{
+	struct objrel *r = row;
+	size_t n = mn_pnode_len(runs);
+	int e;
+
+	if (mn_pnode_kind(runs) != MN_PNODE_SEQ || !n || n > UINT32_MAX)
+		return BAD(runs, "runs", "expected a sequence of at least one run");
+	r->runs = calloc(n, sizeof(*r->runs));
+	if (!r->runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct run_id *x = &r->runs[i];
+
+		if ((e = take_run(x, prof, mn_pnode_at(runs, i), err, errlen)))
+			return e;
+		if (i && (x->key < x[-1].key || (x->key == x[-1].key && x->events < x[-1].events)))
+			return BAD(mn_pnode_at(runs, i), "runs", "not sorted by key, then events");
+		r->nruns = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+static double fraction(uint64_t part, uint64_t whole)
+{
+	return whole ? (double)part / (double)whole : 0.0;
+}
+
+/* How much of the accesses the LMADs captured, from the instructions' table. */
+static int put_quality(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct objrel *r = row;
+	uint64_t accesses = 0, captured = 0, ninsns = 0, full_insns = 0;
+	const struct insn *in;
+
+	MN_SITEVEC_FOREACH(&r->insns, id, in) {
+		uint64_t c = 0;
+
+		for (uint32_t i = 0; i < in->n; i++)
+			c += in->s[i].l.captured;
+		accesses += in->accesses;
+		captured += c;
+		ninsns++;
+		full_insns += c == in->accesses;
+	}
 	mn_prof_map_begin(p);
 	mn_prof_kv_u64(p, "accesses", accesses);
 	mn_prof_kv_u64(p, "captured_accesses", captured);
@@ -267,233 +406,97 @@ int objrel_emit(void *st, struct mn_prof *p)
 	mn_prof_kv_u64(p, "captured_instructions", full_insns);
 	mn_prof_kv_f64(p, "instruction_fraction", fraction(full_insns, ninsns));
 	mn_prof_map_end(p);
-	mn_prof_key(p, "lost");
+	return 0;
+}
+
+/* Written always, read never: the instructions' table says it again. */
+static bool always(const struct mn_field *f, const void *row)
+{
+	return true;
+}
+
+static int take_nothing(const struct mn_field *f, void *row, const struct mn_profile *prof,
+			const struct mn_pnode *n, char *err, size_t errlen)
+{
+	return 0;
+}
+
+/* Events lost: the state's, and those of streams whose LMADs could not grow. */
+static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct objrel *r = row;
+	uint64_t nomem = r->nomem;
+	const struct insn *in;
+
+	MN_SITEVEC_FOREACH(&r->insns, id, in)
+		for (uint32_t i = 0; i < in->n; i++)
+			nomem += in->s[i].l.nomem;
 	mn_prof_map_begin_flow(p);
 	mn_prof_kv_u64(p, "aliased_granules", r->objs.aliases);
 	mn_prof_kv_u64(p, "nomem", nomem);
 	mn_prof_kv_u64(p, "unknown_frees", r->unknown_frees);
 	mn_prof_map_end(p);
-
-	mn_prof_key(p, "groups");
-	mn_prof_seq_begin(p);
-	MN_SITEVEC_FOREACH(&r->groups, id, g) {
-		if (!g->seen)
-			continue;
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "group", g->site);
-		mn_prof_kv_str(p, "kind", kind_names[g->kind]);
-		mn_prof_kv_u64(p, "objects", g->objects);
-		mn_prof_kv_u64(p, "bytes", g->bytes);
-		if (g->nlife) {
-			unsigned last = life_bucket(g->life_max);
-
-			mn_prof_kv_u64(p, "lifetime_min", g->life_min);
-			mn_prof_kv_u64(p, "lifetime_median", objrel_life_median(g));
-			mn_prof_kv_u64(p, "lifetime_max", g->life_max);
-			mn_prof_key(p, "lifetime_log2");
-			mn_prof_seq_begin_flow(p);
-			for (unsigned b = 0; b <= last; b++)
-				mn_prof_u64(p, g->life_log2[b]);
-			mn_prof_seq_end(p);
-		}
-		mn_prof_map_end(p);
-	}
-	mn_prof_seq_end(p);
-
-	if (mn_schema_emit_fields(&tail, r, p))
-		return -ENOMEM;
-	if (r->ll)
-		emit_lossless(p, r);
-	mn_prof_map_end(p);
 	return 0;
 }
 
-/* ---- restore(): a state from a section as objrel_emit() wrote it --------------------------- */
+static int take_lost(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		     const struct mn_pnode *n, char *err, size_t errlen)
+{
+	struct objrel *r = row;
+	int e;
 
-struct rctx {
-	const struct mn_profile *prof;
-	char *err;
-	size_t errlen;
+	if (mn_pnode_kind(n) != MN_PNODE_MAP)
+		return BAD(n, "lost", "expected a mapping");
+	e = mn_pfield_u64(prof, n, "aliased_granules", &r->objs.aliases, err, errlen);
+	if (!e)
+		e = mn_pfield_u64(prof, n, "nomem", &r->nomem, err, errlen);
+	if (!e)
+		e = mn_pfield_u64(prof, n, "unknown_frees", &r->unknown_frees, err, errlen);
+	return e == -ENOENT ? -EINVAL : e;   /* a missing field: the message says which */
+}
+
+/* merge() is merge.c's (runs side by side, README "Merging"): no field folds by the schema. */
+#define T(field) offsetof(struct objrel, field)
+static const struct mn_field section_fields[] = {
+	MN_FIELD("lmad_limit", MN_FT_U32, T(limit), MN_R_NONE, .take = take_limit),
+	MN_FIELD("stack_objects", MN_FT_BOOL, T(stack), MN_R_NONE),
+	MN_FIELD("events", MN_FT_U64, T(clock), MN_R_NONE),
+	MN_FIELD("runs", MN_FT_U64, T(runs), MN_R_NONE, .put = put_runs, .take = take_runs),
+	MN_FIELD("sample_quality", MN_FT_U64, 0, MN_R_NONE, .when = always, .put = put_quality,
+		 .take = take_nothing),
+	MN_FIELD("lost", MN_FT_U64, 0, MN_R_NONE, .put = put_lost, .take = take_lost),
+	MN_FIELD("groups", MN_FT_SITES, T(groups), MN_R_NONE, .sub = &groups),
+	MN_FIELD("instructions", MN_FT_SITES, T(insns), MN_R_NONE, .sub = &insns),
+	MN_FIELD("lossless", MN_FT_U64, T(ll), MN_R_NONE, .when = has_ll, .put = put_lossless,
+		 .take = refuse_lossless),
 };
+static const struct mn_schema section = MN_SCHEMA("object-relative", struct objrel,
+						  section_fields);
 
-static int ru64(struct rctx *c, const struct mn_pnode *m, const char *key, uint64_t *v)
+int objrel_emit(void *st, struct mn_prof *p)
 {
-	return mn_pfield_u64(c->prof, m, key, v, c->err, c->errlen);
-}
+	struct objrel *r = st;
+	struct insn *in;
 
-static int ru32(struct rctx *c, const struct mn_pnode *m, const char *key, uint32_t *v)
-{
-	return mn_pfield_u32(c->prof, m, key, v, c->err, c->errlen);
-}
-
-static const struct mn_pnode *rseq(struct rctx *c, const struct mn_pnode *m, const char *key)
-{
-	return mn_pfield_node(c->prof, m, key, MN_PNODE_SEQ, c->err, c->errlen);
-}
-
-/* A violated constraint of the schema at node n: -EINVAL, "file:line:col: field 'key': ...". */
-#define BAD(c, n, key, ...)                                                                     \
-	mn_pnode_errorf((c)->prof, (n), (c)->err, (c)->errlen, "field '" key "': " __VA_ARGS__)
-
-static int restore_runs(struct objrel *r, struct rctx *c, const struct mn_pnode *sec)
-{
-	const struct mn_pnode *runs = rseq(c, sec, "runs");
-	size_t n = mn_pnode_len(runs);
-	int e;
-
-	if (!runs)
-		return -EINVAL;
-	if (!n)
-		return BAD(c, runs, "runs", "expected at least one run");
-	r->runs = calloc(n, sizeof(*r->runs));
-	if (!r->runs)
+	objrel_finalize(r);
+	if (objrel_runs_materialize(r))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct mn_pnode *row = mn_pnode_at(runs, i);
-		struct run_id *x = &r->runs[i];
-		const char *key;
-		char *end;
-
-		e = mn_pfield_str(c->prof, row, "key", &key, c->err, c->errlen);
-		if (e)
-			return e;
-		x->key = strtoull(key, &end, 16);
-		if (strlen(key) != 16 || *end || strspn(key, "0123456789abcdef") != 16)
-			return BAD(c, mn_pnode_get(row, "key"), "key",
-				   "expected 16 lowercase hex digits, found '%s'", key);
-		e = ru64(c, row, "events", &x->events);
-		if (e)
-			return e;
-		if (i && (x->key < x[-1].key || (x->key == x[-1].key && x->events < x[-1].events)))
-			return BAD(c, row, "runs", "not sorted by key, then events");
-		r->nruns = (uint32_t)i + 1;
-	}
-	if (n > UINT32_MAX)
-		return BAD(c, runs, "runs", "too many runs");
-	return 0;
-}
-
-static int restore_group(struct objrel *r, struct rctx *c, const struct mn_pnode *row,
-			 int64_t *prev)
-{
-	const struct mn_pnode *hist;
-	const char *kind;
-	struct group *g;
-	uint32_t site;
-	int e, k;
-
-	e = ru32(c, row, "group", &site);
-	if (e)
-		return e;
-	if ((int64_t)site <= *prev)
-		return BAD(c, row, "group", "groups not sorted by group, or %u twice", site);
-	*prev = site;
-	g = objrel_group_get(r, site);
-	if (!g)
-		return -ENOMEM;
-	e = mn_pfield_str(c->prof, row, "kind", &kind, c->err, c->errlen);
-	if (e)
-		return e;
-	for (k = 0; k < 3 && strcmp(kind, kind_names[k]); k++)
-		;
-	if (k == 3)
-		return BAD(c, mn_pnode_get(row, "kind"), "kind",
-			   "expected heap, stack or global, found '%s'", kind);
-	g->kind = (enum mn_obj_kind)k;
-	e = ru64(c, row, "objects", &g->objects);
-	if (!e)
-		e = ru64(c, row, "bytes", &g->bytes);
-	if (e || !mn_pnode_get(row, "lifetime_log2"))
-		return e;
-	hist = mn_pfield_node(c->prof, row, "lifetime_log2", MN_PNODE_SEQ, c->err, c->errlen);
-	if (!hist)
-		return -EINVAL;
-	e = ru64(c, row, "lifetime_min", &g->life_min);
-	if (!e)
-		e = ru64(c, row, "lifetime_max", &g->life_max);
-	if (e)
-		return e;
-	if (mn_pnode_len(hist) != life_bucket(g->life_max) + 1 || g->life_min > g->life_max)
-		return BAD(c, hist, "lifetime_log2", "expected buckets 0 to that of lifetime_max");
-	for (size_t b = 0; b < mn_pnode_len(hist); b++) {
-		const struct mn_pnode *v = mn_pnode_at(hist, b);
-
-		if (mn_pnode_u64(v, &g->life_log2[b]))
-			return BAD(c, v, "lifetime_log2", "expected an unsigned integer");
-		if (g->nlife + g->life_log2[b] < g->nlife)
-			return BAD(c, v, "lifetime_log2", "the counts overflow");
-		g->nlife += g->life_log2[b];
-	}
-	/* The median's estimate needs the histogram to agree with min and max. */
-	if (!g->life_log2[life_bucket(g->life_min)] || !g->life_log2[life_bucket(g->life_max)])
-		return BAD(c, hist, "lifetime_log2",
-			   "empty bucket for lifetime_min or lifetime_max");
-	for (unsigned b = 0; b < life_bucket(g->life_min); b++)
-		if (g->life_log2[b])
-			return BAD(c, hist, "lifetime_log2", "objects below lifetime_min");
-	return 0;
-}
-
-static int restore_section(struct objrel *r, const struct mn_profile *prof,
-			   const struct mn_pnode *sec, char *err, size_t errlen)
-{
-	struct rctx c = { prof, err, errlen };
-	const struct mn_pnode *lost, *groups, *ll;
-	int64_t prev = -1;   /* the last group or site read */
-	int e;
-
-	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
-		return mn_pnode_errorf(prof, sec, err, errlen, "expected a mapping for the "
-				       "object-relative section");
-	ll = mn_pnode_get(sec, "lossless");
-	if (ll)
-		return BAD(&c, ll, "lossless", "the lossless streams of a run cannot be merged "
-			   "(run without MNEMO_OBJREL_LOSSLESS=1 to merge)");
-	/* The run's parameters are the section's, whatever the environment of this process. */
-	objrel_lossless_free(r->ll);
-	r->ll = NULL;
-	e = ru32(&c, sec, "lmad_limit", &r->limit);
-	if (e)
-		return e;
-	if (r->limit < 1 || r->limit > LMADS_MAX)
-		return BAD(&c, mn_pnode_get(sec, "lmad_limit"), "lmad_limit",
-			   "expected 1 to %u", LMADS_MAX);
-	e = mn_pfield_bool(prof, sec, "stack_objects", &r->stack, err, errlen);
-	if (!e)
-		e = ru64(&c, sec, "events", &r->clock);
-	if (!e)
-		e = restore_runs(r, &c, sec);
-	if (e)
-		return e;
-	lost = mn_pfield_node(prof, sec, "lost", MN_PNODE_MAP, err, errlen);
-	if (!lost)
-		return -EINVAL;
-	e = ru64(&c, lost, "aliased_granules", &r->objs.aliases);
-	if (!e)
-		e = ru64(&c, lost, "nomem", &r->nomem);
-	if (!e)
-		e = ru64(&c, lost, "unknown_frees", &r->unknown_frees);
-	if (e)
-		return e;
-	groups = rseq(&c, sec, "groups");
-	if (!groups)
-		return -EINVAL;
-	for (size_t i = 0; i < mn_pnode_len(groups); i++) {
-		e = restore_group(r, &c, mn_pnode_at(groups, i), &prev);
-		if (e)
-			return e;
-	}
-	e = mn_schema_restore_fields(&tail, r, prof, sec, err, errlen);
-	if (e)
-		return e;
-	r->finalized = true;   /* a run that ended: no live objects, streams in order */
-	return 0;
+	MN_SITEVEC_FOREACH(&r->insns, id, in)
+		for (uint32_t i = 0; i < in->n; i++)
+			in->s[i].show_run = r->nruns > 1;
+	return mn_schema_emit(&section, r, p);
 }
 
 int objrel_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
-		      char *err, size_t errlen)
+		   char *err, size_t errlen)
 {
-	int e = restore_section(st, prof, sec, err, errlen);
+	struct objrel *r = st;
+	int e;
 
-	return e == -ENOENT ? -EINVAL : e;   /* a missing field: the message says which */
+	objrel_lossless_free(r->ll);   /* the section's mode, whatever the settings */
+	r->ll = NULL;
+	e = mn_schema_restore(&section, r, prof, sec, err, errlen);
+	if (!e)
+		r->finalized = true;   /* a run that ended: no live objects, streams in order */
+	return e == -ENOENT ? -EINVAL : e;
 }
