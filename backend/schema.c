@@ -453,16 +453,6 @@ int mn_schema_emit(const struct mn_schema *s, const void *st, struct mn_prof *p)
 	return emit_row(s, st, 0, p, false);
 }
 
-int mn_schema_emit_fields(const struct mn_schema *s, const void *row, struct mn_prof *p)
-{
-	int err = 0;
-
-	for (unsigned i = 0; i < s->nfields && !err; i++)
-		if (written(&s->fields[i], row))
-			err = emit_field(&s->fields[i], row, 0, p);
-	return err;
-}
-
 /* ---- Restoring ------------------------------------------------------------------------------- */
 
 /* Where restore() reads one profile, and where it says what is wrong. */
@@ -754,14 +744,6 @@ int mn_schema_restore(const struct mn_schema *s, void *st, const struct mn_profi
 	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
 		return FAIL(&r, sec, "%s: expected a mapping", s->name);
 	return restore_row(&r, s, st, sec, NO_ID);
-}
-
-int mn_schema_restore_fields(const struct mn_schema *s, void *row, const struct mn_profile *prof,
-			     const struct mn_pnode *map, char *err, size_t errlen)
-{
-	struct rd r = { prof, err, errlen, row };
-
-	return restore_row(&r, s, row, map, NO_ID);
 }
 
 /* ---- Merging --------------------------------------------------------------------------------- */

@@ -320,15 +320,6 @@ int mn_schema_restore(const struct mn_schema *s, void *st, const struct mn_profi
 		      const struct mn_pnode *sec, char *err, size_t errlen);
 
 /*
- * A section written partly by hand: the fields of s (whose rows are row's type) written into the
- * mapping the caller has open, or restored from map, a mapping the caller checked (row is then
- * also the top row a check() sees).  As mn_schema_emit() and mn_schema_restore() else.
- */
-int mn_schema_emit_fields(const struct mn_schema *s, const void *row, struct mn_prof *p);
-int mn_schema_restore_fields(const struct mn_schema *s, void *row, const struct mn_profile *prof,
-			     const struct mn_pnode *map, char *err, size_t errlen);
-
-/*
  * Folds the top row from into into by the fields' reductions; from is released right after (rows
  * may have moved into into).  restored: from was made by restore() from another run's profile,
  * not by a worker of into's run (MN_FF_CONTEXT).  0; -EINVAL when a MN_R_SAME setting differs
