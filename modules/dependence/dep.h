@@ -3,7 +3,8 @@
  * word, the loop frames, the counts owed to outer frames and the rows' memo paths.  The files:
  * dependence.c (the clock, the loops and the reporting rule: the hot path), dep_closed.c and
  * dep_summary.c (loop summaries in closed form), dep_setup.c (options, init, merge, the module),
- * dep_io.c (emit and restore), dep_tables.c (the access table, spans and iteration starts).
+ * dep_io.c (emit and restore); the access table, span lists and iteration starts are backend
+ * components (backend/accesses.h, spans.h, starts.h).
  */
 #ifndef MNEMO_DEP_H
 #define MNEMO_DEP_H
@@ -17,11 +18,29 @@
 
 #include "backend.h"
 #include "context.h"
-#include "dep_tables.h"
+#include "accesses.h"
+#include "spans.h"
+#include "starts.h"
 #include "map.h"
 #include "module.h"
 #include "shadow.h"
 #include "sitevec.h"
+
+/* The key of README's schema (the rows: a row map, map.h). */
+enum dep_kind { DEP_RAW, DEP_WAR, DEP_WAW };
+
+/* One row's key, all decoded values (never module-local ids), so that the workers' rows merge
+ * without translation.  32 bytes, no implicit padding: a row map's MN_ROWS_KEY_WORDS words. */
+struct dep_key {
+	uint32_t loop;               /* loop site; 0: the source and destination share no loop */
+	uint32_t src, dst;           /* access sites */
+	uint32_t src_via, dst_via;   /* function entered from the loop's body; 0: none */
+	uint32_t src_ctx, dst_ctx;   /* context ids with --context, else 0 */
+	uint8_t kind;                /* enum dep_kind */
+	uint8_t carried;
+	uint16_t pad;                /* 0 */
+};
+_Static_assert(sizeof(struct dep_key) == 32, "dep_key is a row map's key of four words");
 
 #define PAGE_SHIFT 12        /* shard_shift: workers own whole 4 KiB pages */
 #define CTX_DEPTH  64        /* context ids encode the outermost 64 frames */
@@ -57,7 +76,7 @@ struct loop {
 	bool target;
 	uint64_t mkey;             /* fid | site << 32: its part of a memo key */
 	uint32_t mhash;            /* its part of a memo slot's hash */
-	struct dep_starts starts;  /* clocks at its iteration starts */
+	struct mn_starts starts;  /* clocks at its iteration starts */
 	struct outer *outer;       /* [outer_cap]: counts owed to its rows and the ones below */
 	uint32_t *outer_used;      /* [outer_cap / 2]: the slots in use, outer_n of them */
 	uint32_t outer_cap, outer_n;
@@ -116,7 +135,7 @@ struct dep {
 	struct mn_shadow *sh;
 	struct mn_sitevec sites;   /* struct site */
 	const struct mn_run *run;
-	struct dep_accesses acc;
+	struct mn_accesses acc;
 	struct mn_rows deps;       /* the rows: struct dep_key -> count, distances */
 	struct loop *loops;        /* [nloops], and idle ones up to loop_cap with their memory */
 	unsigned nloops, loop_cap;
@@ -136,7 +155,7 @@ struct dep {
 	unsigned wid, nw;          /* this worker, of nw (0: alone); shard_worker() */
 	uint64_t spans;            /* accesses so far that span two pages: their serial */
 	bool spanning;             /* the access being counted spans workers: log its rows */
-	struct dep_spans span_rows;
+	struct mn_spans span_rows;
 	struct mn_rows_memo memo[1u << MEMO_BITS];   /* the rows' memo (mn_rows_memo_use()) */
 };
 
@@ -148,7 +167,7 @@ static inline void count(struct dep *d, struct mn_row *e, bool carried, uint64_t
 	if (e->stamp != d->stamp) {
 		e->stamp = d->stamp;
 		e->count++;
-		if (__builtin_expect(d->spanning, 0) && !dep_spans_add(&d->span_rows, mn_row_key(e), d->spans))
+		if (__builtin_expect(d->spanning, 0) && !mn_spans_add(&d->span_rows, mn_row_key(e), d->spans))
 			d->nomem++;
 	}
 	if (carried && distance < e->min)

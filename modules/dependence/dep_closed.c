@@ -57,8 +57,8 @@ void dep_run_start(struct dep *d, struct run *r, uint32_t src, uint32_t sclock)
 	*r = (struct run){ .src = src, .i = i, .lo = i ? d->loops[i - 1].inv : 0,
 			   .hi = i < d->nloops ? d->loops[i].inv : UINT32_MAX };
 	if (i) {
-		struct dep_starts *s = &d->loops[i - 1].starts;
-		uint64_t started = dep_starts_span(s, sclock, &lo, &hi);
+		struct mn_starts *s = &d->loops[i - 1].starts;
+		uint64_t started = mn_starts_span(s, sclock, &lo, &hi);
 
 		r->carried = started < s->n;
 		r->dist = s->n - started;

@@ -64,14 +64,14 @@ static void dep_fini(void *st)
 	struct dep *d = st;
 
 	for (unsigned i = 0; i < d->loop_cap; i++) {
-		dep_starts_free(&d->loops[i].starts);
+		mn_starts_free(&d->loops[i].starts);
 		free(d->loops[i].outer);
 		free(d->loops[i].outer_used);
 	}
 	free(d->loops);
 	mn_rows_free(&d->deps);
-	dep_spans_free(&d->span_rows);
-	dep_accesses_free(&d->acc);
+	mn_spans_free(&d->span_rows);
+	mn_accesses_free(&d->acc);
 	mn_sitevec_free(&d->sites);
 	mn_shadow_destroy(d->sh);
 	mn_ctx_destroy(d->ctx);
@@ -170,7 +170,7 @@ static void dep_merge(void *into_, void *from_)
 		e->min = f->min < e->min ? f->min : e->min;
 		e->max = f->max > e->max ? f->max : e->max;
 	}
-	if (dep_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
+	if (mn_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
 		into->nomem++;
 }
 

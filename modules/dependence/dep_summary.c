@@ -147,7 +147,7 @@ static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_acc
 		st = mn_sitevec_get(&d->sites, a->site);
 		if (st && (st->ctx != ctx || !st->aid)) {
 			st->ctx = ctx;
-			st->aid = dep_access_intern(&d->acc, a->site, ctx);
+			st->aid = mn_access_intern(&d->acc, a->site, ctx);
 		}
 		if (!st || !st->aid)
 			return -1;   /* the expansion counts what is lost */
@@ -266,7 +266,7 @@ void dep_loop_summary(void *st, uint32_t site, uint64_t T, const struct mn_summa
 		if ((ls = mn_sitevec_get(&d->sites, site)))
 			ls->iterations += T;
 		mn_ctx_iter_n(d->ctx, site, T);
-		if (!dep_starts_add_run(&l->starts, inv + 1, T))
+		if (!mn_starts_add_run(&l->starts, inv + 1, T))
 			d->nomem++;
 		closed(d, s, (unsigned)m, T, inv);
 	}

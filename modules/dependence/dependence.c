@@ -5,7 +5,7 @@
  *
  * Shadow memory gives every 8-byte word its last write and the last read since (an access id and
  * a clock each, 16 bytes).  The clock counts loop events; every live loop invocation remembers the
- * clock of its invoke and of each iteration start (dep_tables.c), so a source's clock says, for
+ * clock of its invoke and of each iteration start (starts.c), so a source's clock says, for
  * every loop around the destination, whether it ran in this invocation and how many iterations
  * ago.  Access ids intern (site, context id); contexts come from the context manager.
  *
@@ -32,7 +32,7 @@ static void clock_reset(struct dep *d)
 		d->sh = NULL;
 	for (unsigned i = 0; i < d->nloops; i++) {   /* all of the past is now clock 0 */
 		d->loops[i].inv = 0;
-		dep_starts_reset(&d->loops[i].starts, d->loops[i].starts.n);
+		mn_starts_reset(&d->loops[i].starts, d->loops[i].starts.n);
 	}
 	d->clock = 0;
 	d->resets++;
@@ -122,7 +122,7 @@ void dep_loop_invoke(void *st, uint32_t site)
 	for (unsigned i = 0; i + 1 < d->nloops && !l->dup; i++)
 		l->dup = d->loops[i].site == site;
 	d->in_target += l->target;
-	dep_starts_reset(&l->starts, 0);
+	mn_starts_reset(&l->starts, 0);
 }
 
 void dep_loop_iter(void *st, uint32_t site)
@@ -137,7 +137,7 @@ void dep_loop_iter(void *st, uint32_t site)
 	mn_ctx_iter(d->ctx, site);
 	loops_sync(d);
 	l = dep_top_loop(d, site);
-	if (l && !dep_starts_add(&l->starts, d->clock))
+	if (l && !mn_starts_add(&l->starts, d->clock))
 		d->nomem++;
 }
 
@@ -200,7 +200,7 @@ static uint32_t via_cached(struct dep *d, uint32_t ctx, uint32_t fid)
 static void row_key(struct dep *d, struct dep_key *k, uint32_t src, uint32_t dst,
 		    const struct loop *l, enum dep_kind kind, bool carried)
 {
-	const struct dep_access *s = &d->acc.acc[src], *t = &d->acc.acc[dst];
+	const struct mn_access *s = &d->acc.acc[src], *t = &d->acc.acc[dst];
 
 	*k = (struct dep_key){ .loop = l ? l->site : 0, .src = s->site, .dst = t->site,
 			       .kind = (uint8_t)kind, .carried = carried };
@@ -340,7 +340,7 @@ static inline void report_innermost(struct dep *d, uint64_t pair, uint32_t ph, u
 		return;
 	}
 	l = &d->loops[i - 1];
-	started = dep_starts_upto(&l->starts, sclock);
+	started = mn_starts_upto(&l->starts, sclock);
 	carried = started < l->starts.n;
 	tally(d, pair, ph, l, kind, carried, l->starts.n - started);
 	if (i > 1 && !dep_outer_add(&d->loops[i - 2], pair, kind, 1))
@@ -402,7 +402,7 @@ static void report_dup(struct dep *d, uint64_t pair, uint32_t ph, unsigned i, ui
 		       enum dep_kind kind, bool one_word)
 {
 	struct loop *l = &d->loops[i - 1];
-	uint64_t started = dep_starts_upto(&l->starts, sclock);
+	uint64_t started = mn_starts_upto(&l->starts, sclock);
 	bool carried = started < l->starts.n;
 	struct below *b = i > 1 ? &d->below[(ph ^ (uint32_t)l->serial * 0x9e3779b1u) % BELOW] : NULL;
 	struct mn_row *e;
@@ -464,7 +464,7 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
 
 		if (d->target_mode && !l->target)
 			continue;
-		started = dep_starts_upto(&l->starts, sclock);
+		started = mn_starts_upto(&l->starts, sclock);
 		carried = started < l->starts.n;
 		e = row(d, pair, ph, l, kind, carried);
 		if (e)
@@ -491,7 +491,7 @@ word_access(struct dep *d, struct word *w, uint32_t aid, bool store, bool one)
 /*
  * An access [addr, end) that spans pages: every word, each by the worker that owns its page.
  * With several workers each counts the rows its words found, and logs them by the access's
- * serial, so that merge() counts each row once per access (struct dep_spans).
+ * serial, so that merge() counts each row once per access (struct mn_spans).
  */
 static __attribute__((noinline)) void
 on_span(struct dep *d, uint32_t aid, uint64_t addr, uint64_t end, bool store)
@@ -525,7 +525,7 @@ on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store
 	s = mn_sitevec_get(&d->sites, site);   /* its access id, cached for its last context */
 	if (s && (s->ctx != ctx || !s->aid)) {
 		s->ctx = ctx;
-		s->aid = dep_access_intern(&d->acc, site, ctx);
+		s->aid = mn_access_intern(&d->acc, site, ctx);
 	}
 	if (!s || !s->aid || !d->sh) {
 		d->nomem++;

@@ -1,14 +1,14 @@
 /*
- * The dependence module's tables (modules/dependence/dep_tables.c), each against a slow, obviously
+ * The dependence module's tables (backend/accesses.c, spans.c, starts.c), each against a slow, obviously
  * correct model kept by the test (the rows themselves are a row map: tests/maps/test_rows.c):
  *
- * - the rows counted by accesses that span workers (dep_spans): per key the set of serials
+ * - the rows counted by accesses that span workers (mn_spans): per key the set of serials
  *   logged; a merge reports the size of each key's intersection and leaves the union;
- * - the iteration starts of a loop invocation (dep_starts): the clock at which each iteration
- *   began, in an array; dep_starts_upto() is the number of them at or before a clock, plus the
- *   base, and dep_starts_span()'s interval gets that answer throughout.
+ * - the iteration starts of a loop invocation (mn_starts): the clock at which each iteration
+ *   began, in an array; mn_starts_upto() is the number of them at or before a clock, plus the
+ *   base, and mn_starts_span()'s interval gets that answer throughout.
  *
- * dep_tables.c is compiled into this test with malloc, calloc and realloc renamed to the counters
+ * They are compiled into this test with malloc, calloc and realloc renamed to the counters
  * below (CMakeLists), so that a test can make them fail.
  */
 #include <errno.h>
@@ -23,9 +23,11 @@
 
 #include <cmocka.h>
 
-#include "dep_tables.h"
+#include "accesses.h"
+#include "spans.h"
+#include "starts.h"
 
-/* Allocations of dep_tables.c, which fail while these are set. */
+/* Allocations of those, which fail while these are set. */
 static bool fail_malloc, fail_calloc, fail_realloc;
 
 void *test_malloc_(size_t n);
@@ -63,7 +65,15 @@ static bool chance(uint64_t per, uint64_t of)
 	return next() % of < per;
 }
 
-/* A key's words, as dep_spans take it (struct dep_key's, copied: no aliasing). */
+/* A row key of the dependence module's layout (dep.h): the four words mn_spans take. */
+struct dep_key {
+	uint32_t loop, src, dst, src_via, dst_via, src_ctx, dst_ctx;
+	uint8_t kind, carried;
+	uint16_t pad;
+};
+_Static_assert(sizeof(struct dep_key) == 32, "four words");
+
+/* A key's words, as mn_spans take it (struct dep_key's, copied: no aliasing). */
 static const uint64_t *key_words(const struct dep_key *k, uint64_t *w)
 {
 	memcpy(w, k, sizeof(*k));
@@ -71,7 +81,7 @@ static const uint64_t *key_words(const struct dep_key *k, uint64_t *w)
 }
 #define KW(k) key_words((k), (uint64_t[4]){ 0 })
 
-/* ---- Rows counted by accesses that span workers (dep_spans) --------------------------------- */
+/* ---- Rows counted by accesses that span workers (mn_spans) --------------------------------- */
 
 /* The model of one table's list for one key: the serials logged, increasing, each once. */
 struct serials {
@@ -142,7 +152,7 @@ static struct dep_key span_key(uint32_t i)
 }
 
 /* The list of key k in t (white box: the nomem test must know when a list is full). */
-static const struct dep_span_list *span_list(const struct dep_spans *t, const struct dep_key *k)
+static const struct mn_span_list *span_list(const struct mn_spans *t, const struct dep_key *k)
 {
 	for (size_t i = 0; t->v && i < (size_t)1 << t->bits; i++)
 		if (t->v[i].n && !memcmp(t->v[i].k, k, sizeof(*k)))
@@ -184,7 +194,7 @@ static void on_dup(void *arg, const uint64_t *kw, uint64_t n)
  * (LEB128 deltas from the serial before, the first from 0), each key once, `last` its last serial,
  * n the lists in use.
  */
-static void assert_spans(const struct dep_spans *t, const struct dep_key *keys,
+static void assert_spans(const struct mn_spans *t, const struct dep_key *keys,
 			 const struct serials *m, size_t nkeys)
 {
 	size_t lists = 0, want = 0;
@@ -192,7 +202,7 @@ static void assert_spans(const struct dep_spans *t, const struct dep_key *keys,
 
 	assert_non_null(seen);
 	for (size_t i = 0; t->v && i < (size_t)1 << t->bits; i++) {
-		const struct dep_span_list *l = &t->v[i];
+		const struct mn_span_list *l = &t->v[i];
 		const uint8_t *p, *end;
 		const struct serials *ms;
 		struct dep_key lk;
@@ -241,21 +251,21 @@ static void assert_spans(const struct dep_spans *t, const struct dep_key *keys,
  * model must report every key's whole list as shared (t holds at least the model), and leave t
  * as it was.
  */
-static void check_by_merge(struct dep_spans *t, const struct serials *m, struct dups *d)
+static void check_by_merge(struct mn_spans *t, const struct serials *m, struct dups *d)
 {
-	struct dep_spans all = { 0 };
+	struct mn_spans all = { 0 };
 
 	for (size_t k = 0; k < d->nkeys; k++)
 		for (size_t j = 0; j < m[k].n; j++)
-			assert_true(dep_spans_add(&all, KW(&d->keys[k]), m[k].v[j]));
+			assert_true(mn_spans_add(&all, KW(&d->keys[k]), m[k].v[j]));
 	dups_clear(d);
-	assert_int_equal(dep_spans_merge(t, &all, on_dup, d), 0);
+	assert_int_equal(mn_spans_merge(t, &all, on_dup, d), 0);
 	for (size_t k = 0; k < d->nkeys; k++)
 		if (d->got[k] != (m[k].n ? m[k].n : UINT64_MAX))
 			fail_msg("key %zu, %zu serials: expected all shared, got %" PRIu64, k,
 				 m[k].n, d->got[k]);
 	assert_int_equal(all.n, 0);
-	dep_spans_free(&all);
+	mn_spans_free(&all);
 	assert_spans(t, d->keys, m, d->nkeys);
 }
 
@@ -267,7 +277,7 @@ static void check_by_merge(struct dep_spans *t, const struct serials *m, struct 
  */
 static void spans_script(unsigned nw, size_t nkeys, size_t steps, unsigned big_per_mille)
 {
-	struct dep_spans t[5] = { 0 };
+	struct mn_spans t[5] = { 0 };
 	struct serials *m = calloc(nw * nkeys, sizeof(*m));   /* m[w * nkeys + key] */
 	struct dep_key *keys = malloc(nkeys * sizeof(*keys));
 	struct dups d = { keys, malloc(nkeys * sizeof(uint64_t)), nkeys };
@@ -290,10 +300,10 @@ static void spans_script(unsigned nw, size_t nkeys, size_t steps, unsigned big_p
 		for (unsigned w = 0; w < nw; w++) {
 			if (!(seen_by >> w & 1))
 				continue;
-			assert_true(dep_spans_add(&t[w], KW(&keys[k]), serial));
+			assert_true(mn_spans_add(&t[w], KW(&keys[k]), serial));
 			serials_put(&m[w * nkeys + k], serial);
 			if (chance(1, 16))   /* the same access again: ignored */
-				assert_true(dep_spans_add(&t[w], KW(&keys[k]), serial));
+				assert_true(mn_spans_add(&t[w], KW(&keys[k]), serial));
 		}
 	}
 	for (unsigned w = 0; w < nw; w++)
@@ -302,7 +312,7 @@ static void spans_script(unsigned nw, size_t nkeys, size_t steps, unsigned big_p
 		const struct serials *f = &m[w * nkeys];
 
 		dups_clear(&d);
-		assert_int_equal(dep_spans_merge(&t[0], &t[w], on_dup, &d), 0);
+		assert_int_equal(mn_spans_merge(&t[0], &t[w], on_dup, &d), 0);
 		for (size_t k = 0; k < nkeys; k++) {
 			uint64_t want = UINT64_MAX;   /* no call */
 
@@ -316,11 +326,11 @@ static void spans_script(unsigned nw, size_t nkeys, size_t steps, unsigned big_p
 			serials_union(&m[k], &f[k]);
 		}
 		assert_int_equal(t[w].n, 0);   /* from is left empty */
-		dep_spans_free(&t[w]);
+		mn_spans_free(&t[w]);
 		assert_spans(&t[0], keys, m, nkeys);
 	}
 	check_by_merge(&t[0], m, &d);
-	dep_spans_free(&t[0]);
+	mn_spans_free(&t[0]);
 	for (size_t i = 0; i < nw * nkeys; i++)
 		free(m[i].v);
 	free(m);
@@ -339,7 +349,7 @@ static void test_spans_random(void **state)
 		spans_script(2 + (unsigned)(next() % 4), 1 + next() % 8, next() % 40, 200);
 }
 
-/* Without memory dep_spans_add() returns false and the table keeps what it had; a merge
+/* Without memory mn_spans_add() returns false and the table keeps what it had; a merge
  * returns -ENOMEM and leaves nothing to leak. */
 static void test_spans_nomem(void **state)
 {
@@ -347,47 +357,47 @@ static void test_spans_nomem(void **state)
 	struct serials m[40] = { 0 }, mb[40] = { 0 };
 	uint64_t got[40];
 	struct dups d = { keys, got, 40 };
-	struct dep_spans a = { 0 }, b = { 0 };
-	const struct dep_span_list *l;
+	struct mn_spans a = { 0 }, b = { 0 };
+	const struct mn_span_list *l;
 
 	(void)state;
 	for (uint32_t k = 0; k < 40; k++)
 		keys[k] = span_key(k);
 	fail_calloc = true;   /* no table */
-	assert_false(dep_spans_add(&a, KW(&keys[0]), 1));
+	assert_false(mn_spans_add(&a, KW(&keys[0]), 1));
 	assert_int_equal(a.n, 0);
 	fail_calloc = false;
 	fail_realloc = true;   /* a table but no list */
-	assert_false(dep_spans_add(&a, KW(&keys[0]), 1));
+	assert_false(mn_spans_add(&a, KW(&keys[0]), 1));
 	assert_int_equal(a.n, 0);
 	fail_realloc = false;
 	assert_spans(&a, keys, m, 40);
 	for (uint32_t k = 0; k < 32; k++) {   /* 32 keys in 64 slots: the next needs more */
-		assert_true(dep_spans_add(&a, KW(&keys[k]), 5 + k));
+		assert_true(mn_spans_add(&a, KW(&keys[k]), 5 + k));
 		serials_put(&m[k], 5 + k);
 	}
 	assert_int_equal(a.bits, 6);
 	fail_calloc = true;
-	assert_false(dep_spans_add(&a, KW(&keys[32]), 100));
-	if (dep_spans_add(&a, KW(&keys[0]), 100))   /* a key it has: it may say yes */
+	assert_false(mn_spans_add(&a, KW(&keys[32]), 100));
+	if (mn_spans_add(&a, KW(&keys[0]), 100))   /* a key it has: it may say yes */
 		serials_put(&m[0], 100);
 	fail_calloc = false;
 	assert_spans(&a, keys, m, 40);
 	for (uint64_t v = 200;; v++) {   /* until the next takes a realloc (the table grows) */
-		assert_true(dep_spans_add(&a, KW(&keys[1]), v));
+		assert_true(mn_spans_add(&a, KW(&keys[1]), v));
 		serials_put(&m[1], v);
 		l = span_list(&a, &keys[1]);
 		if (l->cap - l->n < 10)
 			break;
 	}
 	fail_realloc = true;
-	assert_false(dep_spans_add(&a, KW(&keys[1]), 300));
+	assert_false(mn_spans_add(&a, KW(&keys[1]), 300));
 	fail_realloc = false;
-	assert_true(dep_spans_add(&a, KW(&keys[1]), (uint64_t)1 << 40));
+	assert_true(mn_spans_add(&a, KW(&keys[1]), (uint64_t)1 << 40));
 	serials_put(&m[1], (uint64_t)1 << 40);
 	assert_spans(&a, keys, m, 40);
 
-	dep_spans_free(&a);
+	mn_spans_free(&a);
 	for (uint32_t k = 0; k < 40; k++) {
 		free(m[k].v);
 		m[k] = (struct serials){ 0 };
@@ -395,23 +405,23 @@ static void test_spans_nomem(void **state)
 
 	/* A merge into a table that cannot grow, then one whose union cannot be allocated. */
 	for (uint32_t k = 0; k < 32; k++) {   /* a full again */
-		assert_true(dep_spans_add(&a, KW(&keys[k]), 5 + k));
+		assert_true(mn_spans_add(&a, KW(&keys[k]), 5 + k));
 		serials_put(&m[k], 5 + k);
 	}
 	for (uint32_t k = 30; k < 40; k++) {   /* 30, 31 shared with a */
-		assert_true(dep_spans_add(&b, KW(&keys[k]), 5 + k));
+		assert_true(mn_spans_add(&b, KW(&keys[k]), 5 + k));
 		serials_put(&mb[k], 5 + k);
 	}
 	fail_calloc = true;
 	dups_clear(&d);
-	assert_int_equal(dep_spans_merge(&a, &b, on_dup, &d), -ENOMEM);
+	assert_int_equal(mn_spans_merge(&a, &b, on_dup, &d), -ENOMEM);
 	fail_calloc = false;
 	for (uint32_t k = 0; k < 40; k++)   /* what merged, merged right */
 		if (got[k] != UINT64_MAX)
 			assert_int_equal(got[k], serials_shared(&m[k], &mb[k]));
 	assert_spans(&a, keys, m, 40);   /* a could not grow: it took nothing */
-	dep_spans_free(&b);   /* with whatever it kept: ASan's leak check */
-	dep_spans_free(&a);
+	mn_spans_free(&b);   /* with whatever it kept: ASan's leak check */
+	mn_spans_free(&a);
 	for (uint32_t k = 0; k < 40; k++) {
 		free(m[k].v);
 		free(mb[k].v);
@@ -420,28 +430,28 @@ static void test_spans_nomem(void **state)
 
 	for (uint32_t k = 0; k < 4; k++) {   /* both log keys 0..3, sharing serials 10 and 30 */
 		for (uint64_t v = 10; v <= 30; v += 10) {
-			assert_true(dep_spans_add(&a, KW(&keys[k]), v + (v == 20)));
+			assert_true(mn_spans_add(&a, KW(&keys[k]), v + (v == 20)));
 			serials_put(&m[k], v + (v == 20));
-			assert_true(dep_spans_add(&b, KW(&keys[k]), v));
+			assert_true(mn_spans_add(&b, KW(&keys[k]), v));
 			serials_put(&mb[k], v);
 		}
 	}
 	fail_realloc = true;   /* no union */
 	dups_clear(&d);
-	assert_int_equal(dep_spans_merge(&a, &b, on_dup, &d), -ENOMEM);
+	assert_int_equal(mn_spans_merge(&a, &b, on_dup, &d), -ENOMEM);
 	fail_realloc = false;
 	for (uint32_t k = 0; k < 4; k++)   /* told all the same, a keeps its own lists */
 		assert_int_equal(got[k], 2);
 	assert_spans(&a, keys, m, 40);
-	dep_spans_free(&b);
-	dep_spans_free(&a);
+	mn_spans_free(&b);
+	mn_spans_free(&a);
 	for (uint32_t k = 0; k < 40; k++) {
 		free(m[k].v);
 		free(mb[k].v);
 	}
 }
 
-/* ---- Iteration starts (dep_starts) ---------------------------------------------------------- */
+/* ---- Iteration starts (mn_starts) ---------------------------------------------------------- */
 
 /* The model: the clock at which each iteration since the last reset began, increasing. */
 struct starts_model {
@@ -488,32 +498,32 @@ static uint64_t model_upto(const struct starts_model *m, uint32_t clock)
 static unsigned script;   /* in messages: which script failed */
 
 /*
- * dep_starts_upto(), dep_starts_upto_slow() or dep_starts_span() (at random) of clock against the
- * model; for span, the model and dep_starts_upto() must give the same answer on the interval's
+ * mn_starts_upto(), mn_starts_upto_slow() or mn_starts_span() (at random) of clock against the
+ * model; for span, the model and mn_starts_upto() must give the same answer on the interval's
  * ends, and the model on three clocks inside.
  */
-static void check_clock(struct dep_starts *s, const struct starts_model *m, uint32_t clock)
+static void check_clock(struct mn_starts *s, const struct starts_model *m, uint32_t clock)
 {
 	uint64_t want = model_upto(m, clock), got;
 	unsigned how = (unsigned)(next() % 4);
 	uint32_t lo, hi;
 
 	if (how < 2) {
-		got = how ? dep_starts_upto_slow(s, clock) : dep_starts_upto(s, clock);
+		got = how ? mn_starts_upto_slow(s, clock) : mn_starts_upto(s, clock);
 		if (got != want)
 			fail_msg("script %u: %s(%u): expected %" PRIu64 ", got %" PRIu64
 				 " (n %" PRIu64 ", base %" PRIu64 ", %" PRIu64 " runs)", script,
-				 how ? "dep_starts_upto_slow" : "dep_starts_upto", clock, want, got,
+				 how ? "mn_starts_upto_slow" : "mn_starts_upto", clock, want, got,
 				 s->n, s->base, s->nruns);
 		return;
 	}
-	got = dep_starts_span(s, clock, &lo, &hi);
+	got = mn_starts_span(s, clock, &lo, &hi);
 	if (got != want)
-		fail_msg("script %u: dep_starts_span(%u): expected %" PRIu64 ", got %" PRIu64
+		fail_msg("script %u: mn_starts_span(%u): expected %" PRIu64 ", got %" PRIu64
 			 " (n %" PRIu64 ", base %" PRIu64 ")", script, clock, want, got, s->n,
 			 s->base);
 	if (lo > clock || clock >= hi)
-		fail_msg("script %u: dep_starts_span(%u): expected an interval holding it, got"
+		fail_msg("script %u: mn_starts_span(%u): expected an interval holding it, got"
 			 " [%u, %u)", script, clock, lo, hi);
 	for (int i = 0; i < 5; i++) {   /* its ends, then three clocks inside */
 		uint32_t c = i == 0 ? lo : hi - 1;
@@ -521,11 +531,11 @@ static void check_clock(struct dep_starts *s, const struct starts_model *m, uint
 
 		if (i > 1)
 			c = lo + (uint32_t)(next() % ((uint64_t)hi - lo));
-		at = i < 2 ? dep_starts_upto(s, c) : want;
+		at = i < 2 ? mn_starts_upto(s, c) : want;
 		mc = model_upto(m, c);
 		if (at != want || mc != want)
-			fail_msg("script %u: dep_starts_span(%u) = %" PRIu64 " on [%u, %u), but"
-				 " at %u the model says %" PRIu64 ", dep_starts_upto() %" PRIu64,
+			fail_msg("script %u: mn_starts_span(%u) = %" PRIu64 " on [%u, %u), but"
+				 " at %u the model says %" PRIu64 ", mn_starts_upto() %" PRIu64,
 				 script, clock, want, lo, hi, c, mc, at);
 	}
 }
@@ -580,16 +590,16 @@ static uint32_t pick_clock(const struct starts_model *m)
 }
 
 /* Clocks stay below this (a query far past the last start still has room); above it the script
- * resets the clock as the module does (dep_starts_reset(s, n)). */
+ * resets the clock as the module does (mn_starts_reset(s, n)). */
 #define CLOCK_TOP (UINT32_MAX - ((uint32_t)1 << 26))
 
 struct starts_shape {
 	uint64_t iters;              /* iterations in all, over every reset */
 	unsigned one;                /* per 1000: the next start at clock + 1 (the run goes on) */
 	unsigned huge;               /* per 1000000: a gap of 10^5 .. 10^7 clocks; else 2 .. 100 */
-	unsigned runs;               /* per 1000 adds: dep_starts_add_run() */
+	unsigned runs;               /* per 1000 adds: mn_starts_add_run() */
 	unsigned queries;            /* per 100 adds: queries, 1 to 3 at a time */
-	unsigned resets;             /* per 1000000 adds: dep_starts_reset() */
+	unsigned resets;             /* per 1000000 adds: mn_starts_reset() */
 	unsigned stretch;            /* also a gap of 1 to 8 times the clocks so far after stretches
 				      * of runs, each this many times the one before (from 16) */
 };
@@ -598,14 +608,14 @@ struct starts_shape {
  * One random script of the shape, queries interleaved with the adds; returns the widest
  * buckets the block index had (bshift), so that a caller can tell it widened them.
  */
-static unsigned starts_script(struct dep_starts *s, const struct starts_shape *sh)
+static unsigned starts_script(struct mn_starts *s, const struct starts_shape *sh)
 {
 	struct starts_model m = { 0 };
 	uint64_t total = 0, len = 16, gap_at = 16;   /* the next stretch of runs, where it ends */
 	unsigned widest = 0;
 
 	script++;
-	dep_starts_reset(s, 0);
+	mn_starts_reset(s, 0);
 	while (total < sh->iters) {
 		uint64_t count = 1, gap;
 		uint32_t clock = m.n ? m.clock[m.n - 1] : 0, shift;
@@ -616,7 +626,7 @@ static unsigned starts_script(struct dep_starts *s, const struct starts_shape *s
 			if (how == 2)
 				base = next() >> 24;
 
-			dep_starts_reset(s, base);
+			mn_starts_reset(s, base);
 			model_reset(&m, base);
 			for (int q = 0; q < 3; q++)
 				check_clock(s, &m, pick_clock(&m));
@@ -639,14 +649,14 @@ static unsigned starts_script(struct dep_starts *s, const struct starts_shape *s
 			clock += 2 + ((uint32_t)(next() % 99) >> shift);
 		}
 		if (clock > CLOCK_TOP - count) {   /* the clock would wrap: reset it */
-			dep_starts_reset(s, s->n);
+			mn_starts_reset(s, s->n);
 			model_reset(&m, s->n);
 			clock = (uint32_t)(next() % 4);
 		}
 		if (count == 1 && !chance(1, 4))
-			assert_true(dep_starts_add(s, clock));
+			assert_true(mn_starts_add(s, clock));
 		else
-			assert_true(dep_starts_add_run(s, clock, count));
+			assert_true(mn_starts_add_run(s, clock, count));
 		for (uint64_t i = 0; i < count; i++)
 			model_add(&m, clock + (uint32_t)i);
 		total += count;
@@ -673,44 +683,44 @@ static void test_starts_known(void **state)
 					  41, 1000, UINT32_MAX - 1 };
 	static const uint64_t want[] = { 0, 0, 1, 2, 3, 3, 3, 4, 4, 5, 9, 11, 11, 11, 12, 12, 12,
 					 12 };
-	struct dep_starts s = { 0 };
+	struct mn_starts s = { 0 };
 	uint32_t lo, hi;
 
 	(void)state;
-	dep_starts_reset(&s, 0);
-	assert_int_equal(dep_starts_upto(&s, 7), 0);   /* nothing begun */
-	assert_int_equal(dep_starts_span(&s, 7, &lo, &hi), 0);
+	mn_starts_reset(&s, 0);
+	assert_int_equal(mn_starts_upto(&s, 7), 0);   /* nothing begun */
+	assert_int_equal(mn_starts_span(&s, 7, &lo, &hi), 0);
 	assert_true(lo <= 7 && 7 < hi);
-	assert_true(dep_starts_add(&s, 10));   /* iterations 1, 2, 3 at 10, 11, 12: one run */
-	assert_true(dep_starts_add(&s, 11));
-	assert_true(dep_starts_add(&s, 12));
-	assert_true(dep_starts_add(&s, 20));   /* 4 at 20 */
-	assert_true(dep_starts_add_run(&s, 30, 5));   /* 5 .. 9 at 30 .. 34 */
-	assert_true(dep_starts_add_run(&s, 35, 2));   /* 10, 11 at 35, 36: the same run */
-	assert_true(dep_starts_add_run(&s, 90, 0));   /* nothing */
-	assert_true(dep_starts_add(&s, 40));   /* 12 at 40 */
+	assert_true(mn_starts_add(&s, 10));   /* iterations 1, 2, 3 at 10, 11, 12: one run */
+	assert_true(mn_starts_add(&s, 11));
+	assert_true(mn_starts_add(&s, 12));
+	assert_true(mn_starts_add(&s, 20));   /* 4 at 20 */
+	assert_true(mn_starts_add_run(&s, 30, 5));   /* 5 .. 9 at 30 .. 34 */
+	assert_true(mn_starts_add_run(&s, 35, 2));   /* 10, 11 at 35, 36: the same run */
+	assert_true(mn_starts_add_run(&s, 90, 0));   /* nothing */
+	assert_true(mn_starts_add(&s, 40));   /* 12 at 40 */
 	assert_int_equal(s.n, 12);
 	for (int pass = 0; pass < 3; pass++)   /* searched, then remembered */
 		for (size_t i = 0; i < sizeof(clock) / sizeof(*clock); i++) {
-			assert_int_equal(dep_starts_upto(&s, clock[i]), want[i]);
-			assert_int_equal(dep_starts_upto_slow(&s, clock[i]), want[i]);
-			assert_int_equal(dep_starts_span(&s, clock[i], &lo, &hi), want[i]);
+			assert_int_equal(mn_starts_upto(&s, clock[i]), want[i]);
+			assert_int_equal(mn_starts_upto_slow(&s, clock[i]), want[i]);
+			assert_int_equal(mn_starts_span(&s, clock[i], &lo, &hi), want[i]);
 			assert_true(lo <= clock[i] && clock[i] < hi);
 		}
-	dep_starts_reset(&s, 12);   /* a clock reset: the 12 count from "clock 0" on */
-	assert_int_equal(dep_starts_upto(&s, 11), 12);
-	assert_true(dep_starts_add(&s, 5));
-	assert_true(dep_starts_add(&s, 11));
-	assert_int_equal(dep_starts_upto(&s, 4), 12);
-	assert_int_equal(dep_starts_upto(&s, 10), 13);
-	assert_int_equal(dep_starts_upto(&s, 11), 14);
-	assert_int_equal(dep_starts_upto(&s, 40), 14);
-	dep_starts_free(&s);
+	mn_starts_reset(&s, 12);   /* a clock reset: the 12 count from "clock 0" on */
+	assert_int_equal(mn_starts_upto(&s, 11), 12);
+	assert_true(mn_starts_add(&s, 5));
+	assert_true(mn_starts_add(&s, 11));
+	assert_int_equal(mn_starts_upto(&s, 4), 12);
+	assert_int_equal(mn_starts_upto(&s, 10), 13);
+	assert_int_equal(mn_starts_upto(&s, 11), 14);
+	assert_int_equal(mn_starts_upto(&s, 40), 14);
+	mn_starts_free(&s);
 }
 
 static void test_starts_random(void **state)
 {
-	struct dep_starts s = { 0 };
+	struct mn_starts s = { 0 };
 	static const struct starts_shape small[] = {
 		{ 3000, 900, 0, 100, 100, 0, 0 },      /* an innermost loop, bits of summaries */
 		{ 3000, 100, 0, 50, 100, 300, 0 },     /* an outer loop: a run per iteration */
@@ -733,19 +743,19 @@ static void test_starts_random(void **state)
 		struct starts_shape sh = small[i % 4];
 
 		if (i % 2)
-			dep_starts_free(&s);
+			mn_starts_free(&s);
 		sh.iters = 1 + next() % sh.iters;
 		starts_script(&s, &sh);
 	}
 	for (size_t i = 0; i < sizeof(big) / sizeof(*big); i++) {
 		unsigned w;
 
-		dep_starts_free(&s);   /* new: the index grows from nothing */
+		mn_starts_free(&s);   /* new: the index grows from nothing */
 		w = starts_script(&s, &big[i]);
 		widest = w > widest ? w : widest;
 	}
 	assert_true(widest >= 6);   /* the index widened its buckets several times */
-	dep_starts_free(&s);
+	mn_starts_free(&s);
 }
 
 /*
@@ -760,23 +770,23 @@ static void test_starts_nomem(void **state)
 {
 	const struct starts_shape sh = { 20000, 300, 0, 50, 100, 50, 0 };
 	struct starts_model m = { 0 };
-	struct dep_starts nomemo = { 0 };
+	struct mn_starts nomemo = { 0 };
 	unsigned refused = 0;
 
 	(void)state;
 	for (unsigned at = 0; at < 320; at++) {
-		struct dep_starts s = { 0 };   /* new: allocations come at the same adds */
+		struct mn_starts s = { 0 };   /* new: allocations come at the same adds */
 		bool exact = true;
 		uint32_t clock = 0;
 
 		script = 10000 + at;   /* in messages: 10000 + the add that failed */
-		dep_starts_reset(&s, 0);
+		mn_starts_reset(&s, 0);
 		model_reset(&m, 0);
 		for (unsigned r = 0; r < 320; r++, clock += 2 + r % 3) {
 			bool stored;
 
 			fail_realloc = r == at;
-			stored = dep_starts_add(&s, clock);
+			stored = mn_starts_add(&s, clock);
 			fail_realloc = false;
 			if (stored)
 				model_add(&m, clock);
@@ -785,14 +795,14 @@ static void test_starts_nomem(void **state)
 			assert_int_equal(s.n, r + 1);
 		}
 		for (uint32_t c = 0; c < clock + 2; c++) {
-			uint64_t got = dep_starts_upto(&s, c);
+			uint64_t got = mn_starts_upto(&s, c);
 
 			if (exact)
 				check_clock(&s, &m, c);
 			else
 				assert_true(got <= s.n);
 		}
-		dep_starts_free(&s);
+		mn_starts_free(&s);
 	}
 	assert_true(refused > 0);   /* some adds had no place */
 	free(m.clock);
@@ -801,40 +811,40 @@ static void test_starts_nomem(void **state)
 	starts_script(&nomemo, &sh);
 	fail_calloc = false;
 	assert_null(nomemo.memo);
-	dep_starts_free(&nomemo);
+	mn_starts_free(&nomemo);
 }
 
 /*
- * The block index is only a speed-up, so when it cannot grow dep_starts_add() still stores the
+ * The block index is only a speed-up, so when it cannot grow mn_starts_add() still stores the
  * start and returns true; the buckets it skipped must then never be filled with a block past their
  * clock (they once were, with the block before the newest, once memory was back: iterations 1 ..
  * R at clocks 0, 2, .. 2R - 2 (R runs, a block), iteration R + 1 at 2R (block 1: the index's first
  * realloc fails), the next at 2R + 2 .. (block 2: the index grows, buckets 0 .. 63 all said block
- * 1), and dep_starts_upto(2) was R + 1, not 2).  Now the index stops until a reset.
+ * 1), and mn_starts_upto(2) was R + 1, not 2).  Now the index stops until a reset.
  */
 static void test_starts_index_nomem(void **state)
 {
-	const uint32_t r = DEP_BLOCK_RUNS, last = 5 * r;   /* iterations; the last at 2 last - 2 */
-	struct dep_starts s = { 0 };
+	const uint32_t r = MN_STARTS_BLOCK_RUNS, last = 5 * r;   /* iterations; the last at 2 last - 2 */
+	struct mn_starts s = { 0 };
 	bool stored;
 
 	(void)state;
-	dep_starts_reset(&s, 0);
+	mn_starts_reset(&s, 0);
 	for (uint32_t i = 0; i < r; i++)
-		assert_true(dep_starts_add(&s, 2 * i));
+		assert_true(mn_starts_add(&s, 2 * i));
 	assert_int_equal(s.nblk, 1);
 	fail_realloc = true;
-	stored = dep_starts_add(&s, 2 * r);
+	stored = mn_starts_add(&s, 2 * r);
 	fail_realloc = false;
 	for (uint32_t i = r + 1; i < last; i++)
-		assert_true(dep_starts_add(&s, 2 * i));
+		assert_true(mn_starts_add(&s, 2 * i));
 	assert_true(s.nblk >= 5);
 	if (stored)   /* else answers may be off */
 		for (uint32_t c = 0; c < 2 * last + 4; c++)
-			if (dep_starts_upto(&s, c) != (c >= 2 * last ? last : c / 2 + 1))
-				fail_msg("dep_starts_upto(%u): expected %u, got %" PRIu64, c,
-					 c >= 2 * last ? last : c / 2 + 1, dep_starts_upto(&s, c));
-	dep_starts_free(&s);
+			if (mn_starts_upto(&s, c) != (c >= 2 * last ? last : c / 2 + 1))
+				fail_msg("mn_starts_upto(%u): expected %u, got %" PRIu64, c,
+					 c >= 2 * last ? last : c / 2 + 1, mn_starts_upto(&s, c));
+	mn_starts_free(&s);
 }
 
 /* ---- Iteration starts at the edges of the blocks --------------------------------------------- */
@@ -890,14 +900,14 @@ static uint64_t run_model_upto(const struct run_model *m, uint32_t clock)
 }
 
 /* upto, upto_slow and span of clock against the model; span's ends against it too. */
-static void run_check(struct dep_starts *s, const struct run_model *m, uint32_t clock)
+static void run_check(struct mn_starts *s, const struct run_model *m, uint32_t clock)
 {
 	uint64_t want = run_model_upto(m, clock), got[3];
 	uint32_t lo, hi;
 
-	got[0] = dep_starts_upto(s, clock);
-	got[1] = dep_starts_upto_slow(s, clock);
-	got[2] = dep_starts_span(s, clock, &lo, &hi);
+	got[0] = mn_starts_upto(s, clock);
+	got[1] = mn_starts_upto_slow(s, clock);
+	got[2] = mn_starts_span(s, clock, &lo, &hi);
 	for (int i = 0; i < 3; i++)
 		if (got[i] != want)
 			fail_msg("script %u: %s(%u): expected %" PRIu64 ", got %" PRIu64
@@ -906,7 +916,7 @@ static void run_check(struct dep_starts *s, const struct run_model *m, uint32_t 
 				 s->nblk, s->nruns);
 	if (lo > clock || clock >= hi || run_model_upto(m, lo) != want ||
 	    run_model_upto(m, hi - 1) != want)
-		fail_msg("script %u: dep_starts_span(%u) = %" PRIu64 " on [%u, %u): the model says"
+		fail_msg("script %u: mn_starts_span(%u) = %" PRIu64 " on [%u, %u): the model says"
 			 " %" PRIu64 " at %u, %" PRIu64 " at %u", script, clock, want, lo, hi,
 			 run_model_upto(m, lo), lo, run_model_upto(m, hi - 1), hi - 1);
 }
@@ -943,7 +953,7 @@ static uint64_t edge_value(void)
  */
 static void test_starts_edges(void **state)
 {
-	struct dep_starts s = { 0 };
+	struct mn_starts s = { 0 };
 	struct run_model m = { 0 };
 	static const unsigned full[] = { 41, 21, 11 };   /* runs a block of each kind holds */
 	unsigned seen[3] = { 0 }, filled[3] = { 0 };
@@ -957,8 +967,8 @@ static void test_starts_edges(void **state)
 
 		script = 20000 + t;
 		if (t % 3 == 0)
-			dep_starts_free(&s);
-		dep_starts_reset(&s, t % 2 ? next() >> 20 : 0);
+			mn_starts_free(&s);
+		mn_starts_reset(&s, t % 2 ? next() >> 20 : 0);
 		m.n = 0;
 		m.base = m.iters = s.n;
 		for (unsigned i = 0; i < nruns; i++) {
@@ -968,7 +978,7 @@ static void test_starts_edges(void **state)
 			if (m.n)
 				gap += m.r[m.n - 1].clock + m.r[m.n - 1].count - clock;
 			if ((uint64_t)clock + gap + count > CLOCK_TOP) {   /* a clock reset */
-				dep_starts_reset(&s, s.n);
+				mn_starts_reset(&s, s.n);
 				m.n = 0;
 				m.base = s.n;
 				clock = 0;
@@ -976,9 +986,9 @@ static void test_starts_edges(void **state)
 			}
 			clock += (uint32_t)gap;
 			if (count == 1 && next() % 2)
-				assert_true(dep_starts_add(&s, clock));
+				assert_true(mn_starts_add(&s, clock));
 			else
-				assert_true(dep_starts_add_run(&s, clock, count));
+				assert_true(mn_starts_add_run(&s, clock, count));
 			run_model_add(&m, clock, count);
 			for (uint32_t b = 0; b < s.nblk; b++) {
 				seen[s.blk[b].kind]++;
@@ -1004,7 +1014,7 @@ static void test_starts_edges(void **state)
 	for (int k = 0; k < 3; k++)   /* each layout, and full blocks of each */
 		if (!seen[k] || !filled[k])
 			fail_msg("blocks of kind %d: %u, %u of them full", k, seen[k], filled[k]);
-	dep_starts_free(&s);
+	mn_starts_free(&s);
 	free(m.r);
 }
 
