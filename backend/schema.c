@@ -422,6 +422,8 @@ static int emit_field(const struct mn_field *f, const void *row, uint64_t id, st
 	switch (f->type) {
 	case MN_FT_LIST:
 		return emit_list(f, at(row, f->offset), p);
+	case MN_FT_MAP:
+		return emit_row(f->sub, at(row, f->offset), 0, p, f->sub->flow);
 	case MN_FT_KV:
 	case MN_FT_ROWS:
 	case MN_FT_SITES:
@@ -682,6 +684,10 @@ static int restore_field(struct rd *r, const struct mn_schema *s, const struct m
 	case MN_FT_KV: return restore_kv(r, s, f, at(row, f->offset), n);
 	case MN_FT_ROWS:
 	case MN_FT_SITES: return restore_rows(r, f, at(row, f->offset), n);
+	case MN_FT_MAP:
+		if (mn_pnode_kind(n) != MN_PNODE_MAP)
+			return FAIL(r, n, "field '%s': expected a mapping", f->key);
+		return restore_row(r, f->sub, at(row, f->offset), n, NO_ID);
 	default: break;
 	}
 	if ((f->flags & MN_FF_NULL) && mn_pnode_is_null(n))
@@ -818,6 +824,8 @@ static int merge_field(const struct mn_field *f, void *into, void *from, bool re
 	u = at(from, f->offset);
 	if ((f->flags & MN_FF_CONTEXT) && !restored)
 		return 0;   /* every worker counted these alike: into's are whole */
+	if (f->type == MN_FT_MAP)
+		return merge_row(f->sub, t, u, restored);
 	switch (f->reduce) {
 	case MN_R_FOLD: return f->fold(t, u);
 	case MN_R_SET: return set_fold(f, into, from);
@@ -889,7 +897,9 @@ void mn_schema_release(const struct mn_schema *s, void *row)
 		if (f->flags & (MN_FF_VIEW | MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
 			continue;
 		p = at(row, f->offset);
-		if (f->type == MN_FT_SITES) {
+		if (f->type == MN_FT_MAP) {
+			mn_schema_release(f->sub, p);
+		} else if (f->type == MN_FT_SITES) {
 			struct mn_sitevec *sv = p;
 
 			for (size_t id = 0; id < sv->n; id++)

@@ -195,6 +195,9 @@ enum mn_ftype {
 	MN_FT_SITES,   /* struct mn_sitevec (sitevec.h) of .sub rows by site id: a sequence of
 			* rows; the sub-schema's first field is the MN_FT_SITE key, whose offset is
 			* MN_NO_OFFSET when the row does not hold its id */
+	MN_FT_MAP,     /* one mapping: the .sub row at .offset (offset 0 and .sub's fields at
+			* the row's own offsets for members of the row itself), flow when .sub's
+			* flow says; merged and released by .sub's fields */
 };
 
 /* How the fields of two rows of one key fold (merge), and what restore() checks. */

@@ -410,6 +410,89 @@ static void test_restore_errors(void **state)
 	}
 }
 
+/* ---- MN_FT_MAP: a nested struct, and members of the row itself, as one mapping each ---------- */
+
+struct nest {
+	uint64_t events, objects, peak;     /* objects and peak written under `heap:` */
+	struct { uint64_t nomem, frees; } lost;
+};
+static const struct mn_field heap_fields[] = {
+	MN_FIELD("objects", MN_FT_U64, F(struct nest, objects), MN_R_SUM),
+	MN_FIELD("peak", MN_FT_U64, F(struct nest, peak), MN_R_MAX),
+};
+static const struct mn_schema heap = MN_SCHEMA("heap", struct nest, heap_fields, .flow = true);
+static const struct mn_field lost_fields[] = {
+	MN_FIELD("nomem", MN_FT_U64, F(struct nest, lost.nomem) - F(struct nest, lost), MN_R_SUM),
+	MN_FIELD("frees", MN_FT_U64, F(struct nest, lost.frees) - F(struct nest, lost), MN_R_SUM),
+};
+static const struct mn_schema lost = MN_SCHEMA("lost", struct nest, lost_fields);
+static const struct mn_field nest_fields[] = {
+	MN_FIELD("events", MN_FT_U64, F(struct nest, events), MN_R_SUM),
+	MN_FIELD("heap", MN_FT_MAP, 0, MN_R_UNION, .sub = &heap),
+	MN_FIELD("lost", MN_FT_MAP, F(struct nest, lost), MN_R_UNION, .sub = &lost),
+};
+static const struct mn_schema nest = MN_SCHEMA("nest", struct nest, nest_fields);
+
+static int n_emit(void *st, struct mn_prof *p) { return mn_schema_emit(&nest, st, p); }
+static void n_merge(void *into, void *from) { merge_rc = mn_schema_merge(&nest, into, from, 1); }
+static int n_init(void *st, const struct mn_run *run) { return 0; }
+static void n_fini(void *st) { mn_schema_release(&nest, st); }
+static int n_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
+		     char *err, size_t errlen)
+{
+	return mn_schema_restore(&nest, st, prof, sec, err, errlen);
+}
+
+static const struct mn_module N = {
+	.name = "nest", .state_size = sizeof(struct nest), .init = n_init, .fini = n_fini, .merge = n_merge,
+	.emit = n_emit, .restore = n_restore,
+};
+
+static int n_try(const char *section, void **stp, char *err, size_t errlen)
+{
+	char path[256];
+	struct mn_profile *prof;
+	int e;
+
+	snprintf(path, sizeof(path), "%s/n%d.yaml", tmpdir, nfile++);
+	mt_write_profile(path, MT_HEAD, N.name, section);
+	prof = mt_open(path, N.name);
+	e = mt_try_restore(&N, NULL, prof, stp, err, errlen);
+	mn_profile_close(prof);
+	return e;
+}
+
+/* Written, restored, merged (sum and max inside), and a mapping wanted. */
+static void test_nested_map(void **state)
+{
+	static const char *const text =
+		"events: 4\nheap: {objects: 2, peak: 7}\nlost:\n  nomem: 1\n  frees: 0\n";
+	static const char *const twice =
+		"events: 8\nheap: {objects: 4, peak: 7}\nlost:\n  nomem: 2\n  frees: 0\n";
+	char err[512], *got;
+	void *a, *b;
+
+	assert_int_equal(n_try(text, &a, err, sizeof(err)), 0);
+	got = mt_emit_text(&N, a, NULL);
+	assert_string_equal(got, text);
+	free(got);
+	assert_int_equal(n_try(text, &b, err, sizeof(err)), 0);
+	a = mt_fold(&N, a, b);
+	assert_int_equal(merge_rc, 0);
+	got = mt_emit_text(&N, a, NULL);
+	assert_string_equal(got, twice);
+	free(got);
+	mt_state_free(&N, a);
+	assert_int_equal(n_try("events: 1\nheap: [1]\nlost: {nomem: 0, frees: 0}\n", &a, err,
+			       sizeof(err)), -EINVAL);
+	if (!strstr(err, "field 'heap': expected a mapping"))
+		fail_msg("got '%s'", err);
+	assert_int_equal(n_try("events: 1\nheap: {objects: 1, peak: 1}\nlost: {nomem: 0}\n", &a,
+			       err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "missing field 'frees'"))
+		fail_msg("got '%s'", err);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(tmpdir) ? 0 : -1;
@@ -431,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_merge_context_and_settings),
 		cmocka_unit_test(test_restore_errors),
+		cmocka_unit_test(test_nested_map),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
