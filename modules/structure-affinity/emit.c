@@ -1,8 +1,8 @@
 /*
  * structure-affinity's profile section (README "Schema"): the hot data objects (Eq. 1), each
  * one's structure size, fields, affinities, clusters and advice (affinity.c), its loops and
- * streams; and the integers they come from, so that restore.c can rebuild the state.  Kept apart
- * from the analysis so that a declared schema can replace it.
+ * streams; and the integers they come from, so that restore.c can rebuild the state: the put
+ * fields of the section's schema (section.c), which writes the rest.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "module.h"
 #include "sa.h"
+#include "schema.h"
 
 static double share(uint64_t part, uint64_t whole)
 {
@@ -309,7 +310,6 @@ static void emit_objects(struct mn_prof *p, struct affinity *a)
 {
 	struct dobj *d;
 
-	mn_prof_key(p, "objects");
 	mn_prof_seq_begin(p);
 	MN_SITEVEC_FOREACH(&a->dobjs, id, d) {
 		if (!d->instances && !d->accesses)
@@ -367,7 +367,6 @@ static int emit_other_streams(struct mn_prof *p, struct affinity *a)
 		}
 	if (n)
 		qsort(v, n, sizeof(*v), by_object_loop_site);
-	mn_prof_key(p, "other_streams");
 	mn_prof_seq_begin(p);
 	for (size_t i = 0; i < n; i++) {
 		const struct sa_stream *s = &v[i]->s;
@@ -388,118 +387,103 @@ static int emit_other_streams(struct mn_prof *p, struct affinity *a)
 	return 0;
 }
 
-static void emit_options(struct mn_prof *p, const struct options *o)
+/* The hot data objects' rows: Eq. 1 shares of the cost. */
+int sa_put_hot(const struct mn_field *f, const void *row, struct mn_prof *p)
 {
-	mn_prof_kv_str(p, "cost", o->cost == SA_COST_CACHE ? "cache" : "accesses");
-	mn_prof_kv_u64(p, "sample_period", o->sample);
-	mn_prof_kv_u64(p, "top", o->top);
-	mn_prof_kv_f64(p, "threshold", o->threshold);
-	if (o->cost != SA_COST_CACHE)
-		return;
-	mn_prof_key(p, "cache");
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "l1_bytes", o->l1_bytes);
-	mn_prof_kv_u64(p, "l1_ways", o->l1_ways);
-	mn_prof_kv_u64(p, "l2_bytes", o->l2_bytes);
-	mn_prof_kv_u64(p, "l2_ways", o->l2_ways);
-	mn_prof_kv_u64(p, "line", o->line);
-	mn_prof_kv_u64(p, "l1_latency", o->l1_latency);
-	mn_prof_kv_u64(p, "l2_latency", o->l2_latency);
-	mn_prof_kv_u64(p, "memory_latency", o->mem_latency);
-	mn_prof_map_end(p);
+	const struct affinity *a = row;
+
+	(void)f;
+	mn_prof_seq_begin(p);
+	for (size_t i = 0; i < a->nhot; i++) {
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_site(p, "site", a->hot[i]->site);
+		mn_prof_kv_str(p, "kind", sa_kind_names[a->hot[i]->kind]);
+		mn_prof_kv_u64(p, "cost", a->hot[i]->cost);
+		mn_prof_kv_f64(p, "share", share(a->hot[i]->cost, a->cost));
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+	return 0;
 }
 
-int sa_emit(void *st, struct mn_prof *p)
+/* Each hot data object's structure, keyed by its site.  -ENOMEM. */
+int sa_put_structures(const struct mn_field *f, const void *row, struct mn_prof *p)
 {
-	struct affinity *a = st;
-	struct dobj **hot = NULL, *d;
+	struct affinity *a = (struct affinity *)row;   /* emit()'s state, not const there */
 	struct sa_layout *l = malloc(sizeof(*l));
-	size_t n = 0, cap = 0, nhot;
 	int err = l ? 0 : -ENOMEM;
 
-	if (a->conflict) {
-		fprintf(stderr, "mnemo: structure-affinity: the profiles were made with "
-			"different options (cost, sample_period, top, threshold or cache "
-			"geometry): their counts do not add\n");
-		free(l);
-		return -EINVAL;
-	}
+	(void)f;
+	mn_prof_map_begin(p);
+	for (size_t i = 0; i < a->nhot && !err; i++)
+		err = emit_object(p, a, a->hot[i], l);
+	mn_prof_map_end(p);
+	free(l);
+	return err;
+}
+
+int sa_put_objects(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	(void)f;
+	emit_objects(p, (struct affinity *)row);
+	return 0;
+}
+
+int sa_put_other_streams(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	(void)f;
+	return emit_other_streams(p, (struct affinity *)row);
+}
+
+/* Marks the hot data objects (Eq. 1: the top by cost) and lists them in a->hot.  -ENOMEM. */
+static int rank(struct affinity *a)
+{
+	struct dobj **hot = NULL, *d;
+	size_t n = 0, cap = 0;
+
 	MN_SITEVEC_FOREACH(&a->dobjs, id, d) {
 		d->hot = false;
-		if (err || !d->accesses)
+		if (!d->accesses)
 			continue;
 		if (n == cap) {
 			size_t c = cap ? 2 * cap : 64;
 			struct dobj **v = realloc(hot, c * sizeof(*v));
 
 			if (!v) {
-				err = -ENOMEM;
-				continue;
+				free(hot);
+				return -ENOMEM;
 			}
 			hot = v;
 			cap = c;
 		}
 		hot[n++] = d;
 	}
-	if (err) {
-		free(hot);
-		free(l);
-		return err;
-	}
 	if (n)   /* with no data object, hot is NULL, which qsort's base must not be */
 		qsort(hot, n, sizeof(*hot), by_cost);
-	nhot = n < a->opt.top ? n : a->opt.top;
-	for (size_t i = 0; i < nhot; i++)
+	a->data_objects = n;
+	a->nhot = n < a->opt.top ? n : a->opt.top;
+	for (size_t i = 0; i < a->nhot; i++)
 		hot[i]->hot = true;
-
-	mn_prof_map_begin(p);
-	emit_options(p, &a->opt);
-	mn_prof_key(p, "totals");
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "accesses", a->accesses);
-	mn_prof_kv_u64(p, "cost", a->cost);
-	mn_prof_kv_u64(p, "unattributed_accesses", a->unattributed);
-	mn_prof_kv_u64(p, "unattributed_cost", a->unattributed_cost);
-	mn_prof_kv_u64(p, "data_objects", n);
-	mn_prof_map_end(p);
-	if (priced(a)) {
-		mn_prof_key(p, "cache_lines");
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_u64(p, "l1", a->cache.found[SA_L1]);
-		mn_prof_kv_u64(p, "l2", a->cache.found[SA_L2]);
-		mn_prof_kv_u64(p, "memory", a->cache.found[SA_MEMORY]);
-		mn_prof_map_end(p);
-	}
-	mn_prof_key(p, "lost");
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "aliased_granules", a->objs.aliases + a->aliases);
-	mn_prof_kv_u64(p, "nomem", a->nomem);
-	mn_prof_kv_u64(p, "unknown_frees", a->unknown_frees);
-	mn_prof_map_end(p);
-
-	mn_prof_key(p, "hot");
-	mn_prof_seq_begin(p);
-	for (size_t i = 0; i < nhot; i++) {
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "site", hot[i]->site);
-		mn_prof_kv_str(p, "kind", sa_kind_names[hot[i]->kind]);
-		mn_prof_kv_u64(p, "cost", hot[i]->cost);
-		mn_prof_kv_f64(p, "share", share(hot[i]->cost, a->cost));
-		mn_prof_map_end(p);
-	}
-	mn_prof_seq_end(p);
-
-	mn_prof_key(p, "structures");
-	mn_prof_map_begin(p);
-	for (size_t i = 0; i < nhot && !err; i++)
-		err = emit_object(p, a, hot[i], l);
-	mn_prof_map_end(p);
-	emit_objects(p, a);
-	if (!err)
-		err = emit_other_streams(p, a);
-	mn_prof_map_end(p);
-	free(hot);
-	free(l);
-	return err;
+	a->hot = hot;
+	return 0;
 }
 
+int sa_emit(void *st, struct mn_prof *p)
+{
+	struct affinity *a = st;
+	int err;
+
+	if (a->conflict) {
+		fprintf(stderr, "mnemo: structure-affinity: the profiles were made with "
+			"different options (cost, sample_period, top, threshold or cache "
+			"geometry): their counts do not add\n");
+		return -EINVAL;
+	}
+	if ((err = rank(a)))
+		return err;
+	err = mn_schema_emit(&sa_section, a, p);
+	free(a->hot);
+	a->hot = NULL;
+	a->nhot = 0;
+	return err;
+}

@@ -1,7 +1,6 @@
 /*
- * structure-affinity across runs (README "Merging"): merge() folds one run's state into another's,
- * restore() rebuilds a state from a profile's section as emit.c writes it.  The reading is kept
- * apart from the analysis so that a declared schema can replace it.
+ * structure-affinity across runs (README "Merging"): merge() folds one run's state into another's;
+ * the take fields of the section's schema (section.c) read back what emit.c's put fields write.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,6 +11,7 @@
 #include "backend.h"
 #include "module.h"
 #include "sa.h"
+#include "schema.h"
 
 /* ---- Merge and restore (README "Merging") ---------------------------------------------------- */
 
@@ -155,63 +155,23 @@ static int pfield_u64(const struct mn_profile *prof, const struct mn_pnode *map,
 	return e == -ENOENT ? -EINVAL : e;
 }
 
-static int restore_options(struct affinity *a, const struct mn_profile *prof,
-			   const struct mn_pnode *sec, char *err, size_t errlen)
+/* A sequence, as the field's node. */
+static int want_seq(const struct mn_field *f, const struct mn_profile *prof,
+		    const struct mn_pnode *n, char *err, size_t errlen)
 {
-	static const struct {
-		const char *key;
-		size_t off;
-	} geometry[] = {
-		{ "l1_bytes", offsetof(struct options, l1_bytes) },
-		{ "l1_ways", offsetof(struct options, l1_ways) },
-		{ "l2_bytes", offsetof(struct options, l2_bytes) },
-		{ "l2_ways", offsetof(struct options, l2_ways) },
-		{ "line", offsetof(struct options, line) },
-		{ "l1_latency", offsetof(struct options, l1_latency) },
-		{ "l2_latency", offsetof(struct options, l2_latency) },
-		{ "memory_latency", offsetof(struct options, mem_latency) },
-	};
-	struct options *o = &a->opt;
-	const struct mn_pnode *c;
-	const char *cost;
-	int e;
-
-	if ((e = mn_pfield_str(prof, sec, "cost", &cost, err, errlen)))
-		return e == -ENOENT ? -EINVAL : e;
-	if (strcmp(cost, "accesses") && strcmp(cost, "cache"))
-		return mn_pnode_errorf(prof, mn_pnode_get(sec, "cost"), err, errlen,
-				       "field 'cost': expected accesses or cache, found '%s'",
-				       cost);
-	o->cost = strcmp(cost, "cache") ? SA_COST_ACCESSES : SA_COST_CACHE;
-	if ((e = pfield_u64(prof, sec, "sample_period", &o->sample, err, errlen)) ||
-	    (e = pfield_u64(prof, sec, "top", &o->top, err, errlen)))
-		return e;
-	if ((e = mn_pfield_f64(prof, sec, "threshold", &o->threshold, err, errlen)))
-		return e == -ENOENT ? -EINVAL : e;
-	if (o->cost != SA_COST_CACHE)
+	if (mn_pnode_kind(n) == MN_PNODE_SEQ)
 		return 0;
-	if (!(c = mn_pfield_node(prof, sec, "cache", MN_PNODE_MAP, err, errlen)))
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(geometry) / sizeof(geometry[0]); i++)
-		if ((e = pfield_u64(prof, c, geometry[i].key,
-				    (uint64_t *)((char *)o + geometry[i].off), err, errlen)))
-			return e;
-	if (!(c = mn_pfield_node(prof, sec, "cache_lines", MN_PNODE_MAP, err, errlen)))
-		return -EINVAL;
-	if ((e = pfield_u64(prof, c, "l1", &a->cache.found[SA_L1], err, errlen)) ||
-	    (e = pfield_u64(prof, c, "l2", &a->cache.found[SA_L2], err, errlen)) ||
-	    (e = pfield_u64(prof, c, "memory", &a->cache.found[SA_MEMORY], err, errlen)))
-		return e;
-	return 0;
+	return mn_pnode_errorf(prof, n, err, errlen, "field '%s': expected a sequence", f->key);
 }
 
-static int restore_objects(struct affinity *a, const struct mn_profile *prof,
-			   const struct mn_pnode *sec, char *err, size_t errlen)
+int sa_take_objects(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		    const struct mn_pnode *t, char *err, size_t errlen)
 {
-	const struct mn_pnode *t = mn_pfield_node(prof, sec, "objects", MN_PNODE_SEQ, err, errlen);
+	struct affinity *a = row;
+	int e;
 
-	if (!t)
-		return -EINVAL;
+	if ((e = want_seq(f, prof, t, err, errlen)))
+		return e;
 	for (size_t i = 0; i < mn_pnode_len(t); i++) {
 		const struct mn_pnode *row = mn_pnode_at(t, i);
 		struct dobj x = { 0 }, *d;
@@ -305,42 +265,31 @@ static int restore_streams(struct affinity *a, const struct mn_profile *prof,
 	return 0;
 }
 
-/*
- * Rebuilds the integers emit() writes from: options, totals, lost, cache lines, every data object
- * (`objects`) and every stream (under `structures` and in `other_streams`).  What the section
- * derives from them (hot, shares, sizes, fields, affinities, clusters, advice, loops) is not read:
- * emit() computes it again.
- */
-int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
-		      char *err, size_t errlen)
+/* Kept for sa_take_other_streams(): the streams under it need `objects`, which comes after. */
+int sa_take_structures(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		       const struct mn_pnode *n, char *err, size_t errlen)
 {
-	struct affinity *a = st;
-	const struct mn_pnode *t, *structs, *o;
+	if (mn_pnode_kind(n) != MN_PNODE_MAP)
+		return mn_pnode_errorf(prof, n, err, errlen, "field '%s': expected a mapping",
+				       f->key);
+	((struct affinity *)row)->structures = n;
+	return 0;
+}
+
+/*
+ * Every stream: those under `structures` (of the data object each names) and `other_streams`.
+ * What the section derives from the integers (hot, shares, sizes, fields, affinities, clusters,
+ * advice, loops) is not read: emit() computes it again.
+ */
+int sa_take_other_streams(const struct mn_field *f, void *row, const struct mn_profile *prof,
+			  const struct mn_pnode *n, char *err, size_t errlen)
+{
+	struct affinity *a = row;
+	const struct mn_pnode *structs = a->structures, *o, *t;
 	int e;
 
-	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
-		return mn_pnode_errorf(prof, sec, err, errlen, "structure-affinity: expected a "
-				       "mapping");
-	if ((e = restore_options(a, prof, sec, err, errlen)))
-		return e;
-	if (!(t = mn_pfield_node(prof, sec, "totals", MN_PNODE_MAP, err, errlen)))
-		return -EINVAL;
-	if ((e = pfield_u64(prof, t, "accesses", &a->accesses, err, errlen)) ||
-	    (e = pfield_u64(prof, t, "cost", &a->cost, err, errlen)) ||
-	    (e = pfield_u64(prof, t, "unattributed_accesses", &a->unattributed, err, errlen)) ||
-	    (e = pfield_u64(prof, t, "unattributed_cost", &a->unattributed_cost, err, errlen)))
-		return e;
-	if (!(t = mn_pfield_node(prof, sec, "lost", MN_PNODE_MAP, err, errlen)))
-		return -EINVAL;
-	if ((e = pfield_u64(prof, t, "aliased_granules", &a->aliases, err, errlen)) ||
-	    (e = pfield_u64(prof, t, "nomem", &a->nomem, err, errlen)) ||
-	    (e = pfield_u64(prof, t, "unknown_frees", &a->unknown_frees, err, errlen)))
-		return e;
-	if ((e = restore_objects(a, prof, sec, err, errlen)))
-		return e;
-	if (!(structs = mn_pfield_node(prof, sec, "structures", MN_PNODE_MAP, err, errlen)))
-		return -EINVAL;
-	for (size_t i = 0; i < mn_pnode_len(structs); i++) {
+	a->structures = NULL;
+	for (size_t i = 0; structs && i < mn_pnode_len(structs); i++) {
 		uint32_t object;
 
 		o = mn_pnode_at(structs, i);
@@ -351,8 +300,7 @@ int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *s
 		if ((e = restore_streams(a, prof, t, true, object, err, errlen)))
 			return e;
 	}
-	if (!(t = mn_pfield_node(prof, sec, "other_streams", MN_PNODE_SEQ, err, errlen)))
-		return -EINVAL;
-	return restore_streams(a, prof, t, false, 0, err, errlen);
+	if ((e = want_seq(f, prof, n, err, errlen)))
+		return e;
+	return restore_streams(a, prof, n, false, 0, err, errlen);
 }
-

@@ -4,8 +4,9 @@
  *
  *	structure_affinity.c   accesses, streams and loop summaries; setup; the options table
  *	instances.c            data objects and their instances: the heap, stack and global events
- *	emit.c                 the profile section: the hot data objects and their layouts
- *	restore.c              merging runs, and rebuilding a state from a profile's section
+ *	section.c              the profile section's schema (backend/schema.h)
+ *	emit.c                 its hot data objects, their layouts and streams (put fields)
+ *	restore.c              merging runs, and reading back objects and streams (take fields)
  *	affinity.c             StructSlim's arithmetic: strides, sizes, fields, affinities, clusters
  *	cache.c                the cache model of MNEMO_AFFINITY_COST=cache
  *	verified.c             the verified extents loop summaries find their objects in
@@ -25,11 +26,13 @@
 #include "sitevec.h"
 #include "verified.h"
 
+struct mn_field;
 struct mn_module;
 struct mn_prof;
 struct mn_profile;
 struct mn_pnode;
 struct mn_run;
+struct mn_schema;
 
 /*
  * Settings (README "Options"), read from the program's environment at init by
@@ -87,6 +90,12 @@ struct affinity {
 	uint64_t aliases;            /* aliased granules of runs restored or merged in (this run's
 				      * own are objs.aliases) */
 	bool conflict;               /* merge() met another run's different options: emit() fails */
+	/* emit(): the hot data objects, by cost (the first opt.top), and those with an access */
+	struct dobj **hot;
+	size_t nhot;
+	uint64_t data_objects;
+	/* restore(): the `structures` node, whose streams are read once `objects` is */
+	const struct mn_pnode *structures;
 };
 
 /* Whether the cache model prices each access (MNEMO_AFFINITY_COST=cache), else each costs 1. */
@@ -112,12 +121,25 @@ void sa_stack_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size);
 void sa_stack_free(void *st, uint32_t site, uint64_t addr);
 void sa_global(void *st, uint32_t site, uint64_t addr, uint64_t size);
 
+/* section.c: the section's schema, whose fields below emit.c writes and restore.c reads */
+extern const struct mn_schema sa_section;
+int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec, char *err,
+	       size_t errlen);
+
 /* emit.c */
 int sa_emit(void *st, struct mn_prof *p);
+int sa_put_hot(const struct mn_field *f, const void *row, struct mn_prof *p);
+int sa_put_structures(const struct mn_field *f, const void *row, struct mn_prof *p);
+int sa_put_objects(const struct mn_field *f, const void *row, struct mn_prof *p);
+int sa_put_other_streams(const struct mn_field *f, const void *row, struct mn_prof *p);
 
 /* restore.c */
 void sa_merge(void *into, void *from);
-int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec, char *err,
-	       size_t errlen);
+int sa_take_structures(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		       const struct mn_pnode *n, char *err, size_t errlen);
+int sa_take_objects(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		    const struct mn_pnode *n, char *err, size_t errlen);
+int sa_take_other_streams(const struct mn_field *f, void *row, const struct mn_profile *prof,
+			  const struct mn_pnode *n, char *err, size_t errlen);
 
 #endif /* SA_H */

@@ -1,0 +1,145 @@
+/*
+ * structure-affinity's profile section declared once (README "Schema"; backend/schema.h): the
+ * settings, totals, cache lines and losses are fields of the state, written and read back by the
+ * schema.  The hot data objects, their structures and the streams are computed at emit from the
+ * merged integers, so they stay put/take fields written by emit.c and read by restore.c.  Merge
+ * stays sa_merge() (restore.c): runs of different settings fold, and emit() then refuses them.
+ */
+#include <errno.h>
+#include <stddef.h>
+
+#include "module.h"
+#include "profile.h"
+#include "sa.h"
+#include "schema.h"
+
+#define A(member) offsetof(struct affinity, member)
+
+/* `cost` is an MN_OPT_CHOICE setting, an unsigned: wider than an MN_FT_ENUM's byte. */
+static int put_cost(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	(void)f;
+	mn_prof_str(p, priced(row) ? "cache" : "accesses");
+	return 0;
+}
+
+static int take_cost(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		     const struct mn_pnode *n, char *err, size_t errlen)
+{
+	const char *s = mn_pnode_str(n, NULL);
+	int i = s ? mn_choice_index("accesses|cache", s) : -1;
+
+	(void)f;
+	if (i < 0)
+		return mn_pnode_errorf(prof, n, err, errlen, "field 'cost': expected accesses or "
+				       "cache, found '%s'", s ? s : "");
+	((struct affinity *)row)->opt.cost = (unsigned)i;
+	return 0;
+}
+
+/* This run's aliased granules and those of the runs restored or merged in. */
+static int put_aliases(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct affinity *a = row;
+
+	(void)f;
+	mn_prof_u64(p, a->objs.aliases + a->aliases);
+	return 0;
+}
+
+static int take_aliases(const struct mn_field *f, void *row, const struct mn_profile *prof,
+			const struct mn_pnode *n, char *err, size_t errlen)
+{
+	if (mn_pnode_u64(n, &((struct affinity *)row)->aliases))
+		return mn_pnode_errorf(prof, n, err, errlen, "field '%s': expected an unsigned "
+				       "integer", f->key);
+	return 0;
+}
+
+/* Derived at emit, not read back. */
+static int take_nothing(const struct mn_field *f, void *row, const struct mn_profile *prof,
+			const struct mn_pnode *n, char *err, size_t errlen)
+{
+	(void)f, (void)row, (void)prof, (void)n, (void)err, (void)errlen;
+	return 0;
+}
+
+static bool cache_cost(const struct mn_field *f, const void *row)
+{
+	(void)f;
+	return priced(row);
+}
+
+/* Written always; optional on restore (a `when` makes a field so). */
+static bool always(const struct mn_field *f, const void *row)
+{
+	(void)f, (void)row;
+	return true;
+}
+
+static const struct mn_field cache_fields[] = {
+	MN_FIELD("l1_bytes", MN_FT_U64, A(opt.l1_bytes), MN_R_SAME),
+	MN_FIELD("l1_ways", MN_FT_U64, A(opt.l1_ways), MN_R_SAME),
+	MN_FIELD("l2_bytes", MN_FT_U64, A(opt.l2_bytes), MN_R_SAME),
+	MN_FIELD("l2_ways", MN_FT_U64, A(opt.l2_ways), MN_R_SAME),
+	MN_FIELD("line", MN_FT_U64, A(opt.line), MN_R_SAME),
+	MN_FIELD("l1_latency", MN_FT_U64, A(opt.l1_latency), MN_R_SAME),
+	MN_FIELD("l2_latency", MN_FT_U64, A(opt.l2_latency), MN_R_SAME),
+	MN_FIELD("memory_latency", MN_FT_U64, A(opt.mem_latency), MN_R_SAME),
+};
+static const struct mn_schema cache = MN_SCHEMA("cache", struct affinity, cache_fields,
+						.flow = true);
+
+static const struct mn_field totals_fields[] = {
+	MN_FIELD("accesses", MN_FT_U64, A(accesses), MN_R_SUM),
+	MN_FIELD("cost", MN_FT_U64, A(cost), MN_R_SUM),
+	MN_FIELD("unattributed_accesses", MN_FT_U64, A(unattributed), MN_R_SUM),
+	MN_FIELD("unattributed_cost", MN_FT_U64, A(unattributed_cost), MN_R_SUM),
+	MN_FIELD("data_objects", MN_FT_U64, A(data_objects), MN_R_NONE),   /* set by sa_emit() */
+};
+static const struct mn_schema totals = MN_SCHEMA("totals", struct affinity, totals_fields,
+						 .flow = true);
+
+static const struct mn_field lines_fields[] = {
+	MN_FIELD("l1", MN_FT_U64, A(cache.found[SA_L1]), MN_R_SUM),
+	MN_FIELD("l2", MN_FT_U64, A(cache.found[SA_L2]), MN_R_SUM),
+	MN_FIELD("memory", MN_FT_U64, A(cache.found[SA_MEMORY]), MN_R_SUM),
+};
+static const struct mn_schema lines = MN_SCHEMA("cache_lines", struct affinity, lines_fields,
+						.flow = true);
+
+static const struct mn_field lost_fields[] = {
+	MN_FIELD("aliased_granules", MN_FT_U64, A(aliases), MN_R_SUM, .put = put_aliases,
+		 .take = take_aliases),
+	MN_FIELD("nomem", MN_FT_U64, A(nomem), MN_R_SUM),
+	MN_FIELD("unknown_frees", MN_FT_U64, A(unknown_frees), MN_R_SUM),
+};
+static const struct mn_schema lost = MN_SCHEMA("lost", struct affinity, lost_fields,
+					       .flow = true);
+
+static const struct mn_field section_fields[] = {
+	MN_FIELD("cost", MN_FT_U32, A(opt.cost), MN_R_SAME, .put = put_cost, .take = take_cost),
+	MN_FIELD("sample_period", MN_FT_U64, A(opt.sample), MN_R_SAME),
+	MN_FIELD("top", MN_FT_U64, A(opt.top), MN_R_SAME),
+	MN_FIELD("threshold", MN_FT_F64, A(opt.threshold), MN_R_SAME),
+	MN_FIELD("cache", MN_FT_MAP, 0, MN_R_UNION, .sub = &cache, .when = cache_cost),
+	MN_FIELD("totals", MN_FT_MAP, 0, MN_R_UNION, .sub = &totals),
+	MN_FIELD("cache_lines", MN_FT_MAP, 0, MN_R_UNION, .sub = &lines, .when = cache_cost),
+	MN_FIELD("lost", MN_FT_MAP, 0, MN_R_UNION, .sub = &lost),
+	MN_FIELD("hot", MN_FT_U64, A(hot), MN_R_NONE, .when = always, .put = sa_put_hot,
+		 .take = take_nothing),
+	MN_FIELD("structures", MN_FT_U64, A(structures), MN_R_NONE, .put = sa_put_structures,
+		 .take = sa_take_structures),
+	MN_FIELD("objects", MN_FT_U64, A(dobjs), MN_R_NONE, .put = sa_put_objects,
+		 .take = sa_take_objects),
+	MN_FIELD("other_streams", MN_FT_U64, A(insns), MN_R_NONE, .put = sa_put_other_streams,
+		 .take = sa_take_other_streams),
+};
+const struct mn_schema sa_section = MN_SCHEMA("structure-affinity", struct affinity,
+					      section_fields);
+
+int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec, char *err,
+	       size_t errlen)
+{
+	return mn_schema_restore(&sa_section, st, prof, sec, err, errlen);
+}
