@@ -152,17 +152,7 @@ void rds_merge(void *into, void *from)
 
 	rds_settle(r);
 	rds_settle(f);
-	r->now += f->now;
-	r->serial += f->serial;
-	r->pointer_stores += f->pointer_stores;
-	r->pointer_loads += f->pointer_loads;
-	r->unknown_frees += f->unknown_frees;
-	r->nomem += f->nomem;
-	r->peak_live = f->peak_live > r->peak_live ? f->peak_live : r->peak_live;
-	r->live_at_end += f->live_at_end;
-	r->aliased += f->aliased;
-	r->pending += f->pending;
-	r->pending_dropped += f->pending_dropped;
+	mn_schema_merge(&rds_section, r, f, true);   /* the counts: sums, peak_live a max */
 
 	for (uint32_t e = 0; e < f->nedges; e++) {
 		const struct ssg_edge *x = &f->edges[e];

@@ -5,7 +5,7 @@
  *	              and the RDS instances, a union-find with deletion
  *	rows.c        the stability factor, the rows listed, the per-site totals, the end of a run
  *	graph.c       the static shape graph: nodes, edges, types (its cyclic SCCs); merging runs
- *	section.c     the profile section: emit() and restore()
+ *	section.c     the profile section declared on schema.h; what emit() and restore() add
  *	scc.c         online SCCs of the shape graph (Pearce and Kelly)
  *	tables.c      the pending edges
  *
@@ -20,6 +20,7 @@
 
 #include "map.h"
 #include "objects.h"
+#include "schema.h"
 #include "scc.h"
 #include "tables.h"
 
@@ -47,6 +48,24 @@ struct agg {
 	uint64_t span;                  /* sum of the clocks of their runs at the end: lifetime's
 					 * denominator, so that runs of other lengths merge */
 	uint64_t rsf_sum, rsf_n, rsf_max;   /* stability factors of the traversed instances */
+};
+
+/*
+ * The tables emit() writes, made from the settled state just before and freed right after
+ * (section.c); restore() reads the section into them and rebuilds the state from them.
+ */
+struct rds_summary {
+	uint64_t types;
+	struct agg a;                   /* the types' totals added */
+	double avg[4];                  /* nodes, size, lifetime, stability factor: not read */
+};
+
+struct rds_views {
+	struct rds_summary sum;
+	struct mn_vec types;            /* struct rds_type_row */
+	struct mn_vec edges;            /* struct rds_edge_row */
+	uint64_t listed;
+	struct mn_vec rows;             /* struct rds_list_row */
 };
 
 /* An allocation site: a node of the static shape graph. */
@@ -133,6 +152,8 @@ struct rds {
 	bool settled;
 	uint64_t peak_live, live_at_end, aliased, pending, pending_dropped;
 	struct edge_memo memo[EDGE_MEMO];   /* edges looked up lately, by mn_hash64() of key */
+	double threshold;               /* T_PERCENT / 100: a constant the section states */
+	struct rds_views view;          /* section.c: empty but while writing or reading */
 };
 
 /* A type: one cyclic SCC of the SSG. */
@@ -173,9 +194,7 @@ void rds_merge(void *into, void *from);                             /* mn_module
 
 /* ---- section.c: the profile section ---------------------------------------------------------- */
 
-struct mn_prof;
-struct mn_profile;
-struct mn_pnode;
+extern const struct mn_schema rds_section;   /* its plain fields merge by it (rds_merge()) */
 int rds_emit(void *st, struct mn_prof *p);                           /* mn_module.emit */
 int rds_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
 		char *err, size_t errlen);                           /* mn_module.restore */

@@ -442,6 +442,7 @@ static int rds_init(void *st, const struct mn_run *run)
 	int err;
 
 	rds_scc_init(&r->ssg);
+	r->threshold = T_PERCENT / 100.0;
 	/* Unbuffered, on this thread: a new edge is looked up by the next store. */
 	err = mn_map_create(&r->edge_of, MN_MAP_CONST, 0, 0, 1);
 	return err ? err : mn_objects_init(&r->obj);

@@ -1,7 +1,9 @@
 /*
- * rds-shape's profile section (README.md, Schema and Merging): emit() writes it from a settled
- * state, restore() rebuilds a settled state from it.  Kept apart from the analysis so that a
- * declared schema can replace both.
+ * rds-shape's profile section (README.md, Schema and Merging), declared once on schema.h: the
+ * tables below write it, read it and merge its counts.  Its tables (types, the static shape
+ * graph, the listing) are made from the settled state just before emit() writes them, into
+ * struct rds_views; restore() reads them there and rebuilds the state from them, checking what
+ * ties them together: the types are the graph's cyclic components, the summary their sum.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,566 +13,510 @@
 #include "module.h"
 #include "rds.h"
 
-/* ---- Emit ------------------------------------------------------------------------------------ */
-
-/* An SSG edge in the listing's order: by source site, then destination site. */
-struct edge_order {
-	uint64_t key;                   /* src site << 32 | dst site */
-	uint32_t e;
+/* A `types:` row: one cyclic SCC of the graph. */
+struct rds_type_row {
+	uint64_t type;                  /* from 1, by smallest site */
+	uint32_t alloc;                 /* its smallest site */
+	struct mn_vec sites;            /* uint64_t, increasing */
+	struct agg a;
 };
 
-static int by_key(const void *a, const void *b)
-{
-	uint64_t x = ((const struct edge_order *)a)->key, y = ((const struct edge_order *)b)->key;
+/* A `static_shape_graph:` row. */
+struct rds_edge_row {
+	uint32_t src, dst;
+	uint64_t stores;
+	bool same;                      /* both ends of one type */
+};
 
-	return x < y ? -1 : x > y;
-}
+/* An `instances:` row; its times are over its run's clock, written as run_events when that is
+ * not the section's. */
+struct rds_list_row {
+	struct row w;
+	double norm[3];                 /* created, destroyed, lifetime over the clock: not read */
+	bool own_clock;
+};
 
-static int by_id(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
+#define F(T, m) offsetof(T, m)
 
 static double per(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 0.0;
 }
 
-static const char *pattern(const struct row *w)
+/* avg_*: of the struct agg at .offset, the ratio numbered .arg. */
+static void avg(const struct mn_field *f, const void *row, void *out)
 {
-	if (w->trav < 2)
-		return "none";
-	if (2 * w->dfs > w->trav - 1)
-		return "dfs";
-	if (2 * w->bfs > w->trav - 1)
-		return "bfs";
-	return "mixed";
+	const struct agg *a = (const struct agg *)((const char *)row + f->offset);
+	static const size_t num[] = { F(struct agg, nodes), F(struct agg, edges),
+				      F(struct agg, lifetime), F(struct agg, rsf_sum) };
+	static const size_t den[] = { F(struct agg, instances), F(struct agg, instances),
+				      F(struct agg, span), F(struct agg, rsf_n) };
+
+	*(double *)out = per(*(const uint64_t *)((const char *)a + num[f->arg]),
+			     *(const uint64_t *)((const char *)a + den[f->arg]));
 }
 
-/*
- * The columns of Table 3 and ours, shared by the summary and the types; each average follows the
- * integers it is computed from, which merged profiles add.
- */
-static void emit_agg(struct mn_prof *p, const struct agg *a)
+/* The columns of Table 3 and ours, shared by the summary and the types; each average follows the
+ * integers it is computed from, which merged profiles add.  AVG(T, key, i) is the average. */
+#define AGG_FIELDS(T, AVG)                                                                      \
+	MN_FIELD("instances", MN_FT_U64, F(T, a.instances), MN_R_NONE),                         \
+	MN_FIELD("nodes", MN_FT_U64, F(T, a.nodes), MN_R_NONE),                                 \
+	MN_FIELD("edges", MN_FT_U64, F(T, a.edges), MN_R_NONE),                                 \
+	MN_FIELD("forward_edges", MN_FT_U64, F(T, a.fwd), MN_R_NONE),                           \
+	MN_FIELD("backward_edges", MN_FT_U64, F(T, a.bwd), MN_R_NONE),                          \
+	MN_FIELD("self_edges", MN_FT_U64, F(T, a.self), MN_R_NONE),                             \
+	AVG(T, "avg_nodes", 0), AVG(T, "avg_size", 1),                                          \
+	MN_FIELD("lifetime_events", MN_FT_U64, F(T, a.lifetime), MN_R_NONE),                    \
+	MN_FIELD("run_events", MN_FT_U64, F(T, a.span), MN_R_NONE),                             \
+	AVG(T, "avg_lifetime", 2),                                                              \
+	MN_FIELD("traversals", MN_FT_U64, F(T, a.trav), MN_R_NONE),                             \
+	MN_FIELD("traversed_instances", MN_FT_U64, F(T, a.rsf_n), MN_R_NONE),                   \
+	MN_FIELD("stability_factor_sum", MN_FT_U64, F(T, a.rsf_sum), MN_R_NONE),                \
+	AVG(T, "avg_stability_factor", 3),                                                      \
+	MN_FIELD("max_stability_factor", MN_FT_U64, F(T, a.rsf_max), MN_R_NONE),                \
+	MN_FIELD("dfs_like", MN_FT_U64, F(T, a.dfs), MN_R_NONE),                                \
+	MN_FIELD("bfs_like", MN_FT_U64, F(T, a.bfs), MN_R_NONE)
+
+/* A type's averages are derived (and checked); the summary's are written as emit() computed
+ * them and not read back, for the summary is checked against the types as a whole. */
+#define AVG_DERIVED(T, k, i) \
+	MN_FIELD(k, MN_FT_F64, F(T, a), MN_R_NONE, .flags = MN_FF_DERIVED, .derive = avg, .arg = i)
+#define AVG_STORED(T, k, i) MN_FIELD(k, MN_FT_F64, F(T, avg[i]), MN_R_NONE)
+
+static const struct mn_field summary_fields[] = {
+	MN_FIELD("types", MN_FT_U64, F(struct rds_summary, types), MN_R_NONE),
+	AGG_FIELDS(struct rds_summary, AVG_STORED),
+};
+static const struct mn_schema summary = MN_SCHEMA("summary", struct rds_summary, summary_fields,
+						  .flow = true);
+
+static const struct mn_field type_fields[] = {
+	MN_FIELD("type", MN_FT_U64, F(struct rds_type_row, type), MN_R_KEY),
+	MN_FIELD("alloc_site", MN_FT_SITE, F(struct rds_type_row, alloc), MN_R_NONE),
+	MN_FIELD("sites", MN_FT_LIST, F(struct rds_type_row, sites), MN_R_NONE,
+		 .flags = MN_FF_FLOW | MN_FF_SORTED, .elem = MN_FT_U64),
+	AGG_FIELDS(struct rds_type_row, AVG_DERIVED),
+};
+static const struct mn_schema types = MN_SCHEMA("types", struct rds_type_row, type_fields,
+						.flow = true);
+
+static const struct mn_field edge_fields[] = {
+	MN_FIELD("src_site", MN_FT_SITE, F(struct rds_edge_row, src), MN_R_KEY),
+	MN_FIELD("dst_site", MN_FT_SITE, F(struct rds_edge_row, dst), MN_R_KEY),
+	MN_FIELD("stores", MN_FT_U64, F(struct rds_edge_row, stores), MN_R_NONE),
+	MN_FIELD("same_type", MN_FT_BOOL, F(struct rds_edge_row, same), MN_R_NONE),
+};
+static const struct mn_schema edges = MN_SCHEMA("static_shape_graph", struct rds_edge_row,
+						edge_fields, .flow = true);
+
+static bool own_clock(const struct mn_field *f, const void *row)
 {
-	mn_prof_kv_u64(p, "instances", a->instances);
-	mn_prof_kv_u64(p, "nodes", a->nodes);
-	mn_prof_kv_u64(p, "edges", a->edges);
-	mn_prof_kv_u64(p, "forward_edges", a->fwd);
-	mn_prof_kv_u64(p, "backward_edges", a->bwd);
-	mn_prof_kv_u64(p, "self_edges", a->self);
-	mn_prof_kv_f64(p, "avg_nodes", per(a->nodes, a->instances));
-	mn_prof_kv_f64(p, "avg_size", per(a->edges, a->instances));
-	mn_prof_kv_u64(p, "lifetime_events", a->lifetime);
-	mn_prof_kv_u64(p, "run_events", a->span);
-	mn_prof_kv_f64(p, "avg_lifetime", per(a->lifetime, a->span));
-	mn_prof_kv_u64(p, "traversals", a->trav);
-	mn_prof_kv_u64(p, "traversed_instances", a->rsf_n);
-	mn_prof_kv_u64(p, "stability_factor_sum", a->rsf_sum);
-	mn_prof_kv_f64(p, "avg_stability_factor", per(a->rsf_sum, a->rsf_n));
-	mn_prof_kv_u64(p, "max_stability_factor", a->rsf_max);
-	mn_prof_kv_u64(p, "dfs_like", a->dfs);
-	mn_prof_kv_u64(p, "bfs_like", a->bfs);
+	return ((const struct rds_list_row *)row)->own_clock;
 }
 
-/* A row; its times are over its run's clock, written as run_events when not the section's. */
-static void emit_row(struct rds *r, struct mn_prof *p, const struct row *w)
+static int take_clock(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		      const struct mn_pnode *n, char *err, size_t errlen)
 {
-	double now = w->clock ? (double)w->clock : 1.0;
+	struct rds_list_row *l = row;
 
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "instance", w->id);
-	mn_prof_kv_u64(p, "type", w->type);
-	mn_prof_kv_u64(p, "nodes", w->nodes);
-	mn_prof_kv_u64(p, "live_nodes", w->live);
-	mn_prof_kv_u64(p, "edges", w->edges);
-	mn_prof_kv_u64(p, "forward_edges", w->fwd);
-	mn_prof_kv_u64(p, "backward_edges", w->bwd);
-	mn_prof_kv_u64(p, "self_edges", w->self);
-	mn_prof_kv_u64(p, "traversals", w->trav);
-	mn_prof_kv_u64(p, "created", w->created);
-	mn_prof_kv_u64(p, "destroyed", w->destroyed);
-	if (w->clock != r->now)
-		mn_prof_kv_u64(p, "run_events", w->clock);
-	mn_prof_kv_f64(p, "created_norm", w->created / now);
-	mn_prof_kv_f64(p, "destroyed_norm", w->destroyed / now);
-	mn_prof_kv_f64(p, "lifetime", (w->destroyed - w->created) / now);
-	mn_prof_kv_u64(p, "alterations", w->alterations);
-	mn_prof_kv_u64(p, "stability_factor", w->rsf);
-	if (w->capped)
-		mn_prof_kv_bool(p, "stability_capped", true);
-	mn_prof_kv_u64(p, "dfs_like", w->dfs);
-	mn_prof_kv_u64(p, "bfs_like", w->bfs);
-	mn_prof_kv_str(p, "pattern", pattern(w));
-	mn_prof_map_end(p);
+	if (mn_pnode_u64(n, &l->w.clock))
+		return mn_pnode_errorf(prof, n, err, errlen, "field 'run_events': expected an "
+				       "unsigned integer");
+	l->own_clock = true;   /* rds_restore() checks it is not the section's clock */
+	return 0;
+}
+
+static bool capped(const struct mn_field *f, const void *row)
+{
+	return ((const struct rds_list_row *)row)->w.capped;
+}
+
+static int take_capped(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		       const struct mn_pnode *n, char *err, size_t errlen)
+{
+	struct rds_list_row *l = row;
+
+	if (mn_pnode_bool(n, &l->w.capped) || !l->w.capped)
+		return mn_pnode_errorf(prof, n, err, errlen, "field 'stability_capped': "
+				       "expected true (written only when true)");
+	return 0;
+}
+
+static void pattern(const struct mn_field *f, const void *row, void *out)
+{
+	const struct row *w = row;
+
+	*(uint64_t *)out = w->trav < 2 ? 0 : 2 * w->dfs > w->trav - 1 ? 1 :
+			   2 * w->bfs > w->trav - 1 ? 2 : 3;
+}
+
+/* The listing's order is rds_by_listing()'s, made before writing: the rows' stored order. */
+static int stored(const void *a, const void *b)
+{
+	return (a > b) - (a < b);
+}
+
+#define L(m) F(struct rds_list_row, w.m)
+static const struct mn_field row_fields[] = {
+	MN_FIELD("instance", MN_FT_U64, L(id), MN_R_NONE),
+	MN_FIELD("type", MN_FT_U32, L(type), MN_R_NONE),
+	MN_FIELD("nodes", MN_FT_U64, L(nodes), MN_R_NONE),
+	MN_FIELD("live_nodes", MN_FT_U64, L(live), MN_R_NONE),
+	MN_FIELD("edges", MN_FT_U64, L(edges), MN_R_NONE),
+	MN_FIELD("forward_edges", MN_FT_U64, L(fwd), MN_R_NONE),
+	MN_FIELD("backward_edges", MN_FT_U64, L(bwd), MN_R_NONE),
+	MN_FIELD("self_edges", MN_FT_U64, L(self), MN_R_NONE),
+	MN_FIELD("traversals", MN_FT_U64, L(trav), MN_R_NONE),
+	MN_FIELD("created", MN_FT_U64, L(created), MN_R_NONE),
+	MN_FIELD("destroyed", MN_FT_U64, L(destroyed), MN_R_NONE),
+	MN_FIELD("run_events", MN_FT_U64, L(clock), MN_R_NONE, .when = own_clock,
+		 .take = take_clock),
+	MN_FIELD("created_norm", MN_FT_F64, F(struct rds_list_row, norm[0]), MN_R_NONE),
+	MN_FIELD("destroyed_norm", MN_FT_F64, F(struct rds_list_row, norm[1]), MN_R_NONE),
+	MN_FIELD("lifetime", MN_FT_F64, F(struct rds_list_row, norm[2]), MN_R_NONE),
+	MN_FIELD("alterations", MN_FT_U64, L(alterations), MN_R_NONE),
+	MN_FIELD("stability_factor", MN_FT_U64, L(rsf), MN_R_NONE),
+	MN_FIELD("stability_capped", MN_FT_BOOL, L(capped), MN_R_NONE, .when = capped,
+		 .take = take_capped),
+	MN_FIELD("dfs_like", MN_FT_U64, L(dfs), MN_R_NONE),
+	MN_FIELD("bfs_like", MN_FT_U64, L(bfs), MN_R_NONE),
+	MN_FIELD("pattern", MN_FT_ENUM, F(struct rds_list_row, w), MN_R_NONE,
+		 .flags = MN_FF_DERIVED, .derive = pattern, .choices = "none|dfs|bfs|mixed"),
+};
+#undef L
+static const struct mn_schema rows = MN_SCHEMA("instances", struct rds_list_row, row_fields,
+					       .flow = true, .order = stored);
+
+#define V(m) F(struct rds, view.m)
+static const struct mn_field heap_fields[] = {
+	MN_FIELD("objects", MN_FT_U64, F(struct rds, serial), MN_R_SUM),
+	MN_FIELD("peak_live", MN_FT_U64, F(struct rds, peak_live), MN_R_MAX),
+	MN_FIELD("live_at_end", MN_FT_U64, F(struct rds, live_at_end), MN_R_SUM),
+	MN_FIELD("pointer_stores", MN_FT_U64, F(struct rds, pointer_stores), MN_R_SUM),
+	MN_FIELD("pointer_loads", MN_FT_U64, F(struct rds, pointer_loads), MN_R_SUM),
+};
+static const struct mn_schema heap = MN_SCHEMA("heap", struct rds, heap_fields, .flow = true);
+
+static const struct mn_field lost_fields[] = {
+	MN_FIELD("aliased_granules", MN_FT_U64, F(struct rds, aliased), MN_R_SUM),
+	MN_FIELD("nomem", MN_FT_U64, F(struct rds, nomem), MN_R_SUM),
+	MN_FIELD("unknown_frees", MN_FT_U64, F(struct rds, unknown_frees), MN_R_SUM),
+	MN_FIELD("pending_dropped", MN_FT_U64, F(struct rds, pending_dropped), MN_R_SUM),
+};
+static const struct mn_schema lost = MN_SCHEMA("lost", struct rds, lost_fields, .flow = true);
+
+/* The tables are views: not merged here (rds_merge() folds the graph and the rows). */
+static const struct mn_field section_fields[] = {
+	MN_FIELD("threshold", MN_FT_F64, F(struct rds, threshold), MN_R_CONST),
+	MN_FIELD("events", MN_FT_U64, F(struct rds, now), MN_R_SUM),
+	MN_FIELD("heap", MN_FT_MAP, 0, MN_R_UNION, .sub = &heap),
+	MN_FIELD("summary", MN_FT_MAP, V(sum), MN_R_NONE, .flags = MN_FF_VIEW, .sub = &summary),
+	MN_FIELD("types", MN_FT_ROWS, V(types), MN_R_NONE, .sub = &types),
+	MN_FIELD("static_shape_graph", MN_FT_ROWS, V(edges), MN_R_NONE, .sub = &edges),
+	MN_FIELD("instances_listed", MN_FT_U64, V(listed), MN_R_NONE),
+	MN_FIELD("instances", MN_FT_ROWS, V(rows), MN_R_NONE, .sub = &rows),
+	MN_FIELD("pending_edges", MN_FT_U64, F(struct rds, pending), MN_R_SUM),
+	MN_FIELD("lost", MN_FT_MAP, 0, MN_R_UNION, .sub = &lost),
+};
+#undef V
+const struct mn_schema rds_section = MN_SCHEMA("rds-shape", struct rds, section_fields);
+
+/* ---- Emit: the views of a settled state ------------------------------------------------------ */
+
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A type's row: its sites, increasing, and totals. */
+static int type_row(struct rds *r, const struct type *t, uint64_t num)
+{
+	struct rds_type_row *y = mn_vec_push(&r->view.types, sizeof(*y));
+
+	if (!y || mn_vec_reserve(&y->sites, sizeof(uint64_t), r->ssg.v[t->comp].size + 1))
+		return -ENOMEM;
+	for (uint32_t m = t->comp; m != RDS_SCC_NONE; m = r->ssg.v[m].next)
+		*(uint64_t *)mn_vec_push(&y->sites, sizeof(uint64_t)) = r->sites[m].site;
+	qsort(y->sites.v, y->sites.n, sizeof(uint64_t), by_id);
+	y->type = num;
+	y->alloc = (uint32_t)*(uint64_t *)y->sites.v;
+	y->a = t->a;
+	return 0;
+}
+
+static int graph_rows(struct rds *r)
+{
+	for (uint32_t e = 0; e < r->nedges; e++) {
+		const struct ssg_edge *x = &r->edges[e];
+		struct rds_edge_row *y = mn_vec_push(&r->view.edges, sizeof(*y));
+
+		if (!y)
+			return -ENOMEM;
+		*y = (struct rds_edge_row){ r->sites[x->u].site, r->sites[x->v].site, x->stores,
+					    rds_scc_comp(&r->ssg, x->u) ==
+						    rds_scc_comp(&r->ssg, x->v) };
+	}
+	return 0;
+}
+
+/* The rows listed, in the listing's order, their types named. */
+static int list_rows(struct rds *r, const uint32_t *type_of)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		r->rows[i].type = type_of[rds_scc_comp(&r->ssg, r->rows[i].node)];
+	if (r->nrows)
+		qsort(r->rows, r->nrows, sizeof(*r->rows), rds_by_listing);
+	r->view.listed = rds_listed(r);
+	for (size_t i = 0; i < r->view.listed; i++) {
+		const struct row *w = &r->rows[i];
+		struct rds_list_row *y = mn_vec_push(&r->view.rows, sizeof(*y));
+		double now = w->clock ? (double)w->clock : 1.0;
+
+		if (!y)
+			return -ENOMEM;
+		*y = (struct rds_list_row){ *w, { w->created / now, w->destroyed / now,
+						  (w->destroyed - w->created) / now },
+					    w->clock != r->now };
+	}
+	return 0;
+}
+
+static int make_views(struct rds *r)
+{
+	struct rds_summary *s = &r->view.sum;
+	uint32_t ntypes, *type_of = NULL;
+	struct type *t = NULL;
+	int err = -ENOMEM;
+
+	if (rds_find_types(r, &t, &type_of, &ntypes))
+		goto out;
+	*s = (struct rds_summary){ .types = ntypes };
+	for (uint32_t i = 0; i < ntypes; i++) {
+		rds_agg_sum(&s->a, &t[i].a);
+		if (type_row(r, &t[i], i + 1))
+			goto out;
+	}
+	s->avg[0] = per(s->a.nodes, s->a.instances);
+	s->avg[1] = per(s->a.edges, s->a.instances);
+	s->avg[2] = per(s->a.lifetime, s->a.span);
+	s->avg[3] = per(s->a.rsf_sum, s->a.rsf_n);
+	err = graph_rows(r) || list_rows(r, type_of) ? -ENOMEM : 0;
+out:
+	free(t);
+	free(type_of);
+	return err;
 }
 
 int rds_emit(void *st, struct mn_prof *p)
 {
 	struct rds *r = st;
-	uint32_t n, ntypes = 0, *type_of = NULL, *members;
-	struct type *types = NULL;
-	struct edge_order *order;
-	struct agg all = { 0 };
-	size_t nlisted;
-	int err = 0;
+	int err;
 
 	rds_settle(r);
-	n = r->ssg.n;
-	members = malloc((n + 1) * sizeof(*members));
-	order = malloc((r->nedges + 1) * sizeof(*order));
-	if (!members || !order || rds_find_types(r, &types, &type_of, &ntypes)) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t e = 0; e < r->nedges; e++)
-		order[e] = (struct edge_order){ (uint64_t)r->sites[r->edges[e].u].site << 32 |
-						r->sites[r->edges[e].v].site, e };
-	qsort(order, r->nedges, sizeof(*order), by_key);
-	for (uint32_t t = 0; t < ntypes; t++)
-		rds_agg_sum(&all, &types[t].a);
-	for (size_t i = 0; i < r->nrows; i++)
-		r->rows[i].type = type_of[rds_scc_comp(&r->ssg, r->rows[i].node)];
-	if (r->nrows)
-		qsort(r->rows, r->nrows, sizeof(*r->rows), rds_by_listing);
-	nlisted = rds_listed(r);
-
-	mn_prof_map_begin(p);
-	mn_prof_kv_f64(p, "threshold", T_PERCENT / 100.0);
-	mn_prof_kv_u64(p, "events", r->now);
-	mn_prof_key(p, "heap");
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "objects", r->serial);
-	mn_prof_kv_u64(p, "peak_live", r->peak_live);
-	mn_prof_kv_u64(p, "live_at_end", r->live_at_end);
-	mn_prof_kv_u64(p, "pointer_stores", r->pointer_stores);
-	mn_prof_kv_u64(p, "pointer_loads", r->pointer_loads);
-	mn_prof_map_end(p);
-
-	mn_prof_key(p, "summary");
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "types", ntypes);
-	emit_agg(p, &all);
-	mn_prof_map_end(p);
-
-	mn_prof_key(p, "types");
-	mn_prof_seq_begin(p);
-	for (uint32_t t = 0; t < ntypes; t++) {
-		uint32_t k = 0;
-
-		for (uint32_t m = types[t].comp; m != RDS_SCC_NONE; m = r->ssg.v[m].next)
-			members[k++] = r->sites[m].site;
-		qsort(members, k, sizeof(*members), by_id);
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_u64(p, "type", t + 1);
-		mn_prof_kv_site(p, "alloc_site", members[0]);
-		mn_prof_key(p, "sites");
-		mn_prof_seq_begin_flow(p);
-		for (uint32_t i = 0; i < k; i++)
-			mn_prof_site(p, members[i]);
-		mn_prof_seq_end(p);
-		emit_agg(p, &types[t].a);
-		mn_prof_map_end(p);
-	}
-	mn_prof_seq_end(p);
-
-	/* The static shape graph's edges, by their sites. */
-	mn_prof_key(p, "static_shape_graph");
-	mn_prof_seq_begin(p);
-	for (uint32_t i = 0; i < r->nedges; i++) {
-		const struct ssg_edge *e = &r->edges[order[i].e];
-
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "src_site", r->sites[e->u].site);
-		mn_prof_kv_site(p, "dst_site", r->sites[e->v].site);
-		mn_prof_kv_u64(p, "stores", e->stores);
-		mn_prof_kv_bool(p, "same_type",
-				rds_scc_comp(&r->ssg, e->u) == rds_scc_comp(&r->ssg, e->v));
-		mn_prof_map_end(p);
-	}
-	mn_prof_seq_end(p);
-
-	mn_prof_kv_u64(p, "instances_listed", nlisted);
-	mn_prof_key(p, "instances");
-	mn_prof_seq_begin(p);
-	for (size_t i = 0; i < nlisted; i++)
-		emit_row(r, p, &r->rows[i]);
-	mn_prof_seq_end(p);
-
-	mn_prof_kv_u64(p, "pending_edges", r->pending);
-	mn_prof_key(p, "lost");
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "aliased_granules", r->aliased);
-	mn_prof_kv_u64(p, "nomem", r->nomem);
-	mn_prof_kv_u64(p, "unknown_frees", r->unknown_frees);
-	mn_prof_kv_u64(p, "pending_dropped", r->pending_dropped);
-	mn_prof_map_end(p);
-	mn_prof_map_end(p);
-out:
-	free(type_of);
-	free(members);
-	free(types);
-	free(order);
+	err = make_views(r);
+	if (!err)
+		err = mn_schema_emit(&rds_section, r, p);
+	mn_schema_release(&rds_section, r);   /* the views; the state's own are scalars */
 	return err;
 }
 
-/* ---- Restore --------------------------------------------------------------------------------- */
+/* ---- Restore: the state from the views ------------------------------------------------------- */
 
-struct field {
-	const char *key;
-	size_t off;                     /* of its uint64_t in struct agg or struct row */
+/* Where restore() reads, and says what is wrong: "<field> of row i of table" for a message. */
+struct rdr {
+	const struct mn_profile *prof;
+	const struct mn_pnode *sec;
+	char *err;
+	size_t errlen;
 };
 
-/* The integers of a `types:` row and of `summary`, as emit_agg() writes them. */
-static const struct field agg_fields[] = {
-	{ "instances", offsetof(struct agg, instances) },
-	{ "nodes", offsetof(struct agg, nodes) },
-	{ "edges", offsetof(struct agg, edges) },
-	{ "forward_edges", offsetof(struct agg, fwd) },
-	{ "backward_edges", offsetof(struct agg, bwd) },
-	{ "self_edges", offsetof(struct agg, self) },
-	{ "lifetime_events", offsetof(struct agg, lifetime) },
-	{ "run_events", offsetof(struct agg, span) },
-	{ "traversals", offsetof(struct agg, trav) },
-	{ "traversed_instances", offsetof(struct agg, rsf_n) },
-	{ "stability_factor_sum", offsetof(struct agg, rsf_sum) },
-	{ "max_stability_factor", offsetof(struct agg, rsf_max) },
-	{ "dfs_like", offsetof(struct agg, dfs) },
-	{ "bfs_like", offsetof(struct agg, bfs) },
-};
-
-/* The integers of an `instances:` row but run_events (optional), as emit_row() writes them. */
-static const struct field row_fields[] = {
-	{ "instance", offsetof(struct row, id) },
-	{ "nodes", offsetof(struct row, nodes) },
-	{ "live_nodes", offsetof(struct row, live) },
-	{ "edges", offsetof(struct row, edges) },
-	{ "forward_edges", offsetof(struct row, fwd) },
-	{ "backward_edges", offsetof(struct row, bwd) },
-	{ "self_edges", offsetof(struct row, self) },
-	{ "traversals", offsetof(struct row, trav) },
-	{ "created", offsetof(struct row, created) },
-	{ "destroyed", offsetof(struct row, destroyed) },
-	{ "alterations", offsetof(struct row, alterations) },
-	{ "stability_factor", offsetof(struct row, rsf) },
-	{ "dfs_like", offsetof(struct row, dfs) },
-	{ "bfs_like", offsetof(struct row, bfs) },
-};
-
-#define NFIELDS(f) (sizeof(f) / sizeof((f)[0]))
-
-/* A field's value in *v: 0, or -EINVAL (a missing field too) with the message in err. */
-static int get_u64(const struct mn_profile *prof, const struct mn_pnode *m, const char *key,
-		   uint64_t *v, char *err, size_t errlen)
+static const struct mn_pnode *at_row(const struct rdr *d, const char *table, size_t i,
+				     const char *key)
 {
-	int rc = mn_pfield_u64(prof, m, key, v, err, errlen);
+	const struct mn_pnode *n = mn_pnode_get(d->sec, table);
 
-	return rc == -ENOENT ? -EINVAL : rc;
+	return key ? mn_pnode_get(mn_pnode_at(n, i), key) : n;
 }
 
-static int get_u32(const struct mn_profile *prof, const struct mn_pnode *m, const char *key,
-		   uint32_t *v, char *err, size_t errlen)
+#define REFUSE(d, node, ...) mn_pnode_errorf((d)->prof, (node), (d)->err, (d)->errlen, __VA_ARGS__)
+
+/* The static shape graph's edges (each once: the table's key). */
+static int rebuild_graph(struct rds *r)
 {
-	int rc = mn_pfield_u32(prof, m, key, v, err, errlen);
+	const struct rds_edge_row *y = r->view.edges.v;
 
-	return rc == -ENOENT ? -EINVAL : rc;
-}
+	for (uint32_t i = 0; i < r->view.edges.n; i++) {
+		uint32_t u = rds_node_of(r, y[i].src), v = rds_node_of(r, y[i].dst);
 
-static int get_fields(const struct mn_profile *prof, const struct mn_pnode *m,
-		      const struct field *f, size_t n, void *base, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < n; i++) {
-		int rc = get_u64(prof, m, f[i].key, (uint64_t *)((char *)base + f[i].off), err,
-				 errlen);
-
-		if (rc)
-			return rc;
+		if (u == UINT32_MAX || v == UINT32_MAX || rds_ssg_new_edge(r, u, v, y[i].stores) < 0)
+			return -ENOMEM;
 	}
 	return 0;
 }
 
-/* Item i of sequence seq, which must be a mapping (a row). */
-static const struct mn_pnode *row_at(const struct mn_profile *prof, const struct mn_pnode *seq,
-				     size_t i, const char *what, char *err, size_t errlen)
+/* Type t's row must be the component emit() finds: its number, smallest site and sites. */
+static int check_type(const struct rdr *d, struct rds *r, const struct type *t, uint32_t num,
+		      const struct rds_type_row *y)
 {
-	const struct mn_pnode *m = mn_pnode_at(seq, i);
+	const uint64_t *s = y->sites.v;
 
-	if (mn_pnode_kind(m) != MN_PNODE_MAP) {
-		mn_pnode_errorf(prof, m, err, errlen, "%s: expected a row (a mapping)", what);
-		return NULL;
-	}
-	return m;
+	if (y->type != num || y->alloc != t->first_site)
+		return REFUSE(d, at_row(d, "types", num - 1, "type"), "field 'type': type %llu "
+			      "with site %u, but the static shape graph makes type %u of site %u",
+			      (unsigned long long)y->type, y->alloc, num, t->first_site);
+	if (y->sites.n != r->ssg.v[t->comp].size)
+		return REFUSE(d, at_row(d, "types", num - 1, "sites"), "field 'sites': %u sites, "
+			      "but the static shape graph's component of site %u has %u",
+			      y->sites.n, y->alloc, r->ssg.v[t->comp].size);
+	for (uint32_t i = 0; i < y->sites.n; i++)
+		if (s[i] >= r->nnode_of || !r->node_of[s[i]] ||
+		    rds_scc_comp(&r->ssg, r->node_of[s[i]] - 1) != t->comp)
+			return REFUSE(d, at_row(d, "types", num - 1, "sites"), "field 'sites': "
+				      "expected the sites of type %u's component", num);
+	return 0;
 }
 
-/*
- * The static shape graph's edges.  Each edge once; `same_type` is checked once the graph is whole
- * (check_types()).
- */
-static int restore_ssg(struct rds *r, const struct mn_profile *prof, const struct mn_pnode *ssg,
-		       char *err, size_t errlen)
+/* Each edge's same_type as the graph says. */
+static int check_same(const struct rdr *d, struct rds *r)
 {
-	for (size_t i = 0; i < mn_pnode_len(ssg); i++) {
-		const struct mn_pnode *m = row_at(prof, ssg, i, "static_shape_graph", err, errlen);
-		uint32_t src, dst, u, v;
-		uint64_t stores;
-		bool same;
-		int rc;
+	const struct rds_edge_row *y = r->view.edges.v;
 
-		if (!m)
-			return -EINVAL;
-		if ((rc = get_u32(prof, m, "src_site", &src, err, errlen)) ||
-		    (rc = get_u32(prof, m, "dst_site", &dst, err, errlen)) ||
-		    (rc = get_u64(prof, m, "stores", &stores, err, errlen)))
-			return rc;
-		rc = mn_pfield_bool(prof, m, "same_type", &same, err, errlen);
-		if (rc)
-			return rc == -ENOENT ? -EINVAL : rc;
-		u = rds_node_of(r, src);
-		v = rds_node_of(r, dst);
-		if (u == UINT32_MAX || v == UINT32_MAX)
-			return -ENOMEM;
-		if (rds_edge_index(r, mn_map_key(u, v)))
-			return mn_pnode_errorf(prof, m, err, errlen,
-					       "static_shape_graph: the edge %u -> %u twice", src,
-					       dst);
-		if (rds_ssg_new_edge(r, u, v, stores) < 0)
-			return -ENOMEM;
+	for (uint32_t i = 0; i < r->view.edges.n; i++)
+		if (y[i].same != (rds_scc_comp(&r->ssg, r->node_of[y[i].src] - 1) ==
+				  rds_scc_comp(&r->ssg, r->node_of[y[i].dst] - 1)))
+			return REFUSE(d, at_row(d, "static_shape_graph", i, "same_type"),
+				      "field 'same_type': the static shape graph says %s",
+				      y[i].same ? "false" : "true");
+	return 0;
+}
+
+/* The summary's integers must be the types' count and sum, as emit() computes them. */
+static int check_summary(const struct rdr *d, const struct rds *r, const struct rds_summary *all)
+{
+	for (unsigned i = 0; i < summary.nfields; i++) {
+		const struct mn_field *f = &summary.fields[i];
+		uint64_t x, y;
+
+		if (f->type != MN_FT_U64)
+			continue;
+		memcpy(&x, (const char *)&r->view.sum + f->offset, sizeof(x));
+		memcpy(&y, (const char *)all + f->offset, sizeof(y));
+		if (x != y)
+			return REFUSE(d, mn_pnode_get(mn_pnode_get(d->sec, "summary"), f->key),
+				      "field '%s': %llu, but %s %llu", f->key,
+				      (unsigned long long)x, i ? "the types add up to" :
+				      "'types' lists", (unsigned long long)y);
 	}
 	return 0;
 }
 
 /*
  * The types listed must be those emit() finds in the restored graph: the same number, each the
- * sites of one cyclic SCC, by smallest site; and `same_type` of each edge as the graph says.
- * Their totals go to their smallest site (emit() adds the totals of a type's sites).
+ * sites of one cyclic SCC, by smallest site; their totals go to their smallest site (emit() adds
+ * the totals of a type's sites), and add up to the summary.
  */
-static int restore_types(struct rds *r, const struct mn_profile *prof,
-			 const struct mn_pnode *tseq, const struct mn_pnode *ssg, struct agg *all,
-			 uint32_t **alloc_node, char *err, size_t errlen)
+static int rebuild_types(const struct rdr *d, struct rds *r, uint32_t **alloc_node)
 {
+	const struct rds_type_row *y = r->view.types.v;
 	uint32_t ntypes, *type_of = NULL, *an = NULL;
-	struct type *types = NULL;
+	struct rds_summary all = { 0 };
+	struct type *t = NULL;
 	int rc = -ENOMEM;
 
-	if (rds_find_types(r, &types, &type_of, &ntypes) ||
-	    !(an = calloc(ntypes + 1, sizeof(*an))))
+	if (rds_find_types(r, &t, &type_of, &ntypes) || !(an = calloc(ntypes + 1, sizeof(*an))))
 		goto out;
 	rc = -EINVAL;
-	if (mn_pnode_len(tseq) != ntypes) {
-		mn_pnode_errorf(prof, tseq, err, errlen, "types: %zu rows, but the static shape "
-				"graph has %u cyclic components", mn_pnode_len(tseq), ntypes);
+	if (r->view.types.n != ntypes) {
+		REFUSE(d, at_row(d, "types", 0, NULL), "types: %u rows, but the static shape "
+		       "graph has %u cyclic components", r->view.types.n, ntypes);
 		goto out;
 	}
-	for (uint32_t t = 0; t < ntypes; t++) {
-		const struct mn_pnode *m = row_at(prof, tseq, t, "types", err, errlen), *sites;
-		uint32_t num, alloc, comp = types[t].comp, site = 0;
-		struct agg a = { 0 };
-
-		if (!m)
+	all.types = ntypes;
+	for (uint32_t i = 0; i < ntypes; i++) {
+		if ((rc = check_type(d, r, &t[i], i + 1, &y[i])))
 			goto out;
-		if ((rc = get_u32(prof, m, "type", &num, err, errlen)) ||
-		    (rc = get_u32(prof, m, "alloc_site", &alloc, err, errlen)))
-			goto out;
-		rc = -EINVAL;
-		if (!(sites = mn_pfield_node(prof, m, "sites", MN_PNODE_SEQ, err, errlen)))
-			goto out;
-		if (num != t + 1 || alloc != types[t].first_site) {
-			mn_pnode_errorf(prof, m, err, errlen, "field 'type': type %u with site %u, "
-					"but the static shape graph makes type %u of site %u", num,
-					alloc, t + 1, types[t].first_site);
-			goto out;
-		}
-		if (mn_pnode_len(sites) != r->ssg.v[comp].size) {
-			mn_pnode_errorf(prof, sites, err, errlen, "field 'sites': %zu sites, but "
-					"the static shape graph's component of site %u has %u",
-					mn_pnode_len(sites), alloc, r->ssg.v[comp].size);
-			goto out;
-		}
-		for (size_t i = 0; i < mn_pnode_len(sites); i++) {
-			const struct mn_pnode *s = mn_pnode_at(sites, i);
-			uint64_t id;
-
-			if (mn_pnode_u64(s, &id) || id > UINT32_MAX || (i && id <= site) ||
-			    id >= r->nnode_of || !r->node_of[id] ||
-			    rds_scc_comp(&r->ssg, r->node_of[id] - 1) != comp) {
-				mn_pnode_errorf(prof, s, err, errlen, "field 'sites': expected "
-						"the sites of type %u's component, increasing",
-						t + 1);
-				goto out;
-			}
-			site = (uint32_t)id;
-		}
-		if ((rc = get_fields(prof, m, agg_fields, NFIELDS(agg_fields), &a, err, errlen)))
-			goto out;
-		an[t + 1] = r->node_of[alloc] - 1;
-		r->sites[an[t + 1]].ended = a;
-		rds_agg_sum(all, &a);
+		an[i + 1] = r->node_of[y[i].alloc] - 1;
+		r->sites[an[i + 1]].ended = y[i].a;
+		rds_agg_sum(&all.a, &y[i].a);
 	}
-	rc = -EINVAL;
-	for (size_t i = 0; i < mn_pnode_len(ssg); i++) {
-		const struct mn_pnode *m = mn_pnode_at(ssg, i);
-		uint32_t src = 0, dst = 0;
-		bool same = false;
-
-		mn_pfield_u32(prof, m, "src_site", &src, NULL, 0);
-		mn_pfield_u32(prof, m, "dst_site", &dst, NULL, 0);
-		mn_pfield_bool(prof, m, "same_type", &same, NULL, 0);
-		if (same != (rds_scc_comp(&r->ssg, r->node_of[src] - 1) ==
-			     rds_scc_comp(&r->ssg, r->node_of[dst] - 1))) {
-			mn_pnode_errorf(prof, mn_pnode_get(m, "same_type"), err, errlen,
-					"field 'same_type': the static shape graph says %s",
-					same ? "false" : "true");
-			goto out;
-		}
-	}
+	if ((rc = check_same(d, r)) || (rc = check_summary(d, r, &all)))
+		goto out;
 	*alloc_node = an;
 	an = NULL;
-	rc = 0;
 out:
 	free(an);
-	free(types);
+	free(t);
 	free(type_of);
 	return rc;
 }
 
-/* The summary must be the sum of the types, as emit() computes it. */
-static int restore_summary(const struct mn_profile *prof, const struct mn_pnode *sum,
-			   uint32_t ntypes, const struct agg *all, char *err, size_t errlen)
+/* One listed row: of a type listed, not destroyed before created, its own clock another. */
+static int check_row(const struct rdr *d, const struct rds *r, uint32_t i,
+		     const struct rds_list_row *y)
 {
-	struct agg s = { 0 };
-	uint32_t n;
-	int rc;
-
-	if ((rc = get_u32(prof, sum, "types", &n, err, errlen)))
-		return rc;
-	if (n != ntypes)
-		return mn_pnode_errorf(prof, mn_pnode_get(sum, "types"), err, errlen,
-				       "field 'types': %u, but 'types' lists %u", n, ntypes);
-	if ((rc = get_fields(prof, sum, agg_fields, NFIELDS(agg_fields), &s, err, errlen)))
-		return rc;
-	for (size_t i = 0; i < NFIELDS(agg_fields); i++) {
-		uint64_t x = *(const uint64_t *)((const char *)&s + agg_fields[i].off);
-		uint64_t y = *(const uint64_t *)((const char *)all + agg_fields[i].off);
-
-		if (x != y)
-			return mn_pnode_errorf(prof, mn_pnode_get(sum, agg_fields[i].key), err,
-					       errlen, "field '%s': %llu, but the types add up "
-					       "to %llu", agg_fields[i].key,
-					       (unsigned long long)x, (unsigned long long)y);
-	}
+	if (!y->w.type || y->w.type > r->view.types.n)
+		return REFUSE(d, at_row(d, "instances", i, "type"), "field 'type': no type %u",
+			      y->w.type);
+	if (y->w.destroyed < y->w.created)
+		return REFUSE(d, at_row(d, "instances", i, "destroyed"), "field 'destroyed': "
+			      "before 'created'");
+	if (y->own_clock && y->w.clock == r->now)
+		return REFUSE(d, at_row(d, "instances", i, "run_events"), "field 'run_events': "
+			      "expected an unsigned integer other than 'events' (written only "
+			      "when different)");
 	return 0;
 }
 
 /* The instance rows; their type's smallest site is their SSG node. */
-static int restore_rows(struct rds *r, const struct mn_profile *prof,
-			const struct mn_pnode *sec, const uint32_t *alloc_node, uint32_t ntypes,
-			char *err, size_t errlen)
+static int rebuild_rows(const struct rdr *d, struct rds *r, const uint32_t *alloc_node)
 {
-	const struct mn_pnode *rows = mn_pfield_node(prof, sec, "instances", MN_PNODE_SEQ, err,
-						     errlen), *c;
-	uint64_t n;
+	const struct rds_list_row *y = r->view.rows.v;
+	uint32_t n = r->view.rows.n;
 	int rc;
 
-	if (!rows)
-		return -EINVAL;
-	if ((rc = get_u64(prof, sec, "instances_listed", &n, err, errlen)))
-		return rc;
-	if (n != mn_pnode_len(rows))
-		return mn_pnode_errorf(prof, mn_pnode_get(sec, "instances_listed"), err, errlen,
-				       "field 'instances_listed': %llu, but 'instances' has %zu "
-				       "rows", (unsigned long long)n, mn_pnode_len(rows));
-	for (size_t i = 0; i < mn_pnode_len(rows); i++) {
-		const struct mn_pnode *m = row_at(prof, rows, i, "instances", err, errlen);
-		struct row w = { .clock = r->now };
-		uint32_t type;
+	if (r->view.listed != n)
+		return REFUSE(d, mn_pnode_get(d->sec, "instances_listed"), "field "
+			      "'instances_listed': %llu, but 'instances' has %u rows",
+			      (unsigned long long)r->view.listed, n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct row w = y[i].w;
 
-		if (!m)
-			return -EINVAL;
-		if ((rc = get_fields(prof, m, row_fields, NFIELDS(row_fields), &w, err, errlen)) ||
-		    (rc = get_u32(prof, m, "type", &type, err, errlen)))
+		if ((rc = check_row(d, r, i, &y[i])))
 			return rc;
-		if (!type || type > ntypes)
-			return mn_pnode_errorf(prof, mn_pnode_get(m, "type"), err, errlen,
-					       "field 'type': no type %u", type);
-		if (w.destroyed < w.created)
-			return mn_pnode_errorf(prof, mn_pnode_get(m, "destroyed"), err, errlen,
-					       "field 'destroyed': before 'created'");
-		/* Written only when true, and only when it is not the section's clock. */
-		if ((c = mn_pnode_get(m, "stability_capped")) &&
-		    (mn_pnode_bool(c, &w.capped) || !w.capped))
-			return mn_pnode_errorf(prof, c, err, errlen, "field 'stability_capped': "
-					       "expected true (written only when true)");
-		if ((c = mn_pnode_get(m, "run_events")) &&
-		    (mn_pnode_u64(c, &w.clock) || w.clock == r->now))
-			return mn_pnode_errorf(prof, c, err, errlen, "field 'run_events': expected "
-					       "an unsigned integer other than 'events' (written "
-					       "only when different)");
-		w.node = alloc_node[type];
+		if (!y[i].own_clock)
+			w.clock = r->now;
+		w.node = alloc_node[w.type];
 		if (!rds_rows_append(r, &w))
 			return -ENOMEM;
 	}
 	/* The rows emit() would list: all of them. */
 	rds_rows_trim(r);
-	if (r->nrows != mn_pnode_len(rows))
-		return mn_pnode_errorf(prof, rows, err, errlen, "instances: %zu rows, but a "
-				       "listing has the %d most traversed", mn_pnode_len(rows),
-				       ROWS);
+	if (r->nrows != n)
+		return REFUSE(d, at_row(d, "instances", 0, NULL), "instances: %u rows, but a "
+			      "listing has the %d most traversed", n, ROWS);
 	return 0;
 }
 
 /*
  * Rebuilds a settled state from the section (README, Merging): the counts, the static shape
  * graph (whose SCCs are the types, checked against those listed), each type's totals on its
- * smallest site, and the instance rows.  Floats are not read: emit() computes them.
+ * smallest site, and the instance rows.
  */
 int rds_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
-		       char *err, size_t errlen)
+		char *err, size_t errlen)
 {
 	struct rds *r = st;
-	const struct mn_pnode *heap, *sum, *tseq, *ssg, *lost;
+	struct rdr d = { prof, sec, err, errlen };
 	uint32_t *alloc_node = NULL;
-	struct agg all = { 0 };
-	double t;
 	int rc;
 
-	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
-		return mn_pnode_errorf(prof, sec, err, errlen, "rds-shape: expected a mapping");
-	rc = mn_pfield_f64(prof, sec, "threshold", &t, err, errlen);
-	if (rc)
-		return rc == -ENOENT ? -EINVAL : rc;
-	if (t != T_PERCENT / 100.0)
-		return mn_pnode_errorf(prof, mn_pnode_get(sec, "threshold"), err, errlen,
-				       "field 'threshold': %g, but rds-shape computes stability "
-				       "factors at %g", t, T_PERCENT / 100.0);
-	if ((rc = get_u64(prof, sec, "events", &r->now, err, errlen)))
-		return rc;
-	if (!(heap = mn_pfield_node(prof, sec, "heap", MN_PNODE_MAP, err, errlen)) ||
-	    !(sum = mn_pfield_node(prof, sec, "summary", MN_PNODE_MAP, err, errlen)) ||
-	    !(tseq = mn_pfield_node(prof, sec, "types", MN_PNODE_SEQ, err, errlen)) ||
-	    !(ssg = mn_pfield_node(prof, sec, "static_shape_graph", MN_PNODE_SEQ, err, errlen)) ||
-	    !(lost = mn_pfield_node(prof, sec, "lost", MN_PNODE_MAP, err, errlen)))
-		return -EINVAL;
-	if ((rc = get_u64(prof, heap, "objects", &r->serial, err, errlen)) ||
-	    (rc = get_u64(prof, heap, "peak_live", &r->peak_live, err, errlen)) ||
-	    (rc = get_u64(prof, heap, "live_at_end", &r->live_at_end, err, errlen)) ||
-	    (rc = get_u64(prof, heap, "pointer_stores", &r->pointer_stores, err, errlen)) ||
-	    (rc = get_u64(prof, heap, "pointer_loads", &r->pointer_loads, err, errlen)) ||
-	    (rc = get_u64(prof, sec, "pending_edges", &r->pending, err, errlen)) ||
-	    (rc = get_u64(prof, lost, "aliased_granules", &r->aliased, err, errlen)) ||
-	    (rc = get_u64(prof, lost, "nomem", &r->nomem, err, errlen)) ||
-	    (rc = get_u64(prof, lost, "unknown_frees", &r->unknown_frees, err, errlen)) ||
-	    (rc = get_u64(prof, lost, "pending_dropped", &r->pending_dropped, err, errlen)) ||
-	    (rc = restore_ssg(r, prof, ssg, err, errlen)) ||
-	    (rc = restore_types(r, prof, tseq, ssg, &all, &alloc_node, err, errlen)) ||
-	    (rc = restore_summary(prof, sum, (uint32_t)mn_pnode_len(tseq), &all, err, errlen)) ||
-	    (rc = restore_rows(r, prof, sec, alloc_node, (uint32_t)mn_pnode_len(tseq), err,
-			       errlen)))
-		goto out;
-	r->settled = true;
-out:
+	if (!(rc = mn_schema_restore(&rds_section, r, prof, sec, err, errlen)) &&
+	    !(rc = rebuild_graph(r)) && !(rc = rebuild_types(&d, r, &alloc_node)) &&
+	    !(rc = rebuild_rows(&d, r, alloc_node)))
+		r->settled = true;
+	mn_schema_release(&rds_section, r);
 	free(alloc_node);
 	return rc;
 }
-
