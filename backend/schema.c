@@ -141,6 +141,7 @@ static union val get(enum mn_ftype t, const void *p)
 	case MN_FT_U32:
 	case MN_FT_SITE: v.u = *(const uint32_t *)p; break;
 	case MN_FT_ENUM: v.u = *(const uint8_t *)p; break;
+	case MN_FT_CHOICE: v.u = *(const unsigned *)p; break;
 	case MN_FT_I64: v.i = *(const int64_t *)p; break;
 	case MN_FT_F64: v.f = *(const double *)p; break;
 	case MN_FT_BOOL: v.b = *(const bool *)p; break;
@@ -155,6 +156,7 @@ static void set(enum mn_ftype t, void *p, union val v)
 	case MN_FT_U32:
 	case MN_FT_SITE: *(uint32_t *)p = (uint32_t)v.u; break;
 	case MN_FT_ENUM: *(uint8_t *)p = (uint8_t)v.u; break;
+	case MN_FT_CHOICE: *(unsigned *)p = (unsigned)v.u; break;
 	case MN_FT_I64: *(int64_t *)p = v.i; break;
 	case MN_FT_F64: *(double *)p = v.f; break;
 	case MN_FT_BOOL: *(bool *)p = v.b; break;
@@ -227,7 +229,8 @@ static void put(struct mn_prof *p, const struct mn_field *f, enum mn_ftype t, un
 	case MN_FT_F64: mn_prof_f64(p, v.f); break;
 	case MN_FT_BOOL: mn_prof_bool(p, v.b); break;
 	case MN_FT_SITE: mn_prof_site(p, (uint32_t)v.u); break;
-	case MN_FT_ENUM: mn_prof_str(p, choice(f->choices, (unsigned)v.u, buf, sizeof(buf))); break;
+	case MN_FT_ENUM:
+	case MN_FT_CHOICE: mn_prof_str(p, choice(f->choices, (unsigned)v.u, buf, sizeof(buf))); break;
 	default: mn_prof_u64(p, v.u); break;
 	}
 }
@@ -479,6 +482,7 @@ static int scalar(struct rd *r, const struct mn_field *f, enum mn_ftype t,
 	case MN_FT_F64: e = mn_pnode_f64(n, &v->f); what = "a number"; break;
 	case MN_FT_BOOL: e = mn_pnode_bool(n, &v->b); what = "true or false"; break;
 	case MN_FT_ENUM:
+	case MN_FT_CHOICE:
 		v->i = s ? mn_choice_index(f->choices, s) : -1;
 		e = v->i < 0 ? -EINVAL : 0;
 		break;
@@ -490,7 +494,7 @@ static int scalar(struct rd *r, const struct mn_field *f, enum mn_ftype t,
 	}
 	if (!e)
 		return 0;
-	if (t == MN_FT_ENUM)
+	if (t == MN_FT_ENUM || t == MN_FT_CHOICE)
 		return FAIL(r, n, "field '%s': expected one of %s, found '%.40s'", f->key,
 			    f->choices, s ? s : "");
 	return FAIL(r, n, "field '%s': expected %s, found '%.40s'", f->key, what, s ? s : "");
@@ -846,7 +850,8 @@ static int merge_field(const struct mn_field *f, void *into, void *from, bool re
 			return 0;
 		if (!*(bool *)at(into, f->aux)) {
 			*(bool *)at(into, f->aux) = true;
-			memcpy(t, u, f->type == MN_FT_U32 || f->type == MN_FT_SITE ? 4 :
+			memcpy(t, u, f->type == MN_FT_U32 || f->type == MN_FT_SITE ||
+				     f->type == MN_FT_CHOICE ? sizeof(unsigned) :
 				     f->type == MN_FT_ENUM || f->type == MN_FT_BOOL ? 1 : 8);
 			return 0;
 		}

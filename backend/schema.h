@@ -198,6 +198,8 @@ enum mn_ftype {
 	MN_FT_MAP,     /* one mapping: the .sub row at .offset (offset 0 and .sub's fields at
 			* the row's own offsets for members of the row itself), flow when .sub's
 			* flow says; merged and released by .sub's fields */
+	MN_FT_CHOICE,  /* unsigned, the index of the value among .choices, as MN_FT_ENUM: a module
+			* setting's MN_OPT_CHOICE (module.h) */
 };
 
 /* How the fields of two rows of one key fold (merge), and what restore() checks. */

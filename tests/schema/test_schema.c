@@ -493,6 +493,72 @@ static void test_nested_map(void **state)
 		fail_msg("got '%s'", err);
 }
 
+/* ---- MN_FT_CHOICE: a module setting's choice, an unsigned ------------------------------------ */
+
+struct chosen {
+	unsigned mode;                      /* as MN_OPT_CHOICE writes it */
+	uint64_t n;
+};
+static const struct mn_field chosen_fields[] = {
+	MN_FIELD("mode", MN_FT_CHOICE, F(struct chosen, mode), MN_R_SAME,
+		 .choices = "fast|slow|exact"),
+	MN_FIELD("count", MN_FT_U64, F(struct chosen, n), MN_R_SUM),
+};
+static const struct mn_schema chosen = MN_SCHEMA("chosen", struct chosen, chosen_fields);
+
+static int c_emit(void *st, struct mn_prof *p) { return mn_schema_emit(&chosen, st, p); }
+static int c_init(void *st, const struct mn_run *run) { (void)st, (void)run; return 0; }
+static void c_fini(void *st) { mn_schema_release(&chosen, st); }
+static void c_merge(void *into, void *from)
+{
+	merge_rc = mn_schema_merge(&chosen, into, from, 1);
+}
+static int c_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
+		     char *err, size_t errlen)
+{
+	return mn_schema_restore(&chosen, st, prof, sec, err, errlen);
+}
+
+static const struct mn_module C = {
+	.name = "chosen", .state_size = sizeof(struct chosen), .init = c_init, .fini = c_fini,
+	.merge = c_merge, .emit = c_emit, .restore = c_restore,
+};
+
+static int c_try(const char *section, void **stp, char *err, size_t errlen)
+{
+	char path[256];
+	struct mn_profile *prof;
+	int e;
+
+	snprintf(path, sizeof(path), "%s/c%d.yaml", tmpdir, nfile++);
+	mt_write_profile(path, MT_HEAD, C.name, section);
+	prof = mt_open(path, C.name);
+	e = mt_try_restore(&C, NULL, prof, stp, err, errlen);
+	mn_profile_close(prof);
+	return e;
+}
+
+/* The choice is read into all of an unsigned, written back by name; merge wants the same. */
+static void test_choice(void **state)
+{
+	static const char *const text = "mode: exact\ncount: 3\n";
+	char err[512], *got;
+	void *a, *b;
+
+	assert_int_equal(c_try(text, &a, err, sizeof(err)), 0);
+	assert_int_equal(((struct chosen *)a)->mode, 2);
+	got = mt_emit_text(&C, a, NULL);
+	assert_string_equal(got, text);
+	free(got);
+	assert_int_equal(c_try("mode: slow\ncount: 1\n", &b, err, sizeof(err)), 0);
+	a = mt_fold(&C, a, b);
+	assert_int_equal(merge_rc, -EINVAL);
+	mt_state_free(&C, a);
+	assert_int_equal(c_try("mode: quick\ncount: 1\n", &a, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "field 'mode': expected one of fast|slow|exact, found 'quick'"))
+		fail_msg("got '%s'", err);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(tmpdir) ? 0 : -1;
@@ -515,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_merge_context_and_settings),
 		cmocka_unit_test(test_restore_errors),
 		cmocka_unit_test(test_nested_map),
+		cmocka_unit_test(test_choice),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
