@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctxrank.h"
 #include "dep.h"
 
 static const char *const kind_name[] = { "raw", "war", "waw" };
@@ -191,70 +192,25 @@ static int by_key(const void *a_, const void *b_, void *rank_)
 	return cmp_u32(a.dst_ctx, b.dst_ctx);
 }
 
-/*
- * Contexts ranked by their sites (outermost first, a prefix before its extensions), for the rows'
- * order: ids are in order of first appearance, which differs between runs, and a merged profile
- * must not depend on which run came first.  rank[id] for every id a row uses; NULL without memory.
- */
-struct ctx_path {
-	uint32_t id;
-	int depth;
-	uint32_t sites[CTX_DEPTH];
-};
-
-static int cmp_path(const void *a_, const void *b_)
-{
-	const struct ctx_path *a = a_, *b = b_;
-
-	for (int k = 0; k < a->depth && k < b->depth; k++)
-		if (a->sites[k] != b->sites[k])
-			return a->sites[k] < b->sites[k] ? -1 : 1;
-	return (a->depth > b->depth) - (a->depth < b->depth);
-}
-
+/* The contexts the rows use, ranked by their sites (backend/ctxrank.h): a merged profile must not
+ * depend on which run came first.  rank[id]; NULL without memory. */
 static uint32_t *ctx_ranks(const struct dep *d)
 {
-	uint32_t nids = mn_ctx_id_count(d->ctx), n = 0;
-	uint32_t *rank = calloc(nids ? nids : 1, sizeof(*rank));
+	uint32_t nids = mn_ctx_id_count(d->ctx), *rank;
 	uint8_t *used = calloc(nids ? nids : 1, 1);
-	struct ctx_path *paths = NULL;
 	const struct mn_row *e;
 
-	if (!rank || !used)
-		goto fail;
+	if (!used)
+		return NULL;
 	for (struct mn_rows_cursor c = { 0 }; (e = mn_rows_next(&d->deps, &c));) {
 		struct dep_key k = key_of(e);
 
-		if (k.src_ctx < nids && k.dst_ctx < nids) {
-			n += !used[k.src_ctx];
-			used[k.src_ctx] = 1;
-			n += !used[k.dst_ctx];
-			used[k.dst_ctx] = 1;
-		}
+		if (k.src_ctx < nids && k.dst_ctx < nids)
+			used[k.src_ctx] = used[k.dst_ctx] = 1;
 	}
-	paths = malloc((n ? n : 1) * sizeof(*paths));
-	if (!paths)
-		goto fail;
-	n = 0;
-	for (uint32_t id = 0; id < nids; id++) {
-		if (!used[id])
-			continue;
-		paths[n].id = id;
-		paths[n].depth = mn_ctx_decode(d->ctx, id, paths[n].sites, CTX_DEPTH);
-		if (paths[n].depth > CTX_DEPTH)
-			paths[n].depth = CTX_DEPTH;
-		n++;
-	}
-	qsort(paths, n, sizeof(*paths), cmp_path);
-	for (uint32_t i = 0; i < n; i++)
-		rank[paths[i].id] = i;
-	free(paths);
+	rank = mn_ctx_ranks(d->ctx, used);
 	free(used);
 	return rank;
-fail:
-	free(rank);
-	free(used);
-	return NULL;
 }
 
 static void emit_via(struct mn_prof *p, const char *key, uint32_t via)
