@@ -324,7 +324,7 @@ int rds_emit(void *st, struct mn_prof *p)
 
 /* ---- Restore: the state from the views ------------------------------------------------------- */
 
-/* Where restore() reads, and says what is wrong: "<field> of row i of table" for a message. */
+/* Where restore() reads, and where it says what is wrong: the views' row i is the file's. */
 struct rdr {
 	const struct mn_profile *prof;
 	const struct mn_pnode *sec;
@@ -342,7 +342,7 @@ static const struct mn_pnode *at_row(const struct rdr *d, const char *table, siz
 
 #define REFUSE(d, node, ...) mn_pnode_errorf((d)->prof, (node), (d)->err, (d)->errlen, __VA_ARGS__)
 
-/* The static shape graph's edges (each once: the table's key). */
+/* The static shape graph's edges (each once: the table's key).  Its nodes hold their sites. */
 static int rebuild_graph(struct rds *r)
 {
 	const struct rds_edge_row *y = r->view.edges.v;
@@ -350,7 +350,8 @@ static int rebuild_graph(struct rds *r)
 	for (uint32_t i = 0; i < r->view.edges.n; i++) {
 		uint32_t u = rds_node_of(r, y[i].src), v = rds_node_of(r, y[i].dst);
 
-		if (u == UINT32_MAX || v == UINT32_MAX || rds_ssg_new_edge(r, u, v, y[i].stores) < 0)
+		if (u == UINT32_MAX || v == UINT32_MAX ||
+		    rds_ssg_new_edge(r, u, v, y[i].stores) < 0)
 			return -ENOMEM;
 	}
 	return 0;
