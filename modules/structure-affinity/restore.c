@@ -78,16 +78,8 @@ void sa_merge(void *into, void *from)
 
 	if (!same_options(&a->opt, &b->opt) || b->conflict)
 		a->conflict = true;
-	a->accesses += b->accesses;
-	a->cost += b->cost;
-	a->unattributed += b->unattributed;
-	a->unattributed_cost += b->unattributed_cost;
-	a->nomem += b->nomem;
-	a->unknown_frees += b->unknown_frees;
-	a->aliases += b->aliases + b->objs.aliases;
+	sa_merge_counts(a, b);
 	a->serial += b->serial;
-	for (int k = 0; k < SA_LEVELS; k++)
-		a->cache.found[k] += b->cache.found[k];
 	MN_SITEVEC_FOREACH(&b->dobjs, id, f) {
 		struct dobj *d = mn_sitevec_get(&a->dobjs, (uint32_t)id);
 

@@ -125,6 +125,7 @@ void sa_global(void *st, uint32_t site, uint64_t addr, uint64_t size);
 extern const struct mn_schema sa_section;
 int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec, char *err,
 	       size_t errlen);
+void sa_merge_counts(struct affinity *a, struct affinity *b);
 
 /* emit.c */
 int sa_emit(void *st, struct mn_prof *p);

@@ -3,7 +3,9 @@
  * settings, totals, cache lines and losses are fields of the state, written and read back by the
  * schema.  The hot data objects, their structures and the streams are computed at emit from the
  * merged integers, so they stay put/take fields written by emit.c and read by restore.c.  Merge
- * stays sa_merge() (restore.c): runs of different settings fold, and emit() then refuses them.
+ * is sa_merge() (restore.c), which folds the plain counts by these tables (sa_merge_counts()):
+ * runs of different settings still fold, and emit() then refuses them (same_options() compares
+ * the cache geometry only with cost: cache, where MN_R_SAME would always).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -14,28 +16,6 @@
 #include "schema.h"
 
 #define A(member) offsetof(struct affinity, member)
-
-/* `cost` is an MN_OPT_CHOICE setting, an unsigned: wider than an MN_FT_ENUM's byte. */
-static int put_cost(const struct mn_field *f, const void *row, struct mn_prof *p)
-{
-	(void)f;
-	mn_prof_str(p, priced(row) ? "cache" : "accesses");
-	return 0;
-}
-
-static int take_cost(const struct mn_field *f, void *row, const struct mn_profile *prof,
-		     const struct mn_pnode *n, char *err, size_t errlen)
-{
-	const char *s = mn_pnode_str(n, NULL);
-	int i = s ? mn_choice_index("accesses|cache", s) : -1;
-
-	(void)f;
-	if (i < 0)
-		return mn_pnode_errorf(prof, n, err, errlen, "field 'cost': expected accesses or "
-				       "cache, found '%s'", s ? s : "");
-	((struct affinity *)row)->opt.cost = (unsigned)i;
-	return 0;
-}
 
 /* This run's aliased granules and those of the runs restored or merged in. */
 static int put_aliases(const struct mn_field *f, const void *row, struct mn_prof *p)
@@ -118,7 +98,7 @@ static const struct mn_schema lost = MN_SCHEMA("lost", struct affinity, lost_fie
 					       .flow = true);
 
 static const struct mn_field section_fields[] = {
-	MN_FIELD("cost", MN_FT_U32, A(opt.cost), MN_R_SAME, .put = put_cost, .take = take_cost),
+	MN_FIELD("cost", MN_FT_CHOICE, A(opt.cost), MN_R_SAME, .choices = "accesses|cache"),
 	MN_FIELD("sample_period", MN_FT_U64, A(opt.sample), MN_R_SAME),
 	MN_FIELD("top", MN_FT_U64, A(opt.top), MN_R_SAME),
 	MN_FIELD("threshold", MN_FT_F64, A(opt.threshold), MN_R_SAME),
@@ -137,6 +117,15 @@ static const struct mn_field section_fields[] = {
 };
 const struct mn_schema sa_section = MN_SCHEMA("structure-affinity", struct affinity,
 					      section_fields);
+
+/* Merge's plain counts: totals, cache lines and losses add by their fields' reductions. */
+void sa_merge_counts(struct affinity *a, struct affinity *b)
+{
+	mn_schema_merge(&totals, a, b, true);
+	mn_schema_merge(&lines, a, b, true);
+	mn_schema_merge(&lost, a, b, true);
+	a->aliases += b->objs.aliases;   /* b's own run's, which its `aliases` does not hold */
+}
 
 int sa_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec, char *err,
 	       size_t errlen)
