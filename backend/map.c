@@ -1001,7 +1001,8 @@ MN_ROWS_WEAK struct mn_row *mn_rows_next(const struct mn_rows *r, struct mn_rows
 	return NULL;
 }
 
-MN_ROWS_WEAK struct mn_row **mn_rows_sorted(const struct mn_rows *r,
+/* Not weak: it reads the map only through mn_rows_next(), so a twin keeps it. */
+struct mn_row **mn_rows_sorted(const struct mn_rows *r,
 					    int (*cmp)(const void *, const void *, void *),
 					    void *arg)
 {

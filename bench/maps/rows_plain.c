@@ -108,21 +108,6 @@ struct mn_row *mn_rows_next(const struct mn_rows *r, struct mn_rows_cursor *c)
 	return NULL;
 }
 
-struct mn_row **mn_rows_sorted(const struct mn_rows *r,
-			       int (*cmp)(const void *, const void *, void *), void *arg)
-{
-	struct mn_row **v = malloc((r->n + 1) * sizeof(*v)), *row;
-	struct mn_rows_cursor c = { 0 };
-	size_t n = 0;
-
-	if (!v)
-		return NULL;
-	while ((row = mn_rows_next(r, &c)))
-		v[n++] = row;
-	qsort_r(v, n, sizeof(*v), cmp, arg);
-	return v;
-}
-
 void mn_rows_free(struct mn_rows *r)
 {
 	struct plain *t = r->e;
