@@ -313,12 +313,19 @@ struct loop *dep_top_loop(struct dep *d, uint32_t site);
 bool dep_outer_add(struct loop *l, uint64_t pair, enum dep_kind kind, uint64_t c);
 void dep_outer_count(struct dep *d, unsigned i, uint64_t pair, enum dep_kind kind, uint64_t c);
 void dep_outer_pay_all(struct dep *d);
+/* Every count still owed or pending into the rows: before they are read (merge, emit). */
+static inline void dep_flush(struct dep *d)
+{
+	dep_outer_pay_all(d);
+	pending_flush_all(d);
+}
 
 /* dep_summary.c */
 void dep_loop_summary(void *st, uint32_t site, uint64_t T, const struct mn_summary_access *acc,
 		      unsigned n);
 
 /* dep_io.c */
+void dep_merge(void *into, void *from);
 int dep_emit(void *st, struct mn_prof *p);
 int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
 		char *err, size_t errlen);

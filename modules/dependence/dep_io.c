@@ -1,5 +1,5 @@
 /*
- * The dependence module's section (README, "Profile"): restore (`mnemo merge`) and emit.  To be
+ * The dependence module's section (README, "Profile"): restore (`mnemo merge`), merge and emit.  To be
  * generated from a declared schema (backend's section schemas); by hand until then.
  */
 #include <errno.h>
@@ -163,6 +163,79 @@ int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *
 	return 0;
 }
 
+/* ---- Merge (workers, and restored runs) ---------------------------------------------------------- */
+
+/* A row both workers counted for the same n accesses that span them: once each (rule 6). */
+static void span_dup(void *arg, const uint64_t *k, uint64_t n)
+{
+	struct mn_row *e = mn_rows_get(&((struct dep *)arg)->deps, k);
+
+	if (e && e->count > n)
+		e->count -= n;
+}
+
+/*
+ * Workers own disjoint words: their dependences add up, but for accesses that span workers,
+ * which count a row once for all their words.  Loops and contexts: all saw the same.
+ * A restored `from` is another run (`mnemo merge`, README "Merging"): its loop counts and clock
+ * resets add too, and its context ids, its own, are interned anew in into's context manager.
+ */
+void dep_merge(void *into_, void *from_)
+{
+	struct dep *into = into_, *from = from_;
+	const struct mn_row *f;
+
+	dep_flush(into);
+	dep_flush(from);
+	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
+	into->nomem += from->nomem;
+	into->clipped += from->clipped;
+	into->closed += from->closed;
+	into->expanded += from->expanded;
+	if (from->restored) {
+		struct mn_ctx_stats cs;
+
+		mn_ctx_stats(from->ctx, &cs);
+		into->nomem += cs.nomem;
+		into->resets += from->resets;
+		into->target_mode |= from->target_mode;
+		for (uint32_t id = 0; id < from->sites.n; id++) {
+			const struct site *f = mn_sitevec_find(&from->sites, id);
+			struct site *t;
+
+			if (!f || !(f->loop || f->target || f->invocations || f->iterations))
+				continue;
+			if (!(t = mn_sitevec_get(&into->sites, id))) {
+				into->nomem++;
+				continue;
+			}
+			t->loop |= f->loop;
+			t->target |= f->target;
+			t->invocations += f->invocations;
+			t->iterations += f->iterations;
+		}
+	}
+	for (struct mn_rows_cursor c = { 0 }; (f = mn_rows_next(&from->deps, &c));) {
+		struct dep_key k = key_of(f);
+		struct mn_row *e;
+
+		if (from->restored && from->context) {
+			k.src_ctx = mn_ctx_translate(into->ctx, from->ctx, k.src_ctx);
+			k.dst_ctx = mn_ctx_translate(into->ctx, from->ctx, k.dst_ctx);
+		}
+		e = rows_find(&into->deps, &k);
+		if (!e) {
+			into->nomem += f->count;
+			continue;
+		}
+		e->count += f->count;
+		e->min = f->min < e->min ? f->min : e->min;
+		e->max = f->max > e->max ? f->max : e->max;
+	}
+	if (mn_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
+		into->nomem++;
+}
+
 /* ---- Emit ------------------------------------------------------------------------------------ */
 
 static int cmp_u32(uint32_t a, uint32_t b)
@@ -230,8 +303,7 @@ int dep_emit(void *st, struct mn_prof *p)
 	struct dep *d = st;
 	uint32_t *rank;
 
-	dep_outer_pay_all(d);
-	pending_flush_all(d);
+	dep_flush(d);
 	rank = d->context ? ctx_ranks(d) : NULL;
 	struct mn_row **v = d->context && !rank ? NULL : mn_rows_sorted(&d->deps, by_key, rank);
 	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
