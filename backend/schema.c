@@ -11,8 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
+#include "ctxrank.h"
 #include "schema.h"
 #include "sitevec.h"
+
+/* The section's top row while a job runs on this thread (mn_schema_top()). */
+static _Thread_local const void *cur_top;
+
+const void *mn_schema_top(void)
+{
+	return cur_top;
+}
 
 int mn_vec_reserve(struct mn_vec *a, size_t elem, uint32_t cap)
 {
@@ -139,6 +149,7 @@ static union val get(enum mn_ftype t, const void *p)
 
 	switch (t) {
 	case MN_FT_U32:
+	case MN_FT_CTX:
 	case MN_FT_SITE: v.u = *(const uint32_t *)p; break;
 	case MN_FT_ENUM: v.u = *(const uint8_t *)p; break;
 	case MN_FT_CHOICE: v.u = *(const unsigned *)p; break;
@@ -154,6 +165,7 @@ static void set(enum mn_ftype t, void *p, union val v)
 {
 	switch (t) {
 	case MN_FT_U32:
+	case MN_FT_CTX:
 	case MN_FT_SITE: *(uint32_t *)p = (uint32_t)v.u; break;
 	case MN_FT_ENUM: *(uint8_t *)p = (uint8_t)v.u; break;
 	case MN_FT_CHOICE: *(unsigned *)p = (unsigned)v.u; break;
@@ -240,10 +252,12 @@ static bool written(const struct mn_field *f, const void *row)
 {
 	const struct mn_vec *a;
 
-	if (f->when && !f->when(f, row))
+	if ((f->flags & MN_FF_HIDDEN) || (f->when && !f->when(f, row)))
 		return false;
 	if ((f->flags & MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
 		return true;
+	if (f->type == MN_FT_ROWMAP)
+		return !(f->flags & MN_FF_OPT) || ((const struct mn_rows *)at(row, f->offset))->n;
 	a = at(row, f->offset);
 	if (f->type == MN_FT_KV && (f->flags & MN_FF_NONZERO)) {
 		const struct mn_field *v = &f->sub->fields[f->arg];
@@ -272,18 +286,41 @@ struct ref {
 	uint64_t id;
 };
 
-/* The order of a table: the schema's, or by key fields (a list's stored order is not stable
- * across merges), or by site id. */
+/* How a table sorts: its schema, the fields of .by, and the ranks of context ids. */
+struct sorting {
+	const struct mn_schema *s;
+	const struct mn_field *by[16];
+	unsigned nby;
+	const uint32_t *rank;   /* NULL: CTX fields by id */
+};
+
+/* Field f of two rows: by its type, CTX ids by rank first. */
+static int cmp_field(const struct sorting *o, const struct mn_field *f, const void *x,
+		     const void *y)
+{
+	union val a = get(f->type, at(x, f->offset)), b = get(f->type, at(y, f->offset));
+
+	if (f->type == MN_FT_CTX && o->rank && o->rank[a.u] != o->rank[b.u])
+		return o->rank[a.u] < o->rank[b.u] ? -1 : 1;
+	return cmp(f->type, a, b);
+}
+
+/* The order of a table: the schema's, or by .by's fields, or .desc's, then by key fields (a
+ * list's stored order is not stable across merges), or by site id. */
 static int by_order(const void *a, const void *b, void *arg)
 {
-	const struct mn_schema *s = arg;
+	const struct sorting *o = arg;
+	const struct mn_schema *s = o->s;
 	const struct ref *x = a, *y = b;
+	int c;
 
 	if (s->order)
 		return s->order(x->row, y->row);
+	for (unsigned i = 0; i < o->nby; i++)
+		if ((c = cmp_field(o, o->by[i], x->row, y->row)))
+			return c;
 	for (unsigned i = 0; s->desc && i < s->nfields; i++) {
 		const struct mn_field *f = &s->fields[i];
-		int c;
 
 		if (strcmp(f->key, s->desc))
 			continue;
@@ -295,25 +332,63 @@ static int by_order(const void *a, const void *b, void *arg)
 	}
 	for (unsigned i = 0; i < s->nfields; i++) {
 		const struct mn_field *f = &s->fields[i];
-		int c;
 
 		if (f->reduce != MN_R_KEY || f->offset == MN_NO_OFFSET)
 			continue;
-		c = cmp(f->type, get(f->type, at(x->row, f->offset)),
-			get(f->type, at(y->row, f->offset)));
-		if (c)
+		if ((c = cmp_field(o, f, x->row, y->row)))
 			return c;
 	}
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The context manager of CTX field f: a pointer in the top row. */
+static struct mn_ctx *ctx_of(const struct mn_field *f, const void *top)
+{
+	return *(struct mn_ctx *const *)at(top, f->aux);
+}
+
+/* o's .by fields and, when s has CTX fields, the ranks of the ids the k rows r use (of the
+ * first CTX field's context manager).  0 or -ENOMEM. */
+static int sorting_init(struct sorting *o, const struct mn_schema *s, const struct ref *r,
+			size_t k)
+{
+	const struct mn_field *cf = NULL;
+	uint32_t nids;
+	uint8_t *used;
+
+	*o = (struct sorting){ .s = s };
+	for (unsigned i = 0; s->by && s->by[i] && o->nby < 16; i++)
+		for (unsigned j = 0; j < s->nfields; j++)
+			if (!strcmp(s->fields[j].key, s->by[i]))
+				o->by[o->nby++] = &s->fields[j];
+	for (unsigned j = 0; j < s->nfields && !cf; j++)
+		cf = s->fields[j].type == MN_FT_CTX ? &s->fields[j] : NULL;
+	if (!cf || s->order)
+		return 0;
+	nids = mn_ctx_id_count(ctx_of(cf, cur_top));
+	if (!(used = calloc(nids ? nids : 1, 1)))
+		return -ENOMEM;
+	for (size_t i = 0; i < k; i++)
+		for (unsigned j = 0; j < s->nfields; j++) {
+			const struct mn_field *f = &s->fields[j];
+			uint32_t id = f->type == MN_FT_CTX ? get(f->type, at(r[i].row, f->offset)).u : 0;
+
+			if (f->type == MN_FT_CTX && id < nids)
+				used[id] = 1;
+		}
+	o->rank = mn_ctx_ranks(ctx_of(cf, cur_top), used);
+	free(used);
+	return o->rank ? 0 : -ENOMEM;
+}
+
 /* The rows of table field f of row, in the order they are written; NULL and *n 0 when empty,
- * NULL and *n 1 without memory. */
+ * NULL and *n 1 without memory.  A ROWMAP's rows are its key words and struct mn_row. */
 static struct ref *rows_of(const struct mn_field *f, const void *row, size_t *n)
 {
 	const struct mn_schema *s = f->sub;
 	struct ref *r;
 	size_t k = 0, all;
+	struct sorting o;
 
 	if (f->type == MN_FT_SITES) {
 		const struct mn_sitevec *sv = at(row, f->offset);
@@ -323,6 +398,15 @@ static struct ref *rows_of(const struct mn_field *f, const void *row, size_t *n)
 		for (size_t id = 0; r && id < sv->n; id++)
 			if (sv->rec[id] && !(s->skip && s->skip(sv->rec[id])))
 				r[k++] = (struct ref){ sv->rec[id], id };
+	} else if (f->type == MN_FT_ROWMAP) {
+		const struct mn_rows *m = at(row, f->offset);
+		const struct mn_row *e;
+
+		all = m->n;
+		r = all ? malloc(all * sizeof(*r)) : NULL;
+		for (struct mn_rows_cursor c = { 0 }; r && (e = mn_rows_next(m, &c));)
+			if (!(s->skip && s->skip(mn_row_key(e))))
+				r[k++] = (struct ref){ mn_row_key(e), 0 };
 	} else {
 		const struct mn_vec *a = at(row, f->offset);
 
@@ -333,8 +417,15 @@ static struct ref *rows_of(const struct mn_field *f, const void *row, size_t *n)
 				r[k++] = (struct ref){ vec_at(a, s->size, i), 0 };
 	}
 	*n = r ? k : all != 0;
-	if (r && (f->type != MN_FT_SITES || s->order || s->desc))
-		qsort_r(r, k, sizeof(*r), by_order, (void *)s);
+	if (r && (f->type != MN_FT_SITES || s->order || s->desc || s->by)) {
+		if (sorting_init(&o, s, r, k)) {
+			free(r);
+			*n = 1;
+			return NULL;
+		}
+		qsort_r(r, k, sizeof(*r), by_order, &o);
+		free((void *)o.rank);
+	}
 	return r;
 }
 
@@ -417,12 +508,14 @@ static int emit_field(const struct mn_field *f, const void *row, uint64_t id, st
 		return 0;
 	}
 	if (f->offset == MN_NO_OFFSET) {
-		put(p, f, f->type, (union val){ .u = id });
+		put(p, f, f->type, (union val){ .u = f->reduce == MN_R_CONST ? f->arg : id });
 		return 0;
 	}
 	if (f->put)
 		return f->put(f, row, p);
 	switch (f->type) {
+	case MN_FT_CTX:
+		return mn_ctx_emit(ctx_of(f, cur_top), p, *(const uint32_t *)at(row, f->offset));
 	case MN_FT_LIST:
 		return emit_list(f, at(row, f->offset), p);
 	case MN_FT_MAP:
@@ -430,6 +523,7 @@ static int emit_field(const struct mn_field *f, const void *row, uint64_t id, st
 	case MN_FT_KV:
 	case MN_FT_ROWS:
 	case MN_FT_SITES:
+	case MN_FT_ROWMAP:
 		return emit_table(f, row, p);
 	default:
 		if ((f->flags & MN_FF_NULL) && !*(const bool *)at(row, f->aux))
@@ -455,7 +549,12 @@ static int emit_row(const struct mn_schema *s, const void *row, uint64_t id, str
 
 int mn_schema_emit(const struct mn_schema *s, const void *st, struct mn_prof *p)
 {
-	return emit_row(s, st, 0, p, false);
+	int err;
+
+	cur_top = st;
+	err = emit_row(s, st, 0, p, false);
+	cur_top = NULL;
+	return err;
 }
 
 /* ---- Restoring ------------------------------------------------------------------------------- */
@@ -466,6 +565,12 @@ struct rd {
 	char *err;
 	size_t errlen;
 	const void *top;
+};
+
+/* What merge() folds: both top rows, and whether from is a restored state (another run's). */
+struct mg {
+	const void *into_top, *from_top;
+	bool restored;
 };
 
 #define FAIL(r, node, ...) mn_pnode_errorf((r)->prof, (node), (r)->err, (r)->errlen, __VA_ARGS__)
@@ -502,11 +607,11 @@ static int scalar(struct rd *r, const struct mn_field *f, enum mn_ftype t,
 
 /* The node of field f in map, NULL when absent: an error then unless the field may be. */
 static const struct mn_pnode *node_of(struct rd *r, const struct mn_field *f,
-				      const struct mn_pnode *map, int *e)
+				      const struct mn_pnode *map, bool need, int *e)
 {
 	const struct mn_pnode *n = mn_pnode_get(map, f->key);
-	bool optional = f->when || (f->flags & (MN_FF_OPT | MN_FF_ONE | MN_FF_MANY |
-						MN_FF_DERIVED));
+	bool optional = !need && (f->when || (f->flags & (MN_FF_OPT | MN_FF_ONE | MN_FF_MANY |
+								 MN_FF_DERIVED)));
 
 	*e = 0;
 	if (!n && !optional)
@@ -628,40 +733,162 @@ static int restore_kv(struct rd *r, const struct mn_schema *outer, const struct 
 	return 0;
 }
 
+/* Whether site id was listed before in this table (seen: bytes by id, zeroed up to n); marks it.
+ * 1, 0, or -ENOMEM.  Rows of a table may exist before its restore (init() made them). */
+static int seen_before(struct mn_vec *seen, uint32_t id)
+{
+	uint8_t *b;
+
+	if (id >= seen->n) {
+		uint32_t n = id >= UINT32_MAX / 2 ? UINT32_MAX : 2 * id + 64;
+
+		if (mn_vec_reserve(seen, 1, n))
+			return -ENOMEM;
+		memset((char *)seen->v + seen->n, 0, n - seen->n);
+		seen->n = n;
+	}
+	b = (uint8_t *)seen->v + id;
+	if (*b)
+		return 1;
+	*b = 1;
+	return 0;
+}
+
+/* A row of a ROWS or SITES table: added, at the end or for its site. */
+static int restore_item(struct rd *r, const struct mn_field *f, void *field,
+			const struct mn_pnode *x, struct mn_vec *seen)
+{
+	const struct mn_schema *s = f->sub;
+	uint32_t id = 0;
+	void *row;
+	int e;
+
+	if (mn_pnode_kind(x) != MN_PNODE_MAP)
+		return FAIL(r, x, "%s: expected a mapping for each row", f->key);
+	if (f->type == MN_FT_ROWS) {
+		if (!(row = mn_vec_push(field, s->size)))
+			return -ENOMEM;
+	} else {
+		if ((e = mn_pfield_u32(r->prof, x, s->fields[0].key, &id, r->err, r->errlen)))
+			return e == -ENOENT ? -EINVAL : e;
+		if ((e = seen_before(seen, id)) < 0)
+			return e;
+		if (e)
+			return FAIL(r, mn_pnode_get(x, s->fields[0].key),
+				    "field '%s': site %u is listed twice", s->fields[0].key, id);
+		if (!(row = mn_sitevec_get(field, id)))
+			return -ENOMEM;
+	}
+	if ((e = restore_row(r, s, row, x, f->type == MN_FT_ROWS ? NO_ID : id)))
+		return e;
+	if (f->type == MN_FT_ROWS && keyed(s) && find_row(s, field, row, row))
+		return FAIL(r, x, "%s: two rows with the same key", f->key);
+	return 0;
+}
+
 static int restore_rows(struct rd *r, const struct mn_field *f, void *field,
 			const struct mn_pnode *n)
 {
-	const struct mn_schema *s = f->sub;
-	int e;
+	struct mn_vec seen = { 0 };
+	int e = 0;
 
 	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
 		return FAIL(r, n, "field '%s': expected a sequence", f->key);
-	for (size_t i = 0; i < mn_pnode_len(n); i++) {
-		const struct mn_pnode *x = mn_pnode_at(n, i);
-		uint32_t id = 0;
-		void *row;
+	for (size_t i = 0; i < mn_pnode_len(n) && !e; i++)
+		e = restore_item(r, f, field, mn_pnode_at(n, i), &seen);
+	mn_vec_free(&seen);
+	return e;
+}
 
-		if (mn_pnode_kind(x) != MN_PNODE_MAP)
-			return FAIL(r, x, "%s: expected a mapping for each row", f->key);
-		if (f->type == MN_FT_ROWS) {
-			if (!(row = mn_vec_push(field, s->size)))
-				return -ENOMEM;
-		} else {
-			if ((e = mn_pfield_u32(r->prof, x, s->fields[0].key, &id, r->err,
-					       r->errlen)))
-				return e == -ENOENT ? -EINVAL : e;
-			if (mn_sitevec_find(field, id))
-				return FAIL(r, mn_pnode_get(x, s->fields[0].key),
-					    "field '%s': site %u is listed twice",
-					    s->fields[0].key, id);
-			if (!(row = mn_sitevec_get(field, id)))
-				return -ENOMEM;
-		}
-		if ((e = restore_row(r, s, row, x, f->type == MN_FT_ROWS ? NO_ID : id)))
-			return e;
-		if (f->type == MN_FT_ROWS && keyed(s) && find_row(s, field, row, row))
-			return FAIL(r, x, "%s: two rows with the same key", f->key);
+/* A ROWMAP row's view: its key words, then the row. */
+static void *view_of(struct mn_row *e)
+{
+	return (char *)e - MN_ROWS_KEY_WORDS * sizeof(uint64_t);
+}
+
+/* The identity of MIN for fields a row does not give (a row map's new row has no values). */
+static void min_identity(const struct mn_schema *s, void *row)
+{
+	for (unsigned i = 0; i < s->nfields; i++) {
+		const struct mn_field *f = &s->fields[i];
+
+		if (f->reduce == MN_R_MIN)
+			set(f->type, at(row, f->offset), f->type == MN_FT_F64 ?
+			    (union val){ .f = INFINITY } : f->type == MN_FT_I64 ?
+			    (union val){ .i = INT64_MAX } : (union val){ .u = UINT64_MAX });
 	}
+}
+
+static int merge_row(const struct mn_schema *s, void *into, void *from, const struct mg *m);
+
+/* A ROWMAP's rows: each read into a scratch row, then folded into the row of its key (a key
+ * given twice adds, as merge would). */
+static int restore_rowmap(struct rd *r, const struct mn_field *f, struct mn_rows *rows,
+			  const struct mn_pnode *n)
+{
+	const struct mn_schema *s = f->sub;
+	const struct mg m = { 0 };
+	void *tmp;
+	int e = 0;
+
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return FAIL(r, n, "field '%s': expected a sequence", f->key);
+	if (!(tmp = malloc(s->size)))
+		return -ENOMEM;
+	for (size_t i = 0; i < mn_pnode_len(n) && !e; i++) {
+		const struct mn_pnode *x = mn_pnode_at(n, i);
+		struct mn_row *row;
+
+		memset(tmp, 0, s->size);
+		min_identity(s, tmp);
+		if (mn_pnode_kind(x) != MN_PNODE_MAP)
+			e = FAIL(r, x, "%s: expected a mapping for each row", f->key);
+		else if (!(e = restore_row(r, s, tmp, x, NO_ID)))
+			e = (row = mn_rows_get(rows, tmp)) ? merge_row(s, view_of(row), tmp, &m) :
+							     -ENOMEM;
+	}
+	free(tmp);
+	return e;
+}
+
+/* A CTX field: its sites, outermost first, interned into an id of the top row's manager. */
+static int restore_ctx(struct rd *r, const struct mn_field *f, uint32_t *id,
+		       const struct mn_pnode *n)
+{
+	uint32_t t = 0;
+
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return FAIL(r, n, "field '%s': expected a sequence", f->key);
+	if (mn_pnode_len(n) > f->arg)
+		return FAIL(r, n, "field '%s': more than %u frames", f->key, f->arg);
+	for (size_t i = 0; i < mn_pnode_len(n); i++) {
+		uint64_t site;
+
+		if (mn_pnode_u64(mn_pnode_at(n, i), &site) || !site || site > UINT32_MAX)
+			return FAIL(r, mn_pnode_at(n, i), "field '%s': expected a site id", f->key);
+		t = mn_ctx_intern(ctx_of(f, r->top), t, (uint32_t)site);
+	}
+	*id = t;
+	return 0;
+}
+
+/* A constant of no member (MN_NO_OFFSET): the file's must be .arg. */
+static int restore_const(struct rd *r, const struct mn_schema *s, const struct mn_field *f,
+			 const struct mn_pnode *map)
+{
+	const struct mn_pnode *n;
+	char b1[64], b2[64];
+	union val v;
+	int e;
+
+	if (!(n = node_of(r, f, map, false, &e)))
+		return e;
+	if ((e = scalar(r, f, f->type, n, &v)))
+		return e;
+	if (cmp(f->type, v, (union val){ .u = f->arg }))
+		return FAIL(r, n, "field '%s': %s, but this %s's is %s", f->key,
+			    fmt(f->type, v, b1, sizeof(b1)), s->name,
+			    fmt(f->type, (union val){ .u = f->arg }, b2, sizeof(b2)));
 	return 0;
 }
 
@@ -671,19 +898,33 @@ static int restore_field(struct rd *r, const struct mn_schema *s, const struct m
 	const struct mn_pnode *n;
 	char b1[64], b2[64];
 	union val v = { 0 };
+	bool need = false;
 	int e;
 
+	if (f->flags & MN_FF_HIDDEN) {
+		if (f->arg)
+			set(f->type, at(row, f->offset), (union val){ .u = f->arg });
+		return 0;
+	}
+	if (f->offset == MN_NO_OFFSET && f->reduce == MN_R_CONST)
+		return restore_const(r, s, f, map);
 	if (f->offset == MN_NO_OFFSET || (f->flags & MN_FF_DERIVED))
 		return 0;
 	if (f->type == MN_FT_SITE && f->reduce == MN_R_KEY && s->fields == f && id != NO_ID) {
 		set(f->type, at(row, f->offset), (union val){ .u = id });   /* the table's key */
 		return 0;
 	}
-	if (!(n = node_of(r, f, map, &e)))
+	if (f->flags & MN_FF_REQUIRED) {
+		if (!(need = f->when(f, row)))
+			return 0;
+	}
+	if (!(n = node_of(r, f, map, need, &e)))
 		return e;
 	if (f->take)
 		return f->take(f, row, r->prof, n, r->err, r->errlen);
 	switch (f->type) {
+	case MN_FT_CTX: return restore_ctx(r, f, at(row, f->offset), n);
+	case MN_FT_ROWMAP: return restore_rowmap(r, f, at(row, f->offset), n);
 	case MN_FT_LIST: return restore_list(r, f, at(row, f->offset), n);
 	case MN_FT_KV: return restore_kv(r, s, f, at(row, f->offset), n);
 	case MN_FT_ROWS:
@@ -750,15 +991,17 @@ int mn_schema_restore(const struct mn_schema *s, void *st, const struct mn_profi
 		      const struct mn_pnode *sec, char *err, size_t errlen)
 {
 	struct rd r = { prof, err, errlen, st };
+	int e;
 
 	if (mn_pnode_kind(sec) != MN_PNODE_MAP)
 		return FAIL(&r, sec, "%s: expected a mapping", s->name);
-	return restore_row(&r, s, st, sec, NO_ID);
+	cur_top = st;
+	e = restore_row(&r, s, st, sec, NO_ID);
+	cur_top = NULL;
+	return e;
 }
 
 /* ---- Merging --------------------------------------------------------------------------------- */
-
-static int merge_row(const struct mn_schema *s, void *into, void *from, bool restored);
 
 /* The bounded set: the union, up to f->arg values; one more caps it. */
 static int set_fold(const struct mn_field *f, void *into, const void *from)
@@ -775,7 +1018,8 @@ static int set_fold(const struct mn_field *f, void *into, const void *from)
 
 /* Rows of from's vector: folded into the row of their key in into's, else moved there (from's
  * copy zeroed, so that releasing from frees them once). */
-static int vec_union(const struct mn_schema *s, struct mn_vec *t, struct mn_vec *u, bool restored)
+static int vec_union(const struct mn_schema *s, struct mn_vec *t, struct mn_vec *u,
+		     const struct mg *m)
 {
 	int err = 0;
 
@@ -784,7 +1028,7 @@ static int vec_union(const struct mn_schema *s, struct mn_vec *t, struct mn_vec 
 		void *to = keyed(s) ? find_row(s, t, row, NULL) : NULL;
 
 		if (to) {
-			int e = merge_row(s, to, row, restored);
+			int e = merge_row(s, to, row, m);
 
 			err = err ? err : e;
 		} else if ((to = mn_vec_push(t, s->size))) {
@@ -799,7 +1043,7 @@ static int vec_union(const struct mn_schema *s, struct mn_vec *t, struct mn_vec 
 
 /* Site-sharded workers own disjoint sites: their rows move; rows of a site both have fold. */
 static int sites_union(const struct mn_schema *s, struct mn_sitevec *t, struct mn_sitevec *u,
-		       bool restored)
+		       const struct mg *m)
 {
 	int err = 0;
 
@@ -811,13 +1055,40 @@ static int sites_union(const struct mn_schema *s, struct mn_sitevec *t, struct m
 		if (!u->rec[id])
 			continue;
 		to = mn_sitevec_find(t, (uint32_t)id);
-		e = to ? merge_row(s, to, u->rec[id], restored) : -ENOMEM;
+		e = to ? merge_row(s, to, u->rec[id], m) : -ENOMEM;
 		err = err ? err : e;
 	}
 	return err;
 }
 
-static int merge_field(const struct mn_field *f, void *into, void *from, bool restored)
+/* Rows of from's map folded into the rows of their key in into's; a restored state's context
+ * ids, its own, become into's first.  On -ENOMEM the other rows still fold. */
+static int rowmap_union(const struct mn_schema *s, struct mn_rows *t, const struct mn_rows *u,
+			const struct mg *m)
+{
+	char tmp[MN_ROWS_KEY_WORDS * sizeof(uint64_t) + sizeof(struct mn_row)];
+	struct mn_row *e, *to;
+	int err = 0;
+
+	for (struct mn_rows_cursor c = { 0 }; (e = mn_rows_next(u, &c));) {
+		memcpy(tmp, view_of(e), sizeof(tmp));
+		for (unsigned i = 0; m->restored && i < s->nfields; i++) {
+			const struct mn_field *f = &s->fields[i];
+			uint32_t *id = at(tmp, f->offset);
+
+			if (f->type == MN_FT_CTX)
+				*id = mn_ctx_translate(ctx_of(f, m->into_top), ctx_of(f, m->from_top),
+						       *id);
+		}
+		if ((to = mn_rows_get(t, (const uint64_t *)tmp)))
+			merge_row(s, view_of(to), tmp, m);
+		else
+			err = -ENOMEM;
+	}
+	return err;
+}
+
+static int merge_field(const struct mn_field *f, void *into, void *from, const struct mg *m)
 {
 	void *t, *u;
 	union val a, b;
@@ -826,17 +1097,19 @@ static int merge_field(const struct mn_field *f, void *into, void *from, bool re
 		return 0;
 	t = at(into, f->offset);
 	u = at(from, f->offset);
-	if ((f->flags & MN_FF_CONTEXT) && !restored)
+	if ((f->flags & MN_FF_CONTEXT) && !m->restored)
 		return 0;   /* every worker counted these alike: into's are whole */
 	if (f->type == MN_FT_MAP)
-		return merge_row(f->sub, t, u, restored);
+		return merge_row(f->sub, t, u, m);
 	switch (f->reduce) {
 	case MN_R_FOLD: return f->fold(t, u);
 	case MN_R_SET: return set_fold(f, into, from);
 	case MN_R_UNION:
 		if (f->type == MN_FT_SITES)
-			return sites_union(f->sub, t, u, restored);
-		return vec_union(f->sub, t, u, restored);
+			return sites_union(f->sub, t, u, m);
+		if (f->type == MN_FT_ROWMAP)
+			return rowmap_union(f->sub, t, u, m);
+		return vec_union(f->sub, t, u, m);
 	case MN_R_SUM:
 	case MN_R_MIN:
 	case MN_R_MAX:
@@ -872,12 +1145,12 @@ static int merge_field(const struct mn_field *f, void *into, void *from, bool re
 	return 0;
 }
 
-static int merge_row(const struct mn_schema *s, void *into, void *from, bool restored)
+static int merge_row(const struct mn_schema *s, void *into, void *from, const struct mg *m)
 {
 	int err = 0;
 
 	for (unsigned i = 0; i < s->nfields; i++) {
-		int e = merge_field(&s->fields[i], into, from, restored);
+		int e = merge_field(&s->fields[i], into, from, m);
 
 		if (e == -ENOMEM)
 			return e;
@@ -888,7 +1161,13 @@ static int merge_row(const struct mn_schema *s, void *into, void *from, bool res
 
 int mn_schema_merge(const struct mn_schema *s, void *into, void *from, bool restored)
 {
-	return merge_row(s, into, from, restored);
+	const struct mg m = { into, from, restored };
+	int err;
+
+	cur_top = into;
+	err = merge_row(s, into, from, &m);
+	cur_top = NULL;
+	return err;
 }
 
 /* ---- Releasing ------------------------------------------------------------------------------- */
@@ -904,6 +1183,8 @@ void mn_schema_release(const struct mn_schema *s, void *row)
 		p = at(row, f->offset);
 		if (f->type == MN_FT_MAP) {
 			mn_schema_release(f->sub, p);
+		} else if (f->type == MN_FT_ROWMAP) {
+			mn_rows_free(p);
 		} else if (f->type == MN_FT_SITES) {
 			struct mn_sitevec *sv = p;
 

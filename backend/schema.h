@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"
 #include "profile.h"
 
 #ifdef __cplusplus
@@ -200,6 +201,15 @@ enum mn_ftype {
 			* flow says; merged and released by .sub's fields */
 	MN_FT_CHOICE,  /* unsigned, the index of the value among .choices, as MN_FT_ENUM: a module
 			* setting's MN_OPT_CHOICE (module.h) */
+	MN_FT_ROWMAP,  /* struct mn_rows (map.h) of .sub rows: a sequence of rows.  A row is the
+			* map's key words followed by its struct mn_row (mn_row_key()): .sub's
+			* size is MN_ROWS_KEY_WORDS * 8 + sizeof(struct mn_row) and its fields'
+			* offsets fall in that (MN_ROWMAP_ROW()); key fields lie in the key words */
+	MN_FT_CTX,     /* uint32_t, a context id (context.h) of the struct mn_ctx * at offset
+			* .aux of the top row: written as its sites, outermost first ([12, 40]),
+			* restored by interning (at most .arg frames); in tables ordered by rank
+			* (ctxrank.h), so that the order does not depend on the run; merged from a
+			* restored state by mn_ctx_translate() (ids are per run).  ROWMAP keys only */
 };
 
 /* How the fields of two rows of one key fold (merge), and what restore() checks. */
@@ -218,6 +228,9 @@ enum mn_reduce {
 	MN_R_FOLD,      /* .fold(into, from) of the field's own */
 };
 
+/* A ROWMAP row's member m of struct mn_row (count, min, max), as a field's offset. */
+#define MN_ROWMAP_ROW(m) (MN_ROWS_KEY_WORDS * 8 + offsetof(struct mn_row, m))
+
 /* Flags of a field. */
 #define MN_FF_OPT        0x001u  /* written only when not 0 (a list or table: not empty) */
 #define MN_FF_DERIVED    0x002u  /* written as .derive computes it; checked by restore() */
@@ -230,9 +243,16 @@ enum mn_reduce {
 #define MN_FF_ATTACH     0x080u  /* KV view: each key must be one the field it views gave */
 #define MN_FF_FLOW       0x100u  /* LIST, KV, ROWS, SITES: the sequence on one line */
 #define MN_FF_NULL       0x200u  /* written `null` when the bool at .aux is false */
-#define MN_FF_CONTEXT    0x400u  /* ROWS, SITES: rows every worker of a run counts alike
+#define MN_FF_CONTEXT    0x400u  /* any field: what every worker of a run counts alike
 				  * (context events): merged only from restored states */
+#define MN_FF_HIDDEN     0x800u  /* state that is not in the profile: neither written nor read
+				  * (restore() sets it to .arg when not 0: a mark that the row
+				  * was listed), merged by its reduction */
+#define MN_FF_REQUIRED  0x1000u  /* with .when: restore() wants the field when .when of the
+				  * row read so far says so, and ignores it otherwise */
 
+/* A field of no member: a SITES table's key (see MN_FT_SITES), or with MN_R_CONST a constant of
+ * the module, .arg, written as it is and refused by restore() when it differs. */
 #define MN_NO_OFFSET ((size_t)-1)
 
 struct mn_schema;
@@ -273,8 +293,11 @@ struct mn_schema {
 	 * which they are, descending, then by their key; by key when neither. */
 	int (*order)(const void *a, const void *b);
 	const char *desc;
-	/* Optional: rows not written. */
+	/* Optional: rows not written (mn_schema_top() gives the section's top row). */
 	bool (*skip)(const void *row);
+	/* Optional: the fields by which rows are ordered, by their keys, NULL-terminated (fields
+	 * of type CTX by rank); then by key fields.  Ahead of .desc and key order; .order wins. */
+	const char *const *by;
 	/* Optional: what restore() checks across a row's fields, or across tables (top is the
 	 * section's top row, the state): NULL when fine, else what is wrong, for the message. */
 	const char *(*check)(const void *top, const void *row, uint64_t key);
@@ -311,6 +334,10 @@ int mn_choice_index(const char *choices, const char *s);
 #define MN_SCHEMA(namestr, type, fieldarray, ...)                               \
 	{ .name = (namestr), .size = sizeof(type), .fields = (fieldarray),       \
 	  .nfields = sizeof(fieldarray) / sizeof((fieldarray)[0]), __VA_ARGS__ }
+
+/* The top row of the section being written, restored or merged (merge: into), for callbacks
+ * (.when, .skip, .put, .take, .check) that need the state; NULL outside those. */
+const void *mn_schema_top(void);
 
 /* Writes the section whose top row is st, as one block mapping.  0 or -errno (-ENOMEM). */
 int mn_schema_emit(const struct mn_schema *s, const void *st, struct mn_prof *p);

@@ -1,169 +1,169 @@
 /*
- * The dependence module's section (README, "Profile"): restore (`mnemo merge`), merge and emit.  To be
- * generated from a declared schema (backend's section schemas); by hand until then.
+ * The dependence module's section (README, "Section schema"), declared once on backend/schema.h:
+ * the backend writes, restores and merges it.  Here only what is the module's own: the counts
+ * kept by its components (shadow aliases, context ids lost), the `target:` list, the rows of
+ * accesses that span workers, and every loop of the site table written even when it never ran.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "ctxrank.h"
 #include "dep.h"
+#include "schema.h"
 
-static const char *const kind_name[] = { "raw", "war", "waw" };
+/* A row of the row map as the schema sees it: its key words, then its counts. */
+struct dep_view {
+	struct dep_key k;
+	struct mn_row r;
+};
 
-/* ---- Restore (`mnemo merge`) ----------------------------------------------------------------- */
-
-/* A context list of a row (`src_context`, `dst_context`): its sites interned into an id. */
-static int restore_ctx(struct dep *d, const struct mn_profile *prof, const struct mn_pnode *row,
-		       const char *key, uint32_t *id, char *err, size_t errlen)
+static bool carried(const struct mn_field *f, const void *row)
 {
-	const struct mn_pnode *seq = mn_pfield_node(prof, row, key, MN_PNODE_SEQ, err, errlen);
-	uint32_t t = 0;
+	return ((const struct dep_view *)row)->k.carried;
+}
 
-	if (!seq)
-		return -EINVAL;
-	if (mn_pnode_len(seq) > CTX_DEPTH)
-		return mn_pnode_errorf(prof, seq, err, errlen, "field '%s': more than %d frames",
-				       key, CTX_DEPTH);
-	for (size_t i = 0; i < mn_pnode_len(seq); i++) {
-		uint64_t site;
+static bool with_context(const struct mn_field *f, const void *row)
+{
+	return ((const struct dep *)mn_schema_top())->context;
+}
 
-		if (mn_pnode_u64(mn_pnode_at(seq, i), &site) || !site || site > UINT32_MAX)
-			return mn_pnode_errorf(prof, mn_pnode_at(seq, i), err, errlen,
-					       "field '%s': expected a site id", key);
-		t = mn_ctx_intern(d->ctx, t, (uint32_t)site);
-	}
-	*id = t;
+static bool with_target(const struct mn_field *f, const void *row)
+{
+	return ((const struct dep *)row)->target_mode;
+}
+
+/* Loops: the target ones in target mode, else every loop (dep_emit() made a row for each). */
+static bool loop_skip(const void *row)
+{
+	const struct site *s = row;
+
+	return ((const struct dep *)mn_schema_top())->target_mode ? !s->target : !s->loop;
+}
+
+static const char *loop_check(const void *top, const void *row, uint64_t id)
+{
+	return id ? NULL : "field 'loop': expected a loop site id";
+}
+
+static const char *row_check(const void *top, const void *row, uint64_t id)
+{
+	return ((const struct dep_view *)row)->r.count ? NULL :
+	       "field 'count': a row counts at least 1";
+}
+
+/* `lost:` aliases and nomem count what the shadow and the context manager lost too. */
+static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p)
+{
+	const struct dep *d = row;
+	struct mn_ctx_stats cs;
+
+	mn_ctx_stats(d->ctx, &cs);
+	mn_prof_u64(p, f->arg ? d->nomem + cs.nomem :
+		    d->aliases + (d->sh ? mn_shadow_aliases(d->sh) : 0));
 	return 0;
 }
 
-/* mn_pfield_*() for a field the schema requires: a missing one is malformed too. */
-#define REQUIRED(call) ({ int r_ = (call); r_ == -ENOENT ? -EINVAL : r_; })
-
-static int restore_row(struct dep *d, const struct mn_profile *prof, const struct mn_pnode *row,
-		       char *err, size_t errlen)
+/* `target: [ids]`: the loops MNEMO_DEP_LOOP named. */
+static int put_target(const struct mn_field *f, const void *row, struct mn_prof *p)
 {
-	struct dep_key k = { 0 };
-	struct mn_row *e;
-	const char *kind;
-	uint64_t count, dmin = UINT64_MAX, dmax = 0;
-	bool carried;
-	int ret, r;
+	const struct dep *d = row;
+	const struct site *s;
 
-	if ((ret = REQUIRED(mn_pfield_u32(prof, row, "loop", &k.loop, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_str(prof, row, "kind", &kind, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_u32(prof, row, "src", &k.src, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_u32(prof, row, "dst", &k.dst, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_bool(prof, row, "carried", &carried, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_u64(prof, row, "count", &count, err, errlen))))
-		return ret;
-	for (r = 0; r < 3 && strcmp(kind, kind_name[r]); r++)
-		;
-	if (r == 3)
-		return mn_pnode_errorf(prof, mn_pnode_get(row, "kind"), err, errlen,
-				       "field 'kind': expected raw, war or waw, found '%s'", kind);
-	if (!count)
-		return mn_pnode_errorf(prof, mn_pnode_get(row, "count"), err, errlen,
-				       "field 'count': a row counts at least 1");
-	k.kind = (uint8_t)r;
-	k.carried = carried;
-	if ((ret = mn_pfield_u32(prof, row, "src_via", &k.src_via, err, errlen)) && ret != -ENOENT)
-		return ret;
-	if ((ret = mn_pfield_u32(prof, row, "dst_via", &k.dst_via, err, errlen)) && ret != -ENOENT)
-		return ret;
-	if (carried &&
-	    ((ret = REQUIRED(mn_pfield_u64(prof, row, "min_distance", &dmin, err, errlen))) ||
-	     (ret = REQUIRED(mn_pfield_u64(prof, row, "max_distance", &dmax, err, errlen)))))
-		return ret;
-	if (d->context &&
-	    ((ret = restore_ctx(d, prof, row, "src_context", &k.src_ctx, err, errlen)) ||
-	     (ret = restore_ctx(d, prof, row, "dst_context", &k.dst_ctx, err, errlen))))
-		return ret;
-	if (!(e = rows_find(&d->deps, &k)))
-		return -ENOMEM;
-	e->count += count;   /* a row twice (only by hand) adds, as merge would */
-	e->min = dmin < e->min ? dmin : e->min;
-	e->max = dmax > e->max ? dmax : e->max;
+	mn_prof_seq_begin_flow(p);
+	MN_SITEVEC_FOREACH(&d->sites, id, s)
+		if (s->target)
+			mn_prof_site(p, (uint32_t)id);
+	mn_prof_seq_end(p);
 	return 0;
 }
 
-/* The section back into a state fresh from dep_init(): the section's settings, not the env's. */
-int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
-		char *err, size_t errlen)
+static int take_target(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		       const struct mn_pnode *n, char *err, size_t errlen)
 {
-	struct dep *d = st;
-	const struct mn_pnode *loops, *rows, *lost, *target;
-	uint64_t gran;
-	int ret;
+	struct dep *d = row;
+	uint64_t id;
+	struct site *s;
 
-	if ((ret = REQUIRED(mn_pfield_u64(prof, section, "granularity", &gran, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_bool(prof, section, "context", &d->context, err, errlen))))
-		return ret;
-	if (gran != 8)
-		return mn_pnode_errorf(prof, mn_pnode_get(section, "granularity"), err, errlen,
-				       "field 'granularity': expected 8, found %llu",
-				       (unsigned long long)gran);
-	for (uint32_t id = 0; id < d->sites.n; id++) {   /* MNEMO_DEP_LOOP of this process */
-		struct site *s = mn_sitevec_find(&d->sites, id);
-
-		if (s)
-			s->target = false;
-	}
-	d->target_mode = false;
-	target = mn_pnode_get(section, "target");
-	if (target && !mn_pfield_node(prof, section, "target", MN_PNODE_SEQ, err, errlen))
-		return -EINVAL;
-	for (size_t i = 0; target && i < mn_pnode_len(target); i++) {
-		uint64_t id;
-		struct site *s;
-
-		if (mn_pnode_u64(mn_pnode_at(target, i), &id) || !id || id > UINT32_MAX)
-			return mn_pnode_errorf(prof, mn_pnode_at(target, i), err, errlen,
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return mn_pnode_errorf(prof, n, err, errlen, "field 'target': expected a sequence");
+	for (size_t i = 0; i < mn_pnode_len(n); i++) {
+		if (mn_pnode_u64(mn_pnode_at(n, i), &id) || !id || id > UINT32_MAX)
+			return mn_pnode_errorf(prof, mn_pnode_at(n, i), err, errlen,
 					       "field 'target': expected a loop site id");
 		if (!(s = mn_sitevec_get(&d->sites, (uint32_t)id)))
 			return -ENOMEM;
 		s->target = true;
 	}
-	d->target_mode = target != NULL;
-
-	if (!(loops = mn_pfield_node(prof, section, "loops", MN_PNODE_SEQ, err, errlen)) ||
-	    !(rows = mn_pfield_node(prof, section, "dependences", MN_PNODE_SEQ, err, errlen)) ||
-	    !(lost = mn_pfield_node(prof, section, "lost", MN_PNODE_MAP, err, errlen)))
-		return -EINVAL;
-	for (size_t i = 0; i < mn_pnode_len(loops); i++) {
-		const struct mn_pnode *row = mn_pnode_at(loops, i);
-		uint32_t id;
-		uint64_t inv, iter;
-		struct site *s;
-
-		if ((ret = REQUIRED(mn_pfield_u32(prof, row, "loop", &id, err, errlen))) ||
-		    (ret = REQUIRED(mn_pfield_u64(prof, row, "invocations", &inv, err, errlen))) ||
-		    (ret = REQUIRED(mn_pfield_u64(prof, row, "iterations", &iter, err, errlen))))
-			return ret;
-		if (!id)
-			return mn_pnode_errorf(prof, mn_pnode_get(row, "loop"), err, errlen,
-					       "field 'loop': expected a loop site id");
-		if (!(s = mn_sitevec_get(&d->sites, id)))
-			return -ENOMEM;
-		s->loop = true;
-		s->invocations += inv;
-		s->iterations += iter;
-	}
-	for (size_t i = 0; i < mn_pnode_len(rows); i++)
-		if ((ret = restore_row(d, prof, mn_pnode_at(rows, i), err, errlen)))
-			return ret;
-	if ((ret = REQUIRED(mn_pfield_u64(prof, lost, "aliases", &d->aliases, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_u64(prof, lost, "nomem", &d->nomem, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_u64(prof, lost, "clipped", &d->clipped, err, errlen))) ||
-	    (ret = REQUIRED(mn_pfield_u64(prof, lost, "clock_resets", &d->resets, err, errlen))))
-		return ret;
-	d->restored = true;
+	d->target_mode = true;
 	return 0;
 }
 
-/* ---- Merge (workers, and restored runs) ---------------------------------------------------------- */
+#define V(m) offsetof(struct dep_view, k.m)
+#define CTX(key, m) MN_FIELD(key, MN_FT_CTX, V(m), MN_R_KEY, .aux = offsetof(struct dep, ctx), \
+			     .arg = CTX_DEPTH, .when = with_context, .flags = MN_FF_REQUIRED)
+static const struct mn_field row_fields[] = {
+	MN_FIELD("loop", MN_FT_SITE, V(loop), MN_R_KEY),
+	MN_FIELD("kind", MN_FT_ENUM, V(kind), MN_R_KEY, .choices = "raw|war|waw"),
+	MN_FIELD("src", MN_FT_SITE, V(src), MN_R_KEY),
+	MN_FIELD("src_via", MN_FT_SITE, V(src_via), MN_R_KEY, .flags = MN_FF_OPT),
+	MN_FIELD("dst", MN_FT_SITE, V(dst), MN_R_KEY),
+	MN_FIELD("dst_via", MN_FT_SITE, V(dst_via), MN_R_KEY, .flags = MN_FF_OPT),
+	MN_FIELD("carried", MN_FT_BOOL, V(carried), MN_R_KEY),
+	MN_FIELD("count", MN_FT_U64, MN_ROWMAP_ROW(count), MN_R_SUM),
+	MN_FIELD("min_distance", MN_FT_U64, MN_ROWMAP_ROW(min), MN_R_MIN, .when = carried,
+		 .flags = MN_FF_REQUIRED),
+	MN_FIELD("max_distance", MN_FT_U64, MN_ROWMAP_ROW(max), MN_R_MAX, .when = carried,
+		 .flags = MN_FF_REQUIRED),
+	CTX("src_context", src_ctx),
+	CTX("dst_context", dst_ctx),
+};
+static const struct mn_schema rows = MN_SCHEMA("dependences", struct dep_view, row_fields,
+	.flow = true, .check = row_check, .by = (const char *const[]){ "loop", "src", "dst", "kind",
+	"carried", "src_via", "dst_via", "src_context", "dst_context", NULL });
+
+#define S(m) offsetof(struct site, m)
+static const struct mn_field loop_fields[] = {
+	MN_FIELD("loop", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
+	MN_FIELD("invocations", MN_FT_U64, S(invocations), MN_R_SUM),
+	MN_FIELD("iterations", MN_FT_U64, S(iterations), MN_R_SUM),
+	MN_FIELD("", MN_FT_BOOL, S(loop), MN_R_MAX, .flags = MN_FF_HIDDEN, .arg = 1),
+	MN_FIELD("", MN_FT_BOOL, S(target), MN_R_MAX, .flags = MN_FF_HIDDEN),
+};
+static const struct mn_schema loops = MN_SCHEMA("loops", struct site, loop_fields, .flow = true,
+						.skip = loop_skip, .check = loop_check);
+
+#define D(m) offsetof(struct dep, m)
+static const struct mn_field lost_fields[] = {
+	MN_FIELD("aliases", MN_FT_U64, D(aliases), MN_R_SUM, .put = put_lost),
+	MN_FIELD("nomem", MN_FT_U64, D(nomem), MN_R_SUM, .put = put_lost, .arg = 1),
+	MN_FIELD("clipped", MN_FT_U64, D(clipped), MN_R_SUM),
+	MN_FIELD("clock_resets", MN_FT_U64, D(resets), MN_R_SUM, .flags = MN_FF_CONTEXT),
+};
+static const struct mn_schema lost = MN_SCHEMA("lost", struct dep, lost_fields, .flow = true);
+
+static const struct mn_field dep_fields[] = {
+	MN_FIELD("granularity", MN_FT_U64, MN_NO_OFFSET, MN_R_CONST, .arg = 8),
+	MN_FIELD("context", MN_FT_BOOL, D(context), MN_R_SAME),
+	MN_FIELD("target", MN_FT_U64, D(target_mode), MN_R_NONE, .when = with_target,
+		 .put = put_target, .take = take_target),
+	MN_FIELD("", MN_FT_BOOL, D(target_mode), MN_R_MAX, .flags = MN_FF_HIDDEN | MN_FF_CONTEXT),
+	MN_FIELD("loops", MN_FT_SITES, D(sites), MN_R_UNION, .flags = MN_FF_CONTEXT, .sub = &loops),
+	MN_FIELD("dependences", MN_FT_ROWMAP, D(deps), MN_R_UNION, .sub = &rows),
+	MN_FIELD("lost", MN_FT_MAP, 0, MN_R_UNION, .sub = &lost),
+	MN_FIELD("", MN_FT_U64, D(closed), MN_R_SUM, .flags = MN_FF_HIDDEN),
+	MN_FIELD("", MN_FT_U64, D(expanded), MN_R_SUM, .flags = MN_FF_HIDDEN),
+};
+static const struct mn_schema dep_schema = MN_SCHEMA("dependence", struct dep, dep_fields);
+
+/* The section into a state fresh from dep_init(): the section's settings, not this process's. */
+int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
+		char *err, size_t errlen)
+{
+	struct dep *d = st;
+	struct site *s;
+
+	MN_SITEVEC_FOREACH(&d->sites, id, s)   /* MNEMO_DEP_LOOP of this process */
+		s->target = false;
+	d->target_mode = false;
+	d->restored = true;
+	return mn_schema_restore(&dep_schema, d, prof, section, err, errlen);
+}
 
 /* A row both workers counted for the same n accesses that span them: once each (rule 6). */
 static void span_dup(void *arg, const uint64_t *k, uint64_t n)
@@ -174,215 +174,38 @@ static void span_dup(void *arg, const uint64_t *k, uint64_t n)
 		e->count -= n;
 }
 
-/*
- * Workers own disjoint words: their dependences add up, but for accesses that span workers,
- * which count a row once for all their words.  Loops and contexts: all saw the same.
- * A restored `from` is another run (`mnemo merge`, README "Merging"): its loop counts and clock
- * resets add too, and its context ids, its own, are interned anew in into's context manager.
- */
+/* Workers own disjoint words: rows add up but for accesses that span workers; loops and
+ * contexts all saw alike (MN_FF_CONTEXT).  A restored run (`mnemo merge`) adds its own. */
 void dep_merge(void *into_, void *from_)
 {
 	struct dep *into = into_, *from = from_;
-	const struct mn_row *f;
+	struct mn_ctx_stats cs;
 
 	dep_flush(into);
 	dep_flush(from);
-	into->aliases += from->aliases + (from->sh ? mn_shadow_aliases(from->sh) : 0);
-	into->nomem += from->nomem;
-	into->clipped += from->clipped;
-	into->closed += from->closed;
-	into->expanded += from->expanded;
-	if (from->restored) {
-		struct mn_ctx_stats cs;
-
-		mn_ctx_stats(from->ctx, &cs);
-		into->nomem += cs.nomem;
-		into->resets += from->resets;
-		into->target_mode |= from->target_mode;
-		for (uint32_t id = 0; id < from->sites.n; id++) {
-			const struct site *f = mn_sitevec_find(&from->sites, id);
-			struct site *t;
-
-			if (!f || !(f->loop || f->target || f->invocations || f->iterations))
-				continue;
-			if (!(t = mn_sitevec_get(&into->sites, id))) {
-				into->nomem++;
-				continue;
-			}
-			t->loop |= f->loop;
-			t->target |= f->target;
-			t->invocations += f->invocations;
-			t->iterations += f->iterations;
-		}
-	}
-	for (struct mn_rows_cursor c = { 0 }; (f = mn_rows_next(&from->deps, &c));) {
-		struct dep_key k = key_of(f);
-		struct mn_row *e;
-
-		if (from->restored && from->context) {
-			k.src_ctx = mn_ctx_translate(into->ctx, from->ctx, k.src_ctx);
-			k.dst_ctx = mn_ctx_translate(into->ctx, from->ctx, k.dst_ctx);
-		}
-		e = rows_find(&into->deps, &k);
-		if (!e) {
-			into->nomem += f->count;
-			continue;
-		}
-		e->count += f->count;
-		e->min = f->min < e->min ? f->min : e->min;
-		e->max = f->max > e->max ? f->max : e->max;
-	}
+	mn_ctx_stats(from->ctx, &cs);
+	into->aliases += from->sh ? mn_shadow_aliases(from->sh) : 0;
+	into->nomem += from->restored ? cs.nomem : 0;
+	if (mn_schema_merge(&dep_schema, into, from, from->restored) == -ENOMEM)
+		into->nomem++;
 	if (mn_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
 		into->nomem++;
-}
-
-/* ---- Emit ------------------------------------------------------------------------------------ */
-
-static int cmp_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
-/* The rows' order (mn_rows_sorted()): loop, src, dst, kind, carried, src_via, dst_via, then the
- * contexts by rank[id] when rank is not NULL (ctx_ranks()), else by id. */
-static int by_key(const void *a_, const void *b_, void *rank_)
-{
-	struct dep_key a = key_of(*(struct mn_row *const *)a_);
-	struct dep_key b = key_of(*(struct mn_row *const *)b_);
-	const uint32_t *rank = rank_;
-	int c;
-
-	if ((c = cmp_u32(a.loop, b.loop)) || (c = cmp_u32(a.src, b.src)) ||
-	    (c = cmp_u32(a.dst, b.dst)) || (c = cmp_u32(a.kind, b.kind)) ||
-	    (c = cmp_u32(a.carried, b.carried)) || (c = cmp_u32(a.src_via, b.src_via)) ||
-	    (c = cmp_u32(a.dst_via, b.dst_via)))
-		return c;
-	if (rank && ((c = cmp_u32(rank[a.src_ctx], rank[b.src_ctx])) ||
-		     (c = cmp_u32(rank[a.dst_ctx], rank[b.dst_ctx]))))
-		return c;
-	if ((c = cmp_u32(a.src_ctx, b.src_ctx)))
-		return c;
-	return cmp_u32(a.dst_ctx, b.dst_ctx);
-}
-
-/* The contexts the rows use, ranked by their sites (backend/ctxrank.h): a merged profile must not
- * depend on which run came first.  rank[id]; NULL without memory. */
-static uint32_t *ctx_ranks(const struct dep *d)
-{
-	uint32_t nids = mn_ctx_id_count(d->ctx), *rank;
-	uint8_t *used = calloc(nids ? nids : 1, 1);
-	const struct mn_row *e;
-
-	if (!used)
-		return NULL;
-	for (struct mn_rows_cursor c = { 0 }; (e = mn_rows_next(&d->deps, &c));) {
-		struct dep_key k = key_of(e);
-
-		if (k.src_ctx < nids && k.dst_ctx < nids)
-			used[k.src_ctx] = used[k.dst_ctx] = 1;
-	}
-	rank = mn_ctx_ranks(d->ctx, used);
-	free(used);
-	return rank;
-}
-
-static void emit_via(struct mn_prof *p, const char *key, uint32_t via)
-{
-	if (via)
-		mn_prof_kv_site(p, key, via);
-}
-
-static void emit_ctx(const struct dep *d, struct mn_prof *p, const char *key, uint32_t ctx)
-{
-	mn_prof_key(p, key);
-	mn_ctx_emit(d->ctx, p, ctx);
 }
 
 int dep_emit(void *st, struct mn_prof *p)
 {
 	struct dep *d = st;
-	uint32_t *rank;
+	struct site *s;
 
 	dep_flush(d);
-	rank = d->context ? ctx_ranks(d) : NULL;
-	struct mn_row **v = d->context && !rank ? NULL : mn_rows_sorted(&d->deps, by_key, rank);
-	uint32_t nsites = (uint32_t)(d->sites.n ? d->sites.n - 1 : 0);
-	struct mn_ctx_stats cs;
-
-	free(rank);
-	if (!v)
-		return -ENOMEM;
 	if (d->run && mn_run_verbose(d->run) && (d->closed || d->expanded))
 		fprintf(stderr, "mnemo: dependence: %" PRIu64 " loop summaries in closed form, %"
 			PRIu64 " expanded\n", d->closed, d->expanded);
-	mn_ctx_stats(d->ctx, &cs);
-	if (nsites < mn_run_site_count(d->run))
-		nsites = mn_run_site_count(d->run);
-	mn_prof_map_begin(p);
-	mn_prof_kv_u64(p, "granularity", 8);
-	mn_prof_kv_bool(p, "context", d->context);
-	if (d->target_mode) {
-		mn_prof_key(p, "target");
-		mn_prof_seq_begin_flow(p);
-		for (uint32_t id = 1; id <= nsites; id++) {
-			const struct site *s = mn_sitevec_find(&d->sites, id);
-
-			if (s && s->target)
-				mn_prof_site(p, id);
+	for (uint32_t id = 1; id <= mn_run_site_count(d->run); id++)
+		if (!strcmp(mn_run_site_kind(d->run, id), "loop")) {
+			if (!(s = mn_sitevec_get(&d->sites, id)))
+				return -ENOMEM;
+			s->loop = true;
 		}
-		mn_prof_seq_end(p);
-	}
-	mn_prof_key(p, "loops");
-	mn_prof_seq_begin(p);
-	for (uint32_t id = 1; id <= nsites; id++) {
-		const struct site *s = mn_sitevec_find(&d->sites, id);
-
-		if (d->target_mode ? !(s && s->target) :
-		    !(s && s->loop) && strcmp(mn_run_site_kind(d->run, id), "loop"))
-			continue;
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "loop", id);
-		mn_prof_kv_u64(p, "invocations", s ? s->invocations : 0);
-		mn_prof_kv_u64(p, "iterations", s ? s->iterations : 0);
-		mn_prof_map_end(p);
-	}
-	mn_prof_seq_end(p);
-	mn_prof_key(p, "dependences");
-	mn_prof_seq_begin(p);
-	for (size_t i = 0; i < d->deps.n; i++) {
-		const struct mn_row *e = v[i];
-		struct dep_key k = key_of(e);
-
-		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "loop", k.loop);
-		mn_prof_kv_str(p, "kind", kind_name[k.kind]);
-		mn_prof_kv_site(p, "src", k.src);
-		emit_via(p, "src_via", k.src_via);
-		mn_prof_kv_site(p, "dst", k.dst);
-		emit_via(p, "dst_via", k.dst_via);
-		mn_prof_kv_bool(p, "carried", k.carried);
-		mn_prof_kv_u64(p, "count", e->count);
-		if (k.carried) {
-			mn_prof_kv_u64(p, "min_distance", e->min);
-			mn_prof_kv_u64(p, "max_distance", e->max);
-		}
-		if (d->context) {
-			emit_ctx(d, p, "src_context", k.src_ctx);
-			emit_ctx(d, p, "dst_context", k.dst_ctx);
-		}
-		mn_prof_map_end(p);
-	}
-	mn_prof_seq_end(p);
-	mn_prof_key(p, "lost");
-	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "aliases", d->aliases + (d->sh ? mn_shadow_aliases(d->sh) : 0));
-	mn_prof_kv_u64(p, "nomem", d->nomem + cs.nomem);
-	mn_prof_kv_u64(p, "clipped", d->clipped);
-	mn_prof_kv_u64(p, "clock_resets", d->resets);
-	mn_prof_map_end(p);
-	mn_prof_map_end(p);
-	free(v);
-	return 0;
+	return mn_schema_emit(&dep_schema, d, p);
 }
-
-/* What the run tracked (README, "Merging"): profiles merge only with the same. */

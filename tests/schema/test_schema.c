@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "context.h"
 #include "module.h"
 #include "profile.h"
 #include "schema.h"
@@ -559,6 +560,202 @@ static void test_choice(void **state)
 		fail_msg("got '%s'", err);
 }
 
+/* ---- MN_FT_ROWMAP and MN_FT_CTX: a row map keyed by sites and a context, hidden state --------- */
+
+struct rkey {
+	uint32_t a, b, ctx, pad;
+	uint64_t zero[2];
+};
+struct rview {
+	struct rkey k;
+	struct mn_row r;
+};
+struct rtop {
+	struct mn_ctx *ctx;
+	struct mn_rows rows;
+	uint64_t marks;          /* hidden: each restore sets it to 5, merge adds */
+	uint32_t hide;           /* rows of this a are not written (a skip that reads the top) */
+	bool restored;
+};
+
+static bool has_b(const struct mn_field *f, const void *row)
+{
+	return ((const struct rview *)row)->k.b != 0;
+}
+
+static bool r_skip(const void *row)
+{
+	return ((const struct rview *)row)->k.a == ((const struct rtop *)mn_schema_top())->hide;
+}
+
+#define RK(m) offsetof(struct rview, k.m)
+static const struct mn_field rrow_fields[] = {
+	MN_FIELD("a", MN_FT_SITE, RK(a), MN_R_KEY),
+	MN_FIELD("b", MN_FT_U32, RK(b), MN_R_KEY),
+	MN_FIELD("count", MN_FT_U64, MN_ROWMAP_ROW(count), MN_R_SUM),
+	MN_FIELD("min", MN_FT_U64, MN_ROWMAP_ROW(min), MN_R_MIN, .when = has_b,
+		 .flags = MN_FF_REQUIRED),
+	MN_FIELD("max", MN_FT_U64, MN_ROWMAP_ROW(max), MN_R_MAX, .when = has_b,
+		 .flags = MN_FF_REQUIRED),
+	MN_FIELD("ctx", MN_FT_CTX, RK(ctx), MN_R_KEY, .aux = offsetof(struct rtop, ctx), .arg = 3),
+};
+static const struct mn_schema rrows = MN_SCHEMA("rows", struct rview, rrow_fields, .flow = true,
+						.skip = r_skip,
+						.by = (const char *const[]){ "ctx", NULL });
+static const struct mn_field rtop_fields[] = {
+	MN_FIELD("granularity", MN_FT_U64, MN_NO_OFFSET, MN_R_CONST, .arg = 8),
+	MN_FIELD("rows", MN_FT_ROWMAP, offsetof(struct rtop, rows), MN_R_UNION, .sub = &rrows),
+	MN_FIELD("", MN_FT_U64, offsetof(struct rtop, marks), MN_R_SUM, .flags = MN_FF_HIDDEN,
+		 .arg = 5),
+};
+static const struct mn_schema rtop = MN_SCHEMA("rowmap", struct rtop, rtop_fields);
+
+static int r_emit(void *st, struct mn_prof *p) { return mn_schema_emit(&rtop, st, p); }
+static int r_init(void *st, const struct mn_run *run)
+{
+	return mn_ctx_create(&((struct rtop *)st)->ctx, 8);
+}
+static void r_fini(void *st)
+{
+	mn_schema_release(&rtop, st);
+	mn_ctx_destroy(((struct rtop *)st)->ctx);
+}
+static void r_merge(void *into, void *from)
+{
+	merge_rc = mn_schema_merge(&rtop, into, from, ((struct rtop *)from)->restored);
+}
+static int r_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
+		     char *err, size_t errlen)
+{
+	((struct rtop *)st)->restored = true;
+	return mn_schema_restore(&rtop, st, prof, sec, err, errlen);
+}
+
+static const struct mn_module R = {
+	.name = "rowmap", .state_size = sizeof(struct rtop), .init = r_init, .fini = r_fini,
+	.merge = r_merge, .emit = r_emit, .restore = r_restore,
+};
+
+static int r_try(const char *section, void **stp, char *err, size_t errlen)
+{
+	char path[256];
+	struct mn_profile *prof;
+	int e;
+
+	snprintf(path, sizeof(path), "%s/r%d.yaml", tmpdir, nfile++);
+	mt_write_profile(path, MT_HEAD, R.name, section);
+	prof = mt_open(path, R.name);
+	e = mt_try_restore(&R, NULL, prof, stp, err, errlen);
+	mn_profile_close(prof);
+	return e;
+}
+
+static void r_expect(const char *what, const char *want, void *st)
+{
+	char *got = mt_emit_text(&R, st, NULL);
+
+	if (strcmp(got, want))
+		fail_msg("%s:\n--- want:\n%s--- got:\n%s", what, want, got);
+	free(got);
+}
+
+/* A row counted by hand, as a handler would. */
+static void r_count(struct rtop *t, uint32_t a, uint32_t b, uint32_t ctx, uint64_t n,
+		    uint64_t v)
+{
+	struct rkey k = { .a = a, .b = b, .ctx = ctx };
+	struct mn_row *e = mn_rows_get(&t->rows, (const uint64_t *)&k);
+
+	assert_non_null(e);
+	e->count += n;
+	e->min = v < e->min ? v : e->min;
+	e->max = v > e->max ? v : e->max;
+}
+
+static const char *const RTEXT =
+	"granularity: 8\nrows:\n"
+	"- {a: 2, b: 4, count: 3, min: 1, max: 7, ctx: []}\n"
+	"- {a: 1, b: 0, count: 1, ctx: [2]}\n"
+	"- {a: 1, b: 0, count: 2, ctx: [3, 1]}\n";
+
+/* Rows ordered by their contexts' sites, not by the ids a run gave them ([3, 1] came first). */
+static void test_rowmap_emit(void **state)
+{
+	struct rtop *t = mt_state_new(&R, NULL);
+	uint32_t c31 = mn_ctx_intern(t->ctx, mn_ctx_intern(t->ctx, 0, 3), 1);
+	uint32_t c2 = mn_ctx_intern(t->ctx, 0, 2);
+	char err[512];
+	void *back;
+
+	r_count(t, 1, 0, c31, 2, 0);
+	r_count(t, 1, 0, c2, 1, 0);
+	r_count(t, 2, 4, 0, 2, 1);
+	r_count(t, 2, 4, 0, 1, 7);
+	r_expect("emit", RTEXT, t);
+	t->hide = 2;
+	r_expect("skip", "granularity: 8\nrows:\n- {a: 1, b: 0, count: 1, ctx: [2]}\n"
+		 "- {a: 1, b: 0, count: 2, ctx: [3, 1]}\n", t);
+	mt_state_free(&R, t);
+	assert_int_equal(r_try(RTEXT, &back, err, sizeof(err)), 0);
+	r_expect("emit(restore(text))", RTEXT, back);
+	assert_int_equal(((struct rtop *)back)->marks, 5);
+	mt_state_free(&R, back);
+}
+
+/* A key given twice adds; runs fold by key, their context ids translated; hidden state adds. */
+static void test_rowmap_merge(void **state)
+{
+	static const char *const other =
+		"granularity: 8\nrows:\n"
+		"- {a: 1, b: 0, count: 4, ctx: [3, 1]}\n"
+		"- {a: 2, b: 4, count: 1, min: 9, max: 9, ctx: []}\n"
+		"- {a: 2, b: 4, count: 1, min: 0, max: 2, ctx: []}\n"
+		"- {a: 1, b: 0, count: 1, min: 6, ctx: [3]}\n";
+	void *a = NULL, *b = NULL;
+	char err[512];
+
+	assert_int_equal(r_try(RTEXT, &a, err, sizeof(err)), 0);
+	assert_int_equal(r_try(other, &b, err, sizeof(err)), 0);
+	a = mt_fold(&R, a, b);
+	assert_int_equal(merge_rc, 0);
+	r_expect("merge", "granularity: 8\nrows:\n"
+		 "- {a: 2, b: 4, count: 5, min: 0, max: 9, ctx: []}\n"
+		 "- {a: 1, b: 0, count: 1, ctx: [2]}\n"
+		 "- {a: 1, b: 0, count: 1, ctx: [3]}\n"
+		 "- {a: 1, b: 0, count: 6, ctx: [3, 1]}\n", a);
+	assert_int_equal(((struct rtop *)a)->marks, 10);
+	mt_state_free(&R, a);
+}
+
+static void test_rowmap_errors(void **state)
+{
+	static const struct {
+		const char *text, *message;
+	} bad[] = {
+		{ "granularity: 9\nrows: []\n", "field 'granularity': 9, but this rowmap's is 8" },
+		{ "rows: []\n", "missing field 'granularity'" },
+		{ "granularity: 8\nrows: {}\n", "field 'rows': expected a sequence" },
+		{ "granularity: 8\nrows: [1]\n", "rows: expected a mapping for each row" },
+		{ "granularity: 8\nrows:\n- {a: 1, b: 2, count: 1, max: 3, ctx: []}\n",
+		  "missing field 'min'" },
+		{ "granularity: 8\nrows:\n- {a: 1, b: 0, count: 1}\n", "missing field 'ctx'" },
+		{ "granularity: 8\nrows:\n- {a: 1, b: 0, count: 1, ctx: [1, 2, 3, 4]}\n",
+		  "field 'ctx': more than 3 frames" },
+		{ "granularity: 8\nrows:\n- {a: 1, b: 0, count: 1, ctx: [1, 0]}\n",
+		  "field 'ctx': expected a site id" },
+		{ "granularity: 8\nrows:\n- {a: 1, b: 0, count: 1, ctx: 3}\n",
+		  "field 'ctx': expected a sequence" },
+	};
+	char err[512];
+	void *st;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(r_try(bad[i].text, &st, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, bad[i].message) || strncmp(err, tmpdir, strlen(tmpdir)))
+			fail_msg("case %zu: expected '<file>%s', got '%s'", i, bad[i].message, err);
+	}
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(tmpdir) ? 0 : -1;
@@ -582,6 +779,9 @@ int main(void)
 		cmocka_unit_test(test_restore_errors),
 		cmocka_unit_test(test_nested_map),
 		cmocka_unit_test(test_choice),
+		cmocka_unit_test(test_rowmap_emit),
+		cmocka_unit_test(test_rowmap_merge),
+		cmocka_unit_test(test_rowmap_errors),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
