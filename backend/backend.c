@@ -32,12 +32,15 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <numa.h>
@@ -836,8 +839,26 @@ static bool attach(struct host *h, int fd, unsigned index)
 }
 
 /* Claims the slots of the modules this process hosts: every one, or its consumer index's. */
+/*
+ * Backend 0 holds the profile path for as long as it runs (session.h, mn_session_claim_name()):
+ * a process the program starts with the same path then writes a profile of its own beside it.
+ * Only a courtesy to them: without a socket, nothing changes for this run.
+ */
+static void hold_output(const struct mn_session *s)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	unsigned n = mn_session_claim_name(a.sun_path, s->output, s->producer_pid);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a,
+			    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)))
+		close(fd);   /* held already (pid reuse?): only the courtesy is lost */
+}
+
 static void claim_slots(struct host *h)
 {
+	if (h->index == 0)
+		hold_output(h->s);
 	const struct mn_session *s = h->s;
 	unsigned first = s->nbackends == 1 ? 0 : h->index;
 

@@ -403,8 +403,14 @@ static void write_program(struct mn_prof *p, const struct mn_leader_input *in, b
 	mn_prof_seq_end(p);
 	if (!s->reproducible)
 		mn_prof_kv_i64(p, "pid", s->producer_pid);
+	if (s->image && !s->reproducible && s->parent_pid)
+		mn_prof_kv_i64(p, "parent_pid", s->parent_pid);
+	if (s->image)
+		mn_prof_kv_u64(p, "image", s->image);
+	if (ended && s->exec_ended)
+		mn_prof_kv_bool(p, "exec", true);   /* ended by exec: no exit status */
 	mn_prof_key(p, "exit_status");
-	if (ended && !s->term_signal)
+	if (ended && !s->term_signal && !s->exec_ended)
 		mn_prof_i64(p, s->exit_status);
 	else
 		mn_prof_null(p);
@@ -867,7 +873,10 @@ int mn_leader_finish(const struct mn_leader_input *in)
 	collect_sections(&f);
 	note_stream_end(&f);
 	note_module_losses(&f);
-	err = write_profile(&f);
+	/* An image that made no event of its own before its exec (a fork child on its way to
+	 * another program): nothing to say, so no file (runtime.c, "Sessions of a process tree"). */
+	err = in->stream_ended && f.s->ended && f.s->exec_ended == MN_EXEC_EMPTY ? 0 :
+	      write_profile(&f);
 	remove_section_files(f.s);
 	free(f.bits);
 	say_outcome(&f, err);

@@ -267,6 +267,35 @@ int mn_options_output_path(char *out, size_t outlen, const char *pattern, const 
 	return 0;
 }
 
+int mn_options_image_path(char *path, size_t len, long pid, unsigned image, bool pid_in_pattern)
+{
+	static const char *const suffixes[] = { ".mnemo.yaml", ".yaml" };
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(path), at = n;
+	char tag[48];
+	int t = 0;
+
+	base = base ? base + 1 : path;
+	if (!image)
+		return 0;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && at == n; i++) {
+		size_t sl = strlen(suffixes[i]);
+
+		/* a suffix after at least one character of the name's own */
+		if (n - (size_t)(base - path) > sl && !strcmp(path + n - sl, suffixes[i]))
+			at = n - sl;
+	}
+	if (!pid_in_pattern)
+		t = snprintf(tag, sizeof(tag), ".%ld", pid);
+	if (image >= 2)
+		t += snprintf(tag + t, sizeof(tag) - (size_t)t, ".%u", image);
+	if (n + (size_t)t + 1 > len)
+		return -ENAMETOOLONG;
+	memmove(path + at + t, path + at, n - at + 1);
+	memcpy(path + at, tag, (size_t)t);
+	return 0;
+}
+
 /* The next comma-separated item of *s (possibly empty), or false at the end. */
 static bool next_item(const char **s, const char **item, size_t *n)
 {

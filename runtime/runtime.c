@@ -20,9 +20,19 @@
  * profile written, for as long as backend 0 lives.
  *
  * Threads: the thread that runs the constructor (the main thread) is the only producer; the other
- * threads' events are counted and dropped by the queue (per-thread streams are future work).  A
- * fork child runs unprofiled.  Everything the signal path touches is async-signal-safe; each such
- * function says so.  This is native code the pass never sees, so none of it is instrumented.
+ * threads' events are counted and dropped by the queue (per-thread streams are future work).
+ *
+ * Sessions of a process tree: every image of a run that was built with mnemo gets a session and a
+ * profile of its own, numbered in session.h's `image`: the first image writes the profile path
+ * it was given; a fork child starts a session of its own at the fork (image 1); an exec ends the
+ * image's session first (exec.c: its profile says `exec:`, or, when the image made no event of
+ * its own, none is written), and the new image, told so in MNEMO_EXEC_OF, which it takes out of
+ * its environment before main, is the next image of that process; a process started some other
+ * way (system(), posix_spawn()) finds the path held by the backend of a program above it
+ * (mn_session_claim_name()) and is image 1 of its pid.  Their paths: mn_options_image_path().
+ *
+ * Everything the signal path touches is async-signal-safe; each such function says so.  This is
+ * native code the pass never sees, so none of it is instrumented.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,10 +49,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/un.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -130,6 +142,15 @@ static struct {
 
 	/* The backends' environment: ours with the `sample:` variable set to the N in effect. */
 	char **backend_env;                 /* NULL: environ */
+
+	/* Sessions of a process tree: the constructor's arguments (a fork child's set-up reads them
+	 * again), which image this session profiles, and the producer's cursor once set-up's own
+	 * events were pushed (an image that never moved it made no event). */
+	int argc;
+	char **argv;
+	uint32_t image;
+	pid_t parent_pid;
+	uint64_t *cur_at_start;
 } rt;
 
 /* ---- Async-signal-safe output ---------------------------------------------------------------- */
@@ -306,7 +327,7 @@ static void reason_add(struct line *r, uint64_t n, const char *whose, const char
  * the stream; inside the inline push, program_end may land on the interrupted record, which is
  * harmless because every caller here ends the process and the interrupted push never resumes.
  */
-static void end_of_run(int exit_status, int term_signal)
+static void end_of_run(int exit_status, int term_signal, const char *exec_path)
 {
 	struct mn_session *s = rt.s;
 	struct line reason = { .len = 0 };
@@ -359,6 +380,8 @@ static void end_of_run(int exit_status, int term_signal)
 	 */
 	s->exit_status = exit_status;
 	s->term_signal = term_signal;
+	if (exec_path)
+		s->exec_ended = mn_q_cur == rt.cur_at_start ? MN_EXEC_EMPTY : MN_EXEC_ENDED;
 	s->end_monotonic = clock_seconds(CLOCK_MONOTONIC);
 	s->dropped_thread_events = thread;
 	s->dropped_other_events = other;
@@ -383,7 +406,10 @@ static void end_of_run(int exit_status, int term_signal)
 		struct line l = { .len = 0 };
 
 		line_str(&l, "mnemo: end of run (");
-		if (term_signal) {
+		if (exec_path) {
+			line_str(&l, "exec ");
+			line_str(&l, exec_path);
+		} else if (term_signal) {
 			line_str(&l, "signal ");
 			line_u64(&l, (uint64_t)term_signal);
 		} else {
@@ -409,7 +435,7 @@ static void end_of_run(int exit_status, int term_signal)
 /* exit() and return from main: glibc hands on_exit() handlers the exit status. */
 static void on_exit_handler(int status, void *arg)
 {
-	end_of_run(status & 0xff, 0);
+	end_of_run(status & 0xff, 0, NULL);
 }
 
 /*
@@ -420,7 +446,7 @@ static void on_exit_handler(int status, void *arg)
  */
 MN_VISIBLE __attribute__((noreturn)) void _exit(int status)
 {
-	end_of_run(status & 0xff, 0);
+	end_of_run(status & 0xff, 0, NULL);
 	raw_exit(status);
 }
 
@@ -432,7 +458,7 @@ void mn_rt_end_of_run_signal(int sig)
 {
 	int saved_errno = errno;
 
-	end_of_run(-1, sig);
+	end_of_run(-1, sig, NULL);
 	errno = saved_errno;
 }
 
@@ -455,7 +481,7 @@ void mn_rt_fatal_signal(int sig, void *info, void *ctx)
 	(void)info;
 	sigemptyset(&dfl.sa_mask);
 	__sigaction(sig, &dfl, NULL);
-	end_of_run(-1, sig);
+	end_of_run(-1, sig, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
@@ -466,19 +492,77 @@ void mn_rt_fatal_signal(int sig, void *info, void *ctx)
 
 /* ---- Fork children and queue failure --------------------------------------------------------- */
 
+static int start_session(bool first);
+
 /*
- * A fork child runs unprofiled, silently: its thread-local cursor goes, its mapping of the queue
- * is traded for private memory (so a child that outlives the program does not keep the queue
- * alive), and end_of_run() will do nothing in it.  Runs in the child right after fork(),
- * single-threaded.
+ * The image goes on in a new session, image `image` of this process: the old session's cursor
+ * goes, its mapping of the queue is traded for private memory (so that a process that outlives
+ * the old session does not keep its queue alive), and set-up runs again as at start.
+ */
+static void begin_image(uint32_t image, pid_t parent)
+{
+	mn_store_relaxed(&rt.state, RT_OFF);
+	mn_queue_producer_abandon(rt.q);
+	free(rt.backend_env);
+	rt.backend_env = NULL;
+	rt.q = NULL;
+	rt.s = NULL;
+	rt.nbackends = 0;
+	rt.failed = 0;
+	rt.failure[0] = '\0';
+	rt.end_owner = 0;
+	rt.end_done = 0;
+	rt.image = image;
+	rt.parent_pid = parent;
+	start_session(false);
+}
+
+/*
+ * A fork child profiles itself, as image 1 of its pid.  Runs in the child right after fork(),
+ * single-threaded; set-up's calls are as safe here as in the constructor (glibc's fork leaves
+ * malloc and stdio usable).  posix_spawn() and system() run no fork handlers: their children exec
+ * at once, and are sessions of their own if what they run was built with mnemo.
  */
 static void on_fork_child(void)
 {
 	if (mn_load_relaxed(&rt.state) != RT_ACTIVE)
 		return;
-	mn_store_relaxed(&rt.state, RT_OFF);
-	mn_queue_producer_abandon(rt.q);
 	mn_signals_fork_child();
+	begin_image(1, rt.pid);
+}
+
+/* exec.c, before the exec: runtime_internal.h. */
+bool mn_rt_exec_begin(const char *path, char marker[MN_EXEC_MARKER_MAX])
+{
+	struct line m = { .len = 0 };
+	pid_t pid = raw_getpid();
+
+	/* Pairs with the release store of rt.state at the end of set-up. */
+	if (mn_load_acquire(&rt.state) != RT_ACTIVE)
+		return false;
+	line_str(&m, "MNEMO_EXEC_OF=");
+	line_u64(&m, (uint64_t)pid);
+	line_str(&m, ":");
+	if (pid != rt.pid) {   /* a vfork child: the session is its parent's, not its to end */
+		line_str(&m, "1");
+	} else {
+		end_of_run(-1, 0, path);
+		/* an image that made no event leaves no profile: the next one takes its number */
+		line_u64(&m, rt.s->exec_ended == MN_EXEC_EMPTY ? rt.image : rt.image + 1);
+	}
+	m.buf[m.len] = '\0';
+	memcpy(marker, m.buf, m.len + 1 < MN_EXEC_MARKER_MAX ? m.len + 1 : MN_EXEC_MARKER_MAX);
+	marker[MN_EXEC_MARKER_MAX - 1] = '\0';
+	return true;
+}
+
+/* exec.c, after an exec that failed: runtime_internal.h. */
+void mn_rt_exec_failed(void)
+{
+	if (mn_load_acquire(&rt.state) != RT_ACTIVE || raw_getpid() != rt.pid ||
+	    !mn_load_acquire(&rt.end_done) || !rt.s->exec_ended)
+		return;
+	begin_image(rt.s->exec_ended == MN_EXEC_EMPTY ? rt.image : rt.image + 1, rt.parent_pid);
 }
 
 /*
@@ -1153,7 +1237,75 @@ static int select_modules(struct boot *b)
 	return 0;
 }
 
-/* The profile's path (MNEMO_OUTPUT or its default), checked writable before anything starts. */
+/* True while the backend of process pid's session holds path (session.h). */
+static bool held_by(const char *path, pid_t pid)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	unsigned n = mn_session_claim_name(a.sun_path, path, pid);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	held = bind(fd, (struct sockaddr *)&a,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) && errno == EADDRINUSE;
+	close(fd);
+	return held;
+}
+
+/* The parent of process pid, from /proc (0 when it cannot be told). */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], stat[512], *c;
+	ssize_t n;
+	int fd;
+	long ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	stat[n > 0 ? n : 0] = '\0';
+	/* "pid (comm) S ppid ...": comm may hold spaces and parentheses */
+	c = strrchr(stat, ')');
+	return c && sscanf(c + 1, " %*c %ld", &ppid) == 1 ? (pid_t)ppid : 0;
+}
+
+/* True when a process above this one (a program of the run that started it, through a shell or
+ * not) is writing path: this one then writes beside it. */
+static bool held_above(const char *path)
+{
+	pid_t p = getppid();
+
+	for (int depth = 0; p > 1 && depth < 64; depth++, p = parent_of(p))
+		if (held_by(path, p))
+			return true;
+	return false;
+}
+
+/*
+ * MNEMO_EXEC_OF=<pid>:<image>, which exec.c puts in the environment of what an image execs: this
+ * is that image of process pid, or, in another process (a vfork child's exec, or a program
+ * between the two), image 1 of its own.  Taken out of the environment before the program runs.
+ */
+static void take_exec_marker(void)
+{
+	const char *m = getenv("MNEMO_EXEC_OF");
+	long pid;
+	unsigned image;
+
+	if (!m)
+		return;
+	if (sscanf(m, "%ld:%u", &pid, &image) == 2)
+		rt.image = pid == (long)raw_getpid() ? image : 1;
+	unsetenv("MNEMO_EXEC_OF");
+}
+
+/*
+ * The profile's path (MNEMO_OUTPUT or its default), checked writable before anything starts;
+ * image 1 and later of a run write beside the first's (mn_options_image_path()).
+ */
 static int choose_output(struct boot *b)
 {
 	static char output[MN_PATH_MAX];
@@ -1172,6 +1324,11 @@ static int choose_output(struct boot *b)
 					    (long)raw_getpid(), "/"))
 			memmove(output, output + 1, strlen(output));
 	}
+	if (!ret && !rt.image && held_above(output))
+		rt.image = 1;   /* the program that started this one writes it (system(), ...) */
+	if (!ret)
+		ret = mn_options_image_path(output, sizeof(output), (long)raw_getpid(), rt.image,
+					    strstr(b->opt.output, "%p") != NULL);
 	if (!ret)
 		ret = check_writable(output);
 	if (ret) {
@@ -1255,6 +1412,8 @@ static void fill_session(struct boot *b)
 	s->nmodules = (uint32_t)b->nmod;
 	s->nbackends = (uint32_t)b->nback;
 	s->split = (uint32_t)mn_options_choice(b->opt.split, mn_options_splits);
+	s->image = rt.image;
+	s->parent_pid = rt.parent_pid;
 	/* Unset: the backend chooses (one per CPU when it hosts several modules). */
 	workers_env = env_lookup("MNEMO_WORKERS", NULL);
 	s->workers = workers_env && *workers_env ? b->opt.workers : 0;
@@ -1373,11 +1532,14 @@ static void publish_value_sets(const struct boot *b)
 	}
 }
 
-/* What the running program needs from here on: its signals, its forks, a failing queue. */
-static void install_hooks(void)
+/* What the running program needs from here on: its signals, its forks (once: a later image of
+ * the process has them already), a failing queue. */
+static void install_hooks(bool first)
 {
-	mn_signals_install();
-	pthread_atfork(NULL, NULL, on_fork_child);
+	if (first) {
+		mn_signals_install();
+		pthread_atfork(NULL, NULL, on_fork_child);
+	}
 	mn_queue_set_failure_hook(rt.q, on_queue_failure);
 }
 
@@ -1387,10 +1549,12 @@ static void install_hooks(void)
  * (or, for MNEMO_DISABLE, deliberately not) and nothing is left behind but the on_exit()
  * registration, which then does nothing.
  */
-static int setup(int argc, char **argv)
+static int setup(int argc, char **argv, bool first)
 {
 	struct boot b = { .argc = argc, .argv = argv };
 
+	if (first)
+		take_exec_marker();
 	if (read_options(&b) || check_pass_abi() || select_modules(&b))
 		return -1;
 	setup_sampling();
@@ -1407,7 +1571,43 @@ static int setup(int argc, char **argv)
 	}
 	say_profiling(&b);
 	publish_value_sets(&b);
-	install_hooks();
+	install_hooks(first);
+	return 0;
+}
+
+/*
+ * The runtime's constructor.  Priority 101, the first not reserved to the implementation: it runs
+ * after the shared libraries' constructors and before the program's own (default priority 65535)
+ * and its C++ static constructors.  glibc passes argc, argv and envp to the main program's
+ * constructors.
+ */
+/*
+ * A session from set-up to producing: the first image's (first) from the constructor, a later
+ * one's from begin_image().  0, or -1 when the image runs unprofiled (set-up said why).
+ */
+static int start_session(bool first)
+{
+	mn_rt_quiet++;
+	if (setup(rt.argc, rt.argv, first)) {
+		mn_rt_quiet--;
+		return -1;
+	}
+	/*
+	 * Events before this point (the loader's and earlier constructors' mallocs) went nowhere
+	 * and are not losses: the end of run counts drops from here on.
+	 */
+	rt.dropped_at_start = mn_queue_dropped(rt.q);
+	rt.dropped_threads_at_start = mn_queue_dropped_threads(rt.q);
+	mn_queue_producer_start(rt.q);
+	/* Publishes rt to end_of_run() on every thread; pairs with its acquire load of rt.state. */
+	mn_store_release(&rt.state, RT_ACTIVE);
+	mn_rt_quiet--;
+
+	if (__mnemo_program_start)
+		__mnemo_program_start((uint32_t)rt.pid);
+	if (__mnemo_register_globals)
+		__mnemo_register_globals();
+	rt.cur_at_start = mn_q_cur;
 	return 0;
 }
 
@@ -1426,25 +1626,8 @@ __attribute__((constructor(101))) static void mn_rt_init(int argc, char **argv, 
 	 * on_exit() rather than atexit(): it is given the exit status.
 	 */
 	on_exit(on_exit_handler, NULL);
-
-	mn_rt_quiet++;
-	if (setup(argc, argv)) {
-		mn_rt_quiet--;
-		return;
-	}
-	/*
-	 * Events before this point (the loader's and earlier constructors' mallocs) went nowhere
-	 * and are not losses: the end of run counts drops from here on.
-	 */
-	rt.dropped_at_start = mn_queue_dropped(rt.q);
-	rt.dropped_threads_at_start = mn_queue_dropped_threads(rt.q);
-	mn_queue_producer_start(rt.q);
-	/* Publishes rt to end_of_run() on every thread; pairs with its acquire load of rt.state. */
-	mn_store_release(&rt.state, RT_ACTIVE);
-	mn_rt_quiet--;
-
-	if (__mnemo_program_start)
-		__mnemo_program_start((uint32_t)rt.pid);
-	if (__mnemo_register_globals)
-		__mnemo_register_globals();
+	rt.argc = argc;
+	rt.argv = argv;
+	mn_rt_exec_init();
+	start_session(true);
 }

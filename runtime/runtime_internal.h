@@ -53,6 +53,16 @@ int mn_options_output_path(char *out, size_t outlen, const char *pattern, const 
 			   long pid, const char *cwd);
 
 /*
+ * The profile path of image `image` of a run (session.h) from the first image's path, in place:
+ * image 0 keeps it; later images get ".<pid>" (unless the pattern had a %p, which put the pid
+ * there already) and, from image 2 on, ".<image>", before the name's ".mnemo.yaml" or ".yaml",
+ * else at its end: p.yaml, p.4242.yaml, p.4242.2.yaml; prog.4242.mnemo.yaml.  As LLVM's %p,
+ * so that a fork child, a process the program started and an image after exec each keep a
+ * profile of their own.  0, or -ENAMETOOLONG (path unchanged).
+ */
+int mn_options_image_path(char *path, size_t len, long pid, unsigned image, bool pid_in_pattern);
+
+/*
  * The modules to run: every module of `built` (the comma list __mnemo_modules), or, when `wanted`
  * (MNEMO_MODULES) is not empty, those of them it names, in the order of `built`, each once.
  * Returns the number of modules (>= 1) in names[], or -EINVAL with the reason in err.
@@ -122,6 +132,22 @@ extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *o
  * profiling is sure to start.
  */
 void mn_signals_install(void);
+
+/* ---- exec (exec.c, runtime.c) ---- */
+
+#define MN_EXEC_MARKER_MAX 64   /* "MNEMO_EXEC_OF=<pid>:<image>" and its NUL */
+
+/*
+ * Before an exec of path: ends this image's session, its profile saying so, and writes into
+ * marker the MNEMO_EXEC_OF assignment that tells the new image which it is (runtime.c, "Sessions
+ * of a process tree").  False when no session runs (nothing to add to the environment).
+ * Async-signal-safe, as exec is: a vfork child's call only builds the marker.
+ */
+bool mn_rt_exec_begin(const char *path, char marker[MN_EXEC_MARKER_MAX]);
+/* After an exec that failed: the image goes on, as the next image of its process. */
+void mn_rt_exec_failed(void);
+/* From the constructor: what exec.c needs resolved before any vfork child can call it. */
+void mn_rt_exec_init(void);
 
 /* In a fork child (pthread_atfork): frees the dispositions' lock a vanished thread may hold. */
 void mn_signals_fork_child(void);

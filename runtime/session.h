@@ -26,10 +26,44 @@
 
 #define MN_SESSION_MAGIC   UINT64_C(0x314e4f4953534d4e)  /* "NMSSION1" little-endian */
 #define MN_SESSION_VERSION 4u  /* 2: ready_off, ready_len; 3: values_off, values_len;
-				 * 4: wire.flags, one backend for every module */
+				 * 4: wire.flags, one backend for every module (image,
+				 * exec_ended and parent_pid took padding that was 0) */
 #define MN_MAX_MODULES     8
 #define MN_MODULE_NAME_MAX 32
 #define MN_PATH_MAX        4096
+
+/* mn_session.exec_ended */
+enum {
+	MN_EXEC_NONE = 0,
+	MN_EXEC_ENDED = 1,       /* the image ended by exec: its profile says so */
+	MN_EXEC_EMPTY = 2,       /* ... having made no event since its start: no profile */
+};
+
+/*
+ * The name under which backend 0 of a session holds its profile path while it runs: an abstract
+ * unix socket (no file, gone with the process), "\0mnemo-profile-", the program's pid and the
+ * path's FNV-1a 64, in hex.  A program that starts with the same path while a process above it
+ * holds it was started by that program (system(), posix_spawn()) and takes a path of its own
+ * (runtime.c, "Sessions of a process tree"); unrelated runs of one path never see each other's.
+ */
+static inline unsigned mn_session_claim_name(char out[64], const char *path, int32_t pid)
+{
+	static const char pre[] = "mnemo-profile-", hex[] = "0123456789abcdef";
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	unsigned n = 0;
+
+	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+		h = (h ^ *c) * UINT64_C(0x100000001b3);
+	out[n++] = '\0';
+	for (const char *c = pre; *c; c++)
+		out[n++] = *c;
+	for (int i = 28; i >= 0; i -= 4)
+		out[n++] = hex[((uint32_t)pid >> i) & 15];
+	out[n++] = '-';
+	for (int i = 60; i >= 0; i -= 4)
+		out[n++] = hex[(h >> i) & 15];
+	return n;   /* bytes of the name (it holds no terminating NUL) */
+}
 
 enum mn_backend_state {
 	MN_BACKEND_NONE = 0,     /* not started yet */
@@ -79,7 +113,9 @@ struct mn_session {
 	 * (MNEMO_BACKENDS=per-module).  Either way backend[i] is module i's slot. */
 	uint32_t nbackends;
 	uint32_t split;                     /* enum mn_split: how worker threads share the modules */
-	uint32_t pad1;
+	/* Which image of the run this session profiles (runtime.c, "Sessions of a process tree"):
+	 * 0 the first, 1 a fork child's or a new process's, 2.. a later image of one process. */
+	uint32_t image;
 	/* One struct mn_value_set per site id 0..site_count (abi.h), 8-byte aligned, when a module
 	 * takes `value`: the backend publishes each site's values there, the program reads them. */
 	uint64_t values_off, values_len;
@@ -88,7 +124,7 @@ struct mn_session {
 	uint32_t ended;                     /* 1 once the fields below are valid */
 	int32_t exit_status;                /* 0-255, or -1 when killed by a signal */
 	int32_t term_signal;                /* the fatal signal, or 0 */
-	uint32_t pad2;
+	uint32_t exec_ended;                /* MN_EXEC_*: the image ended by exec */
 	double end_monotonic;
 	uint64_t dropped_thread_events;     /* events from threads other than the first */
 	uint64_t dropped_other_events;      /* events dropped for any other reason */
@@ -103,7 +139,7 @@ struct mn_session {
 		char why[256];
 	} backend[MN_MAX_MODULES];
 	uint32_t profile_done;              /* enum mn_profile_state; futex word, written by backend 0 */
-	uint32_t pad3;
+	int32_t parent_pid;                 /* the forking process, for a fork child's; else 0 */
 };
 
 static inline const char *mn_session_sites(const struct mn_session *s)

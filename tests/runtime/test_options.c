@@ -248,6 +248,39 @@ static void test_output_path(void **state)
 	check_path("/abs/x.yaml", "prog", 1, NULL, "/abs/x.yaml");
 }
 
+static void check_image(const char *path, long pid, unsigned image, bool pid_in_pattern,
+			const char *expected)
+{
+	char out[MN_PATH_MAX];
+
+	snprintf(out, sizeof(out), "%s", path);
+	if (mn_options_image_path(out, sizeof(out), pid, image, pid_in_pattern))
+		fail_msg("'%s' image %u: expected \"%s\", got an error", path, image, expected);
+	if (strcmp(out, expected))
+		fail_msg("'%s' image %u: expected \"%s\", got \"%s\"", path, image, expected, out);
+}
+
+/* Each image of a run writes a profile of its own (fork children, exec, started processes). */
+static void test_image_path(void **state)
+{
+	char small[24] = "/w/p.yaml";
+
+	check_image("/w/p.yaml", 42, 0, false, "/w/p.yaml");
+	check_image("/w/p.yaml", 42, 1, false, "/w/p.42.yaml");
+	check_image("/w/p.yaml", 42, 2, false, "/w/p.42.2.yaml");
+	check_image("/w/prog.mnemo.yaml", 7, 1, false, "/w/prog.7.mnemo.yaml");
+	check_image("/w/prog.mnemo.yaml", 7, 3, false, "/w/prog.7.3.mnemo.yaml");
+	/* No known suffix, or nothing before it: at the end. */
+	check_image("/w/out", 7, 1, false, "/w/out.7");
+	check_image("/w/.yaml", 7, 1, false, "/w/.yaml.7");
+	check_image("/w.yaml/out", 7, 1, false, "/w.yaml/out.7");
+	/* The pattern's %p made the name this process's already. */
+	check_image("/w/run.7.yaml", 7, 1, true, "/w/run.7.yaml");
+	check_image("/w/run.7.yaml", 7, 2, true, "/w/run.7.2.yaml");
+	assert_int_equal(mn_options_image_path(small, 12, 123456, 1, false), -ENAMETOOLONG);
+	assert_string_equal(small, "/w/p.yaml");
+}
+
 static void test_output_path_errors(void **state)
 {
 	char out[64], big[MN_PATH_MAX + 16];
@@ -364,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_numa),
 		cmocka_unit_test(test_output_path),
 		cmocka_unit_test(test_output_path_errors),
+		cmocka_unit_test(test_image_path),
 		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_sample),
 	};

@@ -2,7 +2,8 @@
  * Ends the way EXIT_PATH says: return (from main), exit, abort or kill (SIGKILL, which no handler
  * sees), after enough events to fill a few queue buffers.  Before that it leaves two children that
  * outlive it, one exec'd (sleep) and one only forked, and prints their pids: neither may keep the
- * queue's memory (test_e2e.c, test_queue_released_on_every_exit).
+ * queue's memory (test_e2e.c, test_queue_released_on_every_exit).  They run unprofiled
+ * (MNEMO_DISABLE at the fork), so that no queue of their own is in the way either.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ int main(void)
 	if (!how)
 		how = "return";
 	fflush(stdout);
+	setenv("MNEMO_DISABLE", "1", 1);
 	exec_child = fork();
 	if (exec_child == 0) {
 		execlp("sleep", "sleep", "30", (char *)NULL);
@@ -33,6 +35,7 @@ int main(void)
 		sleep(30);  /* the test kills it sooner */
 		_exit(0);
 	}
+	unsetenv("MNEMO_DISABLE");
 	printf("exec child %d\nfork child %d\n", (int)exec_child, (int)fork_child);
 	fflush(stdout);
 
