@@ -254,6 +254,8 @@ static bool written(const struct mn_field *f, const void *row)
 
 	if ((f->flags & MN_FF_HIDDEN) || (f->when && !f->when(f, row)))
 		return false;
+	if ((f->flags & MN_FF_PRESENT) && !*(const bool *)at(row, f->aux))
+		return false;
 	if ((f->flags & MN_FF_DERIVED) || f->offset == MN_NO_OFFSET)
 		return true;
 	if (f->type == MN_FT_ROWMAP)
@@ -476,11 +478,15 @@ static int emit_table(const struct mn_field *f, const void *row, struct mn_prof 
 		return -ENOMEM;
 	if (f->type == MN_FT_KV)
 		mn_prof_map_begin_flow(p);
-	else if (f->flags & MN_FF_FLOW)
+	else if (f->flags & (MN_FF_FLOW | MN_FF_IDS))
 		mn_prof_seq_begin_flow(p);
 	else
 		mn_prof_seq_begin(p);
 	for (size_t i = 0; i < n && !err; i++) {
+		if (f->flags & MN_FF_IDS) {
+			mn_prof_site(p, (uint32_t)r[i].id);
+			continue;
+		}
 		if (f->type != MN_FT_KV) {
 			err = emit_row(s, r[i].row, r[i].id, p, s->flow);
 			continue;
@@ -611,7 +617,7 @@ static const struct mn_pnode *node_of(struct rd *r, const struct mn_field *f,
 {
 	const struct mn_pnode *n = mn_pnode_get(map, f->key);
 	bool optional = !need && (f->when || (f->flags & (MN_FF_OPT | MN_FF_ONE | MN_FF_MANY |
-								 MN_FF_DERIVED)));
+								 MN_FF_DERIVED | MN_FF_PRESENT)));
 
 	*e = 0;
 	if (!n && !optional)
@@ -800,10 +806,51 @@ static int restore_rows(struct rd *r, const struct mn_field *f, void *field,
 	return e;
 }
 
+/* The HIDDEN marks of row (restore() sets them for every row it reads). */
+static void mark(const struct mn_schema *s, void *row)
+{
+	for (unsigned i = 0; i < s->nfields; i++)
+		if ((s->fields[i].flags & MN_FF_HIDDEN) && s->fields[i].arg)
+			set(s->fields[i].type, at(row, s->fields[i].offset),
+			    (union val){ .u = s->fields[i].arg });
+}
+
+/* An IDS table: `[3, 7]`, a row made and marked for each site id. */
+static int restore_ids(struct rd *r, const struct mn_field *f, struct mn_sitevec *sv,
+		       const struct mn_pnode *n)
+{
+	const char *why;
+	void *row;
+
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return FAIL(r, n, "field '%s': expected a sequence", f->key);
+	for (size_t i = 0; i < mn_pnode_len(n); i++) {
+		uint64_t id;
+
+		if (mn_pnode_u64(mn_pnode_at(n, i), &id) || !id || id > UINT32_MAX)
+			return FAIL(r, mn_pnode_at(n, i), "field '%s': expected a site id", f->key);
+		if (!(row = mn_sitevec_get(sv, (uint32_t)id)))
+			return -ENOMEM;
+		mark(f->sub, row);
+		if (f->sub->check && (why = f->sub->check(r->top, row, id)))
+			return FAIL(r, mn_pnode_at(n, i), "%s", why);
+	}
+	return 0;
+}
+
 /* A ROWMAP row's view: its key words, then the row. */
 static void *view_of(struct mn_row *e)
 {
 	return (char *)e - MN_ROWS_KEY_WORDS * sizeof(uint64_t);
+}
+
+/* The count of a ROWMAP row's view (1 when no field is the count). */
+static uint64_t view_of_count(const struct mn_schema *s, const void *row)
+{
+	for (unsigned i = 0; i < s->nfields; i++)
+		if (s->fields[i].offset == MN_ROWMAP_ROW(count))
+			return *(const uint64_t *)at(row, s->fields[i].offset);
+	return 1;
 }
 
 /* The identity of MIN for fields a row does not give (a row map's new row has no values). */
@@ -843,7 +890,9 @@ static int restore_rowmap(struct rd *r, const struct mn_field *f, struct mn_rows
 		min_identity(s, tmp);
 		if (mn_pnode_kind(x) != MN_PNODE_MAP)
 			e = FAIL(r, x, "%s: expected a mapping for each row", f->key);
-		else if (!(e = restore_row(r, s, tmp, x, NO_ID)))
+		else if (!(e = restore_row(r, s, tmp, x, NO_ID)) && !view_of_count(s, tmp))
+			e = FAIL(r, x, "%s: a row counts at least 1", f->key);
+		else if (!e)
 			e = (row = mn_rows_get(rows, tmp)) ? merge_row(s, view_of(row), tmp, &m) :
 							     -ENOMEM;
 	}
@@ -901,11 +950,8 @@ static int restore_field(struct rd *r, const struct mn_schema *s, const struct m
 	bool need = false;
 	int e;
 
-	if (f->flags & MN_FF_HIDDEN) {
-		if (f->arg)
-			set(f->type, at(row, f->offset), (union val){ .u = f->arg });
-		return 0;
-	}
+	if (f->flags & MN_FF_HIDDEN)
+		return 0;   /* mark() */
 	if (f->offset == MN_NO_OFFSET && f->reduce == MN_R_CONST)
 		return restore_const(r, s, f, map);
 	if (f->offset == MN_NO_OFFSET || (f->flags & MN_FF_DERIVED))
@@ -920,15 +966,20 @@ static int restore_field(struct rd *r, const struct mn_schema *s, const struct m
 	}
 	if (!(n = node_of(r, f, map, need, &e)))
 		return e;
+	if (f->flags & MN_FF_PRESENT)
+		*(bool *)at(row, f->aux) = true;
 	if (f->take)
 		return f->take(f, row, r->prof, n, r->err, r->errlen);
 	switch (f->type) {
 	case MN_FT_CTX: return restore_ctx(r, f, at(row, f->offset), n);
 	case MN_FT_ROWMAP: return restore_rowmap(r, f, at(row, f->offset), n);
+	case MN_FT_SITES:
+		if (f->flags & MN_FF_IDS)
+			return restore_ids(r, f, at(row, f->offset), n);
+		return restore_rows(r, f, at(row, f->offset), n);
 	case MN_FT_LIST: return restore_list(r, f, at(row, f->offset), n);
 	case MN_FT_KV: return restore_kv(r, s, f, at(row, f->offset), n);
-	case MN_FT_ROWS:
-	case MN_FT_SITES: return restore_rows(r, f, at(row, f->offset), n);
+	case MN_FT_ROWS: return restore_rows(r, f, at(row, f->offset), n);
 	case MN_FT_MAP:
 		if (mn_pnode_kind(n) != MN_PNODE_MAP)
 			return FAIL(r, n, "field '%s': expected a mapping", f->key);
@@ -975,6 +1026,7 @@ static int restore_row(struct rd *r, const struct mn_schema *s, void *row,
 	const char *why;
 	int e;
 
+	mark(s, row);
 	for (unsigned i = 0; i < s->nfields; i++)
 		if ((e = restore_field(r, s, &s->fields[i], row, map, id)))
 			return e;

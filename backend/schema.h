@@ -204,7 +204,8 @@ enum mn_ftype {
 	MN_FT_ROWMAP,  /* struct mn_rows (map.h) of .sub rows: a sequence of rows.  A row is the
 			* map's key words followed by its struct mn_row (mn_row_key()): .sub's
 			* size is MN_ROWS_KEY_WORDS * 8 + sizeof(struct mn_row) and its fields'
-			* offsets fall in that (MN_ROWMAP_ROW()); key fields lie in the key words */
+			* offsets fall in that (MN_ROWMAP_ROW()); key fields lie in the key words.
+			* restore() refuses a row whose count is 0 (map.h: a row is counted) */
 	MN_FT_CTX,     /* uint32_t, a context id (context.h) of the struct mn_ctx * at offset
 			* .aux of the top row: written as its sites, outermost first ([12, 40]),
 			* restored by interning (at most .arg frames); in tables ordered by rank
@@ -250,6 +251,11 @@ enum mn_reduce {
 				  * was listed), merged by its reduction */
 #define MN_FF_REQUIRED  0x1000u  /* with .when: restore() wants the field when .when of the
 				  * row read so far says so, and ignores it otherwise */
+#define MN_FF_PRESENT   0x2000u  /* written only when the bool at .aux is true; restore() sets
+				  * it when the field is there */
+#define MN_FF_IDS       0x4000u  /* SITES: written as the flow list of the ids of its rows (not
+				  * skipped); restore() makes a row for each id and sets its
+				  * MN_FF_HIDDEN marks.  Usually a VIEW of a table written too */
 
 /* A field of no member: a SITES table's key (see MN_FT_SITES), or with MN_R_CONST a constant of
  * the module, .arg, written as it is and refused by restore() when it differs. */

@@ -1,8 +1,8 @@
 /*
- * The dependence module's section (README, "Section schema"), declared once on backend/schema.h:
- * the backend writes, restores and merges it.  Here only what is the module's own: the counts
- * kept by its components (shadow aliases, context ids lost), the `target:` list, the rows of
- * accesses that span workers, and every loop of the site table written even when it never ran.
+ * The dependence module's section (README, "Section schema"), declared on backend/schema.h, which
+ * writes, restores and merges it.  Here only what is the module's own: the counts its components
+ * keep (shadow aliases, context ids lost), the rows of accesses that span workers, and a `loops:`
+ * row for every loop of the site table, even one that never ran.
  */
 #include "dep.h"
 #include "schema.h"
@@ -23,28 +23,22 @@ static bool with_context(const struct mn_field *f, const void *row)
 	return ((const struct dep *)mn_schema_top())->context;
 }
 
-static bool with_target(const struct mn_field *f, const void *row)
-{
-	return ((const struct dep *)row)->target_mode;
-}
-
-/* Loops: the target ones in target mode, else every loop (dep_emit() made a row for each). */
-static bool loop_skip(const void *row)
+/* `loops:` the target loops in target mode, else every loop (dep_emit() made a row for each). */
+static bool not_listed(const void *row)
 {
 	const struct site *s = row;
 
 	return ((const struct dep *)mn_schema_top())->target_mode ? !s->target : !s->loop;
 }
 
+static bool not_target(const void *row)
+{
+	return !((const struct site *)row)->target;
+}
+
 static const char *loop_check(const void *top, const void *row, uint64_t id)
 {
 	return id ? NULL : "field 'loop': expected a loop site id";
-}
-
-static const char *row_check(const void *top, const void *row, uint64_t id)
-{
-	return ((const struct dep_view *)row)->r.count ? NULL :
-	       "field 'count': a row counts at least 1";
 }
 
 /* `lost:` aliases and nomem count what the shadow and the context manager lost too. */
@@ -59,44 +53,11 @@ static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p
 	return 0;
 }
 
-/* `target: [ids]`: the loops MNEMO_DEP_LOOP named. */
-static int put_target(const struct mn_field *f, const void *row, struct mn_prof *p)
-{
-	const struct dep *d = row;
-	const struct site *s;
-
-	mn_prof_seq_begin_flow(p);
-	MN_SITEVEC_FOREACH(&d->sites, id, s)
-		if (s->target)
-			mn_prof_site(p, (uint32_t)id);
-	mn_prof_seq_end(p);
-	return 0;
-}
-
-static int take_target(const struct mn_field *f, void *row, const struct mn_profile *prof,
-		       const struct mn_pnode *n, char *err, size_t errlen)
-{
-	struct dep *d = row;
-	uint64_t id;
-	struct site *s;
-
-	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
-		return mn_pnode_errorf(prof, n, err, errlen, "field 'target': expected a sequence");
-	for (size_t i = 0; i < mn_pnode_len(n); i++) {
-		if (mn_pnode_u64(mn_pnode_at(n, i), &id) || !id || id > UINT32_MAX)
-			return mn_pnode_errorf(prof, mn_pnode_at(n, i), err, errlen,
-					       "field 'target': expected a loop site id");
-		if (!(s = mn_sitevec_get(&d->sites, (uint32_t)id)))
-			return -ENOMEM;
-		s->target = true;
-	}
-	d->target_mode = true;
-	return 0;
-}
-
 #define V(m) offsetof(struct dep_view, k.m)
 #define CTX(key, m) MN_FIELD(key, MN_FT_CTX, V(m), MN_R_KEY, .aux = offsetof(struct dep, ctx), \
 			     .arg = CTX_DEPTH, .when = with_context, .flags = MN_FF_REQUIRED)
+#define DISTANCE(key, m, r) MN_FIELD(key, MN_FT_U64, MN_ROWMAP_ROW(m), r, .when = carried, \
+				     .flags = MN_FF_REQUIRED)
 static const struct mn_field row_fields[] = {
 	MN_FIELD("loop", MN_FT_SITE, V(loop), MN_R_KEY),
 	MN_FIELD("kind", MN_FT_ENUM, V(kind), MN_R_KEY, .choices = "raw|war|waw"),
@@ -106,16 +67,14 @@ static const struct mn_field row_fields[] = {
 	MN_FIELD("dst_via", MN_FT_SITE, V(dst_via), MN_R_KEY, .flags = MN_FF_OPT),
 	MN_FIELD("carried", MN_FT_BOOL, V(carried), MN_R_KEY),
 	MN_FIELD("count", MN_FT_U64, MN_ROWMAP_ROW(count), MN_R_SUM),
-	MN_FIELD("min_distance", MN_FT_U64, MN_ROWMAP_ROW(min), MN_R_MIN, .when = carried,
-		 .flags = MN_FF_REQUIRED),
-	MN_FIELD("max_distance", MN_FT_U64, MN_ROWMAP_ROW(max), MN_R_MAX, .when = carried,
-		 .flags = MN_FF_REQUIRED),
+	DISTANCE("min_distance", min, MN_R_MIN),
+	DISTANCE("max_distance", max, MN_R_MAX),
 	CTX("src_context", src_ctx),
 	CTX("dst_context", dst_ctx),
 };
 static const struct mn_schema rows = MN_SCHEMA("dependences", struct dep_view, row_fields,
-	.flow = true, .check = row_check, .by = (const char *const[]){ "loop", "src", "dst", "kind",
-	"carried", "src_via", "dst_via", "src_context", "dst_context", NULL });
+	.flow = true, .by = (const char *const[]){ "loop", "src", "dst", "kind", "carried",
+	"src_via", "dst_via", "src_context", "dst_context", NULL });
 
 #define S(m) offsetof(struct site, m)
 static const struct mn_field loop_fields[] = {
@@ -126,7 +85,12 @@ static const struct mn_field loop_fields[] = {
 	MN_FIELD("", MN_FT_BOOL, S(target), MN_R_MAX, .flags = MN_FF_HIDDEN),
 };
 static const struct mn_schema loops = MN_SCHEMA("loops", struct site, loop_fields, .flow = true,
-						.skip = loop_skip, .check = loop_check);
+						.skip = not_listed, .check = loop_check);
+static const struct mn_field target_fields[] = {
+	MN_FIELD("", MN_FT_BOOL, S(target), MN_R_MAX, .flags = MN_FF_HIDDEN, .arg = 1),
+};
+static const struct mn_schema targets = MN_SCHEMA("target", struct site, target_fields,
+						  .skip = not_target);
 
 #define D(m) offsetof(struct dep, m)
 static const struct mn_field lost_fields[] = {
@@ -136,12 +100,11 @@ static const struct mn_field lost_fields[] = {
 	MN_FIELD("clock_resets", MN_FT_U64, D(resets), MN_R_SUM, .flags = MN_FF_CONTEXT),
 };
 static const struct mn_schema lost = MN_SCHEMA("lost", struct dep, lost_fields, .flow = true);
-
 static const struct mn_field dep_fields[] = {
 	MN_FIELD("granularity", MN_FT_U64, MN_NO_OFFSET, MN_R_CONST, .arg = 8),
 	MN_FIELD("context", MN_FT_BOOL, D(context), MN_R_SAME),
-	MN_FIELD("target", MN_FT_U64, D(target_mode), MN_R_NONE, .when = with_target,
-		 .put = put_target, .take = take_target),
+	MN_FIELD("target", MN_FT_SITES, D(sites), MN_R_NONE, .sub = &targets, .aux = D(target_mode),
+		 .flags = MN_FF_IDS | MN_FF_VIEW | MN_FF_PRESENT),
 	MN_FIELD("", MN_FT_BOOL, D(target_mode), MN_R_MAX, .flags = MN_FF_HIDDEN | MN_FF_CONTEXT),
 	MN_FIELD("loops", MN_FT_SITES, D(sites), MN_R_UNION, .flags = MN_FF_CONTEXT, .sub = &loops),
 	MN_FIELD("dependences", MN_FT_ROWMAP, D(deps), MN_R_UNION, .sub = &rows),

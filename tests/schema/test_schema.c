@@ -560,7 +560,7 @@ static void test_choice(void **state)
 		fail_msg("got '%s'", err);
 }
 
-/* ---- MN_FT_ROWMAP and MN_FT_CTX: a row map keyed by sites and a context, hidden state --------- */
+/* ---- MN_FT_ROWMAP and MN_FT_CTX: a row map keyed by sites and a context, hidden state ------- */
 
 struct rkey {
 	uint32_t a, b, ctx, pad;
@@ -732,7 +732,8 @@ static void test_rowmap_errors(void **state)
 	static const struct {
 		const char *text, *message;
 	} bad[] = {
-		{ "granularity: 9\nrows: []\n", "field 'granularity': 9, but this rowmap's is 8" },
+		{ "granularity: 9\nrows: []\n",
+		  "field 'granularity': 9, but this rowmap's is 8" },
 		{ "rows: []\n", "missing field 'granularity'" },
 		{ "granularity: 8\nrows: {}\n", "field 'rows': expected a sequence" },
 		{ "granularity: 8\nrows: [1]\n", "rows: expected a mapping for each row" },
@@ -754,6 +755,109 @@ static void test_rowmap_errors(void **state)
 		if (!strstr(err, bad[i].message) || strncmp(err, tmpdir, strlen(tmpdir)))
 			fail_msg("case %zu: expected '<file>%s', got '%s'", i, bad[i].message, err);
 	}
+}
+
+/* ---- MN_FF_IDS and MN_FF_PRESENT: a table's marked rows as a list of ids, when it is on ----- */
+
+struct isite {
+	uint64_t n;
+	bool picked;
+};
+struct itop {
+	bool picking;            /* `picked:` is written, and was there */
+	struct mn_sitevec sites;
+};
+
+static bool unpicked(const void *row)
+{
+	return !((const struct isite *)row)->picked;
+}
+
+static const struct mn_field pick_fields[] = {
+	MN_FIELD("", MN_FT_BOOL, offsetof(struct isite, picked), MN_R_MAX, .flags = MN_FF_HIDDEN,
+		 .arg = 1),
+};
+static const struct mn_schema picks = MN_SCHEMA("picked", struct isite, pick_fields,
+						.skip = unpicked);
+static const struct mn_field isite_fields[] = {
+	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
+	MN_FIELD("count", MN_FT_U64, offsetof(struct isite, n), MN_R_SUM),
+	MN_FIELD("", MN_FT_BOOL, offsetof(struct isite, picked), MN_R_MAX, .flags = MN_FF_HIDDEN),
+};
+static const struct mn_schema isites = MN_SCHEMA("sites", struct isite, isite_fields,
+						 .flow = true);
+static const struct mn_field itop_fields[] = {
+	MN_FIELD("picked", MN_FT_SITES, offsetof(struct itop, sites), MN_R_NONE, .sub = &picks,
+		 .flags = MN_FF_IDS | MN_FF_VIEW | MN_FF_PRESENT,
+		 .aux = offsetof(struct itop, picking)),
+	MN_FIELD("sites", MN_FT_SITES, offsetof(struct itop, sites), MN_R_UNION, .sub = &isites),
+};
+static const struct mn_schema itop = MN_SCHEMA("ids", struct itop, itop_fields);
+
+static int i_emit(void *st, struct mn_prof *p) { return mn_schema_emit(&itop, st, p); }
+static int i_init(void *st, const struct mn_run *run)
+{
+	return mn_sitevec_init(&((struct itop *)st)->sites, sizeof(struct isite), 4);
+}
+static void i_fini(void *st) { mn_schema_release(&itop, st); }
+static void i_merge(void *into, void *from) { merge_rc = mn_schema_merge(&itop, into, from, 1); }
+static int i_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
+		     char *err, size_t errlen)
+{
+	return mn_schema_restore(&itop, st, prof, sec, err, errlen);
+}
+
+static const struct mn_module I = {
+	.name = "ids", .state_size = sizeof(struct itop), .init = i_init, .fini = i_fini,
+	.merge = i_merge, .emit = i_emit, .restore = i_restore,
+};
+
+static int i_try(const char *section, void **stp, char *err, size_t errlen)
+{
+	char path[256];
+	struct mn_profile *prof;
+	int e;
+
+	snprintf(path, sizeof(path), "%s/i%d.yaml", tmpdir, nfile++);
+	mt_write_profile(path, MT_HEAD, I.name, section);
+	prof = mt_open(path, I.name);
+	e = mt_try_restore(&I, NULL, prof, stp, err, errlen);
+	mn_profile_close(prof);
+	return e;
+}
+
+/* Written back as read; absent, the list stays off; picked rows merge as marks. */
+static void test_ids_present(void **state)
+{
+	static const char *const text = "picked: [2, 5]\nsites:\n- {site: 2, count: 1}\n"
+					"- {site: 3, count: 4}\n- {site: 5, count: 0}\n";
+	static const char *const plain = "sites:\n- {site: 3, count: 1}\n- {site: 4, count: 2}\n";
+	char err[512], *got;
+	void *a, *b;
+
+	assert_int_equal(i_try(text, &a, err, sizeof(err)), 0);
+	assert_true(((struct itop *)a)->picking);
+	got = mt_emit_text(&I, a, NULL);
+	assert_string_equal(got, text);
+	free(got);
+	assert_int_equal(i_try(plain, &b, err, sizeof(err)), 0);
+	assert_false(((struct itop *)b)->picking);
+	got = mt_emit_text(&I, b, NULL);
+	assert_string_equal(got, plain);
+	free(got);
+	a = mt_fold(&I, a, b);
+	got = mt_emit_text(&I, a, NULL);
+	assert_string_equal(got, "picked: [2, 5]\nsites:\n- {site: 2, count: 1}\n- {site: 3, count: 5}\n"
+			    "- {site: 4, count: 2}\n- {site: 5, count: 0}\n");
+	free(got);
+	mt_state_free(&I, a);
+	assert_int_equal(i_try("picked: [3, 0]\nsites: []\n", &a, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "field 'picked': expected a site id") ||
+	    strncmp(err, tmpdir, strlen(tmpdir)))
+		fail_msg("got '%s'", err);
+	assert_int_equal(i_try("picked: {}\nsites: []\n", &a, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "field 'picked': expected a sequence"))
+		fail_msg("got '%s'", err);
 }
 
 static int setup(void **state)
@@ -782,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_rowmap_emit),
 		cmocka_unit_test(test_rowmap_merge),
 		cmocka_unit_test(test_rowmap_errors),
+		cmocka_unit_test(test_ids_present),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
