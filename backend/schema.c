@@ -99,6 +99,11 @@ bool mn_set64_open(const struct mn_field *f, const void *row)
 	return !((const struct mn_set64 *)at(row, f->offset))->capped;
 }
 
+bool mn_flag(const struct mn_field *f, const void *row)
+{
+	return *(const bool *)at(row, f->aux);
+}
+
 bool mn_vec_any(const struct mn_field *f, const void *row)
 {
 	return ((const struct mn_vec *)at(row, f->offset))->n != 0;
@@ -434,6 +439,16 @@ static struct ref *rows_of(const struct mn_field *f, const void *row, size_t *n)
 static int emit_row(const struct mn_schema *s, const void *row, uint64_t id, struct mn_prof *p,
 		    bool flow);
 
+/* Whether a row of an IDS table is marked: a HIDDEN field that restore() sets is set. */
+static bool marked(const struct mn_schema *s, const void *row)
+{
+	for (unsigned i = 0; i < s->nfields; i++)
+		if ((s->fields[i].flags & MN_FF_HIDDEN) && s->fields[i].arg &&
+		    !is_zero(s->fields[i].type, get(s->fields[i].type, at(row, s->fields[i].offset))))
+			return true;
+	return false;
+}
+
 static int by_elem(const void *a, const void *b, void *arg)
 {
 	enum mn_ftype t = *(const enum mn_ftype *)arg;
@@ -484,7 +499,8 @@ static int emit_table(const struct mn_field *f, const void *row, struct mn_prof 
 		mn_prof_seq_begin(p);
 	for (size_t i = 0; i < n && !err; i++) {
 		if (f->flags & MN_FF_IDS) {
-			mn_prof_site(p, (uint32_t)r[i].id);
+			if (marked(s, r[i].row))
+				mn_prof_site(p, (uint32_t)r[i].id);
 			continue;
 		}
 		if (f->type != MN_FT_KV) {
@@ -777,6 +793,9 @@ static int restore_item(struct rd *r, const struct mn_field *f, void *field,
 	} else {
 		if ((e = mn_pfield_u32(r->prof, x, s->fields[0].key, &id, r->err, r->errlen)))
 			return e == -ENOENT ? -EINVAL : e;
+		if (!id && (s->fields[0].flags & MN_FF_NONZERO))
+			return FAIL(r, mn_pnode_get(x, s->fields[0].key),
+				    "field '%s': expected a site id, not 0", s->fields[0].key);
 		if ((e = seen_before(seen, id)) < 0)
 			return e;
 		if (e)
@@ -813,6 +832,16 @@ static void mark(const struct mn_schema *s, void *row)
 		if ((s->fields[i].flags & MN_FF_HIDDEN) && s->fields[i].arg)
 			set(s->fields[i].type, at(row, s->fields[i].offset),
 			    (union val){ .u = s->fields[i].arg });
+}
+
+/* Every row of an IDS table unmarked: the file's list is the whole of it. */
+static void unmark(const struct mn_schema *s, struct mn_sitevec *sv)
+{
+	for (size_t id = 0; id < sv->n; id++)
+		for (unsigned i = 0; sv->rec[id] && i < s->nfields; i++)
+			if ((s->fields[i].flags & MN_FF_HIDDEN) && s->fields[i].arg)
+				set(s->fields[i].type, at(sv->rec[id], s->fields[i].offset),
+				    (union val){ .u = 0 });
 }
 
 /* An IDS table: `[3, 7]`, a row made and marked for each site id. */
@@ -908,8 +937,9 @@ static int restore_ctx(struct rd *r, const struct mn_field *f, uint32_t *id,
 
 	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
 		return FAIL(r, n, "field '%s': expected a sequence", f->key);
-	if (mn_pnode_len(n) > f->arg)
-		return FAIL(r, n, "field '%s': more than %u frames", f->key, f->arg);
+	if (mn_pnode_len(n) > ctx_of(f, r->top)->max_depth)
+		return FAIL(r, n, "field '%s': more than %u frames", f->key,
+			    ctx_of(f, r->top)->max_depth);
 	for (size_t i = 0; i < mn_pnode_len(n); i++) {
 		uint64_t site;
 
@@ -964,10 +994,12 @@ static int restore_field(struct rd *r, const struct mn_schema *s, const struct m
 		if (!(need = f->when(f, row)))
 			return 0;
 	}
+	if (f->flags & MN_FF_PRESENT)
+		*(bool *)at(row, f->aux) = mn_pnode_get(map, f->key) != NULL;
+	if (f->flags & MN_FF_IDS)
+		unmark(f->sub, at(row, f->offset));
 	if (!(n = node_of(r, f, map, need, &e)))
 		return e;
-	if (f->flags & MN_FF_PRESENT)
-		*(bool *)at(row, f->aux) = true;
 	if (f->take)
 		return f->take(f, row, r->prof, n, r->err, r->errlen);
 	switch (f->type) {

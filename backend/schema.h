@@ -202,13 +202,14 @@ enum mn_ftype {
 	MN_FT_CHOICE,  /* unsigned, the index of the value among .choices, as MN_FT_ENUM: a module
 			* setting's MN_OPT_CHOICE (module.h) */
 	MN_FT_ROWMAP,  /* struct mn_rows (map.h) of .sub rows: a sequence of rows.  A row is the
-			* map's key words followed by its struct mn_row (mn_row_key()): .sub's
-			* size is MN_ROWS_KEY_WORDS * 8 + sizeof(struct mn_row) and its fields'
-			* offsets fall in that (MN_ROWMAP_ROW()); key fields lie in the key words.
+			* map's key words followed by its struct mn_row (mn_row_key()): .sub is
+			* an MN_ROWMAP_SCHEMA(), key fields at their offsets in the key words,
+			* the others at MN_ROWMAP_ROW(count), (min), (max).
 			* restore() refuses a row whose count is 0 (map.h: a row is counted) */
 	MN_FT_CTX,     /* uint32_t, a context id (context.h) of the struct mn_ctx * at offset
 			* .aux of the top row: written as its sites, outermost first ([12, 40]),
-			* restored by interning (at most .arg frames); in tables ordered by rank
+			* restored by interning (at most the manager's max_depth frames); in
+			* tables ordered by rank
 			* (ctxrank.h), so that the order does not depend on the run; merged from a
 			* restored state by mn_ctx_translate() (ids are per run).  ROWMAP keys only */
 };
@@ -231,6 +232,11 @@ enum mn_reduce {
 
 /* A ROWMAP row's member m of struct mn_row (count, min, max), as a field's offset. */
 #define MN_ROWMAP_ROW(m) (MN_ROWS_KEY_WORDS * 8 + offsetof(struct mn_row, m))
+/* The rows of a ROWMAP: its key words, then its struct mn_row. */
+#define MN_ROWMAP_SCHEMA(namestr, fieldarray, ...)                                              \
+	{ .name = (namestr), .size = MN_ROWS_KEY_WORDS * 8 + sizeof(struct mn_row),           \
+	  .fields = (fieldarray), .nfields = sizeof(fieldarray) / sizeof((fieldarray)[0]),       \
+	  __VA_ARGS__ }
 
 /* Flags of a field. */
 #define MN_FF_OPT        0x001u  /* written only when not 0 (a list or table: not empty) */
@@ -240,7 +246,8 @@ enum mn_reduce {
 #define MN_FF_ONE        0x008u  /* LIST: written as its one value, only when it has one */
 #define MN_FF_MANY       0x010u  /* LIST: written only when it has two values or more */
 #define MN_FF_SORTED     0x020u  /* LIST: written ascending; restore() wants it strictly so */
-#define MN_FF_NONZERO    0x040u  /* KV: pairs whose value is 0 are left out */
+#define MN_FF_NONZERO    0x040u  /* KV: pairs whose value is 0 are left out; a SITES table's
+				  * key: restore() refuses site 0 */
 #define MN_FF_ATTACH     0x080u  /* KV view: each key must be one the field it views gave */
 #define MN_FF_FLOW       0x100u  /* LIST, KV, ROWS, SITES: the sequence on one line */
 #define MN_FF_NULL       0x200u  /* written `null` when the bool at .aux is false */
@@ -252,10 +259,12 @@ enum mn_reduce {
 #define MN_FF_REQUIRED  0x1000u  /* with .when: restore() wants the field when .when of the
 				  * row read so far says so, and ignores it otherwise */
 #define MN_FF_PRESENT   0x2000u  /* written only when the bool at .aux is true; restore() sets
-				  * it when the field is there */
-#define MN_FF_IDS       0x4000u  /* SITES: written as the flow list of the ids of its rows (not
-				  * skipped); restore() makes a row for each id and sets its
-				  * MN_FF_HIDDEN marks.  Usually a VIEW of a table written too */
+				  * it to whether the field is there */
+#define MN_FF_IDS       0x4000u  /* SITES: written as the flow list of the ids of its marked
+				  * rows, those with a MN_FF_HIDDEN field of .arg not 0 set;
+				  * restore() clears the marks of every row (init() may have set
+				  * some), then makes a row for each id and marks it.  Usually a
+				  * VIEW of a table written too */
 
 /* A field of no member: a SITES table's key (see MN_FT_SITES), or with MN_R_CONST a constant of
  * the module, .arg, written as it is and refused by restore() when it differs. */
@@ -324,6 +333,7 @@ void mn_set64_single(const struct mn_field *f, const void *row, void *out);
 void mn_set64_count(const struct mn_field *f, const void *row, void *out);
 bool mn_set64_open(const struct mn_field *f, const void *row);
 bool mn_vec_any(const struct mn_field *f, const void *row);
+bool mn_flag(const struct mn_field *f, const void *row);   /* when: the bool at .aux is true */
 void mn_topk_key(const struct mn_field *f, const void *row, void *out);
 void mn_topk_share(const struct mn_field *f, const void *row, void *out);
 void mn_topk_over(const struct mn_field *f, const void *row, void *out);

@@ -1,22 +1,11 @@
 /*
  * The dependence module's section (README, "Section schema"), declared on backend/schema.h, which
- * writes, restores and merges it.  Here only what is the module's own: the counts its components
- * keep (shadow aliases, context ids lost), the rows of accesses that span workers, and a `loops:`
- * row for every loop of the site table, even one that never ran.
+ * writes, restores and merges it.  Here what is the module's own: the counts its components keep
+ * (shadow aliases, context ids lost), the rows of accesses that span workers, and a `loops:` row
+ * for every loop of the site table, even one that never ran.
  */
 #include "dep.h"
 #include "schema.h"
-
-/* A row of the row map as the schema sees it: its key words, then its counts. */
-struct dep_view {
-	struct dep_key k;
-	struct mn_row r;
-};
-
-static bool carried(const struct mn_field *f, const void *row)
-{
-	return ((const struct dep_view *)row)->k.carried;
-}
 
 static bool with_context(const struct mn_field *f, const void *row)
 {
@@ -24,21 +13,11 @@ static bool with_context(const struct mn_field *f, const void *row)
 }
 
 /* `loops:` the target loops in target mode, else every loop (dep_emit() made a row for each). */
-static bool not_listed(const void *row)
+static bool unlisted(const void *row)
 {
 	const struct site *s = row;
 
 	return ((const struct dep *)mn_schema_top())->target_mode ? !s->target : !s->loop;
-}
-
-static bool not_target(const void *row)
-{
-	return !((const struct site *)row)->target;
-}
-
-static const char *loop_check(const void *top, const void *row, uint64_t id)
-{
-	return id ? NULL : "field 'loop': expected a loop site id";
 }
 
 /* `lost:` aliases and nomem count what the shadow and the context manager lost too. */
@@ -53,11 +32,11 @@ static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p
 	return 0;
 }
 
-#define V(m) offsetof(struct dep_view, k.m)
+#define V(m) offsetof(struct dep_key, m)
 #define CTX(key, m) MN_FIELD(key, MN_FT_CTX, V(m), MN_R_KEY, .aux = offsetof(struct dep, ctx), \
-			     .arg = CTX_DEPTH, .when = with_context, .flags = MN_FF_REQUIRED)
-#define DISTANCE(key, m, r) MN_FIELD(key, MN_FT_U64, MN_ROWMAP_ROW(m), r, .when = carried, \
-				     .flags = MN_FF_REQUIRED)
+			     .when = with_context, .flags = MN_FF_REQUIRED)
+#define DISTANCE(key, m, r) MN_FIELD(key, MN_FT_U64, MN_ROWMAP_ROW(m), r, .when = mn_flag, \
+				     .aux = V(carried), .flags = MN_FF_REQUIRED)
 static const struct mn_field row_fields[] = {
 	MN_FIELD("loop", MN_FT_SITE, V(loop), MN_R_KEY),
 	MN_FIELD("kind", MN_FT_ENUM, V(kind), MN_R_KEY, .choices = "raw|war|waw"),
@@ -72,25 +51,24 @@ static const struct mn_field row_fields[] = {
 	CTX("src_context", src_ctx),
 	CTX("dst_context", dst_ctx),
 };
-static const struct mn_schema rows = MN_SCHEMA("dependences", struct dep_view, row_fields,
+static const struct mn_schema rows = MN_ROWMAP_SCHEMA("dependences", row_fields,
 	.flow = true, .by = (const char *const[]){ "loop", "src", "dst", "kind", "carried",
 	"src_via", "dst_via", "src_context", "dst_context", NULL });
 
 #define S(m) offsetof(struct site, m)
 static const struct mn_field loop_fields[] = {
-	MN_FIELD("loop", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
+	MN_FIELD("loop", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY, .flags = MN_FF_NONZERO),
 	MN_FIELD("invocations", MN_FT_U64, S(invocations), MN_R_SUM),
 	MN_FIELD("iterations", MN_FT_U64, S(iterations), MN_R_SUM),
 	MN_FIELD("", MN_FT_BOOL, S(loop), MN_R_MAX, .flags = MN_FF_HIDDEN, .arg = 1),
 	MN_FIELD("", MN_FT_BOOL, S(target), MN_R_MAX, .flags = MN_FF_HIDDEN),
 };
 static const struct mn_schema loops = MN_SCHEMA("loops", struct site, loop_fields, .flow = true,
-						.skip = not_listed, .check = loop_check);
+						.skip = unlisted);
 static const struct mn_field target_fields[] = {
 	MN_FIELD("", MN_FT_BOOL, S(target), MN_R_MAX, .flags = MN_FF_HIDDEN, .arg = 1),
 };
-static const struct mn_schema targets = MN_SCHEMA("target", struct site, target_fields,
-						  .skip = not_target);
+static const struct mn_schema targets = MN_SCHEMA("target", struct site, target_fields);
 
 #define D(m) offsetof(struct dep, m)
 static const struct mn_field lost_fields[] = {
@@ -104,7 +82,7 @@ static const struct mn_field dep_fields[] = {
 	MN_FIELD("granularity", MN_FT_U64, MN_NO_OFFSET, MN_R_CONST, .arg = 8),
 	MN_FIELD("context", MN_FT_BOOL, D(context), MN_R_SAME),
 	MN_FIELD("target", MN_FT_SITES, D(sites), MN_R_NONE, .sub = &targets, .aux = D(target_mode),
-		 .flags = MN_FF_IDS | MN_FF_VIEW | MN_FF_PRESENT),
+		 .flags = MN_FF_IDS | MN_FF_VIEW | MN_FF_PRESENT),   /* MNEMO_DEP_LOOP's loops */
 	MN_FIELD("", MN_FT_BOOL, D(target_mode), MN_R_MAX, .flags = MN_FF_HIDDEN | MN_FF_CONTEXT),
 	MN_FIELD("loops", MN_FT_SITES, D(sites), MN_R_UNION, .flags = MN_FF_CONTEXT, .sub = &loops),
 	MN_FIELD("dependences", MN_FT_ROWMAP, D(deps), MN_R_UNION, .sub = &rows),
@@ -114,24 +92,18 @@ static const struct mn_field dep_fields[] = {
 };
 static const struct mn_schema dep_schema = MN_SCHEMA("dependence", struct dep, dep_fields);
 
-/* The section into a state fresh from dep_init(): the section's settings, not this process's. */
+/* The section into a state fresh from init(): the section's settings, not this process's. */
 int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
 		char *err, size_t errlen)
 {
-	struct dep *d = st;
-	struct site *s;
-
-	MN_SITEVEC_FOREACH(&d->sites, id, s)   /* MNEMO_DEP_LOOP of this process */
-		s->target = false;
-	d->target_mode = false;
-	d->restored = true;
-	return mn_schema_restore(&dep_schema, d, prof, section, err, errlen);
+	((struct dep *)st)->restored = true;
+	return mn_schema_restore(&dep_schema, st, prof, section, err, errlen);
 }
 
 /* A row both workers counted for the same n accesses that span them: once each (rule 6). */
-static void span_dup(void *arg, const uint64_t *k, uint64_t n)
+static void span_dup(void *rows, const uint64_t *k, uint64_t n)
 {
-	struct mn_row *e = mn_rows_get(&((struct dep *)arg)->deps, k);
+	struct mn_row *e = mn_rows_get(rows, k);
 
 	if (e && e->count > n)
 		e->count -= n;
@@ -151,7 +123,7 @@ void dep_merge(void *into_, void *from_)
 	into->nomem += from->restored ? cs.nomem : 0;
 	if (mn_schema_merge(&dep_schema, into, from, from->restored) == -ENOMEM)
 		into->nomem++;
-	if (mn_spans_merge(&into->span_rows, &from->span_rows, span_dup, into))
+	if (mn_spans_merge(&into->span_rows, &from->span_rows, span_dup, &into->deps))
 		into->nomem++;
 }
 

@@ -566,7 +566,7 @@ struct rkey {
 	uint32_t a, b, ctx, pad;
 	uint64_t zero[2];
 };
-struct rview {
+struct rview {                   /* a row of the map as the schema sees it */
 	struct rkey k;
 	struct mn_row r;
 };
@@ -597,11 +597,12 @@ static const struct mn_field rrow_fields[] = {
 		 .flags = MN_FF_REQUIRED),
 	MN_FIELD("max", MN_FT_U64, MN_ROWMAP_ROW(max), MN_R_MAX, .when = has_b,
 		 .flags = MN_FF_REQUIRED),
-	MN_FIELD("ctx", MN_FT_CTX, RK(ctx), MN_R_KEY, .aux = offsetof(struct rtop, ctx), .arg = 3),
+	MN_FIELD("ctx", MN_FT_CTX, RK(ctx), MN_R_KEY, .aux = offsetof(struct rtop, ctx)),
 };
-static const struct mn_schema rrows = MN_SCHEMA("rows", struct rview, rrow_fields, .flow = true,
-						.skip = r_skip,
-						.by = (const char *const[]){ "ctx", NULL });
+static const struct mn_schema rrows = MN_ROWMAP_SCHEMA("rows", rrow_fields, .flow = true,
+						       .skip = r_skip,
+						       .by = (const char *const[]){ "ctx", NULL });
+_Static_assert(sizeof(struct rview) == MN_ROWS_KEY_WORDS * 8 + sizeof(struct mn_row), "a view");
 static const struct mn_field rtop_fields[] = {
 	MN_FIELD("granularity", MN_FT_U64, MN_NO_OFFSET, MN_R_CONST, .arg = 8),
 	MN_FIELD("rows", MN_FT_ROWMAP, offsetof(struct rtop, rows), MN_R_UNION, .sub = &rrows),
@@ -613,7 +614,7 @@ static const struct mn_schema rtop = MN_SCHEMA("rowmap", struct rtop, rtop_field
 static int r_emit(void *st, struct mn_prof *p) { return mn_schema_emit(&rtop, st, p); }
 static int r_init(void *st, const struct mn_run *run)
 {
-	return mn_ctx_create(&((struct rtop *)st)->ctx, 8);
+	return mn_ctx_create(&((struct rtop *)st)->ctx, 3);   /* contexts of 3 frames at most */
 }
 static void r_fini(void *st)
 {
@@ -768,19 +769,13 @@ struct itop {
 	struct mn_sitevec sites;
 };
 
-static bool unpicked(const void *row)
-{
-	return !((const struct isite *)row)->picked;
-}
-
 static const struct mn_field pick_fields[] = {
 	MN_FIELD("", MN_FT_BOOL, offsetof(struct isite, picked), MN_R_MAX, .flags = MN_FF_HIDDEN,
 		 .arg = 1),
 };
-static const struct mn_schema picks = MN_SCHEMA("picked", struct isite, pick_fields,
-						.skip = unpicked);
+static const struct mn_schema picks = MN_SCHEMA("picked", struct isite, pick_fields);
 static const struct mn_field isite_fields[] = {
-	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
+	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY, .flags = MN_FF_NONZERO),
 	MN_FIELD("count", MN_FT_U64, offsetof(struct isite, n), MN_R_SUM),
 	MN_FIELD("", MN_FT_BOOL, offsetof(struct isite, picked), MN_R_MAX, .flags = MN_FF_HIDDEN),
 };
@@ -854,6 +849,9 @@ static void test_ids_present(void **state)
 	assert_int_equal(i_try("picked: [3, 0]\nsites: []\n", &a, err, sizeof(err)), -EINVAL);
 	if (!strstr(err, "field 'picked': expected a site id") ||
 	    strncmp(err, tmpdir, strlen(tmpdir)))
+		fail_msg("got '%s'", err);
+	assert_int_equal(i_try("sites:\n- {site: 0, count: 1}\n", &a, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "field 'site': expected a site id, not 0"))
 		fail_msg("got '%s'", err);
 	assert_int_equal(i_try("picked: {}\nsites: []\n", &a, err, sizeof(err)), -EINVAL);
 	if (!strstr(err, "field 'picked': expected a sequence"))
