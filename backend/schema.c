@@ -104,6 +104,11 @@ bool mn_flag(const struct mn_field *f, const void *row)
 	return *(const bool *)at(row, f->aux);
 }
 
+bool mn_top_flag(const struct mn_field *f, const void *row)
+{
+	return *(const bool *)at(cur_top, f->aux);
+}
+
 bool mn_vec_any(const struct mn_field *f, const void *row)
 {
 	return ((const struct mn_vec *)at(row, f->offset))->n != 0;
@@ -351,7 +356,7 @@ static int by_order(const void *a, const void *b, void *arg)
 /* The context manager of CTX field f: a pointer in the top row. */
 static struct mn_ctx *ctx_of(const struct mn_field *f, const void *top)
 {
-	return *(struct mn_ctx *const *)at(top, f->aux);
+	return *(struct mn_ctx *const *)at(top, f->arg);
 }
 
 /* o's .by fields and, when s has CTX fields, the ranks of the ids the k rows r use (of the
@@ -1147,9 +1152,20 @@ static int sites_union(const struct mn_schema *s, struct mn_sitevec *t, struct m
 
 /* Rows of from's map folded into the rows of their key in into's; a restored state's context
  * ids, its own, become into's first.  On -ENOMEM the other rows still fold. */
-static int rowmap_union(const struct mn_schema *s, struct mn_rows *t, const struct mn_rows *u,
-			const struct mg *m)
+/* An access both sides counted row k for, n of them: once in all. */
+static void span_dup(void *rows, const uint64_t *k, uint64_t n)
 {
+	struct mn_row *e = mn_rows_get(rows, k);
+
+	if (e && e->count > n)
+		e->count -= n;
+}
+
+static int rowmap_union(const struct mn_field *f, void *into, void *from, const struct mg *m)
+{
+	const struct mn_schema *s = f->sub;
+	struct mn_rows *t = at(into, f->offset);
+	const struct mn_rows *u = at(from, f->offset);
 	char tmp[MN_ROWS_KEY_WORDS * sizeof(uint64_t) + sizeof(struct mn_row)];
 	struct mn_row *e, *to;
 	int err = 0;
@@ -1169,6 +1185,9 @@ static int rowmap_union(const struct mn_schema *s, struct mn_rows *t, const stru
 		else
 			err = -ENOMEM;
 	}
+	if ((f->flags & MN_FF_SPANS) &&
+	    mn_spans_merge(at(into, f->aux), at(from, f->aux), span_dup, t))
+		err = -ENOMEM;
 	return err;
 }
 
@@ -1192,7 +1211,7 @@ static int merge_field(const struct mn_field *f, void *into, void *from, const s
 		if (f->type == MN_FT_SITES)
 			return sites_union(f->sub, t, u, m);
 		if (f->type == MN_FT_ROWMAP)
-			return rowmap_union(f->sub, t, u, m);
+			return rowmap_union(f, into, from, m);
 		return vec_union(f->sub, t, u, m);
 	case MN_R_SUM:
 	case MN_R_MIN:
@@ -1233,12 +1252,11 @@ static int merge_row(const struct mn_schema *s, void *into, void *from, const st
 {
 	int err = 0;
 
-	for (unsigned i = 0; i < s->nfields; i++) {
+	for (unsigned i = 0; i < s->nfields; i++) {   /* without memory, the other fields fold */
 		int e = merge_field(&s->fields[i], into, from, m);
 
-		if (e == -ENOMEM)
-			return e;
-		err = err ? err : e;
+		if (e && (!err || e == -ENOMEM))
+			err = e;
 	}
 	return err;
 }
@@ -1269,6 +1287,8 @@ void mn_schema_release(const struct mn_schema *s, void *row)
 			mn_schema_release(f->sub, p);
 		} else if (f->type == MN_FT_ROWMAP) {
 			mn_rows_free(p);
+			if (f->flags & MN_FF_SPANS)
+				mn_spans_free(at(row, f->aux));
 		} else if (f->type == MN_FT_SITES) {
 			struct mn_sitevec *sv = p;
 

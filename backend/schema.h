@@ -43,6 +43,7 @@
 
 #include "map.h"
 #include "profile.h"
+#include "spans.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -207,7 +208,7 @@ enum mn_ftype {
 			* the others at MN_ROWMAP_ROW(count), (min), (max).
 			* restore() refuses a row whose count is 0 (map.h: a row is counted) */
 	MN_FT_CTX,     /* uint32_t, a context id (context.h) of the struct mn_ctx * at offset
-			* .aux of the top row: written as its sites, outermost first ([12, 40]),
+			* .arg of the top row: written as its sites, outermost first ([12, 40]),
 			* restored by interning (at most the manager's max_depth frames); in
 			* tables ordered by rank
 			* (ctxrank.h), so that the order does not depend on the run; merged from a
@@ -260,6 +261,10 @@ enum mn_reduce {
 				  * row read so far says so, and ignores it otherwise */
 #define MN_FF_PRESENT   0x2000u  /* written only when the bool at .aux is true; restore() sets
 				  * it to whether the field is there */
+#define MN_FF_SPANS     0x8000u  /* ROWMAP: the rows are counted once per access, and an access
+				  * that spans workers counted by each: the struct mn_spans
+				  * (spans.h) at .aux of the same row logs which; merge() takes
+				  * back a count per access both sides logged */
 #define MN_FF_IDS       0x4000u  /* SITES: written as the flow list of the ids of its marked
 				  * rows, those with a MN_FF_HIDDEN field of .arg not 0 set;
 				  * restore() clears the marks of every row (init() may have set
@@ -334,6 +339,7 @@ void mn_set64_count(const struct mn_field *f, const void *row, void *out);
 bool mn_set64_open(const struct mn_field *f, const void *row);
 bool mn_vec_any(const struct mn_field *f, const void *row);
 bool mn_flag(const struct mn_field *f, const void *row);   /* when: the bool at .aux is true */
+bool mn_top_flag(const struct mn_field *f, const void *row);   /* of the top row's, .aux */
 void mn_topk_key(const struct mn_field *f, const void *row, void *out);
 void mn_topk_share(const struct mn_field *f, const void *row, void *out);
 void mn_topk_over(const struct mn_field *f, const void *row, void *out);
@@ -399,8 +405,12 @@ void mn_schema_release(const struct mn_schema *s, void *row);
 		if (mn_schema_merge(&(S), into, from, ((T *)from)->R))                          \
 			((T *)into)->L++;                                                       \
 	}                                                                                       \
-	static int P##_restore(void *st, const struct mn_profile *prof,                         \
-			       const struct mn_pnode *sec, char *err, size_t errlen)            \
+	static MN_SCHEMA_RESTORE(P##_restore, S, T, R)
+
+/* A module's restore() named F: sets the state's bool member R and restores it by schema S. */
+#define MN_SCHEMA_RESTORE(F, S, T, R)                                                           \
+	int F(void *st, const struct mn_profile *prof, const struct mn_pnode *sec, char *err,   \
+	      size_t errlen)                                                                    \
 	{                                                                                       \
 		((T *)st)->R = true;                                                            \
 		return mn_schema_restore(&(S), st, prof, sec, err, errlen);                     \

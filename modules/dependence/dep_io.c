@@ -1,16 +1,7 @@
-/*
- * The dependence module's section (README, "Section schema"), declared on backend/schema.h, which
- * writes, restores and merges it.  Here what is the module's own: the counts its components keep
- * (shadow aliases, context ids lost), the rows of accesses that span workers, and a `loops:` row
- * for every loop of the site table, even one that never ran.
- */
+/* The dependence module's section (README, "Section schema") on backend/schema.h, which writes,
+ * restores and merges it; here the counts its components keep, and a `loops:` row per loop. */
 #include "dep.h"
 #include "schema.h"
-
-static bool with_context(const struct mn_field *f, const void *row)
-{
-	return ((const struct dep *)mn_schema_top())->context;
-}
 
 /* `loops:` the target loops in target mode, else every loop (dep_emit() made a row for each). */
 static bool unlisted(const void *row)
@@ -33,8 +24,9 @@ static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p
 }
 
 #define V(m) offsetof(struct dep_key, m)
-#define CTX(key, m) MN_FIELD(key, MN_FT_CTX, V(m), MN_R_KEY, .aux = offsetof(struct dep, ctx), \
-			     .when = with_context, .flags = MN_FF_REQUIRED)
+#define D(m) offsetof(struct dep, m)
+#define CTX(key, m) MN_FIELD(key, MN_FT_CTX, V(m), MN_R_KEY, .arg = D(ctx), .when = mn_top_flag, \
+			     .aux = D(context), .flags = MN_FF_REQUIRED)
 #define DISTANCE(key, m, r) MN_FIELD(key, MN_FT_U64, MN_ROWMAP_ROW(m), r, .when = mn_flag, \
 				     .aux = V(carried), .flags = MN_FF_REQUIRED)
 static const struct mn_field row_fields[] = {
@@ -70,7 +62,6 @@ static const struct mn_field target_fields[] = {
 };
 static const struct mn_schema targets = MN_SCHEMA("target", struct site, target_fields);
 
-#define D(m) offsetof(struct dep, m)
 static const struct mn_field lost_fields[] = {
 	MN_FIELD("aliases", MN_FT_U64, D(aliases), MN_R_SUM, .put = put_lost),
 	MN_FIELD("nomem", MN_FT_U64, D(nomem), MN_R_SUM, .put = put_lost, .arg = 1),
@@ -85,32 +76,19 @@ static const struct mn_field dep_fields[] = {
 		 .flags = MN_FF_IDS | MN_FF_VIEW | MN_FF_PRESENT),   /* MNEMO_DEP_LOOP's loops */
 	MN_FIELD("", MN_FT_BOOL, D(target_mode), MN_R_MAX, .flags = MN_FF_HIDDEN | MN_FF_CONTEXT),
 	MN_FIELD("loops", MN_FT_SITES, D(sites), MN_R_UNION, .flags = MN_FF_CONTEXT, .sub = &loops),
-	MN_FIELD("dependences", MN_FT_ROWMAP, D(deps), MN_R_UNION, .sub = &rows),
+	MN_FIELD("dependences", MN_FT_ROWMAP, D(deps), MN_R_UNION, .sub = &rows,
+		 .flags = MN_FF_SPANS, .aux = D(span_rows)),   /* accesses spanning workers */
 	MN_FIELD("lost", MN_FT_MAP, 0, MN_R_UNION, .sub = &lost),
 	MN_FIELD("", MN_FT_U64, D(closed), MN_R_SUM, .flags = MN_FF_HIDDEN),
 	MN_FIELD("", MN_FT_U64, D(expanded), MN_R_SUM, .flags = MN_FF_HIDDEN),
 };
 static const struct mn_schema dep_schema = MN_SCHEMA("dependence", struct dep, dep_fields);
 
-/* The section into a state fresh from init(): the section's settings, not this process's. */
-int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
-		char *err, size_t errlen)
-{
-	((struct dep *)st)->restored = true;
-	return mn_schema_restore(&dep_schema, st, prof, section, err, errlen);
-}
+/* Into a state fresh from init(): the section's settings, not this process's. */
+MN_SCHEMA_RESTORE(dep_restore, dep_schema, struct dep, restored)
 
-/* A row both workers counted for the same n accesses that span them: once each (rule 6). */
-static void span_dup(void *rows, const uint64_t *k, uint64_t n)
-{
-	struct mn_row *e = mn_rows_get(rows, k);
-
-	if (e && e->count > n)
-		e->count -= n;
-}
-
-/* Workers own disjoint words: rows add up but for accesses that span workers; loops and
- * contexts all saw alike (MN_FF_CONTEXT).  A restored run (`mnemo merge`) adds its own. */
+/* Workers own disjoint words: rows add up (MN_FF_SPANS); loops and contexts all saw alike
+ * (MN_FF_CONTEXT).  A restored run (`mnemo merge`) adds its own. */
 void dep_merge(void *into_, void *from_)
 {
 	struct dep *into = into_, *from = from_;
@@ -122,8 +100,6 @@ void dep_merge(void *into_, void *from_)
 	into->aliases += from->sh ? mn_shadow_aliases(from->sh) : 0;
 	into->nomem += from->restored ? cs.nomem : 0;
 	if (mn_schema_merge(&dep_schema, into, from, from->restored) == -ENOMEM)
-		into->nomem++;
-	if (mn_spans_merge(&into->span_rows, &from->span_rows, span_dup, &into->deps))
 		into->nomem++;
 }
 

@@ -597,7 +597,7 @@ static const struct mn_field rrow_fields[] = {
 		 .flags = MN_FF_REQUIRED),
 	MN_FIELD("max", MN_FT_U64, MN_ROWMAP_ROW(max), MN_R_MAX, .when = has_b,
 		 .flags = MN_FF_REQUIRED),
-	MN_FIELD("ctx", MN_FT_CTX, RK(ctx), MN_R_KEY, .aux = offsetof(struct rtop, ctx)),
+	MN_FIELD("ctx", MN_FT_CTX, RK(ctx), MN_R_KEY, .arg = offsetof(struct rtop, ctx)),
 };
 static const struct mn_schema rrows = MN_ROWMAP_SCHEMA("rows", rrow_fields, .flow = true,
 						       .skip = r_skip,
