@@ -1,0 +1,277 @@
+/*
+ * Loop summaries (module.h, loop_summary): taken in closed form when their streams allow it
+ * (dep_summary.h), else expanded into the iterations and accesses the driver would have sent.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dep_summary.h"
+
+/* A word's last store or load, as the step-0 simulation tracks it: stream j of this loop in
+ * iteration it (0 or 1), or (j < 0) the access id and clock the shadow held before the loop. */
+struct label {
+	int j;
+	unsigned it;
+	uint32_t aid, clock;
+};
+
+/* One instance (c of them) from label a to stream q in iteration it. */
+static void label_report(struct dep *d, const struct label *a, const struct stream *q,
+			 unsigned it, enum dep_kind kind, uint64_t c)
+{
+	struct run r;
+
+	if (a->j >= 0) {
+		dep_report_n(d, a->aid, q->aid, d->nloops, it > a->it, it - a->it, kind, c);
+		return;
+	}
+	dep_run_start(d, &r, a->aid, a->clock);
+	r.c = c;
+	dep_run_flush(d, &r, q->aid, kind);
+}
+
+/* Streams of step 0 on one word, in iteration order: iteration 0 once, iteration 1 for the T - 1
+ * after it (the same sources at the same distances), then the word's last accesses. */
+static void closed_word(struct dep *d, const struct stream *s, unsigned m, uint64_t T, uint32_t inv)
+{
+	struct word *w = word_of(&s[0], 0);
+	struct label wr = { -1, 0, w->writer, w->wclock }, rd = { -1, 0, w->reader, w->rclock };
+
+	if (!owns_word(d, s[0].w))
+		return;   /* another worker's page */
+	for (unsigned it = 0; it < 2 && it < T; it++) {
+		uint64_t c = it ? T - 1 : 1;
+
+		for (unsigned i = 0; i < m; i++) {
+			const struct stream *q = &s[i];
+
+			if (wr.aid)
+				label_report(d, &wr, q, it, q->store ? DEP_WAW : DEP_RAW, c);
+			if (q->store && rd.aid)
+				label_report(d, &rd, q, it, DEP_WAR, c);
+			if (q->store) {
+				wr = (struct label){ (int)i, it, q->aid, 0 };
+				rd = (struct label){ -1, 0, 0, 0 };
+			} else {
+				rd = (struct label){ (int)i, it, q->aid, 0 };
+			}
+		}
+	}
+	/* after iteration T - 1, in-loop labels are of it: clock inv + T */
+	*w = (struct word){ wr.aid, wr.j >= 0 ? inv + (uint32_t)T : wr.clock,
+			    rd.aid, rd.j >= 0 ? inv + (uint32_t)T : rd.clock };
+}
+
+static int by_range(const void *a, const void *b)
+{
+	const struct stream *x = a, *y = b;
+
+	return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->j > y->j) - (x->j < y->j);
+}
+
+/* sigma's order: by step, residue (word mod step) or, at step 0, word; then by the iteration in
+ * which the stream reaches a common word (descending words for e > 0); then in iteration order. */
+static int by_class(const void *a, const void *b)
+{
+	const struct stream *x = a, *y = b;
+	int64_t rx, ry, kx, ky;
+
+	if (x->e != y->e)
+		return x->e < y->e ? -1 : 1;
+	rx = x->e ? ((x->w % x->e) + llabs(x->e)) % llabs(x->e) : x->w;
+	ry = y->e ? ((y->w % y->e) + llabs(y->e)) % llabs(y->e) : y->w;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	kx = x->e > 0 ? -x->w : x->w;
+	ky = y->e > 0 ? -y->w : y->w;
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return (x->j > y->j) - (x->j < y->j);
+}
+
+static bool same_class(const struct stream *x, const struct stream *y)
+{
+	if (x->e != y->e)
+		return false;
+	if (!x->e)
+		return x->w == y->w;
+	return (x->w - y->w) % x->e == 0;
+}
+
+/*
+ * Every slice holding a word stream p touches in T iterations is ours already.  A free one sends
+ * the summary to the expansion, which claims it when an access first comes, in the order the
+ * accesses come: claiming it here, before an access of another stream, in another window, that
+ * runs first, would turn that access into the alias instead.
+ */
+static bool slices_ours(const struct dep *d, const struct stream *p, uint64_t T)
+{
+	uint64_t step = (uint64_t)llabs(p->e) << 3, first = (uint64_t)p->lo << 3;
+	uint64_t last = (uint64_t)p->hi << 3;
+
+	if (step > SLICE) {   /* touches far apart: each one */
+		for (uint64_t k = 0; k < T; k++)
+			if (!mn_shadow_owns(d->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3))
+				return false;
+		return true;
+	}
+	/* touches at most a slice apart: every slice between the first and the last has one */
+	for (uint64_t a = first; a <= last; a = (a | (SLICE - 1)) + 1)
+		if (!mn_shadow_owns(d->sh, a))
+			return false;
+	return true;
+}
+
+/*
+ * The streams of a summary (s[], n of them at most) for the closed form: 0 streams taken, the
+ * number taken, or -1 when the closed form does not apply.  Interns each stream's access id as
+ * the expansion's first access would.
+ */
+static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_access *acc,
+			  unsigned n, struct stream *s)
+{
+	uint32_t ctx = mn_ctx_current(d->ctx);
+	unsigned m = 0;
+
+	for (unsigned j = 0; j < n; j++) {
+		const struct mn_summary_access *a = &acc[j];
+		struct stream *p = &s[m];
+		__int128 last = (__int128)a->start + (__int128)(T - 1) * a->step;
+		struct site *st;
+
+		if (!a->size)
+			continue;   /* touches nothing, as on_access() */
+		if (a->size > 8 || a->step % 8 || (a->start & 7) + a->size > 8 || last < 0 ||
+		    last >= (__int128)1 << 48 || a->start >= UINT64_C(1) << 48)
+			return -1;
+		st = mn_sitevec_get(&d->sites, a->site);
+		if (st && (st->ctx != ctx || !st->aid)) {
+			st->ctx = ctx;
+			st->aid = mn_access_intern(&d->acc, a->site, ctx);
+		}
+		if (!st || !st->aid)
+			return -1;   /* the expansion counts what is lost */
+		*p = (struct stream){ .w = (int64_t)(a->start >> 3), .e = a->step / 8, .aid = st->aid,
+				      .j = j, .store = a->store };
+		p->lo = p->e >= 0 ? p->w : (int64_t)(last >> 3);
+		p->hi = p->e >= 0 ? (int64_t)(last >> 3) : p->w;
+		if (mn_shadow_window(d->sh, (uint64_t)p->lo << 3) !=
+		    mn_shadow_window(d->sh, (uint64_t)p->hi << 3) || !slices_ours(d, p, T))
+			return -1;
+		p->sw = mn_shadow_map(d->sh, (uint64_t)p->w << 3);
+		m++;
+	}
+	/* Streams of different steps must keep apart: they would meet on words out of order. */
+	qsort(s, m, sizeof(*s), by_range);
+	for (unsigned i = 1, c = 0; i < m; i++) {
+		if (s[i].lo > s[c].hi) {
+			c = i;
+			continue;
+		}
+		if (s[i].e != s[c].e)
+			return -1;
+		if (s[i].hi > s[c].hi)
+			s[c].hi = s[i].hi;   /* the component's end; ranges are not used after this */
+	}
+	qsort(s, m, sizeof(*s), by_class);
+	return (int)m;
+}
+
+#define CHUNK 256          /* iterations swept at once: the streams' shadow stays in cache */
+
+/* Finds each planned class's twins (struct stream), in sigma order. */
+static void twins(struct stream *s, unsigned m)
+{
+	for (unsigned k = 0; k < m; k++) {
+		struct stream *q = &s[k];
+
+		for (unsigned p = 0; p < k && !q->twin_of; p++) {
+			struct stream *o = &s[p];
+
+			if (o->twin_of || o->t != q->t || o->brw != q->brw || o->ntwins == 3)
+				continue;
+			o->twin_aid[o->ntwins] = q->aid;
+			o->twin_store[o->ntwins++] = q->store;
+			q->twin_of = true;
+		}
+	}
+}
+
+/* The summarized loop's accesses in closed form, its frame on top: s[] sorted by class. */
+static void closed(struct dep *d, struct stream *s, unsigned m, uint64_t T, uint32_t inv)
+{
+	for (unsigned i = 0, c; i < m; i = c) {
+		for (c = i + 1; c < m && same_class(&s[i], &s[c]); c++)
+			;
+		if (!s[i].e) {
+			closed_word(d, s + i, c - i, T, inv);
+			continue;
+		}
+		for (unsigned k = i; k < c; k++)
+			s[k].t = (uint64_t)((s[i].w - s[k].w) / s[i].e);
+		dep_class_plan(d, s + i, c - i, T);
+		twins(s + i, c - i);
+	}
+	for (uint64_t k0 = 0; k0 < T; k0 += CHUNK)
+		dep_closed_chunk(d, s, m, k0, T - k0 > CHUNK ? k0 + CHUNK : T, inv);
+	for (unsigned i = 0; i < m; i++) {
+		if (!s[i].twin_of)
+			dep_run_flush_stream(d, &s[i].run[0], &s[i], 0);
+		dep_run_flush_stream(d, &s[i].run[1], &s[i], 1);
+	}
+}
+
+/* The iterations and accesses of a summary as the driver would send them, one by one. */
+static void expand(struct dep *d, uint32_t site, uint64_t T, const struct mn_summary_access *acc,
+		   unsigned n)
+{
+	for (uint64_t k = 0; k < T; k++) {
+		dep_loop_iter(d, site);
+		for (unsigned j = 0; j < n; j++) {
+			uint64_t a = (acc[j].start + k * (uint64_t)acc[j].step) &
+				     ((UINT64_C(1) << 48) - 1);
+
+			/* with several workers, what the driver would have given this one: its own
+			 * pages' accesses and every access across pages */
+			if (d->nw > 1 && !owns_word(d, (int64_t)(a >> 3)) &&
+			    !(acc[j].size > 1 && (a ^ (a + acc[j].size - 1)) >> PAGE_SHIFT))
+				continue;
+			dep_access(d, acc[j].site, a, acc[j].size, acc[j].store);
+		}
+	}
+}
+
+void dep_loop_summary(void *st, uint32_t site, uint64_t T, const struct mn_summary_access *acc,
+		      unsigned n)
+{
+	struct dep *d = st;
+	struct stream buf[16], *s = n <= 16 ? buf : malloc(n * sizeof(*s));
+	struct site *ls;
+	struct loop *l;
+	int m = -1;
+
+	dep_loop_invoke(d, site);
+	l = dep_top_loop(d, site);
+	if (T && s && l && !d->target_mode && d->sh && (uint64_t)d->clock + T <= d->clock_limit)
+		m = closed_streams(d, T, acc, n, s);
+	if (m < 0) {
+		d->expanded++;
+		expand(d, site, T, acc, n);
+	} else {
+		uint32_t inv = d->clock;
+
+		d->closed++;
+		/* the iterations' own events: clock, counts, starts, the context's count */
+		d->clock += (uint32_t)T;
+		if ((ls = mn_sitevec_get(&d->sites, site)))
+			ls->iterations += T;
+		mn_ctx_iter_n(d->ctx, site, T);
+		if (!mn_starts_add_run(&l->starts, inv + 1, T))
+			d->nomem++;
+		closed(d, s, (unsigned)m, T, inv);
+	}
+	if (s != buf)
+		free(s);
+	dep_loop_exit(d, site);
+}
+
