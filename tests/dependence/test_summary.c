@@ -1,6 +1,6 @@
 /*
- * dependence's loop summaries (dep_loop_summary(), modules/dependence/dependence.c "Loop
- * summaries: dependences in closed form") against the expansion module.h defines: two states of
+ * dependence's loop summaries (dep_loop_summary(), in closed form by backend/lastaccess.h, the
+ * method in lastaccess_internal.h) against the expansion module.h defines: two states of
  * the module, one given each summary whole through its loop_summary handler, the other
  * loop_invoke(site); per iteration k loop_iter(site) and each access j in order, a load or store
  * at (start_j + k * step_j) & (2^48 - 1), value 0; loop_exit(site), all through the module's own

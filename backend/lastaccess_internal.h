@@ -1,14 +1,12 @@
 /*
- * Loop summaries in closed form (SD3): what dep_closed.c (the boundary, the last states, the
- * chunked sweep) and dep_summary.c (step-0 words, the streams' classes, dep_loop_summary())
- * share.  Module-internal.
+ * Loop summaries in closed form (lastaccess.h): what lastaccess.c (the streams, their classes,
+ * step-0 words, the expansion) and lastaccess_closed.c (the boundary, the last stores and loads,
+ * the chunked sweep) share.  Never installed.
  */
-#ifndef MNEMO_DEP_SUMMARY_H
-#define MNEMO_DEP_SUMMARY_H
+#ifndef MNEMO_LASTACCESS_INTERNAL_H
+#define MNEMO_LASTACCESS_INTERNAL_H
 
-#include "dep.h"
-
-/* ---- Loop summaries: dependences in closed form (SD3) ---------------------------------------- */
+#include "lastaccess.h"
 
 /*
  * A summarized loop (module.h) is taken whole when every access stream touches one word per
@@ -27,7 +25,7 @@
  * load the last stream of sigma on it if that is a load.  Streams of step 0 share one word each
  * iteration: the first iteration, then the second, stand for all (their sources lie in the same
  * or the previous iteration, or before the loop).  Anything else, and streams of different steps
- * that come near one another, takes the expansion: so do target mode and a loop that would reset
+ * that come near one another, takes the expansion: so does a loop that would reset
  * the clock.  The boundary and the last states are tight loops over the shadow; the boundary's
  * sources, met in address order, come in runs from one iteration of one loop, counted as one.
  */
@@ -35,7 +33,7 @@
  * iteration of it; clocks [lo, hi). */
 struct run {
 	uint32_t src, lo, hi;
-	unsigned i;                /* report()'s i */
+	unsigned i;                /* mn_loopnest_holding() of its clock */
 	bool carried;
 	uint64_t dist, c;
 };
@@ -43,7 +41,7 @@ struct run {
 struct stream {
 	int64_t w, e;              /* word (address >> 3) in iteration 0; words per iteration */
 	int64_t lo, hi;            /* the words it touches lie in [lo, hi] */
-	struct word *sw;           /* the shadow of its word in iteration 0; then + k * e */
+	struct mn_lastaccess_word *sw;   /* the shadow of its word in iteration 0; then + k * e */
 	uint64_t t;                /* in its class: iterations after sigma's first stream */
 	uint32_t aid, j;           /* access id; place in the iteration (acc[] index) */
 	bool store;
@@ -67,30 +65,20 @@ struct stream {
 #define NEVER UINT64_MAX       /* a distance to a stream that is not there */
 #define SLICE (UINT64_C(1) << MN_SHADOW_SLICE_SHIFT)
 
-#define NEVER UINT64_MAX       /* a distance to a stream that is not there */
-#define SLICE (UINT64_C(1) << MN_SHADOW_SLICE_SHIFT)
-
 /* The shadow of the word p touches in iteration k: every slice p touches is ours, and all lie in
  * one window, where the shadow of consecutive words is consecutive (closed_streams()). */
-static inline struct word *word_of(const struct stream *p, uint64_t k)
+static inline struct mn_lastaccess_word *word_of(const struct stream *p, uint64_t k)
 {
 	return p->sw + (int64_t)k * p->e;
 }
 
-/* With several workers: is word w (address >> 3) on one of this worker's pages? */
-static inline bool owns_word(const struct dep *d, int64_t w)
-{
-	return d->nw <= 1 || ((uint64_t)w >> (PAGE_SHIFT - 3)) % d->nw == d->wid;
-}
+void lastaccess_class_plan(struct mn_lastaccess *la, struct stream *s, unsigned m, uint64_t T);
+void lastaccess_closed_chunk(struct mn_lastaccess *la, struct stream *s, unsigned m, uint64_t k0,
+			     uint64_t k1, uint32_t inv);
+void lastaccess_run_flush(struct mn_lastaccess *la, const struct run *r, uint32_t dst,
+			  enum mn_dep_kind kind);
+void lastaccess_run_flush_stream(struct mn_lastaccess *la, const struct run *r,
+				 const struct stream *q, unsigned which);
+void lastaccess_run_start(struct mn_lastaccess *la, struct run *r, uint32_t src, uint32_t sclock);
 
-void dep_class_plan(struct dep *d, struct stream *s, unsigned m, uint64_t T);
-void dep_closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k0, uint64_t k1,
-		      uint32_t inv);
-void dep_report_n(struct dep *d, uint32_t src, uint32_t dst, unsigned i, bool carried,
-		  uint64_t dist, enum dep_kind kind, uint64_t c);
-void dep_run_flush(struct dep *d, const struct run *r, uint32_t dst, enum dep_kind kind);
-void dep_run_flush_stream(struct dep *d, const struct run *r, const struct stream *q,
-			  unsigned which);
-void dep_run_start(struct dep *d, struct run *r, uint32_t src, uint32_t sclock);
-
-#endif /* MNEMO_DEP_SUMMARY_H */
+#endif /* MNEMO_LASTACCESS_INTERNAL_H */

@@ -1,63 +1,23 @@
 /*
- * Loop summaries in closed form (dep_summary.h has the method): the counts of c instances at
- * once, the boundary passes over the shadow (sources before the loop), the words' last stores and
- * loads after it, and the sweep of a summary's streams a chunk of iterations at a time.
+ * Loop summaries in closed form (lastaccess_internal.h has the method): the boundary passes over
+ * the shadow (sources before the loop), the words' last stores and loads after it, and the sweep
+ * of a summary's streams a chunk of iterations at a time.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "dep_summary.h"
-
-/*
- * c one-word instances from src to dst whose innermost common loop frame is i - 1 (i = 0: none),
- * carried or not at distance dist there: what c calls of report() would count.
- */
-void dep_report_n(struct dep *d, uint32_t src, uint32_t dst, unsigned i, bool carried,
-		  uint64_t dist, enum dep_kind kind, uint64_t c)
-{
-	uint64_t pair = src | (uint64_t)dst << 32;
-	uint32_t ph = pair_hash(src, dst, kind);
-	struct mn_row *e;
-
-	if (!i || !d->loops[i - 1].dup) {
-		if ((e = row(d, pair, ph, i ? &d->loops[i - 1] : NULL, kind, carried))) {
-			e->count += c;
-			if (carried && dist < e->min)
-				e->min = dist;
-			if (carried && dist > e->max)
-				e->max = dist;
-		}
-		if (i > 1 && !dep_outer_add(&d->loops[i - 2], pair, kind, c))
-			dep_outer_count(d, i - 2, pair, kind, c);
-		return;
-	}
-	d->stamp++;   /* a loop met twice: its frames' rows may be one, counted once (rule 6) */
-	for (unsigned j = 0; j < i; j++) {
-		bool cj = j + 1 == i && carried;
-
-		if (!(e = row(d, pair, ph, &d->loops[j], kind, cj)))
-			continue;
-		if (e->stamp != d->stamp) {
-			e->stamp = d->stamp;
-			e->count += c;
-		}
-		if (cj && dist < e->min)
-			e->min = dist;
-		if (cj && dist > e->max)
-			e->max = dist;
-	}
-}
+#include "lastaccess_internal.h"
 
 /* Starts run r at source src of clock sclock (before the summarized loop's invoke). */
-void dep_run_start(struct dep *d, struct run *r, uint32_t src, uint32_t sclock)
+void lastaccess_run_start(struct mn_lastaccess *la, struct run *r, uint32_t src, uint32_t sclock)
 {
-	unsigned i = holding(d, sclock);
+	unsigned i = mn_loopnest_holding(la->nest, sclock);
 	uint32_t lo, hi;
 
-	*r = (struct run){ .src = src, .i = i, .lo = i ? d->loops[i - 1].inv : 0,
-			   .hi = i < d->nloops ? d->loops[i].inv : UINT32_MAX };
+	*r = (struct run){ .src = src, .i = i, .lo = i ? la->nest->loops[i - 1].inv : 0,
+			   .hi = i < la->nest->n ? la->nest->loops[i].inv : UINT32_MAX };
 	if (i) {
-		struct mn_starts *s = &d->loops[i - 1].starts;
+		struct mn_starts *s = &la->nest->loops[i - 1].starts;
 		uint64_t started = mn_starts_span(s, sclock, &lo, &hi);
 
 		r->carried = started < s->n;
@@ -67,25 +27,28 @@ void dep_run_start(struct dep *d, struct run *r, uint32_t src, uint32_t sclock)
 	}
 }
 
-void dep_run_flush(struct dep *d, const struct run *r, uint32_t dst, enum dep_kind kind)
+void lastaccess_run_flush(struct mn_lastaccess *la, const struct run *r, uint32_t dst,
+			  enum mn_dep_kind kind)
 {
 	if (r->c)
-		dep_report_n(d, r->src, dst, r->i, r->carried, r->dist, kind, r->c);
+		mn_nestrows_add_n(la->rows, r->src, dst, r->i, r->carried, r->dist, kind, r->c);
 }
 
 /* Run r of stream q's boundary (which: 0 raw or waw, 1 war) to q and to its twins. */
-void dep_run_flush_stream(struct dep *d, const struct run *r, const struct stream *q,
-			  unsigned which)
+void lastaccess_run_flush_stream(struct mn_lastaccess *la, const struct run *r,
+				 const struct stream *q, unsigned which)
 {
-	dep_run_flush(d, r, q->aid, which ? DEP_WAR : q->store ? DEP_WAW : DEP_RAW);
+	lastaccess_run_flush(la, r, q->aid,
+			     which ? MN_DEP_WAR : q->store ? MN_DEP_WAW : MN_DEP_RAW);
 	for (unsigned t = 0; !which && t < q->ntwins; t++)
-		dep_run_flush(d, r, q->twin_aid[t], q->twin_store[t] ? DEP_WAW : DEP_RAW);
+		lastaccess_run_flush(la, r, q->twin_aid[t],
+				     q->twin_store[t] ? MN_DEP_WAW : MN_DEP_RAW);
 }
 
 /* The first iteration after k, at most k1, in which stream p is on another page than in k. */
 static uint64_t page_end(const struct stream *p, uint64_t k, uint64_t k1)
 {
-	const int64_t words = 1 << (PAGE_SHIFT - 3), w = p->w + (int64_t)k * p->e;
+	const int64_t words = 1 << (MN_LASTACCESS_PAGE_SHIFT - 3), w = p->w + (int64_t)k * p->e;
 	int64_t ne = p->e > 0 ? p->e : -p->e, dist;
 	uint64_t steps;
 
@@ -98,16 +61,16 @@ static uint64_t page_end(const struct stream *p, uint64_t k, uint64_t k1)
 
 /* The next part [*a, *b) of iterations [k, k1) in which stream p touches this worker's pages
  * (all of them with one worker); false when there is none. */
-static bool owned_part(const struct dep *d, const struct stream *p, uint64_t k, uint64_t k1,
-		       uint64_t *a, uint64_t *b)
+static bool owned_part(const struct mn_lastaccess *la, const struct stream *p, uint64_t k,
+		       uint64_t k1, uint64_t *a, uint64_t *b)
 {
-	if (d->nw <= 1) {
+	if (la->nw <= 1) {
 		*a = k;
 		*b = k1;
 		return k < k1;
 	}
 	for (; k < k1; k = page_end(p, k, k1)) {
-		if (owns_word(d, p->w + (int64_t)k * p->e)) {
+		if (mn_lastaccess_owns(la, p->w + (int64_t)k * p->e)) {
 			*a = k;
 			*b = page_end(p, k, k1);
 			return true;
@@ -142,11 +105,11 @@ run_take(uint32_t *f, int64_t stride, uint64_t n, uint32_t src, uint32_t lo, uin
 
 /* boundary() over [a, b), a part of q's on this worker's pages; with mark, as run_take(). */
 static inline __attribute__((always_inline)) void
-boundary_part(struct dep *d, const struct stream *q, uint64_t a, uint64_t b, unsigned which,
-	      struct run *rp, bool mark, uint32_t inv)
+boundary_part(struct mn_lastaccess *la, const struct stream *q, uint64_t a, uint64_t b,
+	      unsigned which, struct run *rp, bool mark, uint32_t inv)
 {
 	struct run r = *rp;   /* in registers for the loop */
-	const int64_t stride = q->e * (int64_t)(sizeof(struct word) / sizeof(uint32_t));
+	const int64_t stride = q->e * (int64_t)(sizeof(*q->sw) / sizeof(uint32_t));
 	uint32_t *f = (uint32_t *)word_of(q, a) + (which ? 2 : 0);   /* war: reader, rclock */
 
 	for (uint64_t k = a; k < b; k++, f += stride) {
@@ -159,8 +122,8 @@ boundary_part(struct dep *d, const struct stream *q, uint64_t a, uint64_t b, uns
 		if (k == b)
 			break;
 		if (f[0]) {   /* else never written (or read) */
-			dep_run_flush_stream(d, &r, q, which);
-			dep_run_start(d, &r, f[0], f[1]);
+			lastaccess_run_flush_stream(la, &r, q, which);
+			lastaccess_run_start(la, &r, f[0], f[1]);
 			r.c = 1;
 		}
 		if (mark) {
@@ -180,27 +143,27 @@ boundary_part(struct dep *d, const struct stream *q, uint64_t a, uint64_t b, uns
  * store before q in sigma, whose pass came first.  And none sees it too late: whatever touches
  * the word after q in the loop writes its own last store or load after every boundary pass.
  */
-static void boundary(struct dep *d, const struct stream *q, uint64_t k0, uint64_t k1,
+static void boundary(struct mn_lastaccess *la, const struct stream *q, uint64_t k0, uint64_t k1,
 		     unsigned which, struct run *rp, bool mark, uint32_t inv)
 {
-	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
+	for (uint64_t a, b; owned_part(la, q, k0, k1, &a, &b); k0 = b) {
 		if (mark)
-			boundary_part(d, q, a, b, 0, rp, true, inv);
+			boundary_part(la, q, a, b, 0, rp, true, inv);
 		else
-			boundary_part(d, q, a, b, which, rp, false, 0);
+			boundary_part(la, q, a, b, which, rp, false, 0);
 	}
 }
 
 /* One word's source for run r (a source's access id and clock, src 0: none): taken, or the
  * start of a new run after r's flush. */
-static inline void run_word(struct dep *d, struct run *r, const struct stream *q, unsigned which,
-			    uint32_t src, uint32_t sclock)
+static inline void run_word(struct mn_lastaccess *la, struct run *r, const struct stream *q,
+			    unsigned which, uint32_t src, uint32_t sclock)
 {
 	if (src == r->src && src && sclock - r->lo < r->hi - r->lo) {
 		r->c++;
 	} else if (src) {
-		dep_run_flush_stream(d, r, q, which);
-		dep_run_start(d, r, src, sclock);
+		lastaccess_run_flush_stream(la, r, q, which);
+		lastaccess_run_start(la, r, src, sclock);
 		r->c = 1;
 	}
 }
@@ -212,25 +175,27 @@ static inline void run_word(struct dep *d, struct run *r, const struct stream *q
  * touch it before q does) or do not happen (a source in the loop), and whatever touches it after
  * q writes after every boundary pass.
  */
-static void boundary_store(struct dep *d, struct stream *q, uint64_t k0, uint64_t k1, uint32_t inv)
+static void boundary_store(struct mn_lastaccess *la, struct stream *q, uint64_t k0, uint64_t k1,
+			   uint32_t inv)
 {
 	const int64_t e = q->e;
 	const uint32_t aid = q->aid;
 
-	for (uint64_t a, b; owned_part(d, q, k0, k1, &a, &b); k0 = b) {
-		struct word *w = word_of(q, a);
+	for (uint64_t a, b; owned_part(la, q, k0, k1, &a, &b); k0 = b) {
+		struct mn_lastaccess_word *w = word_of(q, a);
 
 		for (uint64_t k = a; k < b; k++, w += e) {
 			struct run *r0 = &q->run[0], *r1 = &q->run[1];
 			uint32_t s0 = r0->src, lo0 = r0->lo, n0 = r0->hi - r0->lo;
 			uint32_t s1 = r1->src, lo1 = r1->lo, n1 = r1->hi - r1->lo;
 			uint64_t t = k;
-			struct word o;
+			struct mn_lastaccess_word o;
 
 			/* both runs go on: the common case, kept in registers */
 			while (t < b && s0 && s1 && w->writer == s0 && w->wclock - lo0 < n0 &&
 			       w->reader == s1 && w->rclock - lo1 < n1) {
-				*w = (struct word){ aid, inv + 1 + (uint32_t)t, 0, 0 };
+				*w = (struct mn_lastaccess_word){ aid, inv + 1 + (uint32_t)t,
+								  0, 0 };
 				t++;
 				w += e;
 			}
@@ -239,37 +204,38 @@ static void boundary_store(struct dep *d, struct stream *q, uint64_t k0, uint64_
 			if ((k = t) == b)
 				break;
 			o = *w;
-			run_word(d, r0, q, 0, o.writer, o.wclock);
-			run_word(d, r1, q, 1, o.reader, o.rclock);
-			*w = (struct word){ aid, inv + 1 + (uint32_t)k, 0, 0 };
+			run_word(la, r0, q, 0, o.writer, o.wclock);
+			run_word(la, r1, q, 1, o.reader, o.rclock);
+			*w = (struct mn_lastaccess_word){ aid, inv + 1 + (uint32_t)k, 0, 0 };
 		}
 	}
 }
 
 /* In-loop instances from p to q, d iterations apart on every word, in iterations [d, T). */
-static void in_loop(struct dep *d, const struct stream *p, const struct stream *q, uint64_t dist,
-		    uint64_t T, enum dep_kind kind)
+static void in_loop(struct mn_lastaccess *la, const struct stream *p, const struct stream *q,
+		    uint64_t dist, uint64_t T, enum mn_dep_kind kind)
 {
 	uint64_t c = 0;   /* the instances on this worker's pages: q's words */
 
-	for (uint64_t a, b, k = dist; dist < T && owned_part(d, q, k, T, &a, &b); k = b)
+	for (uint64_t a, b, k = dist; dist < T && owned_part(la, q, k, T, &a, &b); k = b)
 		c += b - a;
 	if (c)
-		dep_report_n(d, p->aid, q->aid, d->nloops, dist > 0, dist, kind, c);
+		mn_nestrows_add_n(la->rows, p->aid, q->aid, la->nest->n, dist > 0, dist, kind, c);
 }
 
 /* One class of streams of step e != 0, sorted into sigma: its in-loop dependences now, and the
  * plan of each stream's boundary and last accesses (struct stream). */
-void dep_class_plan(struct dep *d, struct stream *s, unsigned m, uint64_t T)
+void lastaccess_class_plan(struct mn_lastaccess *la, struct stream *s, unsigned m, uint64_t T)
 {
 	int ps = -1, pl = -1;   /* sigma's last store so far, and its last load after that */
 
 	for (int i = 0; i < (int)m; i++) {
 		struct stream *q = &s[i];
-		uint64_t ds = ps >= 0 ? q->t - s[ps].t : NEVER, dl = pl >= 0 ? q->t - s[pl].t : NEVER;
+		uint64_t ds = ps >= 0 ? q->t - s[ps].t : NEVER;
+		uint64_t dl = pl >= 0 ? q->t - s[pl].t : NEVER;
 
 		if (ps >= 0)
-			in_loop(d, &s[ps], q, ds, T, q->store ? DEP_WAW : DEP_RAW);
+			in_loop(la, &s[ps], q, ds, T, q->store ? MN_DEP_WAW : MN_DEP_RAW);
 		q->brw = ds < T ? ds : T;
 		q->bwar = 0;
 		if (!q->store) {
@@ -277,7 +243,7 @@ void dep_class_plan(struct dep *d, struct stream *s, unsigned m, uint64_t T)
 			continue;
 		}
 		if (pl >= 0)
-			in_loop(d, &s[pl], q, dl, T, DEP_WAR);
+			in_loop(la, &s[pl], q, dl, T, MN_DEP_WAR);
 		dl = pl >= 0 ? dl : ds;
 		q->bwar = dl < T ? dl : T;
 		ps = i;
@@ -297,25 +263,26 @@ void dep_class_plan(struct dep *d, struct stream *s, unsigned m, uint64_t T)
 }
 
 /* Stream p (a store) is its words' last store in iterations [k0, k1). */
-static void last_stores(struct dep *d, const struct stream *p, uint64_t k0, uint64_t k1,
+static void last_stores(struct mn_lastaccess *la, const struct stream *p, uint64_t k0, uint64_t k1,
 			uint32_t inv)
 {
 	const struct stream q = *p;   /* not reloaded after each store to the shadow */
 
-	for (uint64_t a, b; owned_part(d, &q, k0, k1, &a, &b); k0 = b)
+	for (uint64_t a, b; owned_part(la, &q, k0, k1, &a, &b); k0 = b)
 		for (uint64_t k = a; k < b; k++)
-			*word_of(&q, k) = (struct word){ q.aid, inv + 1 + (uint32_t)k, 0, 0 };
+			*word_of(&q, k) = (struct mn_lastaccess_word){
+				q.aid, inv + 1 + (uint32_t)k, 0, 0 };
 }
 
 /* Stream p (a load) is its words' last load in iterations [k0, k1). */
-static void last_loads(struct dep *d, const struct stream *p, uint64_t k0, uint64_t k1,
+static void last_loads(struct mn_lastaccess *la, const struct stream *p, uint64_t k0, uint64_t k1,
 		       uint32_t inv)
 {
 	const struct stream q = *p;
 
-	for (uint64_t a, b; owned_part(d, &q, k0, k1, &a, &b); k0 = b) {
+	for (uint64_t a, b; owned_part(la, &q, k0, k1, &a, &b); k0 = b) {
 		for (uint64_t k = a; k < b; k++) {
-			struct word *w = word_of(&q, k);
+			struct mn_lastaccess_word *w = word_of(&q, k);
 
 			w->reader = q.aid;
 			w->rclock = inv + 1 + (uint32_t)k;
@@ -330,8 +297,8 @@ static void last_loads(struct dep *d, const struct stream *p, uint64_t k0, uint6
  * only where no store of sigma reached the word before it, so the word's last store, and its last
  * load, come later in sigma, in the same iteration or a later one.
  */
-void dep_closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k0, uint64_t k1,
-		      uint32_t inv)
+void lastaccess_closed_chunk(struct mn_lastaccess *la, struct stream *s, unsigned m, uint64_t k0,
+			     uint64_t k1, uint32_t inv)
 {
 	for (unsigned i = 0; i < m; i++) {
 		struct stream *q = &s[i];
@@ -339,28 +306,28 @@ void dep_closed_chunk(struct dep *d, struct stream *s, unsigned m, uint64_t k0, 
 
 		q->marked = k0;
 		if (q->e && q->store && q->brw == q->bwar && q->brw > k0 && !q->twin_of) {
-			boundary_store(d, q, k0, end, inv);
+			boundary_store(la, q, k0, end, inv);
 			q->marked = end;
 			continue;
 		}
 		if (q->e && q->brw > k0 && !q->twin_of) {
-			boundary(d, q, k0, end, 0, &q->run[0], !q->store, inv);
+			boundary(la, q, k0, end, 0, &q->run[0], !q->store, inv);
 			q->marked = q->store ? k0 : end;
 		}
 		if (q->e && q->bwar > k0)
-			boundary(d, q, k0, q->bwar < k1 ? q->bwar : k1, 1, &q->run[1], false, 0);
+			boundary(la, q, k0, q->bwar < k1 ? q->bwar : k1, 1, &q->run[1], false, 0);
 	}
 	for (unsigned i = 0; i < m; i++) {
 		uint64_t from = s[i].fin > s[i].marked ? s[i].fin : s[i].marked;
 
 		if (s[i].e && s[i].store)
-			last_stores(d, &s[i], from, k1, inv);
+			last_stores(la, &s[i], from, k1, inv);
 	}
 	for (unsigned i = 0; i < m; i++) {
 		uint64_t from = s[i].fin > s[i].marked ? s[i].fin : s[i].marked;
 
 		if (s[i].e && !s[i].store)
-			last_loads(d, &s[i], from, k1, inv);
+			last_loads(la, &s[i], from, k1, inv);
 	}
 }
 

@@ -1,11 +1,12 @@
 /*
- * Loop summaries (module.h, loop_summary): taken in closed form when their streams allow it
- * (dep_summary.h), else expanded into the iterations and accesses the driver would have sent.
+ * Loop summaries (module.h, loop_summary) in closed form when their streams allow it (the method:
+ * lastaccess_internal.h), else expanded into the iterations and accesses the driver would have
+ * sent; lastaccess_closed.c sweeps the shadow.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "dep_summary.h"
+#include "lastaccess_internal.h"
 
 /* A word's last store or load, as the step-0 simulation tracks it: stream j of this loop in
  * iteration it (0 or 1), or (j < 0) the access id and clock the shadow held before the loop. */
@@ -16,28 +17,30 @@ struct label {
 };
 
 /* One instance (c of them) from label a to stream q in iteration it. */
-static void label_report(struct dep *d, const struct label *a, const struct stream *q,
-			 unsigned it, enum dep_kind kind, uint64_t c)
+static void label_report(struct mn_lastaccess *la, const struct label *a, const struct stream *q,
+			 unsigned it, enum mn_dep_kind kind, uint64_t c)
 {
 	struct run r;
 
 	if (a->j >= 0) {
-		dep_report_n(d, a->aid, q->aid, d->nloops, it > a->it, it - a->it, kind, c);
+		mn_nestrows_add_n(la->rows, a->aid, q->aid, la->nest->n, it > a->it, it - a->it,
+				  kind, c);
 		return;
 	}
-	dep_run_start(d, &r, a->aid, a->clock);
+	lastaccess_run_start(la, &r, a->aid, a->clock);
 	r.c = c;
-	dep_run_flush(d, &r, q->aid, kind);
+	lastaccess_run_flush(la, &r, q->aid, kind);
 }
 
 /* Streams of step 0 on one word, in iteration order: iteration 0 once, iteration 1 for the T - 1
  * after it (the same sources at the same distances), then the word's last accesses. */
-static void closed_word(struct dep *d, const struct stream *s, unsigned m, uint64_t T, uint32_t inv)
+static void closed_word(struct mn_lastaccess *la, const struct stream *s, unsigned m, uint64_t T,
+			uint32_t inv)
 {
-	struct word *w = word_of(&s[0], 0);
+	struct mn_lastaccess_word *w = word_of(&s[0], 0);
 	struct label wr = { -1, 0, w->writer, w->wclock }, rd = { -1, 0, w->reader, w->rclock };
 
-	if (!owns_word(d, s[0].w))
+	if (!mn_lastaccess_owns(la, s[0].w))
 		return;   /* another worker's page */
 	for (unsigned it = 0; it < 2 && it < T; it++) {
 		uint64_t c = it ? T - 1 : 1;
@@ -46,9 +49,9 @@ static void closed_word(struct dep *d, const struct stream *s, unsigned m, uint6
 			const struct stream *q = &s[i];
 
 			if (wr.aid)
-				label_report(d, &wr, q, it, q->store ? DEP_WAW : DEP_RAW, c);
+				label_report(la, &wr, q, it, q->store ? MN_DEP_WAW : MN_DEP_RAW, c);
 			if (q->store && rd.aid)
-				label_report(d, &rd, q, it, DEP_WAR, c);
+				label_report(la, &rd, q, it, MN_DEP_WAR, c);
 			if (q->store) {
 				wr = (struct label){ (int)i, it, q->aid, 0 };
 				rd = (struct label){ -1, 0, 0, 0 };
@@ -58,7 +61,7 @@ static void closed_word(struct dep *d, const struct stream *s, unsigned m, uint6
 		}
 	}
 	/* after iteration T - 1, in-loop labels are of it: clock inv + T */
-	*w = (struct word){ wr.aid, wr.j >= 0 ? inv + (uint32_t)T : wr.clock,
+	*w = (struct mn_lastaccess_word){ wr.aid, wr.j >= 0 ? inv + (uint32_t)T : wr.clock,
 			    rd.aid, rd.j >= 0 ? inv + (uint32_t)T : rd.clock };
 }
 
@@ -104,20 +107,20 @@ static bool same_class(const struct stream *x, const struct stream *y)
  * accesses come: claiming it here, before an access of another stream, in another window, that
  * runs first, would turn that access into the alias instead.
  */
-static bool slices_ours(const struct dep *d, const struct stream *p, uint64_t T)
+static bool slices_ours(const struct mn_lastaccess *la, const struct stream *p, uint64_t T)
 {
 	uint64_t step = (uint64_t)llabs(p->e) << 3, first = (uint64_t)p->lo << 3;
 	uint64_t last = (uint64_t)p->hi << 3;
 
 	if (step > SLICE) {   /* touches far apart: each one */
 		for (uint64_t k = 0; k < T; k++)
-			if (!mn_shadow_owns(d->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3))
+			if (!mn_shadow_owns(*la->sh, (uint64_t)(p->w + (int64_t)k * p->e) << 3))
 				return false;
 		return true;
 	}
 	/* touches at most a slice apart: every slice between the first and the last has one */
 	for (uint64_t a = first; a <= last; a = (a | (SLICE - 1)) + 1)
-		if (!mn_shadow_owns(d->sh, a))
+		if (!mn_shadow_owns(*la->sh, a))
 			return false;
 	return true;
 }
@@ -127,38 +130,32 @@ static bool slices_ours(const struct dep *d, const struct stream *p, uint64_t T)
  * number taken, or -1 when the closed form does not apply.  Interns each stream's access id as
  * the expansion's first access would.
  */
-static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_access *acc,
+static int closed_streams(struct mn_lastaccess *la, uint64_t T, const struct mn_summary_access *acc,
 			  unsigned n, struct stream *s)
 {
-	uint32_t ctx = mn_ctx_current(d->ctx);
 	unsigned m = 0;
 
 	for (unsigned j = 0; j < n; j++) {
 		const struct mn_summary_access *a = &acc[j];
 		struct stream *p = &s[m];
 		__int128 last = (__int128)a->start + (__int128)(T - 1) * a->step;
-		struct site *st;
+		uint32_t aid;
 
 		if (!a->size)
 			continue;   /* touches nothing, as on_access() */
 		if (a->size > 8 || a->step % 8 || (a->start & 7) + a->size > 8 || last < 0 ||
 		    last >= (__int128)1 << 48 || a->start >= UINT64_C(1) << 48)
 			return -1;
-		st = mn_sitevec_get(&d->sites, a->site);
-		if (st && (st->ctx != ctx || !st->aid)) {
-			st->ctx = ctx;
-			st->aid = mn_access_intern(&d->acc, a->site, ctx);
-		}
-		if (!st || !st->aid)
+		if (!(aid = la->aid(la->arg, a->site)))
 			return -1;   /* the expansion counts what is lost */
-		*p = (struct stream){ .w = (int64_t)(a->start >> 3), .e = a->step / 8, .aid = st->aid,
+		*p = (struct stream){ .w = (int64_t)(a->start >> 3), .e = a->step / 8, .aid = aid,
 				      .j = j, .store = a->store };
 		p->lo = p->e >= 0 ? p->w : (int64_t)(last >> 3);
 		p->hi = p->e >= 0 ? (int64_t)(last >> 3) : p->w;
-		if (mn_shadow_window(d->sh, (uint64_t)p->lo << 3) !=
-		    mn_shadow_window(d->sh, (uint64_t)p->hi << 3) || !slices_ours(d, p, T))
+		if (mn_shadow_window(*la->sh, (uint64_t)p->lo << 3) !=
+		    mn_shadow_window(*la->sh, (uint64_t)p->hi << 3) || !slices_ours(la, p, T))
 			return -1;
-		p->sw = mn_shadow_map(d->sh, (uint64_t)p->w << 3);
+		p->sw = mn_shadow_map(*la->sh, (uint64_t)p->w << 3);
 		m++;
 	}
 	/* Streams of different steps must keep apart: they would meet on words out of order. */
@@ -171,7 +168,7 @@ static int closed_streams(struct dep *d, uint64_t T, const struct mn_summary_acc
 		if (s[i].e != s[c].e)
 			return -1;
 		if (s[i].hi > s[c].hi)
-			s[c].hi = s[i].hi;   /* the component's end; ranges are not used after this */
+			s[c].hi = s[i].hi;   /* the component's end; ranges unused after this */
 	}
 	qsort(s, m, sizeof(*s), by_class);
 	return (int)m;
@@ -198,80 +195,95 @@ static void twins(struct stream *s, unsigned m)
 }
 
 /* The summarized loop's accesses in closed form, its frame on top: s[] sorted by class. */
-static void closed(struct dep *d, struct stream *s, unsigned m, uint64_t T, uint32_t inv)
+static void closed(struct mn_lastaccess *la, struct stream *s, unsigned m, uint64_t T, uint32_t inv)
 {
 	for (unsigned i = 0, c; i < m; i = c) {
 		for (c = i + 1; c < m && same_class(&s[i], &s[c]); c++)
 			;
 		if (!s[i].e) {
-			closed_word(d, s + i, c - i, T, inv);
+			closed_word(la, s + i, c - i, T, inv);
 			continue;
 		}
 		for (unsigned k = i; k < c; k++)
 			s[k].t = (uint64_t)((s[i].w - s[k].w) / s[i].e);
-		dep_class_plan(d, s + i, c - i, T);
+		lastaccess_class_plan(la, s + i, c - i, T);
 		twins(s + i, c - i);
 	}
 	for (uint64_t k0 = 0; k0 < T; k0 += CHUNK)
-		dep_closed_chunk(d, s, m, k0, T - k0 > CHUNK ? k0 + CHUNK : T, inv);
+		lastaccess_closed_chunk(la, s, m, k0, T - k0 > CHUNK ? k0 + CHUNK : T, inv);
 	for (unsigned i = 0; i < m; i++) {
 		if (!s[i].twin_of)
-			dep_run_flush_stream(d, &s[i].run[0], &s[i], 0);
-		dep_run_flush_stream(d, &s[i].run[1], &s[i], 1);
+			lastaccess_run_flush_stream(la, &s[i].run[0], &s[i], 0);
+		lastaccess_run_flush_stream(la, &s[i].run[1], &s[i], 1);
 	}
 }
 
-/* The iterations and accesses of a summary as the driver would send them, one by one. */
-static void expand(struct dep *d, uint32_t site, uint64_t T, const struct mn_summary_access *acc,
-		   unsigned n)
+__attribute__((noinline)) void
+mn_lastaccess_span(struct mn_lastaccess *la, uint32_t aid, uint64_t addr, uint64_t end, bool store,
+		   mn_lastaccess_word_fn *word, void *arg)
 {
+	la->rows->spanning = la->nw > 1;
+	for (uint64_t a = addr & ~UINT64_C(7); a < end; a += 8) {
+		struct mn_lastaccess_word *w;
+
+		if (!mn_lastaccess_owns(la, (int64_t)(a >> 3)))
+			continue;   /* another worker's page */
+		if ((w = mn_shadow_get(*la->sh, a)))
+			word(arg, w, aid, store, false);
+	}
+	la->rows->spanning = false;
+}
+
+uint64_t mn_lastaccess_forget(struct mn_lastaccess *la)
+{
+	uint64_t aliases = *la->sh ? mn_shadow_aliases(*la->sh) : 0;
+
+	mn_shadow_destroy(*la->sh);
+	if (mn_lastaccess_shadow(la->sh))
+		*la->sh = NULL;
+	return aliases;
+}
+
+/* The iterations and accesses of a summary as the driver would send them, one by one. */
+void mn_lastaccess_expand(struct mn_lastaccess *la, uint32_t site, uint64_t T,
+			  const struct mn_summary_access *acc, unsigned n)
+{
+	const struct mn_module *m = la->module;
+
 	for (uint64_t k = 0; k < T; k++) {
-		dep_loop_iter(d, site);
+		m->loop_iter(la->arg, site);
 		for (unsigned j = 0; j < n; j++) {
 			uint64_t a = (acc[j].start + k * (uint64_t)acc[j].step) &
 				     ((UINT64_C(1) << 48) - 1);
 
 			/* with several workers, what the driver would have given this one: its own
 			 * pages' accesses and every access across pages */
-			if (d->nw > 1 && !owns_word(d, (int64_t)(a >> 3)) &&
-			    !(acc[j].size > 1 && (a ^ (a + acc[j].size - 1)) >> PAGE_SHIFT))
+			if (la->nw > 1 && !mn_lastaccess_owns(la, (int64_t)(a >> 3)) &&
+			    !(acc[j].size > 1 &&
+			      (a ^ (a + acc[j].size - 1)) >> MN_LASTACCESS_PAGE_SHIFT))
 				continue;
-			dep_access(d, acc[j].site, a, acc[j].size, acc[j].store);
+			(acc[j].store ? m->store : m->load)(la->arg, acc[j].site, a, 0,
+							    acc[j].size);
 		}
 	}
 }
 
-void dep_loop_summary(void *st, uint32_t site, uint64_t T, const struct mn_summary_access *acc,
-		      unsigned n)
+bool mn_lastaccess_closed(struct mn_lastaccess *la, struct mn_loop *l, uint64_t T,
+			  const struct mn_summary_access *acc, unsigned n)
 {
-	struct dep *d = st;
 	struct stream buf[16], *s = n <= 16 ? buf : malloc(n * sizeof(*s));
-	struct site *ls;
-	struct loop *l;
 	int m = -1;
 
-	dep_loop_invoke(d, site);
-	l = dep_top_loop(d, site);
-	if (T && s && l && !d->target_mode && d->sh && (uint64_t)d->clock + T <= d->clock_limit)
-		m = closed_streams(d, T, acc, n, s);
-	if (m < 0) {
-		d->expanded++;
-		expand(d, site, T, acc, n);
-	} else {
-		uint32_t inv = d->clock;
+	/* a loop that would reset the clock is expanded (the reset comes between its iterations) */
+	if (T && s && l && *la->sh && (uint64_t)la->nest->clock + T <= la->nest->limit)
+		m = closed_streams(la, T, acc, n, s);
+	if (m >= 0) {
+		uint32_t inv = la->nest->clock;
 
-		d->closed++;
-		/* the iterations' own events: clock, counts, starts, the context's count */
-		d->clock += (uint32_t)T;
-		if ((ls = mn_sitevec_get(&d->sites, site)))
-			ls->iterations += T;
-		mn_ctx_iter_n(d->ctx, site, T);
-		if (!mn_starts_add_run(&l->starts, inv + 1, T))
-			d->nomem++;
-		closed(d, s, (unsigned)m, T, inv);
+		mn_loopnest_iter_n(la->nest, l, T);
+		closed(la, s, (unsigned)m, T, inv);
 	}
 	if (s != buf)
 		free(s);
-	dep_loop_exit(d, site);
+	return m >= 0;
 }
-
