@@ -1,7 +1,6 @@
 /*
- * The dependence module's state (module-internal).  dependence.c is README's rules, its settings
- * and the module, on the backend's loopnest.h, nestrows.h and lastaccess.h; dep_io.c its section
- * (emit, restore, merge).
+ * The dependence module's state (module-internal): dependence.c is README's rules, its settings
+ * and the module, on backend/loopnest.h, nestrows.h and lastaccess.h; dep_io.c its section.
  */
 #ifndef MNEMO_DEP_H
 #define MNEMO_DEP_H
@@ -10,7 +9,6 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "accesses.h"
@@ -62,24 +60,6 @@ struct dep {
 	struct mn_lastaccess last;
 	struct mn_nestrows rows;   /* deps through its memo */
 };
-
-/* The row of key k in rows, found or added with count 0 (to count at once); NULL without memory. */
-static inline struct mn_row *rows_find(struct mn_rows *rows, const struct dep_key *k)
-{
-	uint64_t w[MN_ROWS_KEY_WORDS];
-
-	memcpy(w, k, sizeof(w));
-	return mn_rows_get(rows, w);
-}
-
-/* A row's key. */
-static inline struct dep_key key_of(const struct mn_row *e)
-{
-	struct dep_key k;
-
-	memcpy(&k, mn_row_key(e), sizeof(k));
-	return k;
-}
 
 /* Every count still owed or pending into the rows: before they are read (merge, emit). */
 static inline void dep_flush(struct dep *d)

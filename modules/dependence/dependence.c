@@ -1,10 +1,9 @@
 /*
  * dependence: the memory dependences of every loop (PROMPT 2.1, 6.2): for each loop, each
  * (source access, destination access, kind) that manifested, whether the loop carried it and at
- * which distances in iterations, and how often.  The rules are README.md's; this file is them,
- * on the backend's components: every word's last store and last load since (lastaccess.h, which
- * shards words among workers by page), the loop frames around an access and the clock that says
- * which of them held its source (loopnest.h), and rows per loop frame (nestrows.h).
+ * which distances in iterations, and how often.  This file is README.md's rules on backend parts:
+ * each word's last store and load since (lastaccess.h), the loop frames around an access and the
+ * clock that says which held its source (loopnest.h), and rows per loop frame (nestrows.h).
  */
 #include "dep.h"
 
@@ -148,7 +147,6 @@ static void dep_loop_iter(void *st, uint32_t site)
 	mn_loopnest_iter(&d->nest, site);
 }
 
-/* loop_exit and func_exit */
 static void dep_exit(void *st, uint32_t site)
 {
 	mn_loopnest_exit(&((struct dep *)st)->nest, site);
