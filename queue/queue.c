@@ -19,6 +19,17 @@
  * A consumer watches the producer through a pidfd, which turns readable once it exits, zombie or
  * not.
  *
+ * Lanes.  Each thread of the producing process writes its own stream, in a lane of its own (queue.h,
+ * mn_queue_producer_start(); the layout in queue_internal.h).  A lane's private state is a struct
+ * mn_qplane; a thread finds its own through the thread-local my_plane, which the fast path never
+ * reads.  A thread without one (mn_q_end NULL) comes to the slow path, which takes a free lane from
+ * free_lanes (a bitmap, one compare-and-swap: lock-free, so a signal handler on a new thread may
+ * take one) and registers the thread with a pthread key whose destructor, at the thread's exit,
+ * publishes its partial buffer and frees the lane.  The next thread to take the lane starts in a
+ * fresh buffer, so that each buffer holds one thread's records.  The producer thread holds lane 0
+ * for good; mn_queue_producer_finish(), from any thread, publishes lane 0 and ends the stream, and
+ * the consumers read the other lanes' unpublished buffers as tails (mn_queue_pop()).
+ *
  * Everything the producer calls in the slow path is async-signal-safe (no malloc, no locks, no
  * stdio) and preserves errno, because any instrumented instruction, in a signal handler too, can
  * end up here.  The producer's private state is guarded by a try-lock (`busy`): whoever cannot take
@@ -79,15 +90,24 @@ MN_EXPORT __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")))
 MN_EXPORT __thread unsigned char mn_q_busy __attribute__((tls_model("initial-exec")));
 MN_EXPORT __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
 
+/* The lane this thread holds in queue my_q, or NULL: the slow path's, never the fast path's. */
+static __thread struct mn_qplane *my_plane __attribute__((tls_model("initial-exec")));
+static __thread struct mn_queue *my_q __attribute__((tls_model("initial-exec")));
+
+/* Its destructor hands a thread's lane back at the thread's exit (lane_exit()). */
+static pthread_key_t lane_key;
+static pthread_once_t lane_key_once = PTHREAD_ONCE_INIT;
+static bool lane_key_made;
+
 /*
  * A consumer's zeroing thread (mn_queue_zero_behind()): the slots this consumer frees wait here,
- * at most nbufs of them (a slot is freed once per lap), to be zeroed and handed back.
+ * at most nlanes * nbufs of them (a slot is freed once per lap), to be zeroed and handed back.
  */
 struct zeroer {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	uint32_t head, tail;           /* jobs[tail % nbufs .. head % nbufs) wait */
+	uint32_t head, tail;           /* jobs[tail % slots .. head % slots) wait */
 	bool stop;                     /* detach: finish the jobs, then return */
 	struct { uint32_t k, lap; } jobs[];
 };
@@ -171,22 +191,29 @@ static bool pid_exited(pid_t pid)
 
 /* ---- Freeing a slot (either side) ---------------------------------------------------------------- */
 
+/* Slots of every lane. */
+static inline uint32_t nslots(const struct mn_queue *q)
+{
+	return q->nlanes * q->nbufs;
+}
+
 /*
- * Called by whoever cleared the last bit of ctl[k].readers for lap `lap`: zeroes the records, so
+ * Called by whoever cleared the last bit of ctl[g].readers for lap `lap`: zeroes the records, so
  * the buffer is all zeros past the next lap's records, then hands the slot back.
  */
-static void hand_back(struct mn_queue *q, uint32_t k, uint32_t lap)
+static void hand_back(struct mn_queue *q, uint32_t g, uint32_t lap)
 {
-	struct mn_qctl *c = ctl_of(q, k);
+	struct mn_qctl *c = ctl_of(q, g);
 	uint64_t used = mn_load_relaxed(&c->used);  /* ordered by the acquire that showed us the buffer */
+	uint64_t size = buf_bytes_of(q, g);
 
-	memset(buf_of(q, k), 0, used <= q->buf_bytes ? used : q->buf_bytes);
+	memset(buf_of(q, g), 0, used <= size ? used : size);
 	/* Every reader's accesses and the zeroing happen before the producer's next streaming stores;
 	 * pairs with the acquire loads of freed in acquire_slot() and take_tail(). */
 	mn_store_release(&c->freed, lap + 1);
 	/* Store buffering with acquire_slot(): either it sees freed, or we see prod_waiting set. */
 	mn_fence_seq_cst();
-	if (mn_load_relaxed(&q->hdr->prod_waiting))
+	if (mn_load_relaxed(&lane_of(q, g / q->nbufs)->prod_waiting))
 		futex_wake(&c->freed, 1);
 }
 
@@ -201,8 +228,8 @@ static void free_slot(struct mn_queue *q, uint32_t k, uint32_t lap)
 	/* The mutex orders our reads of the buffer (and, through the readers' release sequence,
 	 * every other reader's) before the zeroing thread's writes. */
 	pthread_mutex_lock(&z->mu);
-	z->jobs[z->head % q->nbufs].k = k;
-	z->jobs[z->head % q->nbufs].lap = lap;
+	z->jobs[z->head % nslots(q)].k = k;
+	z->jobs[z->head % nslots(q)].lap = lap;
 	z->head++;
 	pthread_cond_signal(&z->cv);
 	pthread_mutex_unlock(&z->mu);
@@ -221,8 +248,8 @@ static void *zeroer_main(void *arg)
 			pthread_cond_wait(&z->cv, &z->mu);
 		if (z->tail == z->head)
 			break;
-		k = z->jobs[z->tail % q->nbufs].k;
-		lap = z->jobs[z->tail % q->nbufs].lap;
+		k = z->jobs[z->tail % nslots(q)].k;
+		lap = z->jobs[z->tail % nslots(q)].lap;
 		z->tail++;
 		pthread_mutex_unlock(&z->mu);
 		hand_back(q, k, lap);
@@ -266,7 +293,7 @@ MN_EXPORT __attribute__((cold)) int mn_queue_zero_behind(struct mn_queue *q)
 
 	if (!q || q->is_producer || q->lamport || q->zeroer)
 		return -EINVAL;
-	z = calloc(1, sizeof(*z) + q->nbufs * sizeof(z->jobs[0]));
+	z = calloc(1, sizeof(*z) + nslots(q) * sizeof(z->jobs[0]));
 	if (!z)
 		return -ENOMEM;
 	pthread_mutex_init(&z->mu, NULL);
@@ -329,14 +356,14 @@ static void fail(struct mn_queue *q, const char *why)
 }
 
 /*
- * Publishes buffer q->seq holding `used` bytes of records.  Returns 0, or -EPIPE when every
- * consumer has detached (nobody would ever hand the buffer back).  Under busy.
+ * Publishes lane pl's buffer pl->seq holding `used` bytes of records.  Returns 0, or -EPIPE when
+ * every consumer has detached (nobody would ever hand the buffer back).  Under pl->busy.
  */
-static int publish(struct mn_queue *q, uint64_t used)
+static int publish(struct mn_queue *q, struct mn_qplane *pl, uint64_t used)
 {
 	struct mn_qhdr *h = q->hdr;
-	uint32_t k = slot_index(q, q->seq), lap = lap_of(q, q->seq);
-	struct mn_qctl *c = ctl_of(q, k);
+	uint32_t g = slot_index(q, pl->lane, pl->seq), lap = lap_of(q, pl->seq);
+	struct mn_qctl *c = ctl_of(q, g);
 	/* Pairs with the release in mn_queue_detach(); a detach we miss here is caught by
 	 * reap_detached() when the producer next waits for this slot. */
 	uint32_t readers = q->all_mask & ~mn_load_acquire(&h->detached);
@@ -344,15 +371,19 @@ static int publish(struct mn_queue *q, uint64_t used)
 	if (!readers)
 		return -EPIPE;
 	/* Drain the streaming stores of this buffer before any consumer can see it; pairs with the
-	 * acquire load of hdr->stream in mn_queue_pop(). */
+	 * acquire load of the lane's published count in mn_queue_pop(). */
 	mn_stream_fence();
 	mn_store_relaxed(&c->used, used);
+	mn_store_relaxed(&c->thread, pl->thread);
 	mn_store_relaxed(&c->readers, readers);
 	mn_store_relaxed(&c->filled, lap + 1);
-	/* Publish: the records (drained above), used, readers and filled happen before the new count;
-	 * pairs with the acquire loads of hdr->stream in mn_queue_pop() and mn_queue_detach(). */
+	pl->seq++;
+	/* Publish: the records (drained above), used, thread, readers and filled happen before the
+	 * lane's new count; pairs with the acquire load in pop_published(). */
+	mn_store_release(&lane_of(q, pl->lane)->published, (uint32_t)pl->seq);
+	/* The count happens before the wake-up word moves; pairs with the acquire loads of
+	 * hdr->stream in mn_queue_pop() (which then looks at the lanes) and mn_queue_detach(). */
 	mn_fetch_add_release(&h->stream, 2);
-	q->seq++;
 	/* Store buffering with mn_queue_pop(): either a consumer about to sleep sees the new count, or
 	 * we see it in sleepers and wake it. */
 	mn_fence_seq_cst();
@@ -362,21 +393,21 @@ static int publish(struct mn_queue *q, uint64_t used)
 }
 
 /*
- * While waiting for slot k to come back from lap-1: consumers that detached after that buffer was
+ * While waiting for slot g to come back from lap-1: consumers that detached after that buffer was
  * published (or that the producer forgot) will never release it, so clear their bits; if that was
  * the last one, the producer frees the slot itself.
  */
-static void reap_detached(struct mn_queue *q, uint32_t k, uint32_t lap)
+static void reap_detached(struct mn_queue *q, uint32_t g, uint32_t lap)
 {
 	/* Pairs with the release in mn_queue_detach() / mn_queue_forget_consumer(). */
 	uint32_t gone = mn_load_acquire(&q->hdr->detached);
 
-	if (lap && (mn_load_relaxed(&ctl_of(q, k)->readers) & gone))
-		clear_readers(q, k, lap - 1, gone);
+	if (lap && (mn_load_relaxed(&ctl_of(q, g)->readers) & gone))
+		clear_readers(q, g, lap - 1, gone);
 }
 
 /*
- * Every liveness check period, while waiting for slot k: fails the queue when a consumer the slot
+ * Every liveness check period, while waiting for a slot: fails the queue when a consumer the slot
  * waits for exited without detaching, or never attached in time.  Returns true if it failed.
  */
 static bool check_consumers_of(struct mn_queue *q, uint32_t pending)
@@ -415,28 +446,30 @@ static bool check_consumers_of(struct mn_queue *q, uint32_t pending)
 	return false;
 }
 
-static bool check_consumers(struct mn_queue *q, uint32_t k)
+static bool check_consumers(struct mn_queue *q, uint32_t g)
 {
-	return check_consumers_of(q, mn_load_relaxed(&ctl_of(q, k)->readers) &
+	return check_consumers_of(q, mn_load_relaxed(&ctl_of(q, g)->readers) &
 				     ~mn_load_acquire(&q->hdr->detached));
 }
 
 /*
- * Waits until slot q->seq % nbufs has been handed back for this lap.  Returns 0, -EPIPE after
- * failing the queue, or -ECANCELED when the stream was ended meanwhile (a finish on another
- * thread).  Under busy.
+ * Waits until lane pl's slot for pl->seq has been handed back for this lap.  Returns 0, -EPIPE
+ * after failing the queue, or -ECANCELED when the stream was ended meanwhile (a finish on another
+ * thread).  Under pl->busy.  (fail() writes the handle's failure state without lane 0's busy: two
+ * lanes failing at once may both run the hook, which only prints.)
  */
-static int acquire_slot(struct mn_queue *q)
+static int acquire_slot(struct mn_queue *q, struct mn_qplane *pl)
 {
 	struct mn_qhdr *h = q->hdr;
-	uint32_t k = slot_index(q, q->seq), lap = lap_of(q, q->seq);
-	struct mn_qctl *c = ctl_of(q, k);
+	struct mn_qlane *ln = lane_of(q, pl->lane);
+	uint32_t g = slot_index(q, pl->lane, pl->seq), lap = lap_of(q, pl->seq);
+	struct mn_qctl *c = ctl_of(q, g);
 	int64_t next_check;
 	int ret = 0;
 
 	for (int i = 0; i < MN_QUEUE_SPIN; i++) {
 		/* The last reader's accesses and its zeroing happen before our streaming stores into the
-		 * slot; pairs with the release store in free_slot(). */
+		 * slot; pairs with the release store in hand_back(). */
 		if (mn_load_acquire(&c->freed) == lap)
 			return 0;
 		mn_cpu_relax();
@@ -449,32 +482,33 @@ static int acquire_slot(struct mn_queue *q)
 			ret = -ECANCELED;
 			break;
 		}
-		reap_detached(q, k, lap);
-		mn_store_relaxed(&h->prod_waiting, 1);
-		/* Store buffering with free_slot(): either we see its freed, or it sees prod_waiting. */
+		reap_detached(q, g, lap);
+		mn_store_relaxed(&ln->prod_waiting, 1);
+		/* Store buffering with hand_back(): either we see its freed, or it sees prod_waiting. */
 		mn_fence_seq_cst();
-		/* As above, pairs with the release store in free_slot(). */
+		/* As above, pairs with the release store in hand_back(). */
 		v = mn_load_acquire(&c->freed);
 		if (v == lap)
 			break;
 		futex_wait(&c->freed, v, MN_QUEUE_WAIT_NS);
 		if (now_ns() >= next_check) {
-			if (check_consumers(q, k)) {
+			if (check_consumers(q, g)) {
 				ret = -EPIPE;
 				break;
 			}
 			next_check = now_ns() + MN_QUEUE_WAIT_NS;
 		}
 	}
-	mn_store_relaxed(&h->prod_waiting, 0);
+	mn_store_relaxed(&ln->prod_waiting, 0);
 	return ret;
 }
 
-/* Bytes of the buffer up to its last record, found by scanning (the cursor is not ours to read). */
-static uint64_t scan_used(const struct mn_queue *q, uint32_t k)
+/* Bytes of slot g's buffer up to its last record, found by scanning (the cursor is not ours to
+ * read). */
+static uint64_t scan_used(const struct mn_queue *q, uint32_t g)
 {
-	const volatile uint64_t *b = buf_of(q, k);
-	uint64_t n = q->buf_bytes / 8;
+	const volatile uint64_t *b = buf_of(q, g);
+	uint64_t words = buf_bytes_of(q, g) / 8, n = words;
 
 	while (n && !b[n - 1])
 		n--;
@@ -482,14 +516,111 @@ static uint64_t scan_used(const struct mn_queue *q, uint32_t k)
 	 * earlier, so it ends at most MN_WIRE_MAX_WORDS - 1 words later. */
 	if (n)
 		n += MN_WIRE_MAX_WORDS - 1;
-	if (n > q->buf_bytes / 8)
-		n = q->buf_bytes / 8;
+	if (n > words)
+		n = words;
 	return n * 8;
 }
 
+/* ---- Lanes -------------------------------------------------------------------------------------- */
+
+/* Takes a free lane other than 0 for this thread, or returns NULL.  Lock-free and
+ * async-signal-safe (one compare-and-swap per attempt). */
+static struct mn_qplane *lane_claim(struct mn_queue *q)
+{
+	for (unsigned w = 0; w < (q->nlanes + 63) / 64; w++) {
+		uint64_t bits = mn_load_relaxed(&q->free_lanes[w]);
+
+		while (bits) {
+			uint64_t bit = bits & -bits;
+
+			/* Acquire: the last holder's writes to the lane's state (lane_exit()) happen
+			 * before ours; pairs with the release in lane_exit(). */
+			if (mn_cas_acq_rel(&q->free_lanes[w], &bits, bits & ~bit))
+				return &q->planes[w * 64 + (unsigned)__builtin_ctzll(bit)];
+		}
+	}
+	return NULL;
+}
+
 /*
- * The slow path.  The cursor rules that keep it safe against signal handlers on the producer
- * thread (which may push, or finish, at any instruction):
+ * Gives the calling thread (which holds no lane, with mn_q_busy set) a lane of q: its number, its
+ * thread key, its TLS.  The lane's buffer is taken by the push that follows.  Returns the lane, or
+ * NULL when none is free.
+ */
+static struct mn_qplane *lane_take(struct mn_queue *q)
+{
+	struct mn_qplane *pl;
+
+	if (mn_load_relaxed(&q->disabled) || !lane_key_made)
+		return NULL;
+	pl = lane_claim(q);
+	if (!pl)
+		return NULL;
+	pl->cur_ptr = &mn_q_cur;
+	pl->thread = mn_fetch_add_relaxed(&q->threads, 1) + 1;
+	/* The lane's name happens before any buffer of it is published; the tail's reader pairs with
+	 * the release in publish() or in mn_queue_producer_finish(). */
+	mn_store_relaxed(&lane_of(q, pl->lane)->thread, pl->thread);
+	my_q = q;
+	my_plane = pl;
+	/* Async-signal-safe in glibc for a key below PTHREAD_KEY_2NDLEVEL_SIZE (32): a store to the
+	 * thread's own key array.  A key taken first in the process is one of those. */
+	pthread_setspecific(lane_key, pl);
+	return pl;
+}
+
+/*
+ * The pthread key's destructor, at the exit of a thread that holds a lane: publishes what it wrote
+ * since its last buffer and frees the lane for another thread.  Events the thread makes after this
+ * (in another destructor) take a lane again, and the key brings us back.
+ */
+static void lane_exit(void *arg)
+{
+	struct mn_qplane *pl = arg;
+	struct mn_queue *q = mn_load_acquire(&producer);
+	uint32_t w, bit;
+
+	if (!q || q != my_q || pl != my_plane || pl->lane == 0)
+		return;   /* a queue that was destroyed or replaced (a fork child's new session) */
+	/* A signal handler's push from here on is nested, hence dropped. */
+	mn_store_signal(&mn_q_busy, 1);
+	mn_signal_fence();
+	if (!mn_exchange_acquire(&pl->busy, 1)) {
+		uint64_t *base = buf_of(q, slot_index(q, pl->lane, pl->seq));
+
+		if (pl->filling && !mn_load_relaxed(&q->disabled) && mn_q_cur > base &&
+		    mn_q_cur <= base + q->lane_bytes / 8) {
+			pl->filling = false;
+			/* -EPIPE (nobody left to read it) is fine. */
+			publish(q, pl, (uint64_t)(mn_q_cur - base) * 8);
+		}
+		pl->cur_ptr = NULL;
+		/* Pairs with the exchange above and in the next holder's slow path. */
+		mn_store_release(&pl->busy, 0);
+	}
+	mn_q_end = NULL;
+	mn_signal_fence();
+	mn_q_cur = mn_q_base = NULL;
+	my_plane = NULL;
+	my_q = NULL;
+	w = pl->lane / 64;
+	bit = pl->lane % 64;
+	/* Our writes to the lane's state happen before its next holder's; pairs with the
+	 * compare-and-swap in lane_claim(). */
+	mn_fetch_or_release(&q->free_lanes[w], UINT64_C(1) << bit);
+	mn_store_signal(&mn_q_busy, 0);
+}
+
+static void lane_key_make(void)
+{
+	lane_key_made = pthread_key_create(&lane_key, lane_exit) == 0;
+}
+
+/* ---- The slow path ------------------------------------------------------------------------------ */
+
+/*
+ * The slow path, for the lane pl the calling thread holds.  The cursor rules that keep it safe
+ * against signal handlers on the thread (which may push, or finish, at any instruction):
  *   - mn_q_end is NULL whenever the cursors must not be used (a boundary in progress, disabled), so
  *     a handler's push then lands here and is dropped;
  *   - new cursors are stored base and cur first, end last, so no push ever sees a valid end with a
@@ -499,46 +630,39 @@ static uint64_t scan_used(const struct mn_queue *q, uint32_t k)
  *   in it, crossing end this push owns the boundary: publish, wait for the next buffer;
  *   anywhere else       stale: a push stored it after a signal handler's pushes moved to a new
  *                       buffer (and then came here, from its re-check, or the next push did): find
- *                       the new buffer's records by scanning, and go on after them.
+ *                       the new buffer's records by scanning, and go on after them;
+ *   no buffer yet       a lane just taken (or one whose buffer was published at its last
+ *                       holder's exit): wait for the next buffer.
  */
-static void push_slow(const uint64_t *words, unsigned n)
+static void push_lane(struct mn_queue *q, struct mn_qplane *pl, const uint64_t *words, unsigned n)
 {
-	/* Pairs with the release store in mn_queue_producer_start(). */
-	struct mn_queue *q = mn_load_acquire(&producer);
 	uint64_t *base, *end, *c;
-	int saved_errno;
+	uint32_t g;
 
-	if (!q)
-		return;
-	if (q->lamport) {
-		/* Every inline push comes here in that mode (mn_q_end stays NULL): the
-		 * runtime's own events, and any caller not generated for it. */
-		mn_queue_push_lamport(words, n);
-		return;
-	}
-	if (&mn_q_cur != q->cur_ptr) {
-		count_drop_thread(q);
-		return;
-	}
-	saved_errno = errno;
-	if (mn_exchange_acquire(&q->busy, 1)) {
-		/* A signal handler interrupted the slow path, or a finish, on this thread. */
+	if (mn_exchange_acquire(&pl->busy, 1)) {
+		/* A signal handler interrupted the slow path, or a finish, on this lane. */
 		count_drop_other(q);
-		goto out;
+		return;
 	}
-	if (q->disabled || !q->filling || n == 0 || n > MN_WIRE_MAX_WORDS)
+	if (mn_load_relaxed(&q->disabled) || n == 0 || n > MN_WIRE_MAX_WORDS)
 		goto drop;
-	if (!mn_q_end && !mn_q_base) {
-		/* A newer thread whose TLS block took the exited producer thread's address. */
-		count_drop_thread(q);
-		goto unlock;
+	if (!pl->filling) {
+		if (pl->lane == 0)
+			goto drop;   /* finished (or failed) on lane 0 */
+		/* A lane taken: its next buffer is this thread's alone. */
+		if (acquire_slot(q, pl) < 0)
+			goto drop;
+		pl->filling = true;
+		c = NULL;
+		goto next_buffer;
 	}
-	base = buf_of(q, slot_index(q, q->seq));
-	end = base + q->buf_bytes / 8;
+	g = slot_index(q, pl->lane, pl->seq);
+	base = buf_of(q, g);
+	end = base + buf_bytes_of(q, g) / 8;
 	c = mn_q_cur;
 	if (c < base || c > end) {
 		/* NEVER in a program without signal handlers that push: a stale cursor. */
-		c = base + scan_used(q, slot_index(q, q->seq)) / 8;
+		c = base + scan_used(q, g) / 8;
 		mn_q_cur = c;
 	}
 	if (c + n <= end) {
@@ -552,15 +676,17 @@ static void push_slow(const uint64_t *words, unsigned n)
 	/* This push owns the boundary.  From here a handler's event is dropped (mn_q_end NULL). */
 	mn_q_end = NULL;
 	mn_signal_fence();
-	q->filling = false;
-	if (publish(q, (uint64_t)(c - base) * 8) < 0) {
+	pl->filling = false;
+	if (publish(q, pl, (uint64_t)(c - base) * 8) < 0) {
 		fail(q, "every backend detached");
 		goto drop;
 	}
-	if (acquire_slot(q) < 0)
+	if (acquire_slot(q, pl) < 0)
 		goto drop;
-	q->filling = true;
-	base = buf_of(q, slot_index(q, q->seq));
+	pl->filling = true;
+next_buffer:
+	g = slot_index(q, pl->lane, pl->seq);
+	base = buf_of(q, g);
 	for (unsigned i = 0; i < n; i++)
 		mn_stream_store64(base + i, words[i]);
 	mn_q_base = base;
@@ -568,15 +694,39 @@ static void push_slow(const uint64_t *words, unsigned n)
 	/* Base and cursor are in place before the end makes them usable, as a handler on this thread
 	 * sees them; compiler-only. */
 	mn_signal_fence();
-	mn_q_end = base + q->buf_bytes / 8;
+	mn_q_end = base + buf_bytes_of(q, g) / 8;
 	goto unlock;
 drop:
 	mn_q_end = NULL;
 	count_drop_other(q);
 unlock:
-	/* Our producer-state writes happen before the next holder's; pairs with the exchange. */
-	mn_store_release(&q->busy, 0);
-out:
+	/* Our lane-state writes happen before the next holder's; pairs with the exchange. */
+	mn_store_release(&pl->busy, 0);
+}
+
+static void push_slow(const uint64_t *words, unsigned n)
+{
+	/* Pairs with the release store in mn_queue_producer_start(). */
+	struct mn_queue *q = mn_load_acquire(&producer);
+	struct mn_qplane *pl;
+	int saved_errno;
+
+	if (!q)
+		return;
+	if (q->lamport) {
+		/* Every inline push comes here in that mode (mn_q_end stays NULL): the
+		 * runtime's own events, and any caller not generated for it. */
+		mn_queue_push_lamport(words, n);
+		return;
+	}
+	saved_errno = errno;
+	pl = my_q == q ? my_plane : NULL;
+	if (!pl && getpid() == q->pid)
+		pl = lane_take(q);
+	if (!pl)
+		count_drop_thread(q);   /* no free lane (or disabled, or a fork child) */
+	else
+		push_lane(q, pl, words, n);
 	errno = saved_errno;
 }
 
@@ -596,7 +746,7 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_nested(void)
 
 	if (!q)
 		return;
-	if (&mn_q_cur != q->cur_ptr)
+	if (my_q != q || !my_plane)
 		count_drop_thread(q);
 	else
 		count_drop_other(q);
@@ -615,7 +765,8 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 {
 	struct mn_queue *q = NULL;
 	struct mn_qhdr *h;
-	uint64_t hdr_bytes, bufs_bytes, extra_map, total;
+	uint64_t hdr_bytes, bufs_bytes, lane_bytes, extra_map, total;
+	uint32_t nlanes;
 	void *map = MAP_FAILED;
 	int fd = -1, ret;
 
@@ -623,17 +774,23 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 		return -EINVAL;
 	*qp = NULL;
 	if (cfg->buf_bytes < MN_QUEUE_PAGE || cfg->buf_bytes % MN_QUEUE_PAGE || cfg->nbufs < 2 ||
-	    cfg->nconsumers < 1 || cfg->nconsumers > MN_QUEUE_MAX_CONSUMERS)
+	    cfg->nbufs > 1024 || cfg->nconsumers < 1 || cfg->nconsumers > MN_QUEUE_MAX_CONSUMERS ||
+	    cfg->threads >= MN_QUEUE_MAX_LANES || cfg->lane_bytes % MN_QUEUE_PAGE)
 		return -EINVAL;
 	/* Lamport mode: linked in, and one consumer, which frees what it read; several would each
-	 * need an index for the producer to wait on. */
-	if (cfg->lamport && (!lamport_linked() || cfg->nconsumers != 1))
+	 * need an index for the producer to wait on.  One lane: its ring is the producer thread's. */
+	if (cfg->lamport && (!lamport_linked() || cfg->nconsumers != 1 || cfg->threads))
 		return -EINVAL;
-	hdr_bytes = mn_qhdr_bytes(cfg->nbufs);
-	if (hdr_bytes > UINT32_MAX || cfg->buf_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs ||
+	nlanes = 1 + cfg->threads;
+	lane_bytes = cfg->lane_bytes ? cfg->lane_bytes : cfg->buf_bytes / 16;
+	lane_bytes = lane_bytes < MN_QUEUE_PAGE ? MN_QUEUE_PAGE : lane_bytes & ~(uint64_t)(MN_QUEUE_PAGE - 1);
+	hdr_bytes = mn_qhdr_bytes(cfg->nbufs, nlanes);
+	if (hdr_bytes > UINT32_MAX || cfg->buf_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs / 2 ||
+	    lane_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs / 2 / nlanes ||
 	    cfg->extra_bytes > UINT64_MAX / 4)
 		return -EINVAL;
-	bufs_bytes = (uint64_t)cfg->buf_bytes * cfg->nbufs;
+	bufs_bytes = (uint64_t)cfg->buf_bytes * cfg->nbufs +
+		     lane_bytes * cfg->nbufs * (nlanes - 1);
 	extra_map = ((uint64_t)cfg->extra_bytes + MN_QUEUE_PAGE - 1) & ~(uint64_t)(MN_QUEUE_PAGE - 1);
 	total = hdr_bytes + bufs_bytes + extra_map;
 	if (total > (uint64_t)SSIZE_MAX)
@@ -642,6 +799,17 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 	if (posix_memalign((void **)&q, MN_QUEUE_LINE, sizeof(*q)))
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
+	if (posix_memalign((void **)&q->planes, MN_QUEUE_LINE, nlanes * sizeof(*q->planes))) {
+		q->planes = NULL;
+		ret = -ENOMEM;
+		goto fail;
+	}
+	memset(q->planes, 0, nlanes * sizeof(*q->planes));
+	for (uint32_t l = 0; l < nlanes; l++) {
+		q->planes[l].lane = l;
+		if (l)   /* lane 0 is the producer thread's */
+			q->free_lanes[l / 64] |= UINT64_C(1) << (l % 64);
+	}
 	fd = memfd_open();
 	if (fd < 0) {
 		ret = fd;
@@ -672,15 +840,21 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 	h->map_bytes = total;
 	h->producer_pid = getpid();
 	h->mode = cfg->lamport ? MN_QMODE_LAMPORT : MN_QMODE_PINGPONG;
+	h->nlanes = nlanes;
+	h->lane_bytes = lane_bytes;
+	h->lanes_off = mn_qlanes_off(cfg->nbufs, nlanes);
 
 	q->base = map;
 	q->lamport = cfg->lamport;
-	q->ring_words = bufs_bytes / 8;
+	q->ring_words = (uint64_t)cfg->buf_bytes * cfg->nbufs / 8;
 	q->hdr = h;
 	q->map_bytes = total;
 	q->buf_bytes = cfg->buf_bytes;
+	q->lane_bytes = lane_bytes;
 	q->bufs_off = hdr_bytes;
+	q->lanes_off = h->lanes_off;
 	q->nbufs = cfg->nbufs;
+	q->nlanes = nlanes;
 	q->nconsumers = cfg->nconsumers;
 	q->is_producer = true;
 	q->fd = fd;
@@ -692,6 +866,7 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 fail:
 	if (fd >= 0)
 		close(fd);
+	free(q->planes);
 	free(q);
 	return ret;
 }
@@ -716,7 +891,7 @@ MN_EXPORT int mn_queue_place(struct mn_queue *q, int node)
 		return -EBUSY;
 	mask[(unsigned)node / bits] = 1UL << ((unsigned)node % bits);
 	/* maxnode counts one more than the bits the kernel reads (mbind(2), "maxnode"). */
-	if (syscall(SYS_mbind, q->base + q->bufs_off, (unsigned long)(q->buf_bytes * q->nbufs),
+	if (syscall(SYS_mbind, q->base + q->bufs_off, (unsigned long)(q->hdr->extra_off - q->bufs_off),
 		    MPOL_PREFERRED, mask, (unsigned long)MN_QUEUE_NODE_BITS + 1, 0UL))
 		return -errno;
 	return 0;
@@ -739,14 +914,24 @@ MN_EXPORT size_t mn_queue_extra_bytes(const struct mn_queue *q)
 
 MN_EXPORT void mn_queue_producer_start(struct mn_queue *q)
 {
+	struct mn_qplane *pl;
+
 	if (!q || !q->is_producer || q->started)
 		return;
+	if (!q->lamport && q->nlanes > 1)
+		pthread_once(&lane_key_once, lane_key_make);
+	pl = &q->planes[0];
 	q->started = true;
 	q->pid = getpid();
 	q->start_ns = now_ns();
-	q->cur_ptr = &mn_q_cur;
-	q->seq = 0;
-	q->filling = !q->lamport;  /* ping-pong: slot 0, lap 0, free from the start */
+	q->threads = 1;
+	pl->cur_ptr = &mn_q_cur;
+	pl->thread = 1;
+	lane_of(q, 0)->thread = 1;
+	pl->seq = 0;
+	pl->filling = !q->lamport;  /* ping-pong: slot 0, lap 0, free from the start */
+	my_q = q;
+	my_plane = pl;
 	/* A consumer that attaches from now on watches this process; one attached earlier watches the
 	 * creator, which is the same process unless the caller split them.  Pairs with the acquire in
 	 * mn_queue_attach(). */
@@ -788,15 +973,17 @@ MN_EXPORT int mn_queue_forget_consumer(struct mn_queue *q, unsigned index)
 MN_EXPORT void mn_queue_producer_finish(struct mn_queue *q)
 {
 	int saved_errno = errno;
+	struct mn_qplane *pl;
 
 	if (!q || !q->is_producer || !q->started || getpid() != q->pid)
 		goto out;  /* not the producing process: a fork child must not end the parent's stream */
-	if (!mn_exchange_acquire(&q->busy, 1)) {
-		if (q->filling && !q->disabled) {
-			uint32_t k = slot_index(q, q->seq);
+	pl = &q->planes[0];
+	if (!mn_exchange_acquire(&pl->busy, 1)) {
+		if (pl->filling && !q->disabled) {
+			uint32_t k = slot_index(q, 0, pl->seq);
 			uint64_t *base = buf_of(q, k), used;
 
-			if (&mn_q_cur == q->cur_ptr && mn_q_cur >= base &&
+			if (&mn_q_cur == pl->cur_ptr && mn_q_cur >= base &&
 			    mn_q_cur <= base + q->buf_bytes / 8) {
 				/* A push this handler interrupted has not moved the cursor yet: its
 				 * record, not yet whole, is left out. */
@@ -810,12 +997,13 @@ MN_EXPORT void mn_queue_producer_finish(struct mn_queue *q)
 				used = scan_used(q, k);
 			}
 			if (used)
-				publish(q, used);  /* -EPIPE (nobody left to read it) is fine */
+				publish(q, pl, used);  /* -EPIPE (nobody left to read it) is fine */
 		}
-		q->filling = false;
-		q->disabled = true;
+		pl->filling = false;
+		/* Every lane's slow path drops from now on. */
+		mn_store_relaxed(&q->disabled, true);
 		/* Pairs with the exchange above. */
-		mn_store_release(&q->busy, 0);
+		mn_store_release(&pl->busy, 0);
 	}
 	/*
 	 * The end of stream: everything the caller wrote before (the end-of-run record in the extra
@@ -832,6 +1020,8 @@ MN_EXPORT void mn_queue_producer_abandon(struct mn_queue *q)
 {
 	mn_q_end = NULL;
 	mn_q_cur = mn_q_base = NULL;
+	my_plane = NULL;
+	my_q = NULL;
 	if (!q || !q->is_producer)
 		return;
 	q->disabled = true;  /* process-local: the parent's copy of the handle is untouched */
@@ -871,14 +1061,17 @@ MN_EXPORT void mn_queue_destroy(struct mn_queue *q)
 		mn_queue_detach(q);
 		return;
 	}
-	if (q->started && &mn_q_cur == q->cur_ptr) {
+	if (q->started && my_q == q) {
 		mn_q_end = NULL;
 		mn_q_cur = mn_q_base = NULL;
+		my_plane = NULL;
+		my_q = NULL;
 	}
 	if (mn_load_relaxed(&producer) == q)
 		mn_store_release(&producer, NULL);
 	munmap(q->base, q->map_bytes);
 	close(q->fd);
+	free(q->planes);
 	free(q);
 }
 
@@ -892,16 +1085,21 @@ static bool header_valid(const struct mn_qhdr *h, uint64_t file_bytes)
 	if (h->magic != MN_QUEUE_MAGIC || h->version != MN_QUEUE_VERSION)
 		return false;
 	if (h->mode > MN_QMODE_LAMPORT ||
-	    (h->mode == MN_QMODE_LAMPORT && (!lamport_linked() || h->nconsumers != 1)))
+	    (h->mode == MN_QMODE_LAMPORT && (!lamport_linked() || h->nconsumers != 1 ||
+					     h->nlanes != 1)))
 		return false;
-	if (h->nbufs < 2 || h->nconsumers < 1 || h->nconsumers > MN_QUEUE_MAX_CONSUMERS ||
-	    h->buf_bytes < MN_QUEUE_PAGE || h->buf_bytes % MN_QUEUE_PAGE)
+	if (h->nbufs < 2 || h->nbufs > 1024 || h->nconsumers < 1 ||
+	    h->nconsumers > MN_QUEUE_MAX_CONSUMERS || h->buf_bytes < MN_QUEUE_PAGE ||
+	    h->buf_bytes % MN_QUEUE_PAGE || h->nlanes < 1 || h->nlanes > MN_QUEUE_MAX_LANES ||
+	    h->lane_bytes < MN_QUEUE_PAGE || h->lane_bytes % MN_QUEUE_PAGE)
 		return false;
-	if (h->header_bytes != mn_qhdr_bytes(h->nbufs) || h->bufs_off != h->header_bytes)
+	if (h->header_bytes != mn_qhdr_bytes(h->nbufs, h->nlanes) ||
+	    h->bufs_off != h->header_bytes || h->lanes_off != mn_qlanes_off(h->nbufs, h->nlanes))
 		return false;
-	if (h->buf_bytes > (UINT64_MAX / 4) / h->nbufs)
+	if (h->buf_bytes > (UINT64_MAX / 4) / h->nbufs / 2 ||
+	    h->lane_bytes > (UINT64_MAX / 4) / h->nbufs / 2 / h->nlanes)
 		return false;
-	bufs = h->buf_bytes * h->nbufs;
+	bufs = h->buf_bytes * h->nbufs + h->lane_bytes * h->nbufs * (h->nlanes - 1);
 	return h->extra_off == h->bufs_off + bufs && h->extra_bytes <= UINT64_MAX / 4 &&
 	       h->map_bytes == file_bytes && h->map_bytes >= h->extra_off + h->extra_bytes;
 }
@@ -934,6 +1132,11 @@ MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
 	q->pidfd = -1;
+	q->cseq = calloc(h.nlanes, sizeof(*q->cseq));
+	if (!q->cseq) {
+		ret = -ENOMEM;
+		goto fail;
+	}
 	map = mmap(NULL, h.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
@@ -943,8 +1146,11 @@ MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
 	q->hdr = map;
 	q->map_bytes = h.map_bytes;
 	q->buf_bytes = h.buf_bytes;
+	q->lane_bytes = h.lane_bytes;
 	q->bufs_off = h.bufs_off;
+	q->lanes_off = h.lanes_off;
 	q->nbufs = h.nbufs;
+	q->nlanes = h.nlanes;
 	q->nconsumers = h.nconsumers;
 	q->lamport = h.mode == MN_QMODE_LAMPORT;
 	q->ring_words = h.buf_bytes * h.nbufs / 8;
@@ -971,6 +1177,7 @@ MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
 fail:
 	if (map != MAP_FAILED)
 		munmap(map, h.map_bytes);
+	free(q->cseq);
 	free(q);
 	return ret;
 }
@@ -990,44 +1197,70 @@ static bool producer_exited(struct mn_queue *q)
 	return pid_exited(q->producer_pid);
 }
 
-static int take_buffer(struct mn_queue *q, const uint64_t **words, size_t *nwords)
+/* Lane l's buffer q->cseq[l], published. */
+static int take_buffer(struct mn_queue *q, uint32_t l, const uint64_t **words, size_t *nwords)
 {
-	uint32_t k = slot_index(q, q->cseq), lap = lap_of(q, q->cseq);
-	struct mn_qctl *c = ctl_of(q, k);
-	/* These three are ordered by the acquire load of hdr->stream that showed us the buffer. */
+	uint32_t g = slot_index(q, l, q->cseq[l]), lap = lap_of(q, q->cseq[l]);
+	struct mn_qctl *c = ctl_of(q, g);
+	/* These are ordered by the acquire load of the lane's count that showed us the buffer. */
 	uint64_t used = mn_load_relaxed(&c->used);
 
 	if (mn_load_relaxed(&c->filled) != lap + 1 || !(mn_load_relaxed(&c->readers) & q->bit) ||
-	    used > q->buf_bytes || used % 8)
+	    used > buf_bytes_of(q, g) || used % 8)
 		return -EIO;
-	*words = buf_of(q, k);
+	*words = buf_of(q, g);
 	*nwords = used / 8;
 	q->held = HELD_BUF;
+	q->held_lane = l;
+	q->held_thread = mn_load_relaxed(&c->thread);
 	return 1;
 }
 
 /*
- * The producer died after publishing q->cseq buffers: return what it wrote into the next one, if
- * it had got hold of it (otherwise the slot still holds an earlier lap, already read).
+ * A lane with a buffer published and not yet read, round robin from next_lane: returns it, or -1.
+ * Each lane's count is read with acquire: pairs with the release store in publish().
+ */
+static int pop_published(struct mn_queue *q)
+{
+	for (uint32_t i = 0; i < q->nlanes; i++) {
+		uint32_t l = q->next_lane + i < q->nlanes ? q->next_lane + i : q->next_lane + i - q->nlanes;
+
+		if (mn_load_acquire(&lane_of(q, l)->published) != (uint32_t)q->cseq[l]) {
+			q->next_lane = l + 1 < q->nlanes ? l + 1 : 0;
+			return (int)l;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The stream ended (finished, or the producer died) and every published buffer was read: return,
+ * lane after lane, what each lane's thread wrote into its next buffer, if it had got hold of it
+ * (otherwise the slot still holds an earlier lap, already read).  The end of stream when none is
+ * left.
  */
 static int take_tail(struct mn_queue *q, const uint64_t **words, size_t *nwords)
 {
-	uint32_t k = slot_index(q, q->cseq), lap = lap_of(q, q->cseq);
-	uint64_t used;
+	while (q->tail_lane < q->nlanes) {
+		uint32_t l = q->tail_lane++;
+		uint32_t g = slot_index(q, l, q->cseq[l]), lap = lap_of(q, q->cseq[l]);
+		uint64_t used;
 
-	q->died = true;
-	/* The zeroing of the earlier lap happens before we scan; pairs with the release store in
-	 * free_slot().  The dead producer's stores reached memory when it was killed. */
-	if (mn_load_acquire(&ctl_of(q, k)->freed) != lap)
-		goto end;
-	used = scan_used(q, k);
-	if (!used)
-		goto end;
-	*words = buf_of(q, k);
-	*nwords = used / 8;
-	q->held = HELD_TAIL;
-	return 1;
-end:
+		/* The zeroing of the earlier lap happens before we scan; pairs with the release store
+		 * in hand_back().  A dead producer's stores reached memory when it was killed; a
+		 * running thread's (after the end) may be cut short, as a killed producer's. */
+		if (mn_load_acquire(&ctl_of(q, g)->freed) != lap)
+			continue;
+		used = scan_used(q, g);
+		if (!used)
+			continue;
+		*words = buf_of(q, g);
+		*nwords = used / 8;
+		q->held = HELD_TAIL;
+		q->held_lane = l;
+		q->held_thread = mn_load_relaxed(&lane_of(q, l)->thread);
+		return 1;
+	}
 	q->ended = true;
 	return 0;
 }
@@ -1045,27 +1278,31 @@ MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *n
 		return 0;
 	if (q->lamport)
 		return mn_q_lamport_pop(q, words, nwords);
+	if (q->tail_lane)
+		return take_tail(q, words, nwords);
 	h = q->hdr;
 	for (;;) {
-		/* Pairs with the release in publish() (the buffer's records and control words) and in
-		 * mn_queue_producer_finish() (the end, and what the producer wrote before it). */
+		/* Read before the lanes, and slept on: a publish after we looked moves it.  Pairs with
+		 * the release in publish() and in mn_queue_producer_finish() (the end, and what the
+		 * producer wrote before it). */
 		uint32_t w = mn_load_acquire(&h->stream);
+		int l = pop_published(q);
 
-		if ((w >> 1) != (uint32_t)(q->cseq & MN_QSTREAM_COUNT_MASK))
-			return take_buffer(q, words, nwords);
-		if (w & MN_QSTREAM_END) {
-			q->ended = true;
-			return 0;
-		}
-		if (q->dead)
+		if (l >= 0)
+			return take_buffer(q, (uint32_t)l, words, nwords);
+		if (w & MN_QSTREAM_END)
 			return take_tail(q, words, nwords);
+		if (q->dead) {
+			q->died = true;
+			return take_tail(q, words, nwords);
+		}
 		if (spins < MN_QUEUE_SPIN) {
 			spins++;
 			mn_cpu_relax();
 			continue;
 		}
 		if (producer_exited(q)) {
-			q->dead = true;  /* look at the count once more, then the tail */
+			q->dead = true;  /* look at the counts once more, then the tails */
 			continue;
 		}
 		mn_fetch_add_relaxed(&h->sleepers, 1);
@@ -1077,9 +1314,19 @@ MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *n
 	}
 }
 
-static void release_seq(struct mn_queue *q, uint64_t seq)
+MN_EXPORT uint32_t mn_queue_thread(const struct mn_queue *q)
 {
-	clear_readers(q, slot_index(q, seq), lap_of(q, seq), q->bit);
+	return q && q->held != HELD_NONE && !q->lamport ? q->held_thread : 0;
+}
+
+MN_EXPORT unsigned mn_queue_lanes(const struct mn_queue *q)
+{
+	return q ? q->nlanes : 0;
+}
+
+static void release_seq(struct mn_queue *q, uint32_t l, uint64_t seq)
+{
+	clear_readers(q, slot_index(q, l, seq), lap_of(q, seq), q->bit);
 }
 
 MN_EXPORT void mn_queue_release(struct mn_queue *q)
@@ -1087,13 +1334,14 @@ MN_EXPORT void mn_queue_release(struct mn_queue *q)
 	if (!q || q->is_producer || q->held == HELD_NONE)
 		return;
 	if (q->held == HELD_TAIL) {
-		q->ended = true;  /* nothing to hand back: the producer is gone */
+		/* Nothing to hand back: the producer is gone, or the stream over (the slot is
+		 * released at detach, if its thread publishes it after all). */
 	} else if (q->lamport) {
 		mn_q_lamport_release(q);
 	} else {
-		release_seq(q, q->cseq);
+		release_seq(q, q->held_lane, q->cseq[q->held_lane]);
 		mn_fetch_add_relaxed(&slot_of(q, q->index)->released, 1);
-		q->cseq++;
+		q->cseq[q->held_lane]++;
 	}
 	q->held = HELD_NONE;
 }
@@ -1106,7 +1354,6 @@ MN_EXPORT bool mn_queue_producer_died(const struct mn_queue *q)
 MN_EXPORT void mn_queue_detach(struct mn_queue *q)
 {
 	struct mn_qhdr *h;
-	uint32_t published;
 
 	if (!q)
 		return;
@@ -1115,7 +1362,7 @@ MN_EXPORT void mn_queue_detach(struct mn_queue *q)
 		return;
 	}
 	h = q->hdr;
-	if (q->held == HELD_BUF)
+	if (q->held != HELD_NONE)
 		mn_queue_release(q);
 	mn_store_release(&slot_of(q, q->index)->state, MN_QSLOT_DETACHED);
 	/* From here on the producer leaves us out; pairs with the acquire loads of detached in
@@ -1126,19 +1373,23 @@ MN_EXPORT void mn_queue_detach(struct mn_queue *q)
 		futex_wake((uint32_t *)&h->lread, 1);
 		goto unmap;
 	}
-	/* Our detached bit is globally ordered before the count we read below, so any buffer
-	 * published after that count was published without us, or is reaped by the producer. */
+	/* Our detached bit is globally ordered before the counts we read below, so any buffer
+	 * published after a count was published without us, or is reaped by the producer. */
 	mn_fence_seq_cst();
-	/* Pairs with the release in publish(): the used bytes of the buffers we may free. */
-	published = mn_load_acquire(&h->stream) >> 1;
-	for (uint32_t i = 0; i < q->nbufs && (uint32_t)(q->cseq & MN_QSTREAM_COUNT_MASK) != published;
-	     i++, q->cseq++)
-		release_seq(q, q->cseq);
+	for (uint32_t l = 0; l < q->nlanes; l++) {
+		/* Pairs with the release in publish(): the used bytes of the buffers we may free. */
+		uint32_t published = mn_load_acquire(&lane_of(q, l)->published);
+
+		for (uint32_t i = 0; i < q->nbufs && (uint32_t)q->cseq[l] != published;
+		     i++, q->cseq[l]++)
+			release_seq(q, l, q->cseq[l]);
+	}
 unmap:
 	zeroer_stop(q);
 	if (q->pidfd >= 0)
 		close(q->pidfd);
 	munmap(q->base, q->map_bytes);
+	free(q->cseq);
 	free(q);
 }
 

@@ -20,8 +20,10 @@
  * mn_queue_push_lamport().  Its code is bench/queue/lamport.c, linked only into the bench's
  * builds; elsewhere mn_queue_create() and mn_queue_attach() refuse a Lamport queue.
  *
- * Producer calls are for the single producing thread (mn_queue_producer_finish() for any thread of
- * the producing process); consumer calls are for one thread per consumer handle.  Library calls
+ * Each thread of the producing process writes its own stream: the producer thread in lane 0, the
+ * others each in a lane of their own while they run (mn_queue_producer_start()).  Producer set-up
+ * calls are for the producer thread (mn_queue_producer_finish() for any thread of the producing
+ * process); consumer calls are for one thread per consumer handle.  Library calls
  * return 0 or -errno.
  */
 #ifndef MNEMO_QUEUE_H
@@ -88,13 +90,13 @@ static inline uint64_t mn_wire_get(const struct mn_wire *w, const uint64_t *rec,
 /* ---- Producer fast path ------------------------------------------------------------------------ */
 
 /*
- * The producer's private cursor into the buffer being filled, and that buffer's bounds.
- * Thread-local: only the thread that called mn_queue_producer_start() has a valid set; every other
- * thread (and every thread after fork, or when profiling is off) has mn_q_end NULL and takes the slow
- * path, which counts and drops.  Initial-exec TLS: the producer is linked into executables, and this
+ * Each producing thread's private cursor into the buffer it fills, and that buffer's bounds.
+ * Thread-local: a thread that holds a lane (mn_queue_producer_start()) has a valid set; every
+ * other thread (a new one, every thread after fork, or when profiling is off) has mn_q_end NULL
+ * and takes the slow path, which takes a lane for it, or counts and drops.  Initial-exec TLS: the producer is linked into executables, and this
  * keeps each access one %fs-relative instruction even in code compiled with -fPIC.
  *
- * Signal handlers on the producer thread may push too.  A push claims the cursor first: it sets
+ * Signal handlers on a producing thread may push too.  A push claims the cursor first: it sets
  * mn_q_busy, then reads the cursor, and clears it after it has written the record and moved the
  * cursor.  A handler that finds it set (it interrupted a push, or the slow path) has its push
  * dropped and counted (mn_queue_push_nested()): no handler's record can be overwritten, and no
@@ -103,7 +105,6 @@ static inline uint64_t mn_wire_get(const struct mn_wire *w, const uint64_t *rec,
  * path reads and writes these variables only with signal-ordered accesses (barrier.h), which is
  * what keeps its steps in that order as a handler sees them.  The claim is off the chain of
  * cursor loads and stores that sets the pace of back-to-back pushes (below).
- * sees them.
  */
 extern __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
@@ -112,8 +113,8 @@ extern __thread unsigned char mn_q_busy __attribute__((tls_model("initial-exec")
 
 /*
  * Out of line, called with mn_q_busy set, and clears it: publishes the full buffer,
- * waits for a free one, then writes the record; or drops and counts it (another thread, a fork
- * child, after failure or finish).  Preserves errno.  Async-signal-safe.
+ * waits for a free one, then writes the record (a thread without a lane takes one first); or
+ * drops and counts it (no free lane, a fork child, after failure or finish).  Preserves errno.  Async-signal-safe.
  */
 void mn_queue_push_slow(const uint64_t *words, unsigned n);
 
@@ -221,6 +222,7 @@ void mn_queue_push_lamport(const uint64_t *words, unsigned n);
 struct mn_queue;
 
 #define MN_QUEUE_MAX_CONSUMERS 32
+#define MN_QUEUE_MAX_LANES     1024   /* lanes in one queue: the producer thread's and others' */
 
 struct mn_queue_config {
 	size_t buf_bytes;      /* bytes per buffer, a multiple of 4096 (>= 4096) */
@@ -229,7 +231,12 @@ struct mn_queue_config {
 				* read every buffer */
 	size_t extra_bytes;    /* bytes of caller-owned shared memory after the buffers (session) */
 	bool lamport;          /* the Lamport mode (mn_queue_push_lamport()): the buffers become one
-				* ring of records published one by one; nconsumers must be 1 */
+				* ring of records published one by one; nconsumers must be 1 and
+				* threads 0 */
+	unsigned threads;      /* lanes for threads other than the producer thread, each nbufs
+				* buffers (< MN_QUEUE_MAX_LANES); 0: their events are dropped */
+	size_t lane_bytes;     /* bytes per buffer of those lanes, a multiple of 4096; 0: buf_bytes
+				* / 16 (at least 4096) */
 };
 
 /*
@@ -257,8 +264,16 @@ int mn_queue_fd(const struct mn_queue *q);
 void *mn_queue_extra(struct mn_queue *q);
 size_t mn_queue_extra_bytes(const struct mn_queue *q);
 /*
- * Makes the calling thread the producer (one per process): sets its mn_q_cur/mn_q_end to buffer 0.
- * Consumers may attach before or after.  A second call does nothing.
+ * Makes the calling thread the producer thread (one per process), the owner of lane 0: sets its
+ * mn_q_cur/mn_q_end to buffer 0.  Consumers may attach before or after.  A second call does
+ * nothing.
+ *
+ * Other threads of the process: at its first event a thread takes a free lane of the
+ * cfg->threads, and at its exit (a pthread key destructor) publishes what it wrote there and
+ * hands the lane back, so that short-lived threads reuse a few lanes.  Each buffer holds one
+ * thread's records (mn_queue_thread()).  A thread that finds no free lane has its events dropped
+ * and counted (mn_queue_dropped_threads()) until it exits.  The lane is taken in the slow path,
+ * lock-free and async-signal-safe: a signal handler on a new thread may push.
  */
 void mn_queue_producer_start(struct mn_queue *q);
 /*
@@ -277,7 +292,10 @@ void mn_queue_set_failure_hook(struct mn_queue *q, void (*hook)(const char *why)
  */
 int mn_queue_forget_consumer(struct mn_queue *q, unsigned index);
 /*
- * Ends the stream: publishes the partial buffer and marks the end, so consumers drain and stop.
+ * Ends the stream: publishes lane 0's partial buffer and marks the end, so consumers drain and
+ * stop.  Other lanes' threads may still run: their unpublished buffers are read by the consumers
+ * once the published ones are (as a dead producer's tail, mn_queue_pop()), and their later
+ * events are dropped and counted.
  * Safe to call from a signal handler (it only stores, fences and futex-wakes) and from any thread
  * of the producing process; does nothing in another process (a fork child).  Idempotent.  Events
  * the producer thread pushes while or after another thread finishes are lost (a record being
@@ -301,13 +319,15 @@ void mn_queue_producer_abandon(struct mn_queue *q);
 void mn_queue_destroy(struct mn_queue *q);
 
 /*
- * Events the producer process dropped: from other threads, from a fork child, after failure or
- * finish.  Exact (per-event counting, striped over cache lines so dropping threads do not
- * contend).
+ * Events the producer process dropped: from threads that found no free lane, from a fork child,
+ * after failure or finish.  Exact (per-event counting, striped over cache lines so dropping
+ * threads do not contend).
  */
 uint64_t mn_queue_dropped(const struct mn_queue *q);
-/* The part of mn_queue_dropped() that came from threads other than the producer thread. */
+/* The part of mn_queue_dropped() that came from threads that found no free lane. */
 uint64_t mn_queue_dropped_threads(const struct mn_queue *q);
+/* Lanes of the queue: 1 + cfg->threads; either side. */
+unsigned mn_queue_lanes(const struct mn_queue *q);
 
 /* ---- Consumer ---------------------------------------------------------------------------------- */
 
@@ -321,9 +341,10 @@ uint64_t mn_queue_dropped_threads(const struct mn_queue *q);
  */
 int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index);
 /*
- * Waits for the next buffer and returns its records: 1 with words and nwords set, 0 when the stream
- * has ended (the producer finished, or died: then every published buffer and after them the
- * unpublished tail of its last buffer are returned first), or -errno (-EBUSY: the previous buffer
+ * Waits for the next buffer of any lane (round robin: no lane starves) and returns its records: 1
+ * with words and nwords set, 0 when the stream has ended (the producer finished, or died: then
+ * every published buffer and after them the unpublished tail of each lane's last buffer are
+ * returned first), or -errno (-EBUSY: the previous buffer
  * was not released; -EIO: the shared memory is inconsistent).
  *
  * The *nwords words hold records back to back, except that a zero word where a record would start
@@ -342,6 +363,13 @@ int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index);
  * not returned.
  */
 int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords);
+/*
+ * The thread whose records the popped buffer holds: 1 for the producer thread, then 2, 3, ... in
+ * the order threads took a lane (so in order of their first event); 0 with no buffer popped (or
+ * in the Lamport mode).  Each thread's buffers come in the order it wrote them; buffers of
+ * different threads interleave in no particular order.
+ */
+uint32_t mn_queue_thread(const struct mn_queue *q);
 /* Hands the popped buffer back; the last consumer to release a buffer returns it to the producer. */
 void mn_queue_release(struct mn_queue *q);
 /* True when the stream ended because the producer died without finishing it. */

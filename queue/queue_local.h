@@ -26,6 +26,20 @@ struct drop_stripe {
 	uint8_t pad[MN_QUEUE_LINE - sizeof(uint64_t)];
 };
 
+/*
+ * The producer's private state of one lane (queue.c, "Lanes"), on a cache line of its own: the
+ * thread that holds the lane writes it, the others only when they take or hand back the lane.
+ * Guarded by busy, except where said.
+ */
+struct mn_qplane {
+	uint32_t busy;                 /* try-lock; never waited on */
+	uint32_t lane;                 /* its index, 0..nlanes-1 */
+	bool filling;                  /* buffer `seq` is owned and being filled */
+	uint64_t seq;                  /* the buffer being filled, or the next one to fill */
+	uint64_t **cur_ptr;            /* &mn_q_cur of the thread holding it: identifies it */
+	uint32_t thread;               /* that thread's number (1: the producer thread) */
+} __attribute__((aligned(MN_QUEUE_LINE)));
+
 /* Process-local handle; one type for both sides, `is_producer` tells which. */
 struct mn_queue {
 	/* Both sides: the mapping and its configuration (copied from the header once). */
@@ -33,23 +47,26 @@ struct mn_queue {
 	uint8_t *base;
 	struct mn_qhdr *hdr;
 	size_t map_bytes;
-	uint64_t buf_bytes;
+	uint64_t buf_bytes;            /* lane 0's buffers */
+	uint64_t lane_bytes;           /* the other lanes' */
 	uint64_t bufs_off;
-	uint32_t nbufs;
+	uint64_t lanes_off;
+	uint32_t nbufs;                /* per lane */
+	uint32_t nlanes;
 	uint32_t nconsumers;
 	bool is_producer;
 	bool lamport;                  /* the Lamport mode: the buffers are one ring (ring_words) */
 	uint64_t ring_words;
 
-	/* Producer: guarded by busy, except where said. */
-	uint32_t busy;                 /* try-lock; never waited on */
+	/* Producer: guarded by planes[0].busy (lane 0's), except where said. */
+	struct mn_qplane *planes;      /* [nlanes]: each lane's private state */
+	uint64_t free_lanes[MN_QUEUE_MAX_LANES / 64];  /* bit l: lane l free; atomic */
+	uint32_t threads;              /* thread numbers given so far; atomic */
 	int fd;                        /* the memfd */
 	bool started;
-	bool filling;                  /* buffer `seq` is owned and being filled */
-	bool disabled;                 /* drop everything: finished, failed or abandoned */
+	bool disabled;                 /* drop everything: finished, failed or abandoned; read
+					* by every lane's slow path */
 	bool failed;                   /* the failure hook ran */
-	uint64_t seq;                  /* the buffer being filled, or the next one to fill */
-	uint64_t **cur_ptr;            /* &mn_q_cur of the producer thread: identifies it */
 	pid_t pid;                     /* the producing process */
 	uint32_t all_mask;             /* one bit per consumer */
 	int64_t start_ns;
@@ -65,7 +82,11 @@ struct mn_queue {
 	/* Consumer. */
 	unsigned index;
 	uint32_t bit;
-	uint64_t cseq;                 /* next sequence number to read */
+	uint64_t *cseq;                /* [nlanes]: each lane's next sequence number to read */
+	uint32_t next_lane;            /* where the round robin looks first */
+	uint32_t held_lane;            /* the lane of the popped buffer */
+	uint32_t held_thread;          /* and its thread */
+	uint32_t tail_lane;            /* the stream ended: lanes whose tail was looked at */
 	int held;                      /* HELD_* */
 	int pidfd;                     /* the producer, or -1: fall back to kill() */
 	pid_t producer_pid;
@@ -87,19 +108,35 @@ static inline struct mn_qslot *slot_of(const struct mn_queue *q, unsigned i)
 	return (struct mn_qslot *)(q->base + MN_QUEUE_SLOTS_OFF + (size_t)i * sizeof(struct mn_qslot));
 }
 
-static inline struct mn_qctl *ctl_of(const struct mn_queue *q, uint32_t k)
+/* Slots g are numbered over every lane: g = lane * nbufs + buffer (queue_internal.h). */
+static inline struct mn_qctl *ctl_of(const struct mn_queue *q, uint32_t g)
 {
-	return (struct mn_qctl *)(q->base + MN_QUEUE_CTL_OFF + (size_t)k * sizeof(struct mn_qctl));
+	return (struct mn_qctl *)(q->base + MN_QUEUE_CTL_OFF + (size_t)g * sizeof(struct mn_qctl));
 }
 
-static inline uint64_t *buf_of(const struct mn_queue *q, uint32_t k)
+static inline struct mn_qlane *lane_of(const struct mn_queue *q, uint32_t lane)
 {
-	return (uint64_t *)(q->base + q->bufs_off + (size_t)k * q->buf_bytes);
+	return (struct mn_qlane *)(q->base + q->lanes_off + (size_t)lane * sizeof(struct mn_qlane));
 }
 
-static inline uint32_t slot_index(const struct mn_queue *q, uint64_t seq)
+/* Bytes of slot g's buffer. */
+static inline uint64_t buf_bytes_of(const struct mn_queue *q, uint32_t g)
 {
-	return (uint32_t)(seq % q->nbufs);
+	return g < q->nbufs ? q->buf_bytes : q->lane_bytes;
+}
+
+static inline uint64_t *buf_of(const struct mn_queue *q, uint32_t g)
+{
+	if (g < q->nbufs)
+		return (uint64_t *)(q->base + q->bufs_off + (size_t)g * q->buf_bytes);
+	return (uint64_t *)(q->base + q->bufs_off + (size_t)q->nbufs * q->buf_bytes +
+			    (size_t)(g - q->nbufs) * q->lane_bytes);
+}
+
+/* The slot of lane `lane`'s buffer number seq. */
+static inline uint32_t slot_index(const struct mn_queue *q, uint32_t lane, uint64_t seq)
+{
+	return lane * q->nbufs + (uint32_t)(seq % q->nbufs);
 }
 
 static inline uint32_t lap_of(const struct mn_queue *q, uint64_t seq)

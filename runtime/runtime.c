@@ -1376,6 +1376,8 @@ static int create_queue(struct boot *b)
 	cfg.extra_bytes = sizeof(struct mn_session) + b->sites_len + b->argv_len + 7 +
 			  b->values_len;
 	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
+	cfg.threads = 0;      /* other threads' events are dropped, as before lanes */
+	cfg.lane_bytes = 0;
 	if (cfg.lamport && b->nback > 1) {
 		dprintf(STDERR_FILENO, "mnemo: the Lamport queue (--mnemo-queue=lamport) takes one "
 			"backend, not %d (MNEMO_BACKENDS=per-module); running unprofiled, no profile "

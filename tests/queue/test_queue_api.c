@@ -27,7 +27,7 @@ static int teardown(void **state)
 
 static void expect_create(int expected, size_t buf_bytes, unsigned nbufs, unsigned nconsumers)
 {
-	struct mn_queue_config cfg = { buf_bytes, nbufs, nconsumers, 0, false };
+	struct mn_queue_config cfg = { buf_bytes, nbufs, nconsumers, 0, false, 0, 0 };
 	struct mn_queue *q = (struct mn_queue *)&cfg;  /* must come back NULL on failure */
 	int ret = mn_queue_create(&q, &cfg);
 
@@ -56,7 +56,7 @@ static void test_create_rejects_bad_config(void **state)
 
 static void test_format_identity(void **state)
 {
-	struct mn_queue_config cfg = { 8192, 3, 2, 100, false };
+	struct mn_queue_config cfg = { 8192, 3, 2, 100, false, 0, 0 };
 	struct mn_queue *q;
 	uint8_t hdr[64];
 	uint64_t magic, buf_bytes, bufs_off;
@@ -73,7 +73,7 @@ static void test_format_identity(void **state)
 	memcpy(&bufs_off, hdr + 32, 8);
 	if (memcmp(hdr, "MNQUEUE1", 8))
 		fail_msg("magic: expected \"MNQUEUE1\", got %#" PRIx64, magic);
-	QT_EXPECT_EQ("version", 2, version);
+	QT_EXPECT_EQ("version", 3, version);
 	QT_EXPECT_EQ("header bytes for 3 buffers", 4096, header_bytes);
 	QT_EXPECT_EQ("buf_bytes", 8192, buf_bytes);
 	QT_EXPECT_EQ("bufs_off", 4096, bufs_off);
@@ -86,9 +86,9 @@ static void test_format_identity(void **state)
 
 static void test_attach_rejects(void **state)
 {
-	struct mn_queue_config cfg = { 4096, 2, 2, 0, false };
+	struct mn_queue_config cfg = { 4096, 2, 2, 0, false, 0, 0 };
 	struct mn_queue *q, *c1, *c2 = NULL;
-	uint32_t bad_version = 3;
+	uint32_t bad_version = 2;
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int junk = memfd_create("qtest-junk", MFD_CLOEXEC);
 	char garbage[8192];
@@ -114,14 +114,14 @@ static void test_attach_rejects(void **state)
 		     (unsigned)mn_queue_attach(&c2, mn_queue_fd(q), 1));
 	/* Another format version is refused. */
 	assert_int_equal(pwrite(mn_queue_fd(q), &bad_version, 4, 8), 4);
-	QT_EXPECT_EQ("attach to format version 3", (unsigned)-EPROTO,
+	QT_EXPECT_EQ("attach to format version 2", (unsigned)-EPROTO,
 		     (unsigned)mn_queue_attach(&c2, mn_queue_fd(q), 0));
 	mn_queue_destroy(q);
 }
 
 static void test_extra_region(void **state)
 {
-	struct mn_queue_config cfg = { 4096, 2, 1, 10000, false };
+	struct mn_queue_config cfg = { 4096, 2, 1, 10000, false, 0, 0 };
 	struct mn_queue *q, *c;
 	unsigned char *pe, *ce;
 
@@ -149,7 +149,7 @@ static void test_extra_region(void **state)
 /* Producer and consumer in one process: the partial buffer, finish twice, pop after the end. */
 static void test_finish_idempotent(void **state)
 {
-	struct mn_queue_config cfg = { 4096, 2, 1, 0, false };
+	struct mn_queue_config cfg = { 4096, 2, 1, 0, false, 0, 0 };
 	struct mn_queue *q, *c;
 	const uint64_t *w;
 	struct qt_consumer r = { 0 };
@@ -212,7 +212,7 @@ static int absent_node(void)
  */
 static void test_place(void **state)
 {
-	struct mn_queue_config cfg = { 4096, 4, 1, 4096, false };
+	struct mn_queue_config cfg = { 4096, 4, 1, 4096, false, 0, 0 };
 	unsigned long mask[NODE_BITS / 64];
 	struct qt_consumer r = { 0 };
 	struct mn_queue *q, *c;
@@ -293,7 +293,7 @@ static void test_no_leaks(void **state)
 	struct qt_run run = { .buf_bytes = 4096, .nbufs = 2, .nconsumers = 2, .records = 20000 };
 
 	for (int k = 0; k < 50; k++) {
-		struct mn_queue_config cfg = { 4096, 2, 2, 5000, false };
+		struct mn_queue_config cfg = { 4096, 2, 2, 5000, false, 0, 0 };
 		struct mn_queue *q, *c0, *c1, *bad;
 
 		assert_int_equal(mn_queue_create(&q, &cfg), 0);
