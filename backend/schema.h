@@ -210,9 +210,9 @@ enum mn_ftype {
 	MN_FT_CTX,     /* uint32_t, a context id (context.h) of the struct mn_ctx * at offset
 			* .arg of the top row: written as its sites, outermost first ([12, 40]),
 			* restored by interning (at most the manager's max_depth frames); in
-			* tables ordered by rank
-			* (ctxrank.h), so that the order does not depend on the run; merged from a
-			* restored state by mn_ctx_translate() (ids are per run).  ROWMAP keys only */
+			* tables ordered by rank (ctxrank.h), so that the order does not depend on
+			* the run; merged from a restored state by mn_ctx_translate() (ids are per
+			* run).  ROWMAP keys only */
 };
 
 /* How the fields of two rows of one key fold (merge), and what restore() checks. */
@@ -261,15 +261,15 @@ enum mn_reduce {
 				  * row read so far says so, and ignores it otherwise */
 #define MN_FF_PRESENT   0x2000u  /* written only when the bool at .aux is true; restore() sets
 				  * it to whether the field is there */
-#define MN_FF_SPANS     0x8000u  /* ROWMAP: the rows are counted once per access, and an access
-				  * that spans workers counted by each: the struct mn_spans
-				  * (spans.h) at .aux of the same row logs which; merge() takes
-				  * back a count per access both sides logged */
 #define MN_FF_IDS       0x4000u  /* SITES: written as the flow list of the ids of its marked
 				  * rows, those with a MN_FF_HIDDEN field of .arg not 0 set;
 				  * restore() clears the marks of every row (init() may have set
 				  * some), then makes a row for each id and marks it.  Usually a
 				  * VIEW of a table written too */
+#define MN_FF_SPANS     0x8000u  /* ROWMAP: the rows are counted once per access, and an access
+				  * that spans workers counted by each: the struct mn_spans
+				  * (spans.h) at .aux of the same row logs which; merge() takes
+				  * back a count per access both sides logged */
 
 /* A field of no member: a SITES table's key (see MN_FT_SITES), or with MN_R_CONST a constant of
  * the module, .arg, written as it is and refused by restore() when it differs. */
@@ -339,7 +339,7 @@ void mn_set64_count(const struct mn_field *f, const void *row, void *out);
 bool mn_set64_open(const struct mn_field *f, const void *row);
 bool mn_vec_any(const struct mn_field *f, const void *row);
 bool mn_flag(const struct mn_field *f, const void *row);   /* when: the bool at .aux is true */
-bool mn_top_flag(const struct mn_field *f, const void *row);   /* of the top row's, .aux */
+bool mn_top_flag(const struct mn_field *f, const void *row);   /* the top row's, at .aux */
 void mn_topk_key(const struct mn_field *f, const void *row, void *out);
 void mn_topk_share(const struct mn_field *f, const void *row, void *out);
 void mn_topk_over(const struct mn_field *f, const void *row, void *out);
