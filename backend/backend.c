@@ -156,6 +156,7 @@ struct backend {
 	unsigned ninit;                       /* workers[0..ninit) passed init() */
 	bool failed;                          /* the slot says FAILED */
 	struct mn_decode_stats stats;         /* what the stream held (worker 0's view) */
+	uint32_t threads_left_out;            /* threads whose events it did not get (no .thread) */
 	double cost;                          /* CPU seconds a buffer, smoothed (balance()) */
 };
 
@@ -172,7 +173,9 @@ struct lane {
 /*
  * A backend process: the queue it consumes, and the modules it hosts, mods[0..nmods): every
  * module of the session (session.nbackends 1), or the one of its consumer index.  Each buffer is
- * decoded once per lane; lane 0 runs on the main thread, the others on the pool.
+ * decoded once per lane; lane 0 runs on the main thread, the others on the pool.  A buffer of the
+ * program's main thread goes to lanes[], one of another thread to tlanes[]: the same lanes with
+ * only the workers of modules that take every thread's events (mn_module.thread).
  */
 struct host {
 	struct mn_queue *q;
@@ -182,7 +185,11 @@ struct host {
 	struct backend mods[MN_MAX_MODULES];
 	unsigned nmods;
 	struct lane lanes[LANES_MAX];
+	struct lane tlanes[LANES_MAX];
 	unsigned nlanes;
+	struct mn_thread_row *threads;        /* [nthreads], by the queue's thread number */
+	uint32_t nthreads;
+	uint32_t other_threads;               /* threads but the main one that sent a buffer */
 	struct mn_pool *pool;                 /* nlanes - 1 threads */
 	bool balanced;                        /* whole modules on several threads: balance() */
 	uint64_t buffers;                     /* popped so far */
@@ -438,6 +445,24 @@ static void lane_add(struct lane *l, struct backend *b, unsigned i)
 	l->of[l->n++] = b;
 }
 
+/* tlanes[]: lanes[] without the workers of modules that take the main thread's events only. */
+static void filter_lanes(struct host *h)
+{
+	for (unsigned i = 0; i < h->nlanes; i++) {
+		const struct lane *l = &h->lanes[i];
+		struct lane *t = &h->tlanes[i];
+
+		t->n = 0;
+		for (unsigned k = 0; k < l->n; k++) {
+			if (!l->of[k]->mod->thread)
+				continue;
+			t->ws[t->n] = l->ws[k];
+			t->st[t->n] = l->st[k];
+			t->of[t->n++] = l->of[k];
+		}
+	}
+}
+
 /* The lane holding the fewest workers, the first of them on a tie. */
 static struct lane *emptiest(struct host *h)
 {
@@ -475,29 +500,42 @@ static int make_lanes(struct host *h)
 	for (unsigned m = 0; m < h->nmods; m++)
 		if (h->mods[m].mod && h->mods[m].nworkers > 1)
 			h->balanced = false;
+	filter_lanes(h);
 	err = mn_pool_create(&h->pool, h->nlanes - 1);
 	if (err) {
 		snprintf(why, sizeof(why), "cannot start %u worker threads: %s", h->nlanes - 1,
 			 strerror(-err));
 		memset(h->lanes, 0, sizeof(h->lanes));   /* they point into the workers */
+		memset(h->tlanes, 0, sizeof(h->tlanes));
 		h->nlanes = 0;
 		fail_all(h, why);
 	}
 	return err;
 }
 
-/* Lane i's share of one buffer. */
+/* Lane i's share of one buffer, of program thread `thread`. */
 struct job {
 	struct host *h;
 	const uint64_t *words;
 	size_t n;
+	const struct lane *lanes;             /* h->lanes, or h->tlanes */
+	uint32_t thread;
 };
+
+/* Each worker of lane l takes up the thread's loop summaries where its last buffer left them. */
+static inline void lane_thread(const struct lane *l, uint32_t thread)
+{
+	for (unsigned k = 0; k < l->n; k++)
+		if (__builtin_expect(l->ws[k]->thread != thread, 0))
+			mn_worker_thread(l->ws[k], thread, l->st[k]);
+}
 
 static void job_run(void *arg, unsigned i)
 {
 	const struct job *j = arg;
-	const struct lane *l = &j->h->lanes[i];
+	const struct lane *l = &j->lanes[i];
 
+	lane_thread(l, j->thread);
 	if (l->n)
 		mn_lane_run(l->ws, l->n, &j->h->s->wire, j->words, j->n, l->st);
 }
@@ -515,8 +553,9 @@ static double thread_cpu_seconds(void)
 static void job_timed(void *arg, unsigned i)
 {
 	const struct job *j = arg;
-	const struct lane *l = &j->h->lanes[i];
+	const struct lane *l = &j->lanes[i];
 
+	lane_thread(l, j->thread);
 	for (unsigned k = 0; k < l->n; k++) {
 		struct backend *b = l->of[k];
 		double t = thread_cpu_seconds();
@@ -559,6 +598,7 @@ static void balance(struct host *h)
 		lane_add(&h->lanes[best], order[k], 0);
 		load[best] += order[k]->cost;
 	}
+	filter_lanes(h);
 }
 
 /* Folds every worker of b into worker 0, in worker order, and frees them (not worker 0). */
@@ -589,9 +629,66 @@ static void say_lanes(const struct host *h)
 	}
 }
 
+/* ---- Threads of the program ------------------------------------------------------------------ */
+
+/* Records of one buffer, framed as the driver frames them, but `value` ones: for a buffer no
+ * hosted module decoded (another thread's, when none takes every thread's events). */
+static uint64_t count_records(const struct mn_wire *wire, const uint64_t *words, size_t n)
+{
+	uint64_t events = 0;
+
+	for (size_t i = 0; i < n;) {
+		unsigned code = (unsigned)(words[i] & 0xff), len = wire->nwords[code];
+
+		if (!words[i]) {
+			i++;
+			continue;
+		}
+		if (!len || len > n - i)
+			break;   /* corrupt: the decoders say so */
+		events += code != MN_EV_VALUE;
+		i += len;
+	}
+	return events;
+}
+
+/* The decode statistics of some worker that reads every record of buffers sent to lanes, or
+ * NULL when no worker does. */
+static struct mn_decode_stats *buffer_stats(const struct host *h, const struct lane *lanes)
+{
+	for (unsigned i = 0; i < h->nlanes; i++)
+		if (lanes[i].n)
+			return lanes[i].st[0];
+	return NULL;
+}
+
+/* Thread numbers the listing keeps: more than a program makes in a day. */
+#define THREADS_MAX (UINT32_C(1) << 26)
+
+/* Counts `events` records of a buffer of thread t (1: the main thread). */
+static void thread_count(struct host *h, uint32_t t, uint64_t events)
+{
+	if (t >= THREADS_MAX)
+		return;   /* NEVER: the producer numbers threads from 1 */
+	if (t >= h->nthreads) {
+		uint32_t n = t + 1 > 2 * h->nthreads ? t + 1 : 2 * h->nthreads;
+		struct mn_thread_row *rows = realloc(h->threads, n * sizeof(*rows));
+
+		if (!rows)
+			return;   /* the listing only: the modules are not affected */
+		memset(rows + h->nthreads, 0, (n - h->nthreads) * sizeof(*rows));
+		h->threads = rows;
+		h->nthreads = n;
+	}
+	if (!h->threads[t].buffers++ && t > 1)
+		h->other_threads++;
+	h->threads[t].events += events;
+}
+
 /*
  * Pops every buffer until the stream ends, each decoded by every lane (none when every module
- * failed: the leader still drains, to see the end); returns 0 or the queue's -errno.
+ * failed: the leader still drains, to see the end); returns 0 or the queue's -errno.  A buffer of
+ * a thread other than the main one reaches only the modules that take every thread's events.
  */
 static int consume(struct host *h)
 {
@@ -600,14 +697,23 @@ static int consume(struct host *h)
 	int r;
 
 	while ((r = mn_queue_pop(h->q, &words, &n)) > 0) {
-		struct job j = { h, words, n };
+		uint32_t t = mn_queue_thread(h->q);
+		struct job j = { h, words, n, h->lanes, t ? t : 1 };
 		bool timed = h->balanced && h->buffers++ % BALANCE_EVERY == 0;
+		struct mn_decode_stats *st;
+		uint64_t before;
 
+		if (j.thread != 1)
+			j.lanes = h->tlanes;
+		st = buffer_stats(h, j.lanes);
+		before = st ? st->events : 0;
 		/* Every lane is done with the buffer before it goes back to the queue. */
 		if (h->nlanes > 1)
 			mn_pool_run(h->pool, timed ? job_timed : job_run, &j);
 		else
 			job_run(&j, 0);
+		thread_count(h, j.thread, st ? st->events - before :
+				      count_records(&h->s->wire, words, n));
 		mn_queue_release(h->q);
 		if (timed)
 			balance(h);
@@ -626,6 +732,7 @@ static int consume(struct host *h)
 		for (unsigned i = 0; i < b->nworkers; i++)
 			mn_worker_finish(&b->workers[i], &b->wstats[i]);
 		b->stats = b->wstats[0];
+		b->threads_left_out = b->mod->thread ? 0 : h->other_threads;
 	}
 	return r;
 }
@@ -727,6 +834,8 @@ static int write_section(struct backend *b, int fd, const char *path)
 	mn_prof_kv_u64(p, "summarized", b->stats.summarized);
 	mn_prof_kv_u64(p, "lost_summaries", b->stats.lost_summaries);
 	mn_prof_kv_u64(p, "lost_pending", b->stats.lost_pending);
+	if (b->threads_left_out)
+		mn_prof_kv_u64(p, "threads_left_out", b->threads_left_out);
 	mn_prof_key(p, "section");
 	if (b->mod->emit) {
 		err = b->mod->emit(b->workers[0].state, p);
@@ -924,6 +1033,16 @@ static uint64_t host_events(const struct host *h)
 	return 0;
 }
 
+/* Records of every thread's buffers. */
+static uint64_t threads_events(const struct host *h)
+{
+	uint64_t n = 0;
+
+	for (uint32_t t = 0; t < h->nthreads; t++)
+		n += h->threads[t].events;
+	return n;
+}
+
 /* numa_node: the node to bind to, or -1. */
 static int run_backend(int fd, unsigned index, int numa_node)
 {
@@ -978,6 +1097,10 @@ static int run_backend(int fd, unsigned index, int numa_node)
 		lin.run = h.run;
 		lin.index = index;
 		lin.events = host_events(&h);
+		lin.threads = h.threads;
+		lin.nthreads = h.other_threads ? h.nthreads : 0;
+		if (h.other_threads)   /* every thread's, whichever modules took them */
+			lin.events = threads_events(&h) > lin.events ? threads_events(&h) : lin.events;
 		lin.stream_ended = r == 0;
 		lin.producer_died = r == 0 && mn_queue_producer_died(h.q);
 		lin.stream_end_monotonic = ended_at;
@@ -994,6 +1117,7 @@ static int run_backend(int fd, unsigned index, int numa_node)
 	}
 	if (failed)
 		status = 1;
+	free(h.threads);
 	mn_run_destroy(h.run);
 	mn_queue_detach(h.q);
 	return status;

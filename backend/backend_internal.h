@@ -113,6 +113,16 @@ struct mn_worker {
 	size_t nframes, frames_cap;
 	size_t frames_over;
 	size_t frames_max;           /* at most this many frames; 0: MN_FRAMES_MAX */
+
+	/*
+	 * Threads of the program (queue.h, mn_queue_thread()): the pending stack and the open
+	 * mixed loops above are the current thread's, `thread` (0 before the first buffer);
+	 * other threads' non-empty ones are parked here until a buffer of theirs comes
+	 * (mn_worker_thread()).  Zero these to start; mn_worker_finish() frees them.
+	 */
+	uint32_t thread;
+	struct mn_parked *parked;
+	size_t nparked, parked_cap;
 } __attribute__((aligned(64)));   /* MN_CACHE_LINE: workers on other threads write theirs */
 
 /* Data that threads write often sits on cache lines of its own (no false sharing). */
@@ -170,9 +180,18 @@ void mn_worker_run(struct mn_worker *w, const struct mn_wire *wire, const uint64
 void mn_lane_run(struct mn_worker *const *ws, unsigned n, const struct mn_wire *wire,
 		 const uint64_t *words, size_t nwords, struct mn_decode_stats *const *st);
 /*
- * Ends w's stream: entries still on its pending stack (summary records that no loop_summary
- * closed, and the summarized accesses of mixed loops left open) are added to st->lost_pending,
- * and the stack and the open mixed loops are freed.  st may be NULL (a worker being torn down
+ * Makes w's pending stack and open mixed loops those of program thread `thread`, before a buffer of
+ * that thread's records: per-thread order is what a summary's records keep, and a loop of one
+ * thread never closes another's.  Parks the current thread's if they are not empty, and tells the
+ * module (mn_module.thread).  Returns 0,
+ * or -ENOMEM when they could not be parked: then they are dropped as mn_worker_finish() drops
+ * them (counted in st->lost_pending).
+ */
+int mn_worker_thread(struct mn_worker *w, uint32_t thread, struct mn_decode_stats *st);
+/*
+ * Ends w's stream: entries still on its pending stacks, every thread's (summary records that no
+ * loop_summary closed, and the summarized accesses of mixed loops left open) are added to
+ * st->lost_pending, and the stacks and the open mixed loops are freed.  st may be NULL (a worker being torn down
  * after a failure: nothing counted).  Safe to call twice.
  */
 void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st);
@@ -214,8 +233,17 @@ bool mn_section_path_ours(const struct mn_session *s, unsigned index, const char
 
 /* ---- The leader (leader.c) ------------------------------------------------------------------- */
 
+/* A thread of the program as a backend saw it (backend.c), by the queue's thread number. */
+struct mn_thread_row {
+	uint64_t events;             /* records of its buffers, but `value` ones */
+	uint64_t buffers;            /* 0: no such thread (a number given to no buffer seen) */
+};
+
 struct mn_leader_input {
 	struct mn_session *s;
+	const struct mn_thread_row *threads;   /* [nthreads], 0 unused; nthreads 0: the main
+						* thread alone sent events */
+	uint32_t nthreads;
 	const struct mn_run *run;    /* the site table, for `sites:` */
 	unsigned index;              /* the leader's own index, 0 */
 	uint64_t events;             /* events the leader consumed */

@@ -570,7 +570,37 @@ mixed_close(const struct mn_module *m, void *state, struct mn_worker *w,
 	w->nframes = i;
 }
 
-void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st)
+/* ---- Threads of the program ------------------------------------------------------------------- */
+
+/* One thread's pending stack and open mixed loops, parked while other threads' buffers come. */
+struct mn_parked {
+	uint32_t thread;
+	struct mn_summary_access *pending;
+	size_t npending, pending_cap, unstored;
+	struct mn_mixed_frame *frames;
+	size_t nframes, frames_cap, frames_over;
+};
+
+static void park_out(struct mn_parked *p, const struct mn_worker *w)
+{
+	*p = (struct mn_parked){ w->thread, w->pending, w->npending, w->pending_cap, w->unstored,
+				 w->frames, w->nframes, w->frames_cap, w->frames_over };
+}
+
+static void park_in(struct mn_worker *w, const struct mn_parked *p)
+{
+	w->pending = p->pending;
+	w->npending = p->npending;
+	w->pending_cap = p->pending_cap;
+	w->unstored = p->unstored;
+	w->frames = p->frames;
+	w->nframes = p->nframes;
+	w->frames_cap = p->frames_cap;
+	w->frames_over = p->frames_over;
+}
+
+/* The current thread's stacks: lost (counted when st is set) and freed. */
+static void stacks_drop(struct mn_worker *w, struct mn_decode_stats *st)
 {
 	/* An open mixed loop's accesses are still on the pending stack: counted there. */
 	if (st)
@@ -581,6 +611,60 @@ void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st)
 	free(w->frames);
 	w->frames = NULL;
 	w->nframes = w->frames_cap = w->frames_over = 0;
+}
+
+int mn_worker_thread(struct mn_worker *w, uint32_t thread, struct mn_decode_stats *st)
+{
+	int ret = 0;
+
+	if (w->thread == thread)
+		return 0;
+	if (w->npending || w->unstored || w->nframes || w->frames_over) {
+		if (w->nparked == w->parked_cap) {
+			size_t cap = w->parked_cap ? 2 * w->parked_cap : 8;
+			struct mn_parked *p = realloc(w->parked, cap * sizeof(*p));
+
+			if (p) {
+				w->parked = p;
+				w->parked_cap = cap;
+			}
+		}
+		if (w->nparked < w->parked_cap) {
+			park_out(&w->parked[w->nparked++], w);
+		} else {
+			stacks_drop(w, st);
+			ret = -ENOMEM;
+		}
+		w->pending = NULL;
+		w->frames = NULL;
+		w->npending = w->pending_cap = w->unstored = 0;
+		w->nframes = w->frames_cap = w->frames_over = 0;
+	} else {
+		stacks_drop(w, NULL);   /* empty: only the allocations go */
+	}
+	w->thread = thread;
+	if (w->mod->thread)
+		w->mod->thread(w->state, thread);
+	for (size_t i = 0; i < w->nparked; i++) {
+		if (w->parked[i].thread != thread)
+			continue;
+		park_in(w, &w->parked[i]);
+		w->parked[i] = w->parked[--w->nparked];
+		break;
+	}
+	return ret;
+}
+
+void mn_worker_finish(struct mn_worker *w, struct mn_decode_stats *st)
+{
+	stacks_drop(w, st);
+	while (w->nparked) {
+		park_in(w, &w->parked[--w->nparked]);
+		stacks_drop(w, st);
+	}
+	free(w->parked);
+	w->parked = NULL;
+	w->parked_cap = 0;
 }
 
 /* ---- Decoding -------------------------------------------------------------------------------- */

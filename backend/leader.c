@@ -11,6 +11,10 @@
  *   binary: {site_count: 412, site_table_hash: 9f0c...}   (FNV-1a 64 of the site table blob)
  *   complete: true
  *   incomplete_reason: ...          (only when complete is false; reasons joined by "; ")
+ *   threads:                        (only when threads other than the main one sent events)
+ *     count: 5                      (threads that sent events, the main one included)
+ *     list:                         (by id: 1 the main thread, then in order of first event;
+ *       - {id: 1, events: 1234}      the first THREADS_LISTED, `more:` counts the others)
  *   sites:
  *     12: {kind: load, function: main, file: prog.c, line: 12, column: 9, loop: 10}
  *   modules:
@@ -48,6 +52,7 @@ struct section {
 	uint64_t summarized;     /* accesses that arrived as loop summaries */
 	uint64_t lost_summaries; /* loop summaries not expanded (driver.c) */
 	uint64_t lost_pending;   /* summarized accesses no loop summary closed */
+	uint64_t threads_left_out; /* threads whose events it did not get (module.h, .thread) */
 	uint64_t peak_rss_kib;   /* the backend's own resources, for `backend:` in the profile */
 	uint64_t cpu_us;
 };
@@ -335,6 +340,8 @@ static bool section_scan(const char *path, struct section *sec, uint64_t **bits,
 			ok = node(&sf, NULL, NULL, NULL, &sec->lost_summaries);
 		else if (!strcmp(key, "lost_pending"))
 			ok = node(&sf, NULL, NULL, NULL, &sec->lost_pending);
+		else if (!strcmp(key, "threads_left_out"))
+			ok = node(&sf, NULL, NULL, NULL, &sec->threads_left_out);
 		else if (!strcmp(key, "peak_rss_kib"))
 			ok = node(&sf, NULL, NULL, NULL, &sec->peak_rss_kib);
 		else if (!strcmp(key, "cpu_us"))
@@ -716,7 +723,7 @@ static void note_stream_end(struct finish *f)
 		reason(r, "%.*s", (int)sizeof(s->end_reason), s->end_reason);
 	} else if (f->ended) {
 		if (s->dropped_thread_events)
-			reason(r, "%llu events from threads other than the first were dropped",
+			reason(r, "%llu events from threads that found no free lane were dropped",
 			       (unsigned long long)s->dropped_thread_events);
 		if (s->dropped_other_events)
 			reason(r, "%llu events were dropped",
@@ -748,6 +755,12 @@ static void note_module_losses(struct finish *f)
 			reason(&f->r, "module %s: %llu summarized accesses never closed by a loop "
 				      "summary (lost)",
 			       name, (unsigned long long)sec->lost_pending);
+		if (sec->ok && sec->threads_left_out)
+			reason(&f->r, "module %s: the events of %llu thread%s other than the main "
+				      "thread were left out (it keeps call and loop context, which "
+				      "the backend does not keep per thread yet)",
+			       name, (unsigned long long)sec->threads_left_out,
+			       sec->threads_left_out == 1 ? "" : "s");
 	}
 }
 
@@ -776,6 +789,36 @@ static int copy_sections(struct finish *f, struct mn_prof *p)
 	return err;
 }
 
+/* Threads listed in `threads:`; a program of thousands of short threads lists these. */
+#define THREADS_LISTED 64
+
+/* `threads:`, when threads other than the main one sent events. */
+static void write_threads(struct mn_prof *p, const struct mn_leader_input *in)
+{
+	uint64_t count = 0, listed = 0;
+
+	for (uint32_t t = 1; t < in->nthreads; t++)
+		count += in->threads[t].buffers != 0;
+	mn_prof_key(p, "threads");
+	mn_prof_map_begin(p);
+	mn_prof_kv_u64(p, "count", count);
+	mn_prof_key(p, "list");
+	mn_prof_seq_begin(p);
+	for (uint32_t t = 1; t < in->nthreads && listed < THREADS_LISTED; t++) {
+		if (!in->threads[t].buffers)
+			continue;
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_u64(p, "id", t);
+		mn_prof_kv_u64(p, "events", in->threads[t].events);
+		mn_prof_map_end(p);
+		listed++;
+	}
+	mn_prof_seq_end(p);
+	if (count > listed)
+		mn_prof_kv_u64(p, "more", count - listed);
+	mn_prof_map_end(p);
+}
+
 /* The profile's document, in the order of the format (the comment atop this file). */
 static int write_document(struct finish *f, struct mn_prof *p)
 {
@@ -793,6 +836,8 @@ static int write_document(struct finish *f, struct mn_prof *p)
 	mn_prof_kv_bool(p, "complete", f->r.len == 0);
 	if (f->r.len)
 		mn_prof_kv_str(p, "incomplete_reason", f->r.buf);
+	if (in->nthreads)
+		write_threads(p, in);
 	write_sites(p, in->run, f->bits, f->nwords);
 	err = copy_sections(f, p);
 	mn_prof_map_end(p);

@@ -88,6 +88,16 @@ struct mn_module {
 	/* events.yaml `accesses: pointer`: it hears only the loads and stores whose value is a
 	 * pointer (queue.h, MN_WIRE_POINTER).  The module-specs test holds the two together. */
 	bool pointer_only;
+	/*
+	 * Set by a module that takes every thread's events: each thread's in its order, the buffers
+	 * of different threads interleaved (queue.h, mn_queue_thread()).  The driver calls it before
+	 * a buffer of program thread `thread` (1: the main thread) whenever the worker's last buffer
+	 * was another thread's (and before the first), so that what the module keeps per thread (a
+	 * site's last address) follows.  NULL: the module gets only the main thread's events, and
+	 * the profile says the other threads were left out; so for a module that keeps a stack of
+	 * calls or loops (backend/context.h is not per thread yet).
+	 */
+	void (*thread)(void *st, uint32_t thread);
 
 	/* Returns 0 or -errno; the backend reports a failure and writes no section. */
 	int (*init)(void *st, const struct mn_run *run);

@@ -19,8 +19,10 @@
  * end-of-run record, emits program_end, finishes the queue and waits for backend 0 to report the
  * profile written, for as long as backend 0 lives.
  *
- * Threads: the thread that runs the constructor (the main thread) is the only producer; the other
- * threads' events are counted and dropped by the queue (per-thread streams are future work).
+ * Threads: each thread writes its own stream, in a lane of the queue (queue.h): the thread that
+ * runs the constructor (the main thread) in lane 0, every other thread, at its first event, in a
+ * free one of MNEMO_THREADS lanes, handed back at its exit.  A thread that finds none free has its
+ * events counted and dropped by the queue, and the profile says so.
  *
  * Sessions of a process tree: every image of a run that was built with mnemo gets a session and a
  * profile of its own, numbered in session.h's `image`: the first image writes the profile path
@@ -312,6 +314,25 @@ static void reason_add(struct line *r, uint64_t n, const char *whose, const char
 	line_str(r, why);
 }
 
+/* Why events of threads were dropped: no lane was free for them (or, Lamport queue, none at all). */
+static void threads_reason(struct line *r, uint64_t n)
+{
+	unsigned lanes = mn_queue_lanes(rt.q) - 1;
+
+	if (!lanes) {
+		reason_add(r, n, " from threads other than the main thread",
+			   " (MNEMO_THREADS=0, or the Lamport queue)");
+		return;
+	}
+	if (r->len)
+		line_str(r, "; ");
+	line_u64(r, n);
+	line_str(r, n == 1 ? " event" : " events");
+	line_str(r, " from threads beyond the ");
+	line_u64(r, lanes);
+	line_str(r, n == 1 ? " lanes was dropped (MNEMO_THREADS)" : " lanes were dropped (MNEMO_THREADS)");
+}
+
 /*
  * The end of the run, for every way out: writes the end-of-run record, emits program_end, finishes
  * the queue and waits for the profile.  exit_status is 0..255 and term_signal 0, or exit_status -1
@@ -364,8 +385,7 @@ static void end_of_run(int exit_status, int term_signal, const char *exec_path)
 	thread = mn_queue_dropped_threads(rt.q) - rt.dropped_threads_at_start;
 	other = total > thread ? total - thread : 0;
 	if (thread)
-		reason_add(&reason, thread, " from threads other than the main thread",
-			   " (per-thread streams are not supported yet)");
+		threads_reason(&reason, thread);
 	/* Pairs with the release store of rt.failed in on_queue_failure(). */
 	if (other && mn_load_acquire(&rt.failed)) {
 		reason_add(&reason, other, "", " after profiling stopped: ");
@@ -1376,8 +1396,9 @@ static int create_queue(struct boot *b)
 	cfg.extra_bytes = sizeof(struct mn_session) + b->sites_len + b->argv_len + 7 +
 			  b->values_len;
 	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
-	cfg.threads = 0;      /* other threads' events are dropped, as before lanes */
-	cfg.lane_bytes = 0;
+	/* The Lamport queue is one ring, the main thread's: other threads' events are dropped. */
+	cfg.threads = cfg.lamport ? 0 : b->opt.threads;
+	cfg.lane_bytes = 0;   /* MNEMO_QUEUE_MB / 16 */
 	if (cfg.lamport && b->nback > 1) {
 		dprintf(STDERR_FILENO, "mnemo: the Lamport queue (--mnemo-queue=lamport) takes one "
 			"backend, not %d (MNEMO_BACKENDS=per-module); running unprofiled, no profile "

@@ -126,7 +126,7 @@ struct mn_session {
 	int32_t term_signal;                /* the fatal signal, or 0 */
 	uint32_t exec_ended;                /* MN_EXEC_*: the image ended by exec */
 	double end_monotonic;
-	uint64_t dropped_thread_events;     /* events from threads other than the first */
+	uint64_t dropped_thread_events;     /* events of threads that found no free lane */
 	uint64_t dropped_other_events;      /* events dropped for any other reason */
 	char end_reason[256];               /* "", or why events may be missing */
 

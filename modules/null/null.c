@@ -151,12 +151,18 @@ static bool null_mixed_whole(const void *st)
 	return true;
 }
 
+/* Counts only: nothing kept per thread. */
+static void null_thread(void *st, uint32_t thread)
+{
+}
+
 const struct mn_module mn_module_null = {
 	.name = "null",
 	.doc = "counts events and discards them; measures the frontend and queue cost",
 	.state_size = sizeof(struct null_state),
 	.shard = MN_SHARD_ADDRESS,
 	.shard_shift = 3,
+	.thread = null_thread,   /* counts only */
 	.load = null_load,
 	.store = null_store,
 	.heap_alloc = null_heap_alloc,

@@ -4,7 +4,12 @@
  * PROMPT's Figure 6 with LEAP's strides; for mnemo-use, function entry counts and memcpy, memmove
  * and memset lengths.  Sharded by site: a worker sees every execution of its sites in order.  The
  * section (README.md) is the schema at the end, which the backend writes, restores and merges.
+ *
+ * Threads: every thread's events come, each thread's in its order (mn_module.thread); strides are
+ * taken per thread, each from the site's last address in that thread: a site keeps the last
+ * address of the thread that ran it last, and the others' wait in `lasts` until they run it again.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
@@ -25,10 +30,18 @@ struct func { uint64_t entries; };
 struct site {
 	uint32_t id;
 	uint8_t store;            /* access: 0 load, 1 store */
+	uint32_t last_thread;     /* the thread last_addr is of (0: none yet) */
 	uint64_t executions, last_addr;
 	struct mn_set64 values;   /* the distinct values, capped beyond VALUE_CAP */
 	struct mn_vec strides;    /* struct mn_topk: stride, count, err */
 	struct memop *memop;      /* a memop destination store's record in vp.memops; else NULL */
+};
+
+/* Last addresses of (site, thread) pairs other than a site's own last_thread: open addressing,
+ * a power of two of slots, key 0 free. */
+struct lasts {
+	struct { uint64_t key, addr; } *slot;
+	uint64_t n, cap;
 };
 
 struct vp {
@@ -38,7 +51,86 @@ struct vp {
 	struct mn_sitevec sites, funcs, memops;   /* struct site, func, memop by site id */
 	const struct mn_run *run; /* its site table names the memop sites */
 	bool restored;            /* made by restore(): its function counts add in merge */
+	uint32_t thread;          /* the thread whose events come now (mn_module.thread) */
+	struct lasts lasts;
 };
+
+/* ---- Last addresses per thread -------------------------------------------------------------- */
+
+static inline uint64_t lasts_key(uint32_t site, uint32_t thread)
+{
+	return (uint64_t)site << 32 | thread;   /* thread >= 1: never 0 */
+}
+
+static uint64_t lasts_index(const struct lasts *l, uint64_t key)
+{
+	uint64_t i = (key * UINT64_C(0x9e3779b97f4a7c15)) >> 20;
+
+	for (i &= l->cap - 1; l->slot[i].key && l->slot[i].key != key; i = (i + 1) & (l->cap - 1))
+		;
+	return i;
+}
+
+/* Keeps addr for key; false without memory. */
+static bool lasts_put(struct lasts *l, uint64_t key, uint64_t addr)
+{
+	uint64_t i;
+
+	if (2 * (l->n + 1) > l->cap) {
+		struct lasts g = { calloc(l->cap ? 2 * l->cap : 64, sizeof(*g.slot)), 0,
+				   l->cap ? 2 * l->cap : 64 };
+
+		if (!g.slot)
+			return false;
+		for (uint64_t j = 0; j < l->cap; j++)
+			if (l->slot[j].key)
+				g.slot[lasts_index(&g, l->slot[j].key)] = l->slot[j], g.n++;
+		free(l->slot);
+		*l = g;
+	}
+	i = lasts_index(l, key);
+	l->n += !l->slot[i].key;
+	l->slot[i].key = key;
+	l->slot[i].addr = addr;
+	return true;
+}
+
+/* The address kept for key, into *addr: false when none is. */
+static bool lasts_get(const struct lasts *l, uint64_t key, uint64_t *addr)
+{
+	uint64_t i;
+
+	if (!l->cap)
+		return false;
+	i = lasts_index(l, key);
+	*addr = l->slot[i].addr;
+	return l->slot[i].key == key;
+}
+
+/*
+ * Site s runs in vp->thread, not in the thread of its last_addr: keeps that one's, and takes the
+ * current thread's last address of the site.  Returns whether the thread had one (a stride).
+ */
+static __attribute__((noinline)) bool site_thread(struct vp *vp, struct site *s)
+{
+	if (s->executions && !lasts_put(&vp->lasts, lasts_key(s->id, s->last_thread), s->last_addr))
+		vp->lost++;   /* that thread's next stride at the site is lost */
+	s->last_thread = vp->thread;
+	return s->executions && lasts_get(&vp->lasts, lasts_key(s->id, vp->thread), &s->last_addr);
+}
+
+/* Whether s has a last address in the current thread to stride from. */
+static inline bool has_last(struct vp *vp, struct site *s)
+{
+	if (__builtin_expect(s->last_thread == vp->thread, 1))
+		return s->executions != 0;
+	return site_thread(vp, s);
+}
+
+static void vp_thread(void *st, uint32_t thread)
+{
+	((struct vp *)st)->thread = thread;
+}
 
 static inline void stride_add(struct vp *vp, struct site *s, int64_t d, uint64_t c)
 {
@@ -71,10 +163,11 @@ static inline struct site *on_access(struct vp *vp, uint32_t id, uint64_t addr, 
 
 	if (!s)
 		return vp->lost++, NULL;
-	if (s->executions++)
+	if (has_last(vp, s))
 		stride_add(vp, s, (int64_t)(addr - s->last_addr), 1);
-	else
+	else if (!s->executions)
 		site_first(vp, s, id, store);
+	s->executions++;
 	s->last_addr = addr;
 	return s;
 }
@@ -127,10 +220,10 @@ static void vp_loop_summary(void *st, uint32_t loop, uint64_t iterations,
 			vp->lost += iterations;
 			continue;
 		}
-		if (!s->executions)
-			site_first(vp, s, a->site, a->store);
-		else
+		if (has_last(vp, s))
 			stride_add(vp, s, (int64_t)((a->start & ADDR_MASK) - s->last_addr), 1);
+		else if (!s->executions)
+			site_first(vp, s, a->site, a->store);
 		if (iterations > 1)
 			stride_add(vp, s, a->step, iterations - 1);
 		s->executions += iterations;
@@ -240,11 +333,19 @@ static bool vp_mixed_whole(const void *st) { return true; }
 
 static const char *const vp_settings[] = { "value_cap", "strong_stride_fraction", NULL };
 
+/* The schema's fini, and the last addresses of threads. */
+static void vp_fini_lasts(void *st)
+{
+	free(((struct vp *)st)->lasts.slot);
+	vp_fini(st);
+}
+
 const struct mn_module mn_module_value_pattern = {
 	.name = "value-pattern",
 	.doc = "constant and few-valued loads and stores, dominant address strides",
 	.state_size = sizeof(struct vp), .shard = MN_SHARD_SITE, .settings = vp_settings,
-	.init = vp_init, .fini = vp_fini, .merge = vp_merge, .emit = vp_emit, .restore = vp_restore,
+	.thread = vp_thread,   /* strides per thread; counts, values, entries per site */
+	.init = vp_init, .fini = vp_fini_lasts, .merge = vp_merge, .emit = vp_emit, .restore = vp_restore,
 	.load = vp_load, .store = vp_store, .func_entry = vp_func_entry, .value = vp_value,
 	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole,
 };

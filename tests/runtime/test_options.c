@@ -62,6 +62,7 @@ static void test_good_values(void **state)
 		{ "MNEMO_MODULES", "dependence" },
 		{ "MNEMO_WORKERS", "8" },
 		{ "MNEMO_QUEUE_MB", "16" },
+		{ "MNEMO_THREADS", "0" },
 		{ "MNEMO_BACKEND", "/opt/mnemo/bin/mnemo-backend" },
 		{ "MNEMO_NUMA", "off" },
 		{ "MNEMO_BACKENDS", "Per-Module" },
@@ -82,6 +83,7 @@ static void test_good_values(void **state)
 	assert_int_equal(mn_options_choice(o.split, mn_options_splits), MN_SPLIT_SHARD);
 	assert_int_equal(o.workers, 8);
 	assert_int_equal(o.queue_mb, 16);
+	assert_int_equal(o.threads, 0);
 	assert_true(o.verbose);
 	assert_false(o.disable);
 }
@@ -100,6 +102,7 @@ static void test_empty_is_default(void **state)
 
 	assert_int_equal(read_env(&o, &e, err, sizeof(err)), 0);
 	assert_int_equal(o.workers, 1);
+	assert_int_equal(o.threads, 16);
 	assert_false(o.verbose);
 	assert_string_equal(o.output, "");
 	/* The first choice is the default: one backend, modules whole. */
@@ -134,6 +137,8 @@ static void test_bad_values(void **state)
 		  "whose shadow memories fit a backend's address space)");
 	check_bad("MNEMO_QUEUE_MB", "0", "MNEMO_QUEUE_MB: '0' is out of range (1..1024)");
 	check_bad("MNEMO_QUEUE_MB", "4097", "MNEMO_QUEUE_MB: '4097' is out of range (1..1024)");
+	check_bad("MNEMO_THREADS", "1024", "MNEMO_THREADS: '1024' is out of range (0..1023: the "
+		  "queue's most lanes)");
 	check_bad("MNEMO_VERBOSE", "maybe", "MNEMO_VERBOSE: 'maybe' is not a boolean (use 1 or 0)");
 	check_bad("MNEMO_DISABLE", "2", "MNEMO_DISABLE: '2' is not a boolean (use 1 or 0)");
 	check_bad("MNEMO_BACKENDS", "two", "MNEMO_BACKENDS: 'two' is not one or per-module");

@@ -1,0 +1,96 @@
+#!/bin/sh
+# Threads of a program (issue 22, per-thread streams): every thread's events reach value-pattern,
+# each in its thread's order, and the profile is complete with the known counts of threads.c; a
+# module that takes the main thread's events only (object-relative) says the others were left
+# out; too few lanes (MNEMO_THREADS=1) say how many events were dropped; 10,000 short threads
+# leave no fd behind and the backend's memory bounded.  Output is the native build's throughout.
+#
+#   threads.sh BINDIR SOURCE_DIR
+set -u
+bin=$1 src=$2
+work=$(mktemp -d /tmp/mnemo-threads.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 2
+unset MNEMO_OUTPUT MNEMO_MODULES MNEMO_DISABLE MNEMO_REPRODUCIBLE MNEMO_WORKERS MNEMO_THREADS
+failed=0
+ok() { printf 'ok   %s\n' "$1"; }
+bad() { failed=1; printf 'FAIL %s\n' "$1"; }
+
+for m in value-pattern object-relative; do
+	"$bin/mnemo-cc" -m $m -O1 -g "$src/tests/threads/threads.c" -o threads-$m \
+		2>build.err || { echo "FAIL build -m $m: $(cat build.err)"; exit 1; }
+done
+clang-19 -O1 "$src/tests/threads/threads.c" -o threads-native ||
+	{ echo "FAIL native build"; exit 1; }
+
+# run NAME PROGRAM MODE [VAR=VALUE...]: the profile NAME.yaml; output compared with native.
+run() {
+	name=$1 prog=$2 mode=$3
+	shift 3
+	env MNEMO_OUTPUT="$name.yaml" "$@" "./$prog" "$mode" >"$name.out" 2>"$name.err"
+	status=$?
+	./threads-native "$mode" >"$name.native"
+	[ "$status" -eq 0 ] || bad "$name: exit status $status: $(cat "$name.err")"
+	cmp -s "$name.out" "$name.native" && ok "$name: output as native ($(cat "$name.out"))" ||
+		bad "$name: output '$(cat "$name.out")', native '$(cat "$name.native")'"
+	[ -f "$name.yaml" ] || bad "$name: no profile; stderr: $(cat "$name.err")"
+}
+
+complete() {
+	grep -qx 'complete: true' "$1.yaml" && ok "$1: complete" ||
+		bad "$1: $(grep -E '^(complete|incomplete_reason):' "$1.yaml")"
+}
+
+# stores NAME K: some store site of the profile ran exactly K times.
+stores() {
+	grep -q "access: store, executions: $2," "$1.yaml" && ok "$1: a store of $2 executions" ||
+		bad "$1: no store of $2 executions: $(grep 'access: store' "$1.yaml")"
+}
+
+# (b) Four threads: each thread's array (4 x 1000 stores) and the counter under the mutex
+# (4 x 250), as the serial twin counts them.
+run pool threads-value-pattern pool
+complete pool
+stores pool 4000
+stores pool 1000
+grep -q '^threads:' pool.yaml && grep -q '^  count: 5$' pool.yaml &&
+	ok "pool: threads: 5 listed" || bad "pool: threads: $(sed -n '/^threads:/,/^sites:/p' pool.yaml)"
+run serial threads-value-pattern serial
+complete serial
+stores serial 4000
+stores serial 1000
+grep -q '^threads:' serial.yaml && bad "serial: a threads: listing for one thread" ||
+	ok "serial: no threads: listing"
+# Every per-site count of the serial twin is one of the pool's too (which has the threads' own
+# function besides).
+sect() { sed -n '/^  value-pattern:/,$p' "$1.yaml" | grep -o 'executions: [0-9]*' | sort; }
+sect pool >pool.exec
+sect serial >serial.exec
+[ -z "$(comm -23 serial.exec pool.exec)" ] && ok "pool: the serial twin's per-site executions" ||
+	bad "pool: executions not in the serial twin's: $(comm -23 serial.exec pool.exec | tr '\n' ' ')"
+
+# (d) A module without .threads: complete: false, and why.
+run leftout threads-object-relative pool
+grep -qx 'complete: false' leftout.yaml &&
+	grep -q '^incomplete_reason: .*module object-relative: the events of 4 threads other than the main thread were left out' leftout.yaml &&
+	ok "leftout: object-relative says 4 threads were left out" ||
+	bad "leftout: $(grep -E '^(complete|incomplete_reason):' leftout.yaml)"
+
+# Fewer lanes than threads alive at once: 3 of the 4 are dropped, and the profile says so.
+run lanes threads-value-pattern pool MNEMO_THREADS=1
+grep -q '^incomplete_reason: .*events from threads beyond the 1 lanes were dropped (MNEMO_THREADS)' lanes.yaml &&
+	ok "lanes: MNEMO_THREADS=1 drops 3 threads, said" ||
+	bad "lanes: $(grep -E '^(complete|incomplete_reason):' lanes.yaml)"
+
+# (c) Churn: 10,000 threads, every one's stores counted, no fd left, the backend's memory bounded.
+run churn threads-value-pattern churn
+complete churn
+stores churn 100000
+grep -q '^  count: 10001$' churn.yaml && grep -q '^  more: 9937$' churn.yaml &&
+	ok "churn: 10001 threads, 64 listed" || bad "churn: $(sed -n '/^threads:/,/^  list:/p' churn.yaml)"
+rss=$(sed -n 's/.*peak_rss_kib: \([0-9]*\).*/\1/p' churn.yaml | head -1)
+rss1=$(sed -n 's/.*peak_rss_kib: \([0-9]*\).*/\1/p' serial.yaml | head -1)
+[ -n "$rss" ] && [ "$rss" -lt $((rss1 + 65536)) ] &&
+	ok "churn: backend peak RSS $rss KiB (serial run: $rss1 KiB)" ||
+	bad "churn: backend peak RSS ${rss:-?} KiB, serial run ${rss1:-?} KiB"
+exit $failed
