@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "ctxrank.h"
 #include "schema_internal.h"
 #include "sitevec.h"
@@ -153,6 +154,14 @@ int mn_choice_index(const char *choices, const char *s)
 		if (!strcmp(buf, s))
 			return i;
 	return -1;
+}
+
+void mn_schema_mark(const struct mn_schema *s, void *row)
+{
+	for (unsigned i = 0; i < s->nfields; i++)
+		if ((s->fields[i].flags & MN_FF_HIDDEN) && s->fields[i].arg)
+			set(s->fields[i].type, at(row, s->fields[i].offset),
+			    (union val){ .u = s->fields[i].arg });
 }
 
 /* ---- Emitting -------------------------------------------------------------------------------- */
@@ -313,12 +322,26 @@ static struct ref *rows_of(const struct mn_field *f, const void *row, size_t *n)
 
 	if (f->type == MN_FT_SITES) {
 		const struct mn_sitevec *sv = at(row, f->offset);
+		const struct mn_run *run = f->choices ?
+			*(const struct mn_run *const *)at(mn_schema_cur_top, f->arg) : NULL;
+		size_t nrun = run ? mn_run_site_count(run) + (size_t)1 : 0;
+		char *copies;
 
-		all = sv->n;
-		r = all ? malloc(all * sizeof(*r)) : NULL;
-		for (size_t id = 0; r && id < sv->n; id++)
-			if (sv->rec[id] && !(s->skip && s->skip(sv->rec[id])))
-				r[k++] = (struct ref){ sv->rec[id], id };
+		all = sv->n > nrun ? sv->n : nrun;
+		r = all ? malloc(all * (sizeof(*r) + (run ? s->size : 0))) : NULL;
+		copies = (char *)(r + all);   /* the rows of sites of the kind, marked */
+		for (size_t id = 0; r && id < all; id++) {
+			const void *rec = id < sv->n ? sv->rec[id] : NULL;
+			char *c = copies + id * s->size;
+
+			if (run && id && !strcmp(mn_run_site_kind(run, (uint32_t)id), f->choices)) {
+				rec ? memcpy(c, rec, s->size) : memset(c, 0, s->size);
+				mn_schema_mark(s, c);
+				rec = c;
+			}
+			if (rec && !(s->skip && s->skip(rec)))
+				r[k++] = (struct ref){ rec, id };
+		}
 	} else if (f->type == MN_FT_ROWMAP) {
 		const struct mn_rows *m = at(row, f->offset);
 		const struct mn_row *e;
@@ -398,7 +421,7 @@ static int emit_list(const struct mn_field *f, const struct mn_vec *a, struct mn
 static int emit_table(const struct mn_field *f, const void *row, struct mn_prof *p)
 {
 	const struct mn_schema *s = f->sub;
-	const struct mn_field *k = &s->fields[0], *v = &s->fields[f->arg];
+	const struct mn_field *k = &s->fields[0], *v = &s->fields[f->type == MN_FT_KV ? f->arg : 0];
 	size_t n;
 	struct ref *r = rows_of(f, row, &n);
 	int err = 0;

@@ -196,7 +196,10 @@ enum mn_ftype {
 	MN_FT_ROWS,    /* struct mn_vec of .sub rows: a sequence of rows */
 	MN_FT_SITES,   /* struct mn_sitevec (sitevec.h) of .sub rows by site id: a sequence of
 			* rows; the sub-schema's first field is the MN_FT_SITE key, whose offset is
-			* MN_NO_OFFSET when the row does not hold its id */
+			* MN_NO_OFFSET when the row does not hold its id.  With .choices a site
+			* kind, every site of that kind in the run's site table (the const struct
+			* mn_run * at .arg of the top row) has a row when written, marked as
+			* restore() marks rows (MN_FF_HIDDEN): a program's every loop, run or not */
 	MN_FT_MAP,     /* one mapping: the .sub row at .offset (offset 0 and .sub's fields at
 			* the row's own offsets for members of the row itself), flow when .sub's
 			* flow says; merged and released by .sub's fields */

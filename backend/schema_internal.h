@@ -122,6 +122,8 @@ bool mn_schema_keyed(const struct mn_schema *s);
 /* The row of vector a whose key fields equal those of row (skip: that row itself), or NULL. */
 void *mn_schema_find_row(const struct mn_schema *s, const struct mn_vec *a, const void *row,
 			 const void *skip);
+/* Sets the HIDDEN fields of row that have an .arg to it: restore() marks every row it reads. */
+void mn_schema_mark(const struct mn_schema *s, void *row);
 /* Folds row from into into by s's reductions; 0, -EINVAL (a SAME field differs), -ENOMEM. */
 int mn_schema_merge_row(const struct mn_schema *s, void *into, void *from, const struct mg *m);
 

@@ -217,15 +217,6 @@ static int restore_rows(struct rd *r, const struct mn_field *f, void *field,
 	return e;
 }
 
-/* The HIDDEN marks of row (restore() sets them for every row it reads). */
-static void mark(const struct mn_schema *s, void *row)
-{
-	for (unsigned i = 0; i < s->nfields; i++)
-		if ((s->fields[i].flags & MN_FF_HIDDEN) && s->fields[i].arg)
-			set(s->fields[i].type, at(row, s->fields[i].offset),
-			    (union val){ .u = s->fields[i].arg });
-}
-
 /* Every row of an IDS table unmarked: the file's list is the whole of it. */
 static void unmark(const struct mn_schema *s, struct mn_sitevec *sv)
 {
@@ -252,7 +243,7 @@ static int restore_ids(struct rd *r, const struct mn_field *f, struct mn_sitevec
 			return FAIL(r, mn_pnode_at(n, i), "field '%s': expected a site id", f->key);
 		if (!(row = mn_sitevec_get(sv, (uint32_t)id)))
 			return -ENOMEM;
-		mark(f->sub, row);
+		mn_schema_mark(f->sub, row);
 		if (f->sub->check && (why = f->sub->check(r->top, row, id)))
 			return FAIL(r, mn_pnode_at(n, i), "%s", why);
 	}
@@ -365,7 +356,7 @@ static int restore_field(struct rd *r, const struct mn_schema *s, const struct m
 	int e;
 
 	if (f->flags & MN_FF_HIDDEN)
-		return 0;   /* mark() */
+		return 0;   /* mn_schema_mark() */
 	if (f->offset == MN_NO_OFFSET && f->reduce == MN_R_CONST)
 		return restore_const(r, s, f, map);
 	if (f->offset == MN_NO_OFFSET || (f->flags & MN_FF_DERIVED))
@@ -442,7 +433,7 @@ static int restore_row(struct rd *r, const struct mn_schema *s, void *row,
 	const char *why;
 	int e;
 
-	mark(s, row);
+	mn_schema_mark(s, row);
 	for (unsigned i = 0; i < s->nfields; i++)
 		if ((e = restore_field(r, s, &s->fields[i], row, map, id)))
 			return e;

@@ -1,9 +1,9 @@
 /* The dependence module's section (README, "Section schema") on backend/schema.h, which writes,
- * restores and merges it; here the counts its components keep, and a `loops:` row per loop. */
+ * restores and merges it; here the counts its components keep. */
 #include "dep.h"
 #include "schema.h"
 
-/* `loops:` the target loops in target mode, else every loop (dep_emit() made a row for each). */
+/* `loops:` the target loops in target mode, else every loop, of the site table or restored. */
 static bool unlisted(const void *row)
 {
 	const struct site *s = row;
@@ -75,7 +75,8 @@ static const struct mn_field dep_fields[] = {
 	MN_FIELD("target", MN_FT_SITES, D(sites), MN_R_NONE, .sub = &targets, .aux = D(target_mode),
 		 .flags = MN_FF_IDS | MN_FF_VIEW | MN_FF_PRESENT),   /* MNEMO_DEP_LOOP's loops */
 	MN_FIELD("", MN_FT_BOOL, D(target_mode), MN_R_MAX, .flags = MN_FF_HIDDEN | MN_FF_CONTEXT),
-	MN_FIELD("loops", MN_FT_SITES, D(sites), MN_R_UNION, .flags = MN_FF_CONTEXT, .sub = &loops),
+	MN_FIELD("loops", MN_FT_SITES, D(sites), MN_R_UNION, .flags = MN_FF_CONTEXT, .sub = &loops,
+		 .choices = "loop", .arg = D(run)),
 	MN_FIELD("dependences", MN_FT_ROWMAP, D(deps), MN_R_UNION, .sub = &rows,
 		 .flags = MN_FF_SPANS, .aux = D(span_rows)),   /* accesses spanning workers */
 	MN_FIELD("lost", MN_FT_MAP, 0, MN_R_UNION, .sub = &lost),
@@ -106,17 +107,10 @@ void dep_merge(void *into_, void *from_)
 int dep_emit(void *st, struct mn_prof *p)
 {
 	struct dep *d = st;
-	struct site *s;
 
 	dep_flush(d);
 	if (d->run && mn_run_verbose(d->run) && (d->closed || d->expanded))
 		fprintf(stderr, "mnemo: dependence: %" PRIu64 " loop summaries in closed form, %"
 			PRIu64 " expanded\n", d->closed, d->expanded);
-	for (uint32_t id = 1; id <= mn_run_site_count(d->run); id++)
-		if (!strcmp(mn_run_site_kind(d->run, id), "loop")) {
-			if (!(s = mn_sitevec_get(&d->sites, id)))
-				return -ENOMEM;
-			s->loop = true;
-		}
 	return mn_schema_emit(&dep_schema, d, p);
 }
