@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "backend.h"
 #include "context.h"
 #include "module.h"
 #include "profile.h"
@@ -858,6 +859,76 @@ static void test_ids_present(void **state)
 		fail_msg("got '%s'", err);
 }
 
+/* ---- A site table with .choices: every site of a kind in the run's table, met or not --------- */
+
+struct ksite {
+	uint64_t n;
+	bool listed;             /* a mark: restore() sets it, and so does emit for loop sites */
+};
+struct ktop {
+	const struct mn_run *run;
+	struct mn_sitevec sites;
+};
+
+static bool unlisted(const void *row)
+{
+	return !((const struct ksite *)row)->listed;
+}
+
+static const struct mn_field ksite_fields[] = {
+	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
+	MN_FIELD("count", MN_FT_U64, offsetof(struct ksite, n), MN_R_SUM),
+	MN_FIELD("", MN_FT_BOOL, offsetof(struct ksite, listed), MN_R_MAX, .flags = MN_FF_HIDDEN,
+		 .arg = 1),
+};
+static const struct mn_schema ksites = MN_SCHEMA("loops", struct ksite, ksite_fields,
+						 .flow = true, .skip = unlisted);
+static const struct mn_field ktop_fields[] = {
+	MN_FIELD("loops", MN_FT_SITES, offsetof(struct ktop, sites), MN_R_UNION, .sub = &ksites,
+		 .choices = "loop", .arg = offsetof(struct ktop, run)),
+};
+static const struct mn_schema ktop = MN_SCHEMA("kinds", struct ktop, ktop_fields);
+
+static int k_emit(void *st, struct mn_prof *p) { return mn_schema_emit(&ktop, st, p); }
+static int k_init(void *st, const struct mn_run *run)
+{
+	((struct ktop *)st)->run = run;
+	return mn_sitevec_init(&((struct ktop *)st)->sites, sizeof(struct ksite), 4);
+}
+static void k_fini(void *st) { mn_schema_release(&ktop, st); }
+
+static const struct mn_module K = {
+	.name = "kinds", .state_size = sizeof(struct ktop), .init = k_init, .fini = k_fini,
+	.emit = k_emit,
+};
+
+/* Loop sites 2 and 3 written though only 3 was met; the load's row (1) and site 5, met but not
+ * a loop nor restored, are not. */
+static void test_sites_of_kind(void **state)
+{
+	static const struct mn_site s1 = { 1, "load", "f", "a.c", 1, 1, "", 0, 0, "" },
+				    s2 = { 2, "loop", "f", "a.c", 2, 1, "", 0, 0, "" },
+				    s3 = { 3, "loop", "f", "a.c", 3, 1, "", 0, 0, "" },
+				    s4 = { 4, "function", "f", "a.c", 4, 1, "", 0, 0, "" };
+	const struct mn_site *rows[] = { &s1, &s2, &s3, &s4 };
+	struct mn_run *run;
+	struct ktop *t;
+	char why[256], *got;
+
+	assert_int_equal(mn_run_from_sites(&run, rows, 4, 4, why, sizeof(why)), 0);
+	t = mt_state_new(&K, run);
+	((struct ksite *)mn_sitevec_get(&t->sites, 1))->n = 1;
+	((struct ksite *)mn_sitevec_get(&t->sites, 3))->n = 5;
+	((struct ksite *)mn_sitevec_get(&t->sites, 5))->n = 2;
+	got = mt_emit_text(&K, t, NULL);
+	assert_string_equal(got, "loops:\n- {site: 2, count: 0}\n- {site: 3, count: 5}\n");
+	free(got);
+	assert_false(((struct ksite *)mn_sitevec_find(&t->sites, 3))->listed);   /* emit reads */
+	assert_null(mn_sitevec_find(&t->sites, 2));
+	mt_state_free(&K, t);
+	mn_run_destroy(run);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(tmpdir) ? 0 : -1;
@@ -885,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_rowmap_merge),
 		cmocka_unit_test(test_rowmap_errors),
 		cmocka_unit_test(test_ids_present),
+		cmocka_unit_test(test_sites_of_kind),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
