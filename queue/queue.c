@@ -380,6 +380,8 @@ static int publish(struct mn_queue *q, struct mn_qplane *pl, uint64_t used)
 	pl->seq++;
 	/* Publish: the records (drained above), used, thread, readers and filled happen before the
 	 * lane's new count; pairs with the acquire load in pop_published(). */
+	/* No tail to look for in this lane until it holds a buffer again. */
+	mn_store_relaxed(&lane_of(q, pl->lane)->holding, 0);
 	mn_store_release(&lane_of(q, pl->lane)->published, (uint32_t)pl->seq);
 	/* The count happens before the wake-up word moves; pairs with the acquire loads of
 	 * hdr->stream in mn_queue_pop() (which then looks at the lanes) and mn_queue_detach(). */
@@ -523,6 +525,16 @@ static uint64_t scan_used(const struct mn_queue *q, uint32_t g)
 
 /* ---- Lanes -------------------------------------------------------------------------------------- */
 
+/* The lane's producer holds buffer pl->seq: a consumer may look for a tail in it.  Pairs with the
+ * acquire load of holding in take_tail(). */
+static void hold(struct mn_queue *q, struct mn_qplane *pl)
+{
+	struct mn_qlane *ln = lane_of(q, pl->lane);
+
+	mn_store_relaxed(&ln->held_seq, (uint32_t)pl->seq);
+	mn_store_release(&ln->holding, 1);
+}
+
 /* Takes a free lane other than 0 for this thread, or returns NULL.  Lock-free and
  * async-signal-safe (one compare-and-swap per attempt). */
 static struct mn_qplane *lane_claim(struct mn_queue *q)
@@ -653,6 +665,7 @@ static void push_lane(struct mn_queue *q, struct mn_qplane *pl, const uint64_t *
 		if (acquire_slot(q, pl) < 0)
 			goto drop;
 		pl->filling = true;
+		hold(q, pl);
 		c = NULL;
 		goto next_buffer;
 	}
@@ -684,6 +697,7 @@ static void push_lane(struct mn_queue *q, struct mn_qplane *pl, const uint64_t *
 	if (acquire_slot(q, pl) < 0)
 		goto drop;
 	pl->filling = true;
+	hold(q, pl);
 next_buffer:
 	g = slot_index(q, pl->lane, pl->seq);
 	base = buf_of(q, g);
@@ -928,6 +942,8 @@ MN_EXPORT void mn_queue_producer_start(struct mn_queue *q)
 	pl->cur_ptr = &mn_q_cur;
 	pl->thread = 1;
 	lane_of(q, 0)->thread = 1;
+	if (!q->lamport)
+		hold(q, pl);
 	pl->seq = 0;
 	pl->filling = !q->lamport;  /* ping-pong: slot 0, lap 0, free from the start */
 	my_q = q;
@@ -1000,6 +1016,8 @@ MN_EXPORT void mn_queue_producer_finish(struct mn_queue *q)
 				publish(q, pl, used);  /* -EPIPE (nobody left to read it) is fine */
 		}
 		pl->filling = false;
+		/* Nothing more of lane 0's to look for after the end. */
+		mn_store_relaxed(&lane_of(q, 0)->holding, 0);
 		/* Every lane's slow path drops from now on. */
 		mn_store_relaxed(&q->disabled, true);
 		/* Pairs with the exchange above. */
@@ -1246,6 +1264,11 @@ static int take_tail(struct mn_queue *q, const uint64_t **words, size_t *nwords)
 		uint32_t g = slot_index(q, l, q->cseq[l]), lap = lap_of(q, q->cseq[l]);
 		uint64_t used;
 
+		/* Only a buffer its producer held: scanning one nobody wrote would commit its pages.
+		 * Pairs with the release store in hold(). */
+		if (!mn_load_acquire(&lane_of(q, l)->holding) ||
+		    mn_load_relaxed(&lane_of(q, l)->held_seq) != (uint32_t)q->cseq[l])
+			continue;
 		/* The zeroing of the earlier lap happens before we scan; pairs with the release store
 		 * in hand_back().  A dead producer's stores reached memory when it was killed; a
 		 * running thread's (after the end) may be cut short, as a killed producer's. */

@@ -42,7 +42,10 @@
  *   end of stream          -- hdr.stream |= 1 (release) after lane 0's last publish; futex-wake
  *                             stream.  Other lanes may still be written (their threads run on):
  *                             once every lane is drained, a consumer reads each lane's unpublished
- *                             buffer as the tail of a dead producer (below).
+ *                             buffer, if lane[l].holding says there is one, as the tail of a dead
+ *                             producer (below).
+ *   producer holds s       -- after ctl[g].freed == L: lane[l].held_seq = s, .holding = 1
+ *                             (release); before publishing s: .holding = 0
  *
  * Consumers take the lanes round robin, a buffer at a time, so no lane starves; within a lane
  * buffers come in order.  A buffer holds the records of one thread only (ctl[g].thread, numbered
@@ -231,12 +234,19 @@ struct mn_qctl {
  *   4   4   prod_waiting  1 while the lane's producer thread may sleep on some ctl[g].freed
  *   8   4   thread        the thread that last took the lane (stored before its first record);
  *                         what a consumer names the lane's unpublished tail by
+ *   12  4   holding       1 while the lane's producer holds buffer held_seq (acquired, not yet
+ *                         published): the only buffer of the lane a tail can be in, so that a
+ *                         consumer never scans (and so never commits the pages of) one nobody
+ *                         wrote
+ *   16  4   held_seq      that buffer's sequence number (mod 2^32), stored before holding
  */
 struct mn_qlane {
 	uint32_t published;
 	uint32_t prod_waiting;
 	uint32_t thread;
-	uint8_t reserved[52];
+	uint32_t holding;
+	uint32_t held_seq;
+	uint8_t reserved[44];
 };
 
 _Static_assert(sizeof(struct mn_qhdr) == MN_QUEUE_SLOTS_OFF, "mn_qhdr is the first 256 bytes");
