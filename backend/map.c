@@ -1085,3 +1085,67 @@ MN_ROWS_WEAK void mn_rows_memo_flush(struct mn_rows *r)
 	for (size_t i = 0; r->memo && i < (size_t)1 << (32 - r->mshift); i++)
 		memo_flush_one(&r->memo[i]);
 }
+
+/* ---- Last values ----------------------------------------------------------------------------- */
+
+static uint64_t kv64_index(const struct mn_kv64 *m, uint64_t key)
+{
+	uint64_t i = mn_hash64(key) & (m->cap - 1);
+
+	while (m->slot[i].key && m->slot[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+static bool kv64_grow(struct mn_kv64 *m)
+{
+	struct mn_kv64 g = { .cap = m->cap ? 2 * m->cap : 64 };
+
+	if (!(g.slot = calloc(g.cap, sizeof(*g.slot))))
+		return false;
+	for (uint64_t j = 0; j < m->cap; j++)
+		if (m->slot[j].key)
+			g.slot[kv64_index(&g, m->slot[j].key)] = m->slot[j];
+	g.n = m->n;
+	free(m->slot);
+	*m = g;
+	return true;
+}
+
+bool mn_kv64_put(struct mn_kv64 *m, uint64_t key, uint64_t value)
+{
+	uint64_t i;
+
+	if (2 * (m->n + 1) > m->cap && !kv64_grow(m))
+		return false;
+	i = kv64_index(m, key);
+	m->n += !m->slot[i].key;
+	m->slot[i] = (struct mn_kv64_slot){ key, value };
+	return true;
+}
+
+bool mn_kv64_get(const struct mn_kv64 *m, uint64_t key, uint64_t *value)
+{
+	uint64_t i;
+
+	if (!m->cap)
+		return false;
+	i = kv64_index(m, key);
+	*value = m->slot[i].value;
+	return m->slot[i].key == key;
+}
+
+void mn_kv64_free(struct mn_kv64 *m)
+{
+	free(m->slot);
+	*m = (struct mn_kv64){ 0 };
+}
+
+bool mn_kv64_switch(struct mn_kv64 *parked, uint32_t site, uint32_t *owner, uint64_t *value,
+		    uint32_t thread, uint64_t *lost)
+{
+	if (*owner && !mn_kv64_put(parked, mn_map_key(site, *owner), *value))
+		++*lost;   /* that thread's value is gone: its next use has none */
+	*owner = thread;
+	return mn_kv64_get(parked, mn_map_key(site, thread), value);
+}

@@ -352,6 +352,36 @@ void mn_rows_memo_set(struct mn_rows *r, struct mn_rows_memo *m, uint64_t k0, ui
 /* Every slot's pending counts into the rows: before reading them. */
 void mn_rows_memo_flush(struct mn_rows *r);
 
+/* ---- Last values ------------------------------------------------------------------------------ */
+
+/*
+ * A map that keeps, for each key, the value put last: not a reduction (the order of puts counts),
+ * for the state a module keeps per site and thread, say, which merges do not see.  Open
+ * addressing, at most half full; key 0 is reserved.  Set to all zeros it is empty.  One owner.
+ */
+struct mn_kv64 {
+	struct mn_kv64_slot {
+		uint64_t key, value;
+	} *slot;
+	uint64_t n, cap;
+};
+
+/* Keeps value for key (not 0); false without memory (the map is unchanged). */
+bool mn_kv64_put(struct mn_kv64 *m, uint64_t key, uint64_t value);
+/* The value kept for key, into *value; false when none is. */
+bool mn_kv64_get(const struct mn_kv64 *m, uint64_t key, uint64_t *value);
+void mn_kv64_free(struct mn_kv64 *m);
+
+/*
+ * A value of site `site` per thread, kept beside the site for the thread that last ran it
+ * (*owner, 0 for none yet) and in `parked` for the others: when `thread` runs the site, the
+ * owner's value is parked under (site, owner) and thread's taken back.  Returns whether thread had
+ * one.  A value that found no memory to park in is lost, counted in *lost.  Out of line: the
+ * caller's fast path is *owner == thread.
+ */
+bool mn_kv64_switch(struct mn_kv64 *parked, uint32_t site, uint32_t *owner, uint64_t *value,
+		    uint32_t thread, uint64_t *lost);
+
 #ifdef __cplusplus
 }
 #endif

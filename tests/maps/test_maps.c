@@ -535,6 +535,52 @@ static void test_key_helpers(void **state)
  * inserts of new keys, counting them; the keys it holds still count; nothing crashes.  (Skipped
  * under AddressSanitizer, whose shadow memory needs more address space than any such limit.)
  */
+/* Last values against an array twin: overwrites, growth past many keys, absent keys. */
+static void test_kv64(void **state)
+{
+	enum { N = 20000 };
+	static uint64_t twin[N];
+	struct mn_kv64 m = { 0 };
+	uint64_t v;
+
+	assert_false(mn_kv64_get(&m, 5, &v));
+	for (uint64_t r = 0; r < 3; r++)
+		for (uint64_t k = 1; k < N; k += 1 + r) {
+			twin[k] = k * 7 + r;
+			assert_true(mn_kv64_put(&m, k << 20 | r, 0) && mn_kv64_put(&m, k, twin[k]));
+		}
+	for (uint64_t k = 1; k < N; k++) {
+		assert_true(mn_kv64_get(&m, k, &v));
+		assert_int_equal(v, twin[k]);
+	}
+	assert_false(mn_kv64_get(&m, N + 1, &v));
+	mn_kv64_free(&m);
+	assert_int_equal(m.cap, 0);
+}
+
+/* A site's value per thread: the owner's kept beside the site, the others' parked. */
+static void test_kv64_switch(void **state)
+{
+	struct mn_kv64 parked = { 0 };
+	uint32_t owner = 0;
+	uint64_t value = 0, lost = 0;
+
+	assert_false(mn_kv64_switch(&parked, 9, &owner, &value, 1, &lost));   /* none yet */
+	value = 100;                                                           /* thread 1's */
+	assert_false(mn_kv64_switch(&parked, 9, &owner, &value, 2, &lost));   /* 2 has none */
+	assert_int_equal(owner, 2);
+	value = 200;
+	assert_true(mn_kv64_switch(&parked, 9, &owner, &value, 1, &lost));
+	assert_int_equal(value, 100);
+	value = 101;
+	assert_true(mn_kv64_switch(&parked, 9, &owner, &value, 2, &lost));
+	assert_int_equal(value, 200);
+	assert_true(mn_kv64_switch(&parked, 9, &owner, &value, 1, &lost));
+	assert_int_equal(value, 101);
+	assert_int_equal(lost, 0);
+	mn_kv64_free(&parked);
+}
+
 static void test_out_of_memory(void **state)
 {
 #ifdef HAVE_ASAN
@@ -603,6 +649,8 @@ int main(void)
 		cmocka_unit_test(test_shared_pool),
 		cmocka_unit_test(test_key_helpers),
 		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_kv64),
+		cmocka_unit_test(test_kv64_switch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
