@@ -1099,8 +1099,8 @@ static int run_backend(int fd, unsigned index, int numa_node)
 		lin.events = host_events(&h);
 		lin.threads = h.threads;
 		lin.nthreads = h.other_threads ? h.nthreads : 0;
-		if (h.other_threads)   /* every thread's, whichever modules took them */
-			lin.events = threads_events(&h) > lin.events ? threads_events(&h) : lin.events;
+		if (h.other_threads && threads_events(&h) > lin.events)
+			lin.events = threads_events(&h);   /* every thread's, whichever module took them */
 		lin.stream_ended = r == 0;
 		lin.producer_died = r == 0 && mn_queue_producer_died(h.q);
 		lin.stream_end_monotonic = ended_at;

@@ -540,15 +540,15 @@ static void hold(struct mn_queue *q, struct mn_qplane *pl)
 static struct mn_qplane *lane_claim(struct mn_queue *q)
 {
 	for (unsigned w = 0; w < (q->nlanes + 63) / 64; w++) {
-		uint64_t bits = mn_load_relaxed(&q->free_lanes[w]);
+		uint64_t bits = mn_load_relaxed(&q->prod->free_lanes[w]);
 
 		while (bits) {
 			uint64_t bit = bits & -bits;
 
 			/* Acquire: the last holder's writes to the lane's state (lane_exit()) happen
 			 * before ours; pairs with the release in lane_exit(). */
-			if (mn_cas_acq_rel(&q->free_lanes[w], &bits, bits & ~bit))
-				return &q->planes[w * 64 + (unsigned)__builtin_ctzll(bit)];
+			if (mn_cas_acq_rel(&q->prod->free_lanes[w], &bits, bits & ~bit))
+				return &q->prod->planes[w * 64 + (unsigned)__builtin_ctzll(bit)];
 		}
 	}
 	return NULL;
@@ -569,7 +569,7 @@ static struct mn_qplane *lane_take(struct mn_queue *q)
 	if (!pl)
 		return NULL;
 	pl->cur_ptr = &mn_q_cur;
-	pl->thread = mn_fetch_add_relaxed(&q->threads, 1) + 1;
+	pl->thread = mn_fetch_add_relaxed(&q->prod->threads, 1) + 1;
 	/* The lane's name happens before any buffer of it is published; the tail's reader pairs with
 	 * the release in publish() or in mn_queue_producer_finish(). */
 	mn_store_relaxed(&lane_of(q, pl->lane)->thread, pl->thread);
@@ -619,7 +619,7 @@ static void lane_exit(void *arg)
 	bit = pl->lane % 64;
 	/* Our writes to the lane's state happen before its next holder's; pairs with the
 	 * compare-and-swap in lane_claim(). */
-	mn_fetch_or_release(&q->free_lanes[w], UINT64_C(1) << bit);
+	mn_fetch_or_release(&q->prod->free_lanes[w], UINT64_C(1) << bit);
 	mn_store_signal(&mn_q_busy, 0);
 }
 
@@ -766,6 +766,28 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_nested(void)
 		count_drop_other(q);
 }
 
+/* The producer's lanes (struct mn_qprod), zeroed, in a mapping of their own; 0 or -errno. */
+static int prod_map(struct mn_queue *q, uint32_t nlanes)
+{
+	size_t bytes = sizeof(struct mn_qprod) + nlanes * sizeof(struct mn_qplane);
+	void *p;
+
+	bytes = (bytes + MN_QUEUE_PAGE - 1) & ~(size_t)(MN_QUEUE_PAGE - 1);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	q->prod = p;
+	q->prod->bytes = bytes;
+	return 0;
+}
+
+static void prod_unmap(struct mn_queue *q)
+{
+	if (q->prod)
+		munmap(q->prod, q->prod->bytes);
+	q->prod = NULL;
+}
+
 static int memfd_open(void)
 {
 	int fd = (int)syscall(SYS_memfd_create, "mnemo-queue", MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
@@ -797,7 +819,9 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 		return -EINVAL;
 	nlanes = 1 + cfg->threads;
 	lane_bytes = cfg->lane_bytes ? cfg->lane_bytes : cfg->buf_bytes / 16;
-	lane_bytes = lane_bytes < MN_QUEUE_PAGE ? MN_QUEUE_PAGE : lane_bytes & ~(uint64_t)(MN_QUEUE_PAGE - 1);
+	lane_bytes &= ~(uint64_t)(MN_QUEUE_PAGE - 1);
+	if (lane_bytes < MN_QUEUE_PAGE)
+		lane_bytes = MN_QUEUE_PAGE;
 	hdr_bytes = mn_qhdr_bytes(cfg->nbufs, nlanes);
 	if (hdr_bytes > UINT32_MAX || cfg->buf_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs / 2 ||
 	    lane_bytes > (UINT64_MAX / 4 - hdr_bytes) / cfg->nbufs / 2 / nlanes ||
@@ -813,16 +837,13 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 	if (posix_memalign((void **)&q, MN_QUEUE_LINE, sizeof(*q)))
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
-	if (posix_memalign((void **)&q->planes, MN_QUEUE_LINE, nlanes * sizeof(*q->planes))) {
-		q->planes = NULL;
-		ret = -ENOMEM;
+	ret = prod_map(q, nlanes);
+	if (ret)
 		goto fail;
-	}
-	memset(q->planes, 0, nlanes * sizeof(*q->planes));
 	for (uint32_t l = 0; l < nlanes; l++) {
-		q->planes[l].lane = l;
+		q->prod->planes[l].lane = l;
 		if (l)   /* lane 0 is the producer thread's */
-			q->free_lanes[l / 64] |= UINT64_C(1) << (l % 64);
+			q->prod->free_lanes[l / 64] |= UINT64_C(1) << (l % 64);
 	}
 	fd = memfd_open();
 	if (fd < 0) {
@@ -880,7 +901,7 @@ MN_EXPORT int mn_queue_create(struct mn_queue **qp, const struct mn_queue_config
 fail:
 	if (fd >= 0)
 		close(fd);
-	free(q->planes);
+	prod_unmap(q);
 	free(q);
 	return ret;
 }
@@ -934,11 +955,11 @@ MN_EXPORT void mn_queue_producer_start(struct mn_queue *q)
 		return;
 	if (!q->lamport && q->nlanes > 1)
 		pthread_once(&lane_key_once, lane_key_make);
-	pl = &q->planes[0];
+	pl = &q->prod->planes[0];
 	q->started = true;
 	q->pid = getpid();
 	q->start_ns = now_ns();
-	q->threads = 1;
+	q->prod->threads = 1;
 	pl->cur_ptr = &mn_q_cur;
 	pl->thread = 1;
 	lane_of(q, 0)->thread = 1;
@@ -993,7 +1014,7 @@ MN_EXPORT void mn_queue_producer_finish(struct mn_queue *q)
 
 	if (!q || !q->is_producer || !q->started || getpid() != q->pid)
 		goto out;  /* not the producing process: a fork child must not end the parent's stream */
-	pl = &q->planes[0];
+	pl = &q->prod->planes[0];
 	if (!mn_exchange_acquire(&pl->busy, 1)) {
 		if (pl->filling && !q->disabled) {
 			uint32_t k = slot_index(q, 0, pl->seq);
@@ -1089,7 +1110,7 @@ MN_EXPORT void mn_queue_destroy(struct mn_queue *q)
 		mn_store_release(&producer, NULL);
 	munmap(q->base, q->map_bytes);
 	close(q->fd);
-	free(q->planes);
+	prod_unmap(q);
 	free(q);
 }
 
@@ -1150,8 +1171,8 @@ MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
 		return -ENOMEM;
 	memset(q, 0, sizeof(*q));
 	q->pidfd = -1;
-	q->cseq = calloc(h.nlanes, sizeof(*q->cseq));
-	if (!q->cseq) {
+	q->cons = calloc(1, sizeof(*q->cons) + h.nlanes * sizeof(q->cons->cseq[0]));
+	if (!q->cons) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -1195,7 +1216,7 @@ MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
 fail:
 	if (map != MAP_FAILED)
 		munmap(map, h.map_bytes);
-	free(q->cseq);
+	free(q->cons);
 	free(q);
 	return ret;
 }
@@ -1215,10 +1236,10 @@ static bool producer_exited(struct mn_queue *q)
 	return pid_exited(q->producer_pid);
 }
 
-/* Lane l's buffer q->cseq[l], published. */
+/* Lane l's buffer q->cons->cseq[l], published. */
 static int take_buffer(struct mn_queue *q, uint32_t l, const uint64_t **words, size_t *nwords)
 {
-	uint32_t g = slot_index(q, l, q->cseq[l]), lap = lap_of(q, q->cseq[l]);
+	uint32_t g = slot_index(q, l, q->cons->cseq[l]), lap = lap_of(q, q->cons->cseq[l]);
 	struct mn_qctl *c = ctl_of(q, g);
 	/* These are ordered by the acquire load of the lane's count that showed us the buffer. */
 	uint64_t used = mn_load_relaxed(&c->used);
@@ -1229,8 +1250,8 @@ static int take_buffer(struct mn_queue *q, uint32_t l, const uint64_t **words, s
 	*words = buf_of(q, g);
 	*nwords = used / 8;
 	q->held = HELD_BUF;
-	q->held_lane = l;
-	q->held_thread = mn_load_relaxed(&c->thread);
+	q->cons->held_lane = l;
+	q->cons->held_thread = mn_load_relaxed(&c->thread);
 	return 1;
 }
 
@@ -1240,11 +1261,13 @@ static int take_buffer(struct mn_queue *q, uint32_t l, const uint64_t **words, s
  */
 static int pop_published(struct mn_queue *q)
 {
-	for (uint32_t i = 0; i < q->nlanes; i++) {
-		uint32_t l = q->next_lane + i < q->nlanes ? q->next_lane + i : q->next_lane + i - q->nlanes;
+	struct mn_qcons *c = q->cons;
 
-		if (mn_load_acquire(&lane_of(q, l)->published) != (uint32_t)q->cseq[l]) {
-			q->next_lane = l + 1 < q->nlanes ? l + 1 : 0;
+	for (uint32_t i = 0; i < q->nlanes; i++) {
+		uint32_t l = (c->next_lane + i) % q->nlanes;
+
+		if (mn_load_acquire(&lane_of(q, l)->published) != (uint32_t)c->cseq[l]) {
+			c->next_lane = l + 1 < q->nlanes ? l + 1 : 0;
 			return (int)l;
 		}
 	}
@@ -1259,15 +1282,15 @@ static int pop_published(struct mn_queue *q)
  */
 static int take_tail(struct mn_queue *q, const uint64_t **words, size_t *nwords)
 {
-	while (q->tail_lane < q->nlanes) {
-		uint32_t l = q->tail_lane++;
-		uint32_t g = slot_index(q, l, q->cseq[l]), lap = lap_of(q, q->cseq[l]);
+	while (q->cons->tail_lane < q->nlanes) {
+		uint32_t l = q->cons->tail_lane++;
+		uint32_t g = slot_index(q, l, q->cons->cseq[l]), lap = lap_of(q, q->cons->cseq[l]);
 		uint64_t used;
 
 		/* Only a buffer its producer held: scanning one nobody wrote would commit its pages.
 		 * Pairs with the release store in hold(). */
 		if (!mn_load_acquire(&lane_of(q, l)->holding) ||
-		    mn_load_relaxed(&lane_of(q, l)->held_seq) != (uint32_t)q->cseq[l])
+		    mn_load_relaxed(&lane_of(q, l)->held_seq) != (uint32_t)q->cons->cseq[l])
 			continue;
 		/* The zeroing of the earlier lap happens before we scan; pairs with the release store
 		 * in hand_back().  A dead producer's stores reached memory when it was killed; a
@@ -1280,8 +1303,8 @@ static int take_tail(struct mn_queue *q, const uint64_t **words, size_t *nwords)
 		*words = buf_of(q, g);
 		*nwords = used / 8;
 		q->held = HELD_TAIL;
-		q->held_lane = l;
-		q->held_thread = mn_load_relaxed(&lane_of(q, l)->thread);
+		q->cons->held_lane = l;
+		q->cons->held_thread = mn_load_relaxed(&lane_of(q, l)->thread);
 		return 1;
 	}
 	q->ended = true;
@@ -1301,7 +1324,7 @@ MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *n
 		return 0;
 	if (q->lamport)
 		return mn_q_lamport_pop(q, words, nwords);
-	if (q->tail_lane)
+	if (q->cons->tail_lane)
 		return take_tail(q, words, nwords);
 	h = q->hdr;
 	for (;;) {
@@ -1339,7 +1362,7 @@ MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *n
 
 MN_EXPORT uint32_t mn_queue_thread(const struct mn_queue *q)
 {
-	return q && q->held != HELD_NONE && !q->lamport ? q->held_thread : 0;
+	return q && q->held != HELD_NONE && !q->lamport ? q->cons->held_thread : 0;
 }
 
 MN_EXPORT unsigned mn_queue_lanes(const struct mn_queue *q)
@@ -1362,9 +1385,9 @@ MN_EXPORT void mn_queue_release(struct mn_queue *q)
 	} else if (q->lamport) {
 		mn_q_lamport_release(q);
 	} else {
-		release_seq(q, q->held_lane, q->cseq[q->held_lane]);
+		release_seq(q, q->cons->held_lane, q->cons->cseq[q->cons->held_lane]);
 		mn_fetch_add_relaxed(&slot_of(q, q->index)->released, 1);
-		q->cseq[q->held_lane]++;
+		q->cons->cseq[q->cons->held_lane]++;
 	}
 	q->held = HELD_NONE;
 }
@@ -1403,16 +1426,16 @@ MN_EXPORT void mn_queue_detach(struct mn_queue *q)
 		/* Pairs with the release in publish(): the used bytes of the buffers we may free. */
 		uint32_t published = mn_load_acquire(&lane_of(q, l)->published);
 
-		for (uint32_t i = 0; i < q->nbufs && (uint32_t)q->cseq[l] != published;
-		     i++, q->cseq[l]++)
-			release_seq(q, l, q->cseq[l]);
+		for (uint32_t i = 0; i < q->nbufs && (uint32_t)q->cons->cseq[l] != published;
+		     i++, q->cons->cseq[l]++)
+			release_seq(q, l, q->cons->cseq[l]);
 	}
 unmap:
 	zeroer_stop(q);
 	if (q->pidfd >= 0)
 		close(q->pidfd);
 	munmap(q->base, q->map_bytes);
-	free(q->cseq);
+	free(q->cons);
 	free(q);
 }
 

@@ -40,6 +40,26 @@ struct mn_qplane {
 	uint32_t thread;               /* that thread's number (1: the producer thread) */
 } __attribute__((aligned(MN_QUEUE_LINE)));
 
+/*
+ * The producer's lanes, in a private mapping of their own rather than on the heap: the runtime's
+ * allocations must not move the program's heap blocks (profiles state addresses and strides).
+ */
+struct mn_qprod {
+	uint64_t free_lanes[MN_QUEUE_MAX_LANES / 64];  /* bit l: lane l free; atomic */
+	uint32_t threads;              /* thread numbers given so far; atomic */
+	size_t bytes;                  /* of the mapping */
+	struct mn_qplane planes[];     /* [nlanes]: each lane's private state */
+};
+
+/* A consumer's view of the lanes. */
+struct mn_qcons {
+	uint32_t next_lane;            /* where the round robin looks first */
+	uint32_t held_lane;            /* the lane of the popped buffer */
+	uint32_t held_thread;          /* and its thread */
+	uint32_t tail_lane;            /* the stream ended: lanes whose tail was looked at */
+	uint64_t cseq[];               /* [nlanes]: each lane's next sequence number to read */
+};
+
 /* Process-local handle; one type for both sides, `is_producer` tells which. */
 struct mn_queue {
 	/* Both sides: the mapping and its configuration (copied from the header once). */
@@ -58,10 +78,8 @@ struct mn_queue {
 	bool lamport;                  /* the Lamport mode: the buffers are one ring (ring_words) */
 	uint64_t ring_words;
 
-	/* Producer: guarded by planes[0].busy (lane 0's), except where said. */
-	struct mn_qplane *planes;      /* [nlanes]: each lane's private state */
-	uint64_t free_lanes[MN_QUEUE_MAX_LANES / 64];  /* bit l: lane l free; atomic */
-	uint32_t threads;              /* thread numbers given so far; atomic */
+	/* Producer: guarded by prod->planes[0].busy (lane 0's), except where said. */
+	struct mn_qprod *prod;
 	int fd;                        /* the memfd */
 	bool started;
 	bool disabled;                 /* drop everything: finished, failed or abandoned; read
@@ -82,11 +100,7 @@ struct mn_queue {
 	/* Consumer. */
 	unsigned index;
 	uint32_t bit;
-	uint64_t *cseq;                /* [nlanes]: each lane's next sequence number to read */
-	uint32_t next_lane;            /* where the round robin looks first */
-	uint32_t held_lane;            /* the lane of the popped buffer */
-	uint32_t held_thread;          /* and its thread */
-	uint32_t tail_lane;            /* the stream ended: lanes whose tail was looked at */
+	struct mn_qcons *cons;
 	int held;                      /* HELD_* */
 	int pidfd;                     /* the producer, or -1: fall back to kill() */
 	pid_t producer_pid;

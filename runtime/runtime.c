@@ -330,7 +330,8 @@ static void threads_reason(struct line *r, uint64_t n)
 	line_str(r, n == 1 ? " event" : " events");
 	line_str(r, " from threads beyond the ");
 	line_u64(r, lanes);
-	line_str(r, n == 1 ? " lanes was dropped (MNEMO_THREADS)" : " lanes were dropped (MNEMO_THREADS)");
+	line_str(r, " lanes");
+	line_str(r, n == 1 ? " was dropped (MNEMO_THREADS)" : " were dropped (MNEMO_THREADS)");
 }
 
 /*

@@ -60,7 +60,7 @@ static int lamport_wait(struct mn_queue *q, uint64_t need)
 			return 0;
 		mn_cpu_relax();
 	}
-	if (mn_exchange_acquire(&q->planes[0].busy, 1))
+	if (mn_exchange_acquire(&q->prod->planes[0].busy, 1))
 		return -ECANCELED;  /* only a finish holds it: the stream is ending */
 	next_check = mn_q_now_ns() + MN_QUEUE_WAIT_NS;
 	for (;;) {
@@ -98,7 +98,7 @@ static int lamport_wait(struct mn_queue *q, uint64_t need)
 	}
 	mn_store_relaxed(&h->prod_waiting, 0);
 	/* Pairs with the exchange above (and the one in mn_queue_producer_finish()). */
-	mn_store_release(&q->planes[0].busy, 0);
+	mn_store_release(&q->prod->planes[0].busy, 0);
 	return ret;
 }
 
@@ -119,7 +119,7 @@ MN_EXPORT void mn_queue_push_lamport(const uint64_t *words, unsigned n)
 		mn_queue_push(words, n);
 		return;
 	}
-	if (&mn_q_cur != q->planes[0].cur_ptr) {
+	if (&mn_q_cur != q->prod->planes[0].cur_ptr) {
 		mn_q_drop_thread(q);
 		return;
 	}

@@ -345,7 +345,8 @@ const struct mn_module mn_module_value_pattern = {
 	.doc = "constant and few-valued loads and stores, dominant address strides",
 	.state_size = sizeof(struct vp), .shard = MN_SHARD_SITE, .settings = vp_settings,
 	.thread = vp_thread,   /* strides per thread; counts, values, entries per site */
-	.init = vp_init, .fini = vp_fini_lasts, .merge = vp_merge, .emit = vp_emit, .restore = vp_restore,
+	.init = vp_init, .fini = vp_fini_lasts, .merge = vp_merge, .emit = vp_emit,
+	.restore = vp_restore,
 	.load = vp_load, .store = vp_store, .func_entry = vp_func_entry, .value = vp_value,
 	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole,
 };
