@@ -723,7 +723,7 @@ static void note_stream_end(struct finish *f)
 		reason(r, "%.*s", (int)sizeof(s->end_reason), s->end_reason);
 	} else if (f->ended) {
 		if (s->dropped_thread_events)
-			reason(r, "%llu events from threads that found no free lane were dropped",
+			reason(r, "%llu events from threads other than the first were dropped",
 			       (unsigned long long)s->dropped_thread_events);
 		if (s->dropped_other_events)
 			reason(r, "%llu events were dropped",
