@@ -67,6 +67,13 @@ static const struct mn_field count64_fields[] = {
 };
 const struct mn_schema mn_count64_rows = MN_SCHEMA("counters", struct mn_count64, count64_fields);
 
+static const struct mn_field entries_fields[] = {
+	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
+	MN_FIELD("entries", MN_FT_U64, 0, MN_R_SUM),
+};
+const struct mn_schema mn_entries_rows = MN_SCHEMA("functions", uint64_t, entries_fields,
+						   .flow = true);
+
 static const struct mn_field topk_fields[] = {
 	MN_FIELD("key", MN_FT_I64, offsetof(struct mn_topk, key), MN_R_KEY),
 	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_topk, count), MN_R_SUM),

@@ -43,6 +43,7 @@
 
 #include "map.h"
 #include "profile.h"
+#include "sitevec.h"
 #include "spans.h"
 
 #ifdef __cplusplus
@@ -134,6 +135,20 @@ static inline int mn_count64_add(struct mn_vec *a, uint64_t key, uint64_t c, uin
 	p->key = key;
 	p->count = c;
 	return 0;
+}
+
+/* Entry counts of functions (or of any sites) by site id: a struct mn_sitevec of uint64_t, the
+ * .sub of its MN_FT_SITES field, written `- {site: 5, entries: 3}`. */
+extern const struct mn_schema mn_entries_rows;
+
+/* Counts an entry of site in v; 1 when it found no memory (the caller's loss), else 0. */
+static inline unsigned mn_entries_add(struct mn_sitevec *v, uint32_t site)
+{
+	uint64_t *e = (uint64_t *)mn_sitevec_get(v, site);
+
+	if (e)
+		++*e;
+	return !e;
 }
 
 /*

@@ -4,15 +4,12 @@
  * PROMPT's Figure 6 with LEAP's strides; for mnemo-use, function entry counts and memcpy, memmove
  * and memset lengths.  Sharded by site: a worker sees every execution of its sites in order.  The
  * section (README.md) is the schema at the end, which the backend writes, restores and merges.
- *
- * Threads: every thread's events come, each thread's in its order (mn_module.thread); strides are
- * taken per thread, each from the site's last address in that thread: a site keeps the last
- * address of the thread that ran it last, and the others' wait in `lasts` until they run it again.
+ * Every thread's events come, each thread's in order: strides are per thread (mn_kv64_switch()).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "map.h"
 #include "module.h"
 #include "schema.h"
 #include "sitevec.h"
@@ -25,112 +22,28 @@
 #define MEMOPS         "memcpy|memmove|memset"     /* a memop's op: the index of its callee */
 
 struct memop { uint8_t op; uint64_t executions, other; struct mn_vec sizes; /* mn_count64 */ };
-struct func { uint64_t entries; };
 
 struct site {
-	uint32_t id;
+	uint32_t id, last_thread;  /* last_thread: the thread last_addr is of (0: none yet) */
 	uint8_t store;            /* access: 0 load, 1 store */
-	uint32_t last_thread;     /* the thread last_addr is of (0: none yet) */
 	uint64_t executions, last_addr;
 	struct mn_set64 values;   /* the distinct values, capped beyond VALUE_CAP */
 	struct mn_vec strides;    /* struct mn_topk: stride, count, err */
 	struct memop *memop;      /* a memop destination store's record in vp.memops; else NULL */
 };
 
-/* Last addresses of (site, thread) pairs other than a site's own last_thread: open addressing,
- * a power of two of slots, key 0 free. */
-struct lasts {
-	struct { uint64_t key, addr; } *slot;
-	uint64_t n, cap;
-};
-
 struct vp {
 	uint64_t value_cap;       /* the constants the profile states, for restore() to match */
 	double strong;
 	uint64_t lost;            /* events dropped for lack of memory */
-	struct mn_sitevec sites, funcs, memops;   /* struct site, func, memop by site id */
+	struct mn_sitevec sites, funcs, memops;   /* struct site, uint64_t, memop by site id */
 	const struct mn_run *run; /* its site table names the memop sites */
 	bool restored;            /* made by restore(): its function counts add in merge */
 	uint32_t thread;          /* the thread whose events come now (mn_module.thread) */
-	struct lasts lasts;
+	struct mn_kv64 lasts;     /* last addresses of the threads a site did not run in last */
 };
 
-/* ---- Last addresses per thread -------------------------------------------------------------- */
-
-static inline uint64_t lasts_key(uint32_t site, uint32_t thread)
-{
-	return (uint64_t)site << 32 | thread;   /* thread >= 1: never 0 */
-}
-
-static uint64_t lasts_index(const struct lasts *l, uint64_t key)
-{
-	uint64_t i = (key * UINT64_C(0x9e3779b97f4a7c15)) >> 20;
-
-	for (i &= l->cap - 1; l->slot[i].key && l->slot[i].key != key; i = (i + 1) & (l->cap - 1))
-		;
-	return i;
-}
-
-/* Keeps addr for key; false without memory. */
-static bool lasts_put(struct lasts *l, uint64_t key, uint64_t addr)
-{
-	uint64_t i;
-
-	if (2 * (l->n + 1) > l->cap) {
-		struct lasts g = { calloc(l->cap ? 2 * l->cap : 64, sizeof(*g.slot)), 0,
-				   l->cap ? 2 * l->cap : 64 };
-
-		if (!g.slot)
-			return false;
-		for (uint64_t j = 0; j < l->cap; j++)
-			if (l->slot[j].key)
-				g.slot[lasts_index(&g, l->slot[j].key)] = l->slot[j], g.n++;
-		free(l->slot);
-		*l = g;
-	}
-	i = lasts_index(l, key);
-	l->n += !l->slot[i].key;
-	l->slot[i].key = key;
-	l->slot[i].addr = addr;
-	return true;
-}
-
-/* The address kept for key, into *addr: false when none is. */
-static bool lasts_get(const struct lasts *l, uint64_t key, uint64_t *addr)
-{
-	uint64_t i;
-
-	if (!l->cap)
-		return false;
-	i = lasts_index(l, key);
-	*addr = l->slot[i].addr;
-	return l->slot[i].key == key;
-}
-
-/*
- * Site s runs in vp->thread, not in the thread of its last_addr: keeps that one's, and takes the
- * current thread's last address of the site.  Returns whether the thread had one (a stride).
- */
-static __attribute__((noinline)) bool site_thread(struct vp *vp, struct site *s)
-{
-	if (s->executions && !lasts_put(&vp->lasts, lasts_key(s->id, s->last_thread), s->last_addr))
-		vp->lost++;   /* that thread's next stride at the site is lost */
-	s->last_thread = vp->thread;
-	return s->executions && lasts_get(&vp->lasts, lasts_key(s->id, vp->thread), &s->last_addr);
-}
-
-/* Whether s has a last address in the current thread to stride from. */
-static inline bool has_last(struct vp *vp, struct site *s)
-{
-	if (__builtin_expect(s->last_thread == vp->thread, 1))
-		return s->executions != 0;
-	return site_thread(vp, s);
-}
-
-static void vp_thread(void *st, uint32_t thread)
-{
-	((struct vp *)st)->thread = thread;
-}
+static void vp_thread(void *st, uint32_t thread) { ((struct vp *)st)->thread = thread; }
 
 static inline void stride_add(struct vp *vp, struct site *s, int64_t d, uint64_t c)
 {
@@ -148,12 +61,25 @@ static void site_first(struct vp *vp, struct site *s, uint32_t id, bool store)
 	s->store = store;
 	if (mn_vec_reserve(&s->strides, sizeof(struct mn_topk), STRIDE_SLOTS))
 		vp->lost++;
-	if (op < 0)
-		return;
-	if ((s->memop = mn_sitevec_get(&vp->memops, id)))
+	if (op >= 0 && (s->memop = mn_sitevec_get(&vp->memops, id)))
 		s->memop->op = (uint8_t)op;
-	else
+	else if (op >= 0)
 		vp->lost++;   /* its lengths go uncounted: the profile says incomplete */
+}
+
+/* n executions of s from addr on, step bytes apart: strides from its last address in its thread. */
+static inline void run(struct vp *vp, struct site *s, uint32_t id, bool store, uint64_t addr,
+		       int64_t step, uint64_t n)
+{
+	if (__builtin_expect(s->last_thread == vp->thread, 1) ? s->executions != 0 :
+	    mn_kv64_switch(&vp->lasts, id, &s->last_thread, &s->last_addr, vp->thread, &vp->lost))
+		stride_add(vp, s, (int64_t)(addr - s->last_addr), 1);
+	else if (!s->executions)
+		site_first(vp, s, id, store);
+	if (n > 1)
+		stride_add(vp, s, step, n - 1);
+	s->executions += n;
+	s->last_addr = (addr + (n - 1) * (uint64_t)step) & ADDR_MASK;
 }
 
 /* The one handler behind load and store; returns the site's record, NULL without memory. */
@@ -163,12 +89,7 @@ static inline struct site *on_access(struct vp *vp, uint32_t id, uint64_t addr, 
 
 	if (!s)
 		return vp->lost++, NULL;
-	if (has_last(vp, s))
-		stride_add(vp, s, (int64_t)(addr - s->last_addr), 1);
-	else if (!s->executions)
-		site_first(vp, s, id, store);
-	s->executions++;
-	s->last_addr = addr;
+	run(vp, s, id, store, addr, 0, 1);
 	return s;
 }
 
@@ -216,28 +137,16 @@ static void vp_loop_summary(void *st, uint32_t loop, uint64_t iterations,
 	for (const struct mn_summary_access *a = acc; a < acc + n; a++) {
 		struct site *s = mn_sitevec_get(&vp->sites, a->site);
 
-		if (!s) {
+		if (s)
+			run(vp, s, a->site, a->store, a->start & ADDR_MASK, a->step, iterations);
+		else
 			vp->lost += iterations;
-			continue;
-		}
-		if (has_last(vp, s))
-			stride_add(vp, s, (int64_t)((a->start & ADDR_MASK) - s->last_addr), 1);
-		else if (!s->executions)
-			site_first(vp, s, a->site, a->store);
-		if (iterations > 1)
-			stride_add(vp, s, a->step, iterations - 1);
-		s->executions += iterations;
-		s->last_addr = (a->start + (iterations - 1) * (uint64_t)a->step) & ADDR_MASK;
 	}
 }
 
 static void vp_func_entry(void *st, uint32_t site)
 {
-	struct func *f = mn_sitevec_get(&((struct vp *)st)->funcs, site);
-
-	if (f)
-		f->entries++;
-	((struct vp *)st)->lost += !f;
+	((struct vp *)st)->lost += mn_entries_add(&((struct vp *)st)->funcs, site);
 }
 
 static int vp_init(void *st, const struct mn_run *run)
@@ -249,7 +158,7 @@ static int vp_init(void *st, const struct mn_run *run)
 	vp->strong = STRONG_PERCENT / 100.0;
 	vp->run = run;
 	return mn_sitevec_init(&vp->sites, sizeof(struct site), n) ||
-	       mn_sitevec_init(&vp->funcs, sizeof(struct func), n) ||
+	       mn_sitevec_init(&vp->funcs, sizeof(uint64_t), n) ||
 	       mn_sitevec_init(&vp->memops, sizeof(struct memop), n) ? -ENOMEM : 0;
 }
 
@@ -282,10 +191,6 @@ static const struct mn_field site_fields[] = {
 	MN_FIELD("stride_errs", MN_FT_KV, S(strides), MN_R_NONE, .flags = MN_FF_OPT | MN_FF_VIEW |
 		 MN_FF_NONZERO | MN_FF_ATTACH, .sub = &mn_topk_rows, .arg = 2),
 };
-static const struct mn_field func_fields[] = {
-	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
-	MN_FIELD("entries", MN_FT_U64, offsetof(struct func, entries), MN_R_SUM),
-};
 static const struct mn_field size_fields[] = {
 	MN_FIELD("size", MN_FT_U64, offsetof(struct mn_count64, key), MN_R_KEY),
 	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_count64, count), MN_R_SUM),
@@ -301,8 +206,6 @@ static const struct mn_field memop_fields[] = {
 };
 static const struct mn_schema entries = MN_SCHEMA("entries", struct site, site_fields,
 	.flow = true, .desc = "executions", .skip = unexecuted);
-static const struct mn_schema functions = MN_SCHEMA("functions", struct func, func_fields,
-						    .flow = true);
 static const struct mn_schema memops = MN_SCHEMA("memops", struct memop, memop_fields,
 						 .flow = true);
 /* The run's settings are this module's constants: a profile with others is not taken in. */
@@ -312,7 +215,7 @@ static const struct mn_field vp_fields[] = {
 	MN_FIELD("lost_events", MN_FT_U64, V(lost), MN_R_SUM, .flags = MN_FF_OPT),
 	MN_FIELD("entries", MN_FT_SITES, V(sites), MN_R_UNION, .sub = &entries),
 	MN_FIELD("functions", MN_FT_SITES, V(funcs), MN_R_UNION, .flags = MN_FF_CONTEXT,
-		 .sub = &functions),
+		 .sub = &mn_entries_rows),
 	MN_FIELD("memops", MN_FT_SITES, V(memops), MN_R_UNION, .sub = &memops),
 };
 static const struct mn_schema vp_schema = MN_SCHEMA("value-pattern", struct vp, vp_fields);
@@ -333,20 +236,14 @@ static bool vp_mixed_whole(const void *st) { return true; }
 
 static const char *const vp_settings[] = { "value_cap", "strong_stride_fraction", NULL };
 
-/* The schema's fini, and the last addresses of threads. */
-static void vp_fini_lasts(void *st)
-{
-	free(((struct vp *)st)->lasts.slot);
-	vp_fini(st);
-}
+static void vp_free(void *st) { mn_kv64_free(&((struct vp *)st)->lasts); vp_fini(st); }
 
 const struct mn_module mn_module_value_pattern = {
 	.name = "value-pattern",
 	.doc = "constant and few-valued loads and stores, dominant address strides",
 	.state_size = sizeof(struct vp), .shard = MN_SHARD_SITE, .settings = vp_settings,
-	.thread = vp_thread,   /* strides per thread; counts, values, entries per site */
-	.init = vp_init, .fini = vp_fini_lasts, .merge = vp_merge, .emit = vp_emit,
-	.restore = vp_restore,
+	.thread = vp_thread,
+	.init = vp_init, .fini = vp_free, .merge = vp_merge, .emit = vp_emit, .restore = vp_restore,
 	.load = vp_load, .store = vp_store, .func_entry = vp_func_entry, .value = vp_value,
 	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole,
 };
