@@ -1268,8 +1268,10 @@ static bool held_by(const char *path, pid_t pid)
 
 	if (fd < 0)
 		return false;
-	held = bind(fd, (struct sockaddr *)&a,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) && errno == EADDRINUSE;
+	/* connect(), not a bind() of our own: two programs starting at once below one shell would
+	 * each find the other's probe holding the name */
+	held = !connect(fd, (struct sockaddr *)&a,
+			(socklen_t)(offsetof(struct sockaddr_un, sun_path) + n));
 	close(fd);
 	return held;
 }
