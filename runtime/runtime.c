@@ -240,37 +240,44 @@ static void futex_wait_poll(uint32_t *word, uint32_t val, bool shared, long ns)
 }
 
 /*
+ * /proc/<pid>/stat into buf, and where its fields after the command name begin ("pid (comm) S
+ * ppid ...": comm may hold spaces and parentheses, so after the last ')'); NULL when it cannot be
+ * read.  Async-signal-safe.
+ */
+static const char *proc_stat(pid_t pid, char *buf, size_t len)
+{
+	struct line path = { .len = 0 };
+	ssize_t n;
+	char *c;
+	int fd;
+
+	line_str(&path, "/proc/");
+	line_u64(&path, (uint64_t)pid);
+	line_str(&path, "/stat");
+	path.buf[path.len] = '\0';
+	if ((fd = open(path.buf, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	c = strrchr(buf, ')');
+	return c && c[1] == ' ' ? c + 2 : NULL;
+}
+
+/*
  * True while process `pid` exists and is not a zombie.  The backend is not our child: once it dies
  * it is reaped by init or a subreaper, and a PID 1 that never reaps (some containers) would leave a
  * zombie that still answers kill(pid, 0), hence the look at /proc.  Async-signal-safe.
  */
 static bool process_alive(pid_t pid)
 {
-	struct line path = { .len = 0 };
 	char stat[512];
-	ssize_t n;
-	char *c;
-	int fd;
+	const char *c;
 
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH))
 		return false;
-	line_str(&path, "/proc/");
-	line_u64(&path, (uint64_t)pid);
-	line_str(&path, "/stat");
-	path.buf[path.len] = '\0';
-	fd = open(path.buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;	/* no /proc: trust kill() */
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	stat[n] = '\0';
-	/* "pid (comm) S ...": comm may hold spaces and parentheses, so look after the last ')'. */
-	c = strrchr(stat, ')');
-	if (!c || c[1] != ' ')
-		return true;
-	return c[2] != 'Z' && c[2] != 'X';
+	c = proc_stat(pid, stat, sizeof(stat));
+	return !c || (c[0] != 'Z' && c[0] != 'X');   /* no /proc: trust kill() */
 }
 
 /* ---- End of run ------------------------------------------------------------------------------ */
@@ -1279,20 +1286,11 @@ static bool held_by(const char *path, pid_t pid)
 /* The parent of process pid, from /proc (0 when it cannot be told). */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], stat[512], *c;
-	ssize_t n;
-	int fd;
+	char stat[512];
+	const char *c = proc_stat(pid, stat, sizeof(stat));
 	long ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	stat[n > 0 ? n : 0] = '\0';
-	/* "pid (comm) S ppid ...": comm may hold spaces and parentheses */
-	c = strrchr(stat, ')');
-	return c && sscanf(c + 1, " %*c %ld", &ppid) == 1 ? (pid_t)ppid : 0;
+	return c && sscanf(c, "%*c %ld", &ppid) == 1 ? (pid_t)ppid : 0;
 }
 
 /* True when a process above this one (a program of the run that started it, through a shell or
