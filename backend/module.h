@@ -119,6 +119,29 @@ struct mn_module {
 	void (*loop_exit)(void *st, uint32_t site);
 	void (*program_start)(void *st, uint32_t pid);
 	void (*program_end)(void *st, uint32_t pid, uint32_t status);
+	/*
+	 * Threads (issue 22), for a module that sets .thread: every handler below runs on the
+	 * thread .thread last named.
+	 *
+	 * thread_start: the thread's first event; creator is the thread that called pthread_create
+	 * (0: unknown, the main thread's own start, or a thread the program did not create through
+	 * pthread_create).  thread_end: its last (it returned, called pthread_exit, or the program
+	 * ended with it running); a later thread may reuse nothing of it but its lane.
+	 *
+	 * sync_acquire / sync_release: a synchronization on `object` (an address: the mutex, the
+	 * condition variable, the barrier, the atomic's word, or a key the runtime makes for a
+	 * thread's creation and its join), with acquire or release meaning as ThreadSanitizer gives
+	 * them: a release's thread's earlier events happen before the events that follow an acquire
+	 * of the same object that comes after it.  Order: whatever the interleaving of threads'
+	 * buffers, the backend delivers every release before each acquire that came after it in the
+	 * program (the queue orders such points by a global ticket), so a module may keep vector
+	 * clocks (backend/hb.h) as the events come.  Sent only while the program runs more than one
+	 * thread; never to a module whose events.yaml does not list them.
+	 */
+	void (*thread_start)(void *st, uint32_t thread, uint32_t creator);
+	void (*thread_end)(void *st, uint32_t thread);
+	void (*sync_acquire)(void *st, uint64_t object);
+	void (*sync_release)(void *st, uint64_t object);
 	/* A site's value, at least once per distinct value (events.yaml `value`, backend.h). */
 	void (*value)(void *st, uint32_t site, uint64_t value);
 	/*
