@@ -359,7 +359,7 @@ static void fail(struct mn_queue *q, const char *why)
  * Publishes lane pl's buffer pl->seq holding `used` bytes of records.  Returns 0, or -EPIPE when
  * every consumer has detached (nobody would ever hand the buffer back).  Under pl->busy.
  */
-static int publish(struct mn_queue *q, struct mn_qplane *pl, uint64_t used)
+static int publish_ticket(struct mn_queue *q, struct mn_qplane *pl, uint64_t used, uint64_t ticket)
 {
 	struct mn_qhdr *h = q->hdr;
 	uint32_t g = slot_index(q, pl->lane, pl->seq), lap = lap_of(q, pl->seq);
@@ -374,6 +374,7 @@ static int publish(struct mn_queue *q, struct mn_qplane *pl, uint64_t used)
 	 * acquire load of the lane's published count in mn_queue_pop(). */
 	mn_stream_fence();
 	mn_store_relaxed(&c->used, used);
+	mn_store_relaxed(&c->ticket, ticket);
 	mn_store_relaxed(&c->thread, pl->thread);
 	mn_store_relaxed(&c->readers, readers);
 	mn_store_relaxed(&c->filled, lap + 1);
@@ -392,6 +393,11 @@ static int publish(struct mn_queue *q, struct mn_qplane *pl, uint64_t used)
 	if (mn_load_relaxed(&h->sleepers))
 		futex_wake(&h->stream, INT_MAX);
 	return 0;
+}
+
+static int publish(struct mn_queue *q, struct mn_qplane *pl, uint64_t used)
+{
+	return publish_ticket(q, pl, used, 0);
 }
 
 /*
@@ -764,6 +770,76 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_nested(void)
 		count_drop_thread(q);
 	else
 		count_drop_other(q);
+}
+
+/*
+ * mn_queue_order() for lane pl, which the calling thread holds and is filling: the buffer up to
+ * the cursor gets the next ticket and is published, and the thread goes on in a new one.  The
+ * ticket is taken only once nothing can stop the publish, so that no consumer waits for a ticket
+ * that never comes.  Under pl->busy; returns the ticket, or 0.
+ */
+static uint64_t order_lane(struct mn_queue *q, struct mn_qplane *pl)
+{
+	uint32_t g = slot_index(q, pl->lane, pl->seq);
+	uint64_t *base = buf_of(q, g), *end = base + buf_bytes_of(q, g) / 8, *c = mn_q_cur;
+	uint64_t ticket;
+
+	if (c <= base || c > end)
+		return 0;   /* nothing written (the record was dropped), or a stale cursor */
+	mn_q_end = NULL;
+	mn_signal_fence();
+	pl->filling = false;
+	/* Orders this thread's synchronization (just done, or about to be undone) among every
+	 * thread's: relaxed is enough, the read-modify-write order of one word is total. */
+	ticket = mn_fetch_add_relaxed(&q->hdr->tickets, 1) + 1;
+	if (publish_ticket(q, pl, (uint64_t)(c - base) * 8, ticket) < 0) {
+		fail(q, "every backend detached");
+		return 0;
+	}
+	if (acquire_slot(q, pl) < 0)
+		return ticket;   /* events from here on are dropped (mn_q_end stays NULL) */
+	pl->filling = true;
+	hold(q, pl);
+	g = slot_index(q, pl->lane, pl->seq);
+	base = buf_of(q, g);
+	mn_q_base = base;
+	mn_q_cur = base;
+	mn_signal_fence();
+	mn_q_end = base + buf_bytes_of(q, g) / 8;
+	return ticket;
+}
+
+MN_EXPORT uint64_t mn_queue_order(void)
+{
+	/* Pairs with the release store in mn_queue_producer_start(). */
+	struct mn_queue *q = mn_load_acquire(&producer);
+	struct mn_qplane *pl;
+	uint64_t ticket = 0;
+	int saved_errno;
+
+	if (!q || q->lamport || mn_load_signal(&mn_q_busy))
+		return 0;   /* a handler that interrupted a push: its thread's order is the push's */
+	mn_store_signal(&mn_q_busy, 1);
+	pl = my_q == q ? my_plane : NULL;
+	if (!pl || mn_exchange_acquire(&pl->busy, 1)) {
+		mn_store_signal(&mn_q_busy, 0);
+		return 0;
+	}
+	saved_errno = errno;
+	if (pl->filling && !mn_load_relaxed(&q->disabled))
+		ticket = order_lane(q, pl);
+	errno = saved_errno;
+	/* Pairs with the exchange above and in the next holder's slow path. */
+	mn_store_release(&pl->busy, 0);
+	mn_store_signal(&mn_q_busy, 0);
+	return ticket;
+}
+
+MN_EXPORT uint32_t mn_queue_self(void)
+{
+	struct mn_queue *q = mn_load_acquire(&producer);
+
+	return q && my_q == q && my_plane ? my_plane->thread : 0;
 }
 
 /* The producer's lanes (struct mn_qprod), zeroed, in a mapping of their own; 0 or -errno. */
@@ -1176,6 +1252,7 @@ MN_EXPORT int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index)
 		ret = -ENOMEM;
 		goto fail;
 	}
+	q->cons->next_ticket = 1;   /* tickets count from 1; 0 is none */
 	map = mmap(NULL, h.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		ret = -errno;
@@ -1259,17 +1336,35 @@ static int take_buffer(struct mn_queue *q, uint32_t l, const uint64_t **words, s
  * A lane with a buffer published and not yet read, round robin from next_lane: returns it, or -1.
  * Each lane's count is read with acquire: pairs with the release store in publish().
  */
-static int pop_published(struct mn_queue *q)
+static int pop_published(struct mn_queue *q, bool skip_missing)
 {
 	struct mn_qcons *c = q->cons;
+	uint64_t lowest = UINT64_MAX;
+	int lowest_lane = -1;
 
 	for (uint32_t i = 0; i < q->nlanes; i++) {
 		uint32_t l = (c->next_lane + i) % q->nlanes;
+		uint64_t t;
 
-		if (mn_load_acquire(&lane_of(q, l)->published) != (uint32_t)c->cseq[l]) {
-			c->next_lane = l + 1 < q->nlanes ? l + 1 : 0;
-			return (int)l;
+		if (mn_load_acquire(&lane_of(q, l)->published) == (uint32_t)c->cseq[l])
+			continue;
+		/* Ordered by the acquire above, as the rest of the buffer's control. */
+		t = mn_load_relaxed(&ctl_of(q, slot_index(q, l, c->cseq[l]))->ticket);
+		if (t > c->next_ticket) {
+			if (t < lowest) {
+				lowest = t;
+				lowest_lane = (int)l;
+			}
+			continue;   /* an ordering point that must wait for a lower ticket */
 		}
+		if (t)
+			c->next_ticket = t + 1;
+		c->next_lane = l + 1 < q->nlanes ? l + 1 : 0;
+		return (int)l;
+	}
+	if (skip_missing && lowest_lane >= 0) {
+		c->next_ticket = lowest + 1;
+		return lowest_lane;
 	}
 	return -1;
 }
@@ -1332,7 +1427,7 @@ MN_EXPORT int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *n
 		 * the release in publish() and in mn_queue_producer_finish() (the end, and what the
 		 * producer wrote before it). */
 		uint32_t w = mn_load_acquire(&h->stream);
-		int l = pop_published(q);
+		int l = pop_published(q, (w & MN_QSTREAM_END) || q->dead);
 
 		if (l >= 0)
 			return take_buffer(q, (uint32_t)l, words, nwords);

@@ -277,6 +277,22 @@ size_t mn_queue_extra_bytes(const struct mn_queue *q);
  */
 void mn_queue_producer_start(struct mn_queue *q);
 /*
+ * An ordering point of the calling thread, right after it pushed the record of a synchronization
+ * (a mutex taken or about to be released, a thread created or joined): the records it wrote so
+ * far are published at once with the next ticket, a number that orders such points among all
+ * threads, and the thread goes on in a fresh buffer.  Consumers read buffers that carry tickets in
+ * the order of their tickets (mn_queue_pop()), so that whatever one thread wrote before it
+ * released something comes before what another wrote after it acquired it.  Call it at the
+ * moment of the synchronization: before a release, after an acquire.  Costs a publish: for
+ * synchronizations, not for every event.  Returns the ticket, or 0 when there was nothing to
+ * order (a thread without a lane, a record that was dropped, a queue that finished or failed, a
+ * signal handler that interrupted a push).  Async-signal-safe.
+ */
+uint64_t mn_queue_order(void);
+/* The calling thread's number (queue.h, mn_queue_thread(): 1 for the producer thread), or 0 while
+ * it holds no lane. */
+uint32_t mn_queue_self(void);
+/*
  * Called once, by the slow path, when the queue cannot go on: a consumer process exited without
  * detaching, a consumer never attached within 20 s of mn_queue_producer_start() (use
  * mn_queue_forget_consumer() when its spawn failed), or every consumer detached.  From then on the
@@ -367,7 +383,8 @@ int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords);
  * The thread whose records the popped buffer holds: 1 for the producer thread, then 2, 3, ... in
  * the order threads took a lane (so in order of their first event); 0 with no buffer popped (or
  * in the Lamport mode).  Each thread's buffers come in the order it wrote them; buffers of
- * different threads interleave in no particular order.
+ * different threads interleave in no particular order, except that buffers ending at ordering
+ * points (mn_queue_order()) come in the order of their tickets.
  */
 uint32_t mn_queue_thread(const struct mn_queue *q);
 /* Hands the popped buffer back; the last consumer to release a buffer returns it to the producer. */

@@ -47,8 +47,17 @@
  *   producer holds s       -- after ctl[g].freed == L: lane[l].held_seq = s, .holding = 1
  *                             (release); before publishing s: .holding = 0
  *
+ *   producer orders s      -- (mn_queue_order(), after the record of a synchronization) t =
+ *                             fetch_add(hdr.tickets, 1) + 1; ctl[g].ticket = t; publishes s at
+ *                             once, however full, with nothing that can block in between
+ *
  * Consumers take the lanes round robin, a buffer at a time, so no lane starves; within a lane
- * buffers come in order.  A buffer holds the records of one thread only (ctl[g].thread, numbered
+ * buffers come in order.  A buffer with a ticket waits until every lower ticket was read (each
+ * consumer counts them, mn_qcons.next_ticket), so buffers of different lanes that end at
+ * ordering points come in the order of their tickets.  No wait can deadlock: a ticket is taken
+ * only by a thread that publishes it at once, and every buffer a lane published before it has a
+ * lower ticket or none.  Once the stream has ended (or the producer died), a ticket that never
+ * came (a thread still running after the end) is skipped: the lowest one waiting goes first.  A buffer holds the records of one thread only (ctl[g].thread, numbered
  * 1 for the producer thread, then 2, 3, ... in the order threads took a lane).
  *
  * Invariant: outside the bytes of records a buffer holds zeros, because every lap's used bytes are
@@ -106,7 +115,8 @@
 #endif
 
 #define MN_QUEUE_MAGIC         UINT64_C(0x3145554555514e4d)  /* "MNQUEUE1" little-endian */
-#define MN_QUEUE_VERSION       3u  /* 2: the Lamport mode (mode, lwrite, lread); 3: lanes */
+#define MN_QUEUE_VERSION       4u  /* 2: the Lamport mode (mode, lwrite, lread); 3: lanes;
+				    * 4: tickets */
 #define MN_QUEUE_LINE          64u
 #define MN_QUEUE_PAGE          4096u
 /* MN_QUEUE_MAX_CONSUMERS (queue.h): one bit each in mn_qctl.readers and mn_qhdr.detached. */
@@ -146,7 +156,8 @@
  *   132     4     prod_waiting   producer, Lamport mode: 1 while it may sleep on lread (the
  *                                ping-pong mode's is per lane: mn_qlane)
  *   136     8     lwrite         producer, Lamport mode: words pushed (padding included)
- *   144     48    reserved
+ *   144     8     tickets        producer threads: tickets handed out (mn_queue_order())
+ *   152     40    reserved
  *   192     4     sleepers       consumers: how many may sleep on stream (producer skips the wake
  *                                when 0)
  *   196     4     detached       consumers (or the producer, for a consumer it gave up on): bit i
@@ -178,7 +189,8 @@ struct mn_qhdr {
 	uint32_t stream;
 	uint32_t prod_waiting;
 	uint64_t lwrite;
-	uint32_t reserved1[12];
+	uint64_t tickets;
+	uint32_t reserved1[10];
 
 	/* Cache line 3: written by the consumers (and sleepers cleared by a Lamport producer). */
 	uint32_t sleepers;
@@ -213,6 +225,7 @@ struct mn_qslot {
  *   0   4   filled    lap + 1 of the contents last published in this slot
  *   4   4   thread    the thread whose records it holds (1: the producer thread)
  *   8   8   used      bytes of records in it (a multiple of 8)
+ *   16  8   ticket    its place among ordering points (mn_queue_order()), or 0 for none
  *   64  4   readers   bit i set while consumer i has yet to release it
  *   68  4   freed     laps of this slot handed back to the producer; futex word it sleeps on
  */
@@ -220,7 +233,8 @@ struct mn_qctl {
 	uint32_t filled;
 	uint32_t thread;
 	uint64_t used;
-	uint8_t reserved1[48];
+	uint64_t ticket;
+	uint8_t reserved1[40];
 
 	uint32_t readers;
 	uint32_t freed;

@@ -57,6 +57,8 @@ struct mn_qcons {
 	uint32_t held_lane;            /* the lane of the popped buffer */
 	uint32_t held_thread;          /* and its thread */
 	uint32_t tail_lane;            /* the stream ended: lanes whose tail was looked at */
+	uint32_t pad;
+	uint64_t next_ticket;          /* the ticket a buffer must carry to be read next (or none) */
 	uint64_t cseq[];               /* [nlanes]: each lane's next sequence number to read */
 };
 

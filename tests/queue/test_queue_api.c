@@ -73,7 +73,7 @@ static void test_format_identity(void **state)
 	memcpy(&bufs_off, hdr + 32, 8);
 	if (memcmp(hdr, "MNQUEUE1", 8))
 		fail_msg("magic: expected \"MNQUEUE1\", got %#" PRIx64, magic);
-	QT_EXPECT_EQ("version", 3, version);
+	QT_EXPECT_EQ("version", 4, version);
 	QT_EXPECT_EQ("header bytes for 3 buffers", 4096, header_bytes);
 	QT_EXPECT_EQ("buf_bytes", 8192, buf_bytes);
 	QT_EXPECT_EQ("bufs_off", 4096, bufs_off);

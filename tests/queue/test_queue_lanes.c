@@ -4,7 +4,8 @@
  * thread's records (mn_queue_thread()), that each thread's records arrive complete and in order,
  * that 10,000 short-lived threads reuse a few lanes without leaking, that a thread finding no free
  * lane is dropped and counted, that a thread still running at the end has its unpublished records
- * read as the lane's tail, and that the Lamport mode refuses lanes.
+ * read as the lane's tail, that buffers ending at ordering points (mn_queue_order()) come in the
+ * order of their tickets, and that the Lamport mode refuses lanes.
  */
 #include "qtest.h"  /* first: it sets _GNU_SOURCE */
 
@@ -22,6 +23,8 @@ struct lt_shared {
 	uint64_t tags_shared;            /* a thread number seen with two tags */
 	uint64_t no_thread;              /* buffers with thread number 0 */
 	uint64_t dropped, dropped_threads;
+	uint64_t last_point;             /* the last ordering point's number read */
+	uint64_t points, points_out_of_order;
 	int consumer_done;
 	char err[256];
 };
@@ -72,6 +75,14 @@ static void lt_consume(int fd)
 
 			if (!w[j]) {
 				j++;
+				continue;
+			}
+			if (j + 2 <= n && (w[j] & 0xff) == 2) {
+				/* An ordering point: numbered in the order the threads took a mutex. */
+				sh->points++;
+				sh->points_out_of_order += w[j + 1] != sh->last_point + 1;
+				sh->last_point = w[j + 1];
+				j += 2;
 				continue;
 			}
 			if (j + 2 > n || (w[j] & 0xff) != 1) {
@@ -322,6 +333,53 @@ static void test_tail_of_running_thread(void **state)
 	QT_EXPECT_EQ("its thread number", 2, sh->thread_of[7]);
 }
 
+/* ---- Ordering points: what one thread did under a mutex comes before what the next did -------- */
+
+#define LT_POINTS 2000
+
+static pthread_mutex_t lt_order_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t lt_point;
+
+/* Pushes records of its own, and under the mutex the next point's number, ordered there: the
+ * consumer must read the points in their numbers' order whatever lane each is in. */
+static void *lt_orderer(void *arg)
+{
+	uint64_t tag = (uint64_t)(uintptr_t)arg;
+
+	for (uint64_t i = 0; i < LT_POINTS; i++) {
+		lt_push(tag, i);
+		pthread_mutex_lock(&lt_order_mu);
+		uint64_t w[2] = { 2, ++lt_point };
+
+		mn_queue_push(w, 2);
+		if (!mn_queue_order())
+			sh->err[0] = sh->err[0] ? sh->err[0] : '?';   /* every point has a ticket */
+		pthread_mutex_unlock(&lt_order_mu);
+	}
+	return NULL;
+}
+
+static void produce_ordered(struct mn_queue *q)
+{
+	pthread_t t[3];
+
+	for (uintptr_t k = 0; k < 3; k++)
+		pthread_create(&t[k], NULL, lt_orderer, (void *)(k + 1));
+	lt_orderer((void *)0);
+	for (int k = 0; k < 3; k++)
+		pthread_join(t[k], NULL);
+}
+
+static void test_ordering_points(void **state)
+{
+	lt_point = 0;
+	lt_run(4, 4096, produce_ordered);
+	QT_EXPECT_EQ("ordering points read", 4 * LT_POINTS, sh->points);
+	QT_EXPECT_EQ("ordering points read out of their order", 0, sh->points_out_of_order);
+	for (int k = 0; k <= 3; k++)
+		QT_EXPECT_EQ("records of one thread", LT_POINTS, sh->count[k]);
+}
+
 /* ---- Configurations ---------------------------------------------------------------------------- */
 
 static void test_config(void **state)
@@ -353,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_more_threads_than_lanes),
 		cmocka_unit_test(test_tail_of_running_thread),
+		cmocka_unit_test(test_ordering_points),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
