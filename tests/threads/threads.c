@@ -4,8 +4,10 @@
  *   pool    4 threads, all alive at once (a barrier before and after their work): each fills a
  *           private array of FILL ints in a loop (its store: 4 * FILL executions) and adds to a
  *           shared counter under a mutex ADDS times (that store: 4 * ADDS executions)
- *   churn   CHURN short threads, 4 at a time, each storing SHORT ints; prints how many fds the
- *           threads left open (0)
+ *   churn [N]  N (default and at most CHURN) short threads, 4 at a time, each storing SHORT ints;
+ *           prints how many fds the threads left open (0); and on stderr, which the test does
+ *           not compare with native, the process's shared memory (memfd and /dev/shm fds and
+ *           mappings) before and after the threads: what per-thread buffers would leak
  *   serial  the pool's work on the main thread alone (the single-threaded twin)
  *
  * Prints the counter and the arrays' sum, so that output can be compared with a native build.
@@ -13,7 +15,9 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NTHREADS 4
 #define FILL     1000
@@ -76,6 +80,53 @@ static int count_fds(void)
 	return n;
 }
 
+static int shared(const char *name)
+{
+	return !strncmp(name, "/memfd:", 7) || !strncmp(name, "/dev/shm/", 9);
+}
+
+/* Fds of the process that are shared memory objects (memfds or /dev/shm files). */
+static int shared_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[64], target[256];
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, target, sizeof target - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += shared(target);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Mappings of the process backed by shared memory objects. */
+static int shared_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		char *name = strchr(line, '/');
+
+		n += name && shared(name);
+	}
+	fclose(f);
+	return n;
+}
+
 static long sum(void)
 {
 	long s = 0;
@@ -103,20 +154,25 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NTHREADS; k++)
 			pthread_join(t[k], NULL);
 	} else if (!strcmp(mode, "churn")) {
-		int before = count_fds();
-		long s = 0;
+		int before = count_fds(), fds0 = shared_fds(), maps0 = shared_maps();
+		long n = argc > 2 ? atol(argv[2]) : CHURN, s = 0;
 
-		for (long k = 0; k < CHURN; k += NTHREADS) {
+		if (n <= 0 || n > CHURN || n % NTHREADS) {
+			fprintf(stderr, "threads: churn N: N a multiple of %d up to %d\n", NTHREADS, CHURN);
+			return 2;
+		}
+		for (long k = 0; k < n; k += NTHREADS) {
 			for (int j = 0; j < NTHREADS; j++)
 				pthread_create(&t[j], NULL, short_worker, (void *)(k + j));
 			for (int j = 0; j < NTHREADS; j++)
 				pthread_join(t[j], NULL);
 		}
-		for (int k = 0; k < CHURN; k++)
+		for (int k = 0; k < n; k++)
 			for (int i = 0; i < SHORT; i++)
 				s += shorts[k][i];
-		printf("churn %d threads, sum %ld, fds left open %d\n", CHURN, s,
-		       count_fds() - before);
+		printf("churn %ld threads, sum %ld, fds left open %d\n", n, s, count_fds() - before);
+		fprintf(stderr, "shared memory: fds %d before, %d after; mappings %d before, %d after\n",
+			fds0, shared_fds(), maps0, shared_maps());
 		return 0;
 	} else {
 		fprintf(stderr, "threads: unknown mode %s\n", mode);
