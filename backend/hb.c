@@ -16,12 +16,12 @@ struct mn_hb_slot {
 	uint64_t *vc;              /* its owner's clock: [cap] */
 	uint64_t epoch;            /* its owner's epoch; once free, the last owner's last */
 	uint64_t base;             /* epochs up to base are earlier owners' */
-	uint64_t need;             /* the last owner's epoch a new owner must know for exact reuse */
-	uint64_t freed;            /* tick of the last owner's end: the oldest free slot goes first */
+	uint64_t need;             /* last owner's epoch a new one must know: exact reuse */
+	uint64_t freed;            /* tick of the last owner's end: oldest free goes first */
 	uint32_t owner;            /* thread id, while live */
 	bool live;
 	bool settled;              /* the owner released once: reuse judged (blurred or not) */
-	bool fresh;                /* the owner has not synchronized yet: mn_hb_start() may move it */
+	bool fresh;                /* no sync yet by the owner: mn_hb_start() may move it */
 	bool released;             /* the owner's last synchronization was a release */
 };
 
@@ -85,16 +85,17 @@ static int grow_slots(struct mn_hb *hb)
 	return 0;
 }
 
-/* A slot never owned, or -1 without memory. */
+/* A slot never owned, or -1 without memory (or slot numbers), counted. */
 static int64_t new_slot(struct mn_hb *hb)
 {
-	uint64_t *vc;
+	uint64_t *vc = NULL;
 
-	if (hb->nslots >= MN_HB_SLOTS_MAX || (hb->nslots == hb->cap && grow_slots(hb) < 0))
+	if (hb->nslots < MN_HB_SLOTS_MAX && (hb->nslots < hb->cap || grow_slots(hb) == 0))
+		vc = calloc(hb->cap, sizeof(*vc));
+	if (!vc) {
+		hb->nomem++;
 		return -1;
-	vc = calloc(hb->cap, sizeof(*vc));
-	if (!vc)
-		return -1;
+	}
 	memset(&hb->slots[hb->nslots], 0, sizeof(hb->slots[0]));
 	hb->slots[hb->nslots].vc = vc;
 	return hb->nslots++;
@@ -143,7 +144,6 @@ static void take(struct mn_hb *hb, uint32_t thread)
 		s = new_slot(hb);
 	if (s < 0) {
 		/* folded into slot 0: taken for one thread with its owner */
-		hb->nomem++;
 		set_current(hb, 0, thread);
 		return;
 	}
@@ -325,10 +325,10 @@ static struct mn_hb_obj *find_add(struct mn_hb *hb, uint64_t key)
 		return o;
 	if (hb->nobjs >= hb->max_objects)
 		evict(hb);
-	if ((hb->nobjs + 1) * 2 > hb->mask + 1 && rehash(hb, (hb->mask + 1) * 2, 0) < 0 &&
-	    (hb->nobjs + 1) * 4 > (hb->mask + 1) * 3) {
-		hb->nomem++;   /* no room to grow, and too full to probe well */
-		return NULL;
+	if ((hb->nobjs + 1) * 2 > hb->mask + 1 && rehash(hb, (hb->mask + 1) * 2, 0) < 0) {
+		hb->nomem++;
+		if ((hb->nobjs + 1) * 4 > (hb->mask + 1) * 3)
+			return NULL;   /* too full to probe well */
 	}
 	o = place(hb->objs, hb->mask, key);
 	o->vc = calloc(n, sizeof(*o->vc));

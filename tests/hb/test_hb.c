@@ -357,6 +357,89 @@ static void test_many_live(void **state)
 	mn_hb_destroy(hb);
 }
 
+/*
+ * Allocation failures, injected through the linker (--wrap, CMakeLists.txt): the k-th allocation
+ * of a scenario fails, or every one from the k-th on, for each k.  create() fails cleanly, or
+ * every later failure degrades and counts in nomem; nothing crashes (nor leaks, under ASan).
+ */
+static long alloc_count, alloc_fail_at = -1;
+static bool alloc_persist;
+
+static bool alloc_fails(void)
+{
+	long k = alloc_count++;
+
+	return alloc_fail_at >= 0 && (alloc_persist ? k >= alloc_fail_at : k == alloc_fail_at);
+}
+
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return alloc_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	return alloc_fails() ? NULL : __real_realloc(p, size);
+}
+
+/* Threads past the first 16 slots, objects past the table's first size and its bound, churn. */
+static void scenario(void)
+{
+	struct mn_hb *hb;
+	uint64_t s[48];
+	bool created;
+	long at;
+
+	alloc_count = 0;
+	created = mn_hb_create(&hb) == 0;
+	at = alloc_count;
+	if (!created)
+		return;
+	mn_hb_limit(hb, 16);
+	for (uint32_t t = 1; t <= 24; t++) {
+		s[t] = access_by(hb, t);
+		acq(hb, t, 1);
+		rel(hb, t, 1);
+		rel(hb, t, 100 + t);
+	}
+	for (uint32_t t = 2; t <= 12; t++)
+		mn_hb_end(hb, t);
+	for (uint32_t t = 25; t < 48; t++) {
+		mn_hb_thread(hb, t);
+		mn_hb_start(hb, t, 1);
+		mn_hb_acquire(hb, 1);
+		s[t] = mn_hb_now(hb);
+		mn_hb_release(hb, 200 + t);
+	}
+	for (uint32_t t = 1; t < 48; t++)
+		mn_hb_before(hb, s[t]);   /* answers anything, crashes never */
+	if (alloc_fail_at >= at && alloc_count > alloc_fail_at && !mn_hb_stats(hb).nomem) {
+		print_error("allocation %ld failed uncounted\n", alloc_fail_at);
+		fail();
+	}
+	mn_hb_destroy(hb);
+}
+
+static void test_nomem(void **state)
+{
+	long total;
+
+	(void)state;
+	alloc_fail_at = -1;
+	scenario();
+	total = alloc_count;
+	assert_true(total > 20);
+	for (int persist = 0; persist < 2; persist++) {
+		alloc_persist = persist;
+		for (alloc_fail_at = 0; alloc_fail_at <= total; alloc_fail_at++)
+			scenario();
+	}
+	alloc_fail_at = -1;
+}
+
 /* ---- Random traces against the twin ---------------------------------------------------------- */
 
 enum { EV_ACC, EV_ACQ, EV_REL, EV_START, EV_END };
@@ -472,9 +555,11 @@ static void gen_trace(struct trace *tr, uint64_t seed, int maxlive, bool churn, 
 			while (g.live[i] != t)
 				i++;
 			g.live[i] = g.live[--g.nlive];
-			if (disciplined)   /* joined at once, by main or another */
-				emit(tr, EV_ACQ, rnd(&g, 2) ? 1 : g.live[rnd(&g, (uint32_t)g.nlive)],
-				     0, joins[--njoins]);
+			if (disciplined) {   /* joined at once, by main or another */
+				uint32_t j = rnd(&g, 2) ? 1 : g.live[rnd(&g, (uint32_t)g.nlive)];
+
+				emit(tr, EV_ACQ, j, 0, joins[--njoins]);
+			}
 		} else if (churn && r < 14 && njoins) {
 			int j = (int)rnd(&g, (uint32_t)njoins);
 
@@ -570,8 +655,9 @@ static void check_trace(const struct trace *tr, bool exact, struct verdict *v)
 				if (got == truth)
 					continue;
 				if (exact || !got) {
-					print_error("event %d (thread %u) after access %d (thread %u): "
-						    "expected %s, got %s\n", y, e->t, x, ex->t,
+					print_error("event %d (thread %u) after access %d "
+						    "(thread %u): expected %s, got %s\n",
+						    y, e->t, x, ex->t,
 						    truth ? "ordered" : "unordered",
 						    got ? "ordered" : "unordered");
 					fail();
@@ -580,8 +666,9 @@ static void check_trace(const struct trace *tr, bool exact, struct verdict *v)
 				if (ended[ex->t] > y ||
 				    !later_owner_release(tr, &anc[y], y, mn_hb_stamp_slot(stamp[x]),
 							 ended[ex->t], slot_of, first)) {
-					print_error("event %d (thread %u) after access %d (thread %u): "
-						    "ordered outside the documented bound\n",
+					print_error("event %d (thread %u) after access %d "
+						    "(thread %u): ordered outside the "
+						    "documented bound\n",
 						    y, e->t, x, ex->t);
 					fail();
 				}
@@ -683,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_start_steers),
 		cmocka_unit_test(test_objects_bound),
 		cmocka_unit_test(test_many_live),
+		cmocka_unit_test(test_nomem),
 		cmocka_unit_test(test_twin_fixed),
 		cmocka_unit_test(test_twin_churn_disciplined),
 		cmocka_unit_test(test_twin_churn_wild),
