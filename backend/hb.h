@@ -99,7 +99,8 @@ void mn_hb_destroy(struct mn_hb *hb);
 /* At most max objects' clocks kept (at least 16); call before the first release. */
 void mn_hb_limit(struct mn_hb *hb, uint64_t max);
 
-/* The calls that follow are thread's; a thread not live takes a slot.  Out of line on a change. */
+/* The calls that follow are thread's (0: none's); a thread not live takes a slot.  A compare when
+ * thread is the current one; O(slots) out of line on a change. */
 void mn_hb_switch(struct mn_hb *hb, uint32_t thread);
 static inline void mn_hb_thread(struct mn_hb *hb, uint32_t thread)
 {
@@ -108,8 +109,9 @@ static inline void mn_hb_thread(struct mn_hb *hb, uint32_t thread)
 }
 
 /* thread was created by creator (0: unknown).  Adds no order (the runtime's release and acquire
- * of the creation key do); if thread has taken no stamp yet, it may move to a free slot whose
- * last owner's end creator has seen, which keeps that reuse exact. */
+ * of the creation key do).  Call before thread's first stamp (module.h's thread_start is its
+ * first event): if its slot's last owner's end is unknown to creator, it moves to a free slot
+ * whose last owner's end creator has seen, or to a new slot (Slot reuse above). */
 void mn_hb_start(struct mn_hb *hb, uint32_t thread, uint32_t creator);
 
 /* The current thread's synchronization on object (any 64-bit key). */
@@ -121,7 +123,7 @@ void mn_hb_release(struct mn_hb *hb, uint64_t object);
  * ignored, mn_hb_now() and mn_hb_before() answer as the ended thread. */
 void mn_hb_end(struct mn_hb *hb, uint32_t thread);
 
-/* The stamp of an access the current thread makes now. */
+/* The stamp of an access the current thread makes now (never 0).  It changes at its releases. */
 static inline uint64_t mn_hb_now(const struct mn_hb *hb)
 {
 	return hb->now;
@@ -155,13 +157,14 @@ static inline bool mn_hb_before(const struct mn_hb *hb, uint64_t stamp)
 
 struct mn_hb_stats {
 	uint64_t threads;          /* threads that took a slot */
-	uint32_t slots;            /* slots made: the most threads live at once */
+	uint32_t slots;            /* slots made: at most twice the most threads live at once,
+				    * plus MN_HB_SLOTS_SPARE */
 	uint32_t live;             /* threads live now */
 	uint64_t objects;          /* sync objects' clocks held */
 	uint64_t evicted;          /* objects' clocks dropped to stay within max_objects */
 	uint64_t blurred;          /* reused slots whose new owner released before knowing the
 				    * last owner's end (see Slot reuse above) */
-	uint64_t nomem;            /* allocations that failed */
+	uint64_t nomem;            /* allocations that failed (or slot numbers, past 65535) */
 	size_t bytes;              /* memory held */
 };
 
