@@ -101,6 +101,23 @@ static int64_t new_slot(struct mn_hb *hb)
 	return hb->nslots++;
 }
 
+static uint32_t count_live(const struct mn_hb *hb)
+{
+	uint32_t n = 0;
+
+	for (uint32_t s = 0; s < hb->nslots; s++)
+		n += hb->slots[s].live;
+	return n;
+}
+
+/* A new slot may be made for a thread rather than reuse one: fewer than twice the threads live
+ * (with it) plus the spare.  A reuse is exact only if the new owner learns the last owner's end
+ * in time; the older a free slot, the likelier. */
+static bool under_budget(const struct mn_hb *hb, uint32_t live)
+{
+	return hb->nslots < 2 * live + MN_HB_SLOTS_SPARE;
+}
+
 /* The free slot whose last owner ended first, or -1. */
 static int64_t oldest_free(const struct mn_hb *hb)
 {
@@ -138,10 +155,12 @@ static void vacate(struct mn_hb *hb, uint32_t s)
 
 static void take(struct mn_hb *hb, uint32_t thread)
 {
-	int64_t s = oldest_free(hb);
+	int64_t s = oldest_free(hb), n = -1;
 
-	if (s < 0)
-		s = new_slot(hb);
+	if (s < 0 || under_budget(hb, count_live(hb) + 1))
+		n = new_slot(hb);
+	if (n >= 0)
+		s = n;
 	if (s < 0) {
 		/* folded into slot 0: taken for one thread with its owner */
 		set_current(hb, 0, thread);
@@ -182,15 +201,6 @@ static int64_t free_seen(const struct mn_hb *hb, const uint64_t *vc)
 	return best;
 }
 
-static uint32_t count_live(const struct mn_hb *hb)
-{
-	uint32_t n = 0;
-
-	for (uint32_t s = 0; s < hb->nslots; s++)
-		n += hb->slots[s].live;
-	return n;
-}
-
 void mn_hb_start(struct mn_hb *hb, uint32_t thread, uint32_t creator)
 {
 	int64_t s = find_live(hb, thread), c = find_live(hb, creator), f;
@@ -202,7 +212,7 @@ void mn_hb_start(struct mn_hb *hb, uint32_t thread, uint32_t creator)
 	if (cvc[s] >= hb->slots[s].need)
 		return;   /* the slot it has is fine */
 	f = free_seen(hb, cvc);
-	if (f < 0 && hb->nslots < 2 * count_live(hb) + MN_HB_SLOTS_SPARE)
+	if (f < 0 && under_budget(hb, count_live(hb)))
 		f = new_slot(hb);   /* cvc may have moved */
 	if (f < 0)
 		return;

@@ -36,12 +36,12 @@
  *     that synchronized only with B, or with a later owner of the slot; never in B's own view.
  *     stats.blurred counts the reuses where the first condition failed (the second, unseen,
  *     is assumed).
- *   - A new thread takes the free slot freed longest ago.  mn_hb_start(), called before the
+ *   - A new thread takes a new slot while there are fewer than twice the threads live plus
+ *     MN_HB_SLOTS_SPARE, else the free slot freed longest ago.  mn_hb_start(), called before the
  *     thread's first stamp, moves it to a free slot whose last owner's end the creator has seen,
- *     or else to a new slot while there are fewer than twice the live threads plus
- *     MN_HB_SLOTS_SPARE: with create/join churn (a thread joined before the next is created, or
- *     a pool's batch joined before the next batch) reuse is exact, and slots stay bounded by
- *     the threads live at once.
+ *     or else to a new slot within that budget.  So with create/join churn (a thread joined
+ *     before the next is created, or a pool's batch joined before the next batch) reuse is
+ *     exact, and slots stay bounded by the threads live at once.
  *
  * Sync objects.  One clock per object ever released, in a table of at most max_objects (default
  * MN_HB_OBJECTS_DEFAULT, mn_hb_limit()); when full, the quarter used longest ago is dropped
