@@ -292,31 +292,41 @@ static int rehash(struct mn_hb *hb, uint64_t buckets, uint64_t keep)
 	return 0;
 }
 
-static uint64_t count_older(const struct mn_hb *hb, uint64_t tick)
+/* The least tick t with at least want objects used before t: a histogram of the objects' last
+ * ticks over [lo, hi], narrowed to the bucket where the count reaches want, 256 times a pass. */
+static uint64_t oldest_ticks(const struct mn_hb *hb, uint64_t want)
 {
-	uint64_t n = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, below = 0;   /* below: objects used before lo */
 
-	for (uint64_t i = 0; i <= hb->mask; i++)
-		n += hb->objs[i].vc && hb->objs[i].last < tick;
-	return n;
+	for (uint64_t i = 0; i <= hb->mask; i++) {
+		if (hb->objs[i].vc) {
+			lo = hb->objs[i].last < lo ? hb->objs[i].last : lo;
+			hi = hb->objs[i].last > hi ? hb->objs[i].last : hi;
+		}
+	}
+	while (lo < hi) {
+		uint64_t width = (hi - lo) / 256 + 1, count[256] = { 0 };
+		unsigned b = 0;
+
+		for (uint64_t i = 0; i <= hb->mask; i++) {
+			const struct mn_hb_obj *o = &hb->objs[i];
+
+			if (o->vc && o->last >= lo && o->last <= hi)
+				count[(o->last - lo) / width]++;
+		}
+		while (b < 255 && below + count[b] < want)
+			below += count[b++];
+		lo += b * width;
+		hi = lo + width - 1 < hi ? lo + width - 1 : hi;
+	}
+	return lo + 1;
 }
 
 /* Full: drops the quarter of the objects used longest ago (at least one).  Without memory to
  * rebuild the table, drops them all. */
 static void evict(struct mn_hb *hb)
 {
-	uint64_t lo = 0, hi = hb->ticks + 1;   /* count_older(lo) < want <= count_older(hi) */
-	uint64_t want = hb->nobjs / 4 ? hb->nobjs / 4 : 1;
-
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (count_older(hb, mid) >= want)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	if (rehash(hb, hb->mask + 1, hi) == 0)
+	if (rehash(hb, hb->mask + 1, oldest_ticks(hb, hb->nobjs / 4 ? hb->nobjs / 4 : 1)) == 0)
 		return;
 	hb->nomem++;
 	for (uint64_t i = 0; i <= hb->mask; i++)

@@ -328,18 +328,20 @@ static void test_start_steers(void **state)
 	mn_hb_destroy(hb);
 }
 
-/* At most max_objects clocks: the objects used longest ago go first. */
+/* At most max_objects clocks: the objects used longest ago go first, the last 12 stay (a
+ * quarter of 16 goes at a time). */
 static void test_objects_bound(void **state)
 {
 	struct mn_hb *hb = hb_new();
 	struct mn_hb_stats st;
-	uint64_t a;
+	uint64_t a, x[100];
 
 	(void)state;
 	mn_hb_limit(hb, 16);
 	a = access_by(hb, 2);
 	rel(hb, 2, 7);
 	for (uint64_t o = 1000; o < 1100; o++) {
+		x[o - 1000] = access_by(hb, 3);
 		rel(hb, 3, o);
 		acq(hb, 2, 7);   /* keeps 7 young */
 	}
@@ -348,6 +350,15 @@ static void test_objects_bound(void **state)
 	assert_true(st.evicted >= 100 - 16);
 	acq(hb, 1, 7);
 	assert_true(mn_hb_before(hb, a));
+	for (uint32_t k = 0; k < 100; k++) {   /* a new thread for each: it knows only o */
+		acq(hb, 100 + k, 1000 + k);
+		if (k >= 100 - 12)
+			assert_true(mn_hb_before(hb, x[k]));
+		if (k < 100 - 16)
+			assert_false(mn_hb_before(hb, x[k]));   /* evicted */
+		assert_false(mn_hb_before(hb, a));
+		mn_hb_end(hb, 100 + k);
+	}
 	mn_hb_destroy(hb);
 }
 
