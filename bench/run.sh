@@ -2,12 +2,13 @@
 # Mnemo bench harness: every bench program natively and under each module, side by side, in one run.
 #
 #   bench/run.sh [BUILD_DIR] [--quick] [--no-breakdown | --breakdown-only] [-m MODULES]
-#                [-p PROGRAMS] [-P PEERS] [-r REPEATS] [-j WORKERS]
+#                [-p PROGRAMS] [-P PEERS] [-r REPEATS] [-j WORKERS] [--no-threads | --threads-only]
 #
 # Inputs: bench/programs/small_inputs.sh (bench_args: about 0.3 s natively, SQLite 1 s).
 # --quick: small inputs, one repetition, no sqlite: the whole harness as a smoke run (CI-sized).
 # --no-breakdown: leave out the dependence module's breakdown (PROMPT's Table 8; see below).
 # --breakdown-only: the natives and the breakdown alone (no table, peers or scaling).
+# --no-threads: leave out the two-thread section (see below); --threads-only: that section alone.
 #
 # Prints one table: program, native seconds, then per module: seconds, slowdown, events, events per
 # second, backend peak RSS; a geomean row; and, when the modules include null (the default, every
@@ -40,7 +41,11 @@
 # With object-relative among the modules, a section at the small inputs follows: its derived
 # profiles against exact ones, and its lossless mode (time and grammar sizes); see below.  With
 # dependence among the modules, the breakdown (PROMPT's Table 8), and last, without --quick,
-# the scaling of every column on hashtable at 1x, 4x and 16x the events, and the harness's time.
+# the scaling of every column on hashtable at 1x, 4x and 16x the events; then, without --quick,
+# two threads (issue 22): zstd, Zstandard 1.5.7 from the npm registry's zstd-napi (bench/zstd/
+# fetch.sh, cached in BUILD_DIR/bench-cache, never committed) driven by bench/zstd/driver.c,
+# compressing 16 MiB with 1 thread and with 2 compression threads, each module's slowdown at both
+# and the check ratio_2 <= 1.5 x ratio_1; and the harness's time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -52,6 +57,7 @@ repeats=1
 peers=default
 quick=0
 breakdown=1
+threads_bench=1
 frontend_target=3     # geomean slowdown under the null module (issue: loop summaries)
 frontend_array_target=1.5   # ... and on each array program, whose loops summaries describe
 frontend_array_programs="aos stencil matmul"
@@ -60,6 +66,8 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1; shift ;;
 	--no-breakdown) breakdown=0; shift ;;
 	--breakdown-only) breakdown=2; shift ;;
+	--no-threads) threads_bench=0; shift ;;
+	--threads-only) threads_bench=2; shift ;;
 	-m) modules=$2; shift 2 ;;
 	-p) programs=${2//,/ }; shift 2 ;;
 	-P) peers=$2; shift 2 ;;
@@ -122,7 +130,20 @@ if [[ " $programs " == *" sqlite "* ]]; then
 	fi
 fi
 # prog_src P, prog_flags P: the bench program's source and the compiler flags it needs.
-prog_src() { if [ "$1" = sqlite ]; then echo "$here/sqlite/driver.c"; else echo "$here/programs/$1.c"; fi; }
+prog_src() {
+	case $1 in
+	sqlite) echo "$here/sqlite/driver.c" ;;
+	zstd) echo "$here/zstd/driver.c" ;;
+	*) echo "$here/programs/$1.c" ;;
+	esac
+}
+# prog_lib P: the library sources a program is built with besides prog_src (cbuild's key).
+prog_lib() {
+	case $1 in
+	sqlite) echo "$sqlite_dir/sqlite3.c" ;;
+	zstd) echo "$zstd_srcs" ;;
+	esac
+}
 prog_flags() {
 	if [ "$1" = sqlite ]; then
 		echo "-I$sqlite_dir -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -lm"
@@ -152,6 +173,10 @@ peers=$have_peers
 if [ "$breakdown" = 2 ]; then
 	cols= peers= modules=dependence
 fi
+# --threads-only: the two-thread section alone, over the modules.
+if [ "$threads_bench" = 2 ]; then
+	cols= peers= programs= breakdown=0
+fi
 
 # Builds are cached across runs in BUILD_DIR/bench-cache/bin, by a key of everything that makes
 # the binary: the compiler, every part of this Mnemo build that goes into a program (mnemo-cc,
@@ -172,7 +197,7 @@ cbuild() {
 	local p=$1 out=$2 key
 	shift 2
 	[ -n "${srckey[$p]:-}" ] ||
-		srckey[$p]=$(cat "$(prog_src "$p")" $([ "$p" != sqlite ] || echo "$sqlite_dir/sqlite3.c") | sha1sum | cut -c1-40)
+		srckey[$p]=$(cat "$(prog_src "$p")" $(prog_lib "$p") | sha1sum | cut -c1-40)
 	key=$(printf '%s\n' "$toolkey" "${srckey[$p]}" "${@//$work/W}" | sha1sum | cut -c1-40)
 	if [ -x "$cache/$key" ]; then
 		cp "$cache/$key" "$out"
@@ -553,7 +578,7 @@ fi
 #  - the lossless mode (MNEMO_OBJREL_LOSSLESS=1): its time beside the LMAD mode's and native, and
 #    the four grammars' size over the raw-address grammar's (WHOMP: 22% smaller on average).
 #    At full inputs its grammars outgrow memory (hashtable: 4 GiB within 30 s), hence here.
-if [[ " $modules " == *" object-relative "* ]]; then
+if [[ " $modules " == *" object-relative "* ]] && [ "$threads_bench" != 2 ]; then
 	# shellcheck source=record.sh
 	source "$here/record.sh"
 	checker=$bin/objrel-derived-check
@@ -632,6 +657,70 @@ if [ $quick = 0 ] && [ -n "$cols" ] && [[ " $programs " == *" hashtable "* ]]; t
 		printf '  %-18s%s   16x events: slowdown x%.2f, RSS x%.2f: %s\n' "$m" "$line" "$gs" "$gr" \
 			"$(judge "$gs < 16 && $gr < 16")"
 	done
+fi
+# Two threads (issue 22: "a two-thread program's profiling costs no more than its single-threaded
+# version's ratio to native, plus 50%"): zstd compressing 16 MiB of text-like input (its driver's
+# g mode) at level 3, with 1 thread (nbWorkers 0: the single-threaded version) and with 2
+# compression threads (jobs of 512 KiB), natively and under each module: ratio_1 and ratio_2,
+# each the profiled time over the native time of the same configuration, and PASS when
+# ratio_2 <= 1.5 x ratio_1.  The complete column is the 2-thread profile's complete: a module that
+# leaves other threads' events out (complete: false) is cheap at 2 threads for that reason.  Both
+# outputs (sizes and hash of the compressed stream) must be the native ones.  Objects compiled once
+# by mnemo-cc -c, linked per module (the link instruments), cached by cbuild.
+zstd_flags="-O2 -DZSTD_MULTITHREAD -DZSTD_DISABLE_ASM -pthread"
+# zstd_link MODULE OUT: the instrumented driver for MODULE, from objects compiled on first use.
+zstd_link() {
+	local f
+	if [ ! -d "$work/zstd-o" ]; then
+		mkdir -p "$work/zstd-o"
+		for f in $(prog_src zstd) $zstd_srcs; do
+			# shellcheck disable=SC2086  # FLAGS are words on purpose
+			"$bin/mnemo-cc" $zstd_flags -I"$zstd_dir/lib" -c -o "$work/zstd-o/$(basename "$f" .c).o" "$f"
+		done
+	fi
+	# shellcheck disable=SC2086
+	"$bin/mnemo-cc" -m "$1" $zstd_flags -o "$2" "$work"/zstd-o/*.o
+}
+if [ $quick = 0 ] && [ "$breakdown" != 2 ] && [ "$threads_bench" != 0 ] && [ -n "$modules" ]; then
+	zstd_dir=$build/bench-cache/zstd
+	if ! "$here/zstd/fetch.sh" "$zstd_dir" >/dev/null; then
+		echo "bench/run.sh: zstd not available (bench/zstd/fetch.sh): no two-thread section" >&2
+	else
+		zstd_srcs=$(ls "$zstd_dir"/lib/common/*.c "$zstd_dir"/lib/compress/*.c "$zstd_dir"/lib/decompress/*.c)
+		# shellcheck disable=SC2086
+		cbuild zstd "$work/zstd.native" clang-19 $zstd_flags -I"$zstd_dir/lib" -o "$work/zstd.native" \
+			"$(prog_src zstd)" $zstd_srcs
+		"$work/zstd.native" g 16777216 "$work/zstd.in" >/dev/null
+		declare -A zn
+		for t in 1 2; do
+			zn[$t]=$(best_time $((repeats > 5 ? repeats : 5)) "$work/zstd.native" c $t "$work/zstd.in" /dev/null)
+			cp "$work/out" "$work/zstd.expected$t"
+		done
+		echo "two threads: zstd compressing 16 MiB, 1 thread and 2 compression threads (native ${zn[1]} s and ${zn[2]} s)"
+		printf '  %-19s %9s %8s %9s %8s %9s  %s\n' module seconds_1 ratio_1 seconds_2 ratio_2 complete \
+			'ratio_2 <= 1.5 x ratio_1'
+		verdict=$(judge 1)
+		for m in $modules; do
+			exe=$work/zstd.$m
+			cbuild zstd "$exe" zstd_link "$m" "$exe"
+			declare -A zs zr
+			for t in 1 2; do
+				prof=$work/zstd.$m.t$t.mnemo.yaml
+				zs[$t]=$(MNEMO_OUTPUT=$prof best_time "$repeats" "$exe" c $t "$work/zstd.in" /dev/null)
+				if ! cmp -s "$work/out" "$work/zstd.expected$t"; then
+					echo "bench/run.sh: zstd ($t threads) under $m printed something else than natively" >&2
+					diff "$work/zstd.expected$t" "$work/out" | head >&2
+					exit 1
+				fi
+				zr[$t]=$(echo "${zs[$t]} / ${zn[$t]}" | bc -l)
+			done
+			ok=$(judge "${zr[2]} <= 1.5 * ${zr[1]}")
+			[ "$ok" != FAIL ] || verdict=FAIL
+			printf '  %-19s %9s %7.2fx %9s %7.2fx %9s  %s\n' "$m" "${zs[1]}" "${zr[1]}" "${zs[2]}" "${zr[2]}" \
+				"$(sed -n 's/^complete: //p' "$work/zstd.$m.t2.mnemo.yaml")" "$ok"
+		done
+		echo "two threads: ratio_2 <= 1.5 x ratio_1 on every module: $verdict"
+	fi
 fi
 # The harness's own time (issue: under 20 minutes in full, under 3 with --quick), builds included.
 elapsed=$(echo "$(now) - $started" | bc -l)
