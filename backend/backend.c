@@ -665,8 +665,10 @@ static struct mn_decode_stats *buffer_stats(const struct host *h, const struct l
 /* Thread numbers the listing keeps: more than a program makes in a day. */
 #define THREADS_MAX (UINT32_C(1) << 26)
 
-/* Counts `events` records of a buffer of thread t (1: the main thread). */
-static void thread_count(struct host *h, uint32_t t, uint64_t events)
+/* Counts `events` records of a buffer of thread t (1: the main thread), words[0..n) its records;
+ * a thread's first record, if a thread_start, names its creator. */
+static void thread_count(struct host *h, uint32_t t, uint64_t events, const uint64_t *words,
+			 size_t n)
 {
 	if (t >= THREADS_MAX)
 		return;   /* NEVER: the producer numbers threads from 1 */
@@ -682,6 +684,12 @@ static void thread_count(struct host *h, uint32_t t, uint64_t events)
 	}
 	if (!h->threads[t].buffers++ && t > 1)
 		h->other_threads++;
+	if (!h->threads[t].events && n && (words[0] & 0xff) == MN_EV_THREAD_START &&
+	    h->s->wire.nwords[MN_EV_THREAD_START]) {
+		h->threads[t].started = true;
+		h->threads[t].creator = (uint32_t)mn_wire_get(&h->s->wire, words,
+							      MN_EV_THREAD_START, 0);
+	}
 	h->threads[t].events += events;
 }
 
@@ -713,7 +721,7 @@ static int consume(struct host *h)
 		else
 			job_run(&j, 0);
 		thread_count(h, j.thread, st ? st->events - before :
-				      count_records(&h->s->wire, words, n));
+				      count_records(&h->s->wire, words, n), words, n);
 		mn_queue_release(h->q);
 		if (timed)
 			balance(h);

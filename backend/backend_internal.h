@@ -47,6 +47,10 @@ enum mn_event_code {
 	MN_EV_LOOP_SUMMARY_AT = 23,
 	MN_EV_LOOP_SUMMARY_CLOSE = 24,
 	MN_EV_VALUE = 25,
+	MN_EV_SYNC_ACQUIRE = 26,
+	MN_EV_SYNC_RELEASE = 27,
+	MN_EV_THREAD_START = 28,
+	MN_EV_THREAD_END = 29,
 };
 
 /* ---- The run (run.c) ------------------------------------------------------------------------- */
@@ -237,6 +241,8 @@ bool mn_section_path_ours(const struct mn_session *s, unsigned index, const char
 struct mn_thread_row {
 	uint64_t events;             /* records of its buffers, but `value` ones */
 	uint64_t buffers;            /* 0: no such thread (a number given to no buffer seen) */
+	uint32_t creator;            /* its thread_start's creator (0: unknown) */
+	bool started;                /* its first record was a thread_start */
 };
 
 struct mn_leader_input {

@@ -819,6 +819,27 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 		d = &dec[MN_EV_LOOP_SUMMARY_CLOSE];
 		mixed_close(m, st, w, dec, (uint32_t)ARG(0), ARG(1), stats, sharded);
 		return d->nwords;
+	/* Threads and their order (module.h): every worker, like the context events. */
+	case MN_EV_SYNC_ACQUIRE:
+		d = &dec[MN_EV_SYNC_ACQUIRE];
+		if (m->sync_acquire)
+			m->sync_acquire(st, ARG(0));
+		return d->nwords;
+	case MN_EV_SYNC_RELEASE:
+		d = &dec[MN_EV_SYNC_RELEASE];
+		if (m->sync_release)
+			m->sync_release(st, ARG(0));
+		return d->nwords;
+	case MN_EV_THREAD_START:
+		d = &dec[MN_EV_THREAD_START];
+		if (m->thread_start)
+			m->thread_start(st, w->thread, (uint32_t)ARG(0));
+		return d->nwords;
+	case MN_EV_THREAD_END:
+		d = &dec[MN_EV_THREAD_END];
+		if (m->thread_end)
+			m->thread_end(st, w->thread);
+		return d->nwords;
 	/* Values as sets (backend.h): a site's values reach the worker that owns the site. */
 	case MN_EV_VALUE:
 		d = &dec[MN_EV_VALUE];

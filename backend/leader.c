@@ -14,7 +14,9 @@
  *   threads:                        (only when threads other than the main one sent events)
  *     count: 5                      (threads that sent events, the main one included)
  *     list:                         (by id: 1 the main thread, then in order of first event;
- *       - {id: 1, events: 1234}      the first THREADS_LISTED, `more:` counts the others)
+ *       - {id: 1, events: 1234}      the first THREADS_LISTED, `more:` counts the others;
+ *       - {id: 2, events: 9, creator: 1}   creator: the thread that called pthread_create, 0
+ *                                    when it had sent no event, absent for the main thread)
  *   sites:
  *     12: {kind: load, function: main, file: prog.c, line: 12, column: 9, loop: 10}
  *   modules:
@@ -810,6 +812,8 @@ static void write_threads(struct mn_prof *p, const struct mn_leader_input *in)
 		mn_prof_map_begin_flow(p);
 		mn_prof_kv_u64(p, "id", t);
 		mn_prof_kv_u64(p, "events", in->threads[t].events);
+		if (in->threads[t].started)
+			mn_prof_kv_u64(p, "creator", in->threads[t].creator);
 		mn_prof_map_end(p);
 		listed++;
 	}

@@ -774,7 +774,8 @@ MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_nested(void)
 
 /*
  * mn_queue_order() for lane pl, which the calling thread holds and is filling: the buffer up to
- * the cursor gets the next ticket and is published, and the thread goes on in a new one.  The
+ * the cursor (empty or not) gets the next ticket and is published, and the thread goes on in a
+ * new one.  The
  * ticket is taken only once nothing can stop the publish, so that no consumer waits for a ticket
  * that never comes.  Under pl->busy; returns the ticket, or 0.
  */
@@ -784,8 +785,10 @@ static uint64_t order_lane(struct mn_queue *q, struct mn_qplane *pl)
 	uint64_t *base = buf_of(q, g), *end = base + buf_bytes_of(q, g) / 8, *c = mn_q_cur;
 	uint64_t ticket;
 
-	if (c <= base || c > end)
-		return 0;   /* nothing written (the record was dropped), or a stale cursor */
+	/* An empty buffer is published too: the thread's earlier buffers, published without a
+	 * ticket, must still come before whatever another thread does after this point. */
+	if (c < base || c > end)
+		return 0;   /* a stale cursor (a signal handler's push moved it): NEVER here */
 	mn_q_end = NULL;
 	mn_signal_fence();
 	pl->filling = false;

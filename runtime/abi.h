@@ -155,6 +155,10 @@ void __mnemo_global(uint32_t site, const void *addr, uint64_t size);
 void __mnemo_heap_alloc(uint32_t site, const void *addr, uint64_t size);
 void __mnemo_heap_realloc(uint32_t site, const void *old_addr, const void *addr, uint64_t size);
 void __mnemo_heap_free(uint32_t site, const void *addr);
+void __mnemo_sync_acquire(const void *object);
+void __mnemo_sync_release(const void *object);
+void __mnemo_thread_start(uint32_t creator);
+void __mnemo_thread_end(void);
 void __mnemo_program_start(uint32_t pid);
 void __mnemo_program_end(uint32_t pid, uint32_t status);
 

@@ -556,6 +556,7 @@ static void on_fork_child(void)
 	if (mn_load_relaxed(&rt.state) != RT_ACTIVE)
 		return;
 	mn_signals_fork_child();
+	mn_rt_threads_fork_child();
 	begin_image(1, rt.pid);
 }
 
@@ -1653,5 +1654,6 @@ __attribute__((constructor(101))) static void mn_rt_init(int argc, char **argv, 
 	rt.argc = argc;
 	rt.argv = argv;
 	mn_rt_exec_init();
+	mn_rt_threads_init();
 	start_session(true);
 }

@@ -30,6 +30,9 @@ static const char *const summary_events[] = { "loop_summary_load", "loop_summary
 					      "mixed_store", "loop_summary_at",
 					      "loop_summary_close" };
 #define NSUMMARY_PLAIN 3  /* summary_events[] before the mixed loops' */
+/* The framework's thread events: sent whatever the modules, with every argument (the profile
+ * lists each thread's creator); they come once per thread. */
+static const char *const thread_events[] = { "thread_start", "thread_end" };
 /* The events of two entry points each, one for pointer values and one for the rest (abi.h). */
 static const char *const access_events[] = { "load", "store" };
 
@@ -983,6 +986,10 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 				used |= m[i]->args[ev->code];
 			}
 		}
+		if (mn_spec_thread_event(ev)) {
+			sent = true;
+			used = (1u << ev->nargs) - 1;
+		}
 		if (!sent)
 			continue;
 		/* The backend shards by site: it goes with every event that has one. */
@@ -1011,6 +1018,17 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 	out.flags = pointer_flag(c, m, n);
 	*w = out;
 	return 0;
+}
+
+/**
+ * mn_spec_thread_event - whether ev is one of the framework's thread events; see spec.h.
+ */
+bool mn_spec_thread_event(const struct mn_spec_event *ev)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(thread_events); i++)
+		if (!strcmp(ev->name, thread_events[i]))
+			return true;
+	return false;
 }
 
 /**

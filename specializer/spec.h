@@ -45,7 +45,8 @@
  * `value` keep plan state 1 for summaries, as 3 (abi.h): the pass calls __mnemo_value at the
  * accesses it summarizes, and the entry points check every other access's value themselves.
  *
- * Packing rules (mn_spec_pack()): an event is sent iff some chosen module lists it.  A sent event
+ * Packing rules (mn_spec_pack()): an event is sent iff some chosen module lists it (or it is one of
+ * the framework's thread events, mn_spec_thread_event(), sent always).  A sent event
  * carries the union over the chosen modules of the arguments they list, plus its `site` argument
  * when the catalogue gives it one: the backend shards by site and must see it on every event.  The
  * record is the 8-bit event code in bits 0..7 of word 0, then each sent argument in catalogue
@@ -170,6 +171,12 @@ void mn_spec_names_free(char **names);
  */
 int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 		 const struct mn_module_spec *const *m, unsigned n, struct mn_spec_error *err);
+
+/*
+ * True when ev is one of the framework's thread events, thread_start and thread_end: mn_spec_pack()
+ * sends them, with every argument, whatever the modules (the profile lists each thread's creator).
+ */
+bool mn_spec_thread_event(const struct mn_spec_event *ev);
 
 /* True when w sends any of the events heap_alloc, heap_realloc, heap_free. */
 bool mn_spec_uses_heap(const struct mn_wire *w, const struct mn_catalogue *c);

@@ -93,6 +93,7 @@ enum accesses {
 	SUMMARY,        /* __mnemo_loop_summary*: a body when loop summaries are on */
 	MIXED,          /* the mixed loops' entry points: a body when mixed loops are on */
 	VALUE,          /* __mnemo_value: a body when some chosen module takes `value` */
+	THREADS,        /* thread and sync events: as ANY, and empty in a catalogue without them */
 };
 
 struct abi_entry {
@@ -177,6 +178,13 @@ static const struct abi_entry abi[] = {
 	    P_ADDR, P_SIZE64 }, ANY },
 	{ "heap_free", "__mnemo_heap_free", "uint32_t site, const void *addr", { P_SITE, P_ADDR },
 	  ANY },
+	{ "sync_acquire", "__mnemo_sync_acquire", "const void *object",
+	  { { "object", "(uintptr_t)object", "(uint64_t)(uintptr_t)object", 64, TRUNCATE } }, THREADS },
+	{ "sync_release", "__mnemo_sync_release", "const void *object",
+	  { { "object", "(uintptr_t)object", "(uint64_t)(uintptr_t)object", 64, TRUNCATE } }, THREADS },
+	{ "thread_start", "__mnemo_thread_start", "uint32_t creator",
+	  { { "creator", "creator", "(uint64_t)creator", 32, TRUNCATE } }, THREADS },
+	{ "thread_end", "__mnemo_thread_end", "void", { { NULL, NULL, NULL, 0, TRUNCATE } }, THREADS },
 	{ "program_start", "__mnemo_program_start", "uint32_t pid",
 	  { { "pid", "pid", "(uint64_t)pid", 32, TRUNCATE } }, ANY },
 	{ "program_end", "__mnemo_program_end", "uint32_t pid, uint32_t status",
@@ -206,7 +214,8 @@ static const struct abi_entry *abi_entry(const char *event)
 /*
  * The catalogue and abi[] must describe the same events: each catalogue event an entry point,
  * each of its arguments a parameter, and each entry point an event, but those of mixed loops,
- * which are off in a catalogue without them (summary_plan()).  Returns 0 or -EINVAL.
+ * which are off in a catalogue without them (summary_plan()), and the thread and sync events,
+ * which are then not sent.  Returns 0 or -EINVAL.
  */
 static int check_abi(const struct mn_catalogue *c)
 {
@@ -231,7 +240,8 @@ static int check_abi(const struct mn_catalogue *c)
 	}
 	for (unsigned i = 0; i < NABI; i++) {
 		if (abi[i].event && !mn_spec_event_find(c, abi[i].event) &&
-		    abi[i].accesses != MIXED && abi[i].accesses != VALUE) {
+		    abi[i].accesses != MIXED && abi[i].accesses != VALUE &&
+		    abi[i].accesses != THREADS) {
 			fprintf(stderr, PROG ": %s: no event '%s', which abi.h's %s emits\n",
 				c->path, abi[i].event, abi[i].fn);
 			return -EINVAL;
@@ -532,6 +542,8 @@ static void put_layout(const struct gen *g, const struct mn_spec_event *ev)
 	for (unsigned i = 0; i < g->nm; i++)
 		if (g->m[i]->events & (UINT32_C(1) << ev->code))
 			fprintf(f, "%s %s", n++ ? "," : "", g->m[i]->name);
+	if (mn_spec_thread_event(ev))
+		fprintf(f, "%s the backend (sent whatever the modules)", n++ ? "," : "");
 	fputs(".\n", f);
 	n = 0;
 	for (unsigned a = 0; a < ev->nargs; a++)
@@ -1450,6 +1462,11 @@ static void put_callback(struct gen *g, const struct abi_entry *e)
 	}
 	if (e->accesses == VALUE) {
 		put_value_entry(g, e);
+		return;
+	}
+	if (!ev) {   /* THREADS, in a catalogue older than them */
+		fprintf(f, "\n/* %s: not in the catalogue; not sent. */\n", e->event);
+		fprintf(f, "MN_ENTRY void %s(%s)\n{\n}\n", e->fn, e->params);
 		return;
 	}
 	body = body_of(g, e);
