@@ -187,8 +187,11 @@ struct host {
 	struct lane lanes[LANES_MAX];
 	struct lane tlanes[LANES_MAX];
 	unsigned nlanes;
-	struct mn_thread_row *threads;        /* [nthreads], by the queue's thread number */
-	uint32_t nthreads;
+	struct mn_thread_row threads[MN_THREADS_LISTED + 1];  /* by the queue's thread number */
+	uint64_t *seen;                       /* a bit per thread number that sent a buffer */
+	uint32_t seen_words;
+	uint32_t nthreads_seen;               /* threads that sent a buffer */
+	uint64_t threads_events;              /* records of every thread's buffers */
 	uint32_t other_threads;               /* threads but the main one that sent a buffer */
 	struct mn_pool *pool;                 /* nlanes - 1 threads */
 	bool balanced;                        /* whole modules on several threads: balance() */
@@ -662,35 +665,53 @@ static struct mn_decode_stats *buffer_stats(const struct host *h, const struct l
 	return NULL;
 }
 
-/* Thread numbers the listing keeps: more than a program makes in a day. */
+/* Thread numbers counted: more than a program makes in a day. */
 #define THREADS_MAX (UINT32_C(1) << 26)
 
+/* Marks thread t as having sent a buffer; true the first time.  A bit per thread number, so that
+ * 10,000 short threads cost 1.25 KiB here. */
+static bool thread_seen(struct host *h, uint32_t t)
+{
+	if (t / 64 >= h->seen_words) {
+		uint32_t words = 2 * (t / 64 + 1);
+		uint64_t *seen = realloc(h->seen, words * sizeof(*seen));
+
+		if (!seen)
+			return false;   /* the count only: the modules are not affected */
+		memset(seen + h->seen_words, 0, (words - h->seen_words) * sizeof(*seen));
+		h->seen = seen;
+		h->seen_words = words;
+	}
+	if (h->seen[t / 64] >> (t % 64) & 1)
+		return false;
+	h->seen[t / 64] |= UINT64_C(1) << (t % 64);
+	return true;
+}
+
 /* Counts `events` records of a buffer of thread t (1: the main thread), words[0..n) its records;
- * a thread's first record, if a thread_start, names its creator. */
+ * a listed thread's first record, if a thread_start, names its creator.  Rows are kept for the
+ * threads the profile lists (MN_THREADS_LISTED), counts for all. */
 static void thread_count(struct host *h, uint32_t t, uint64_t events, const uint64_t *words,
 			 size_t n)
 {
+	struct mn_thread_row *row = t <= MN_THREADS_LISTED ? &h->threads[t] : NULL;
+
 	if (t >= THREADS_MAX)
 		return;   /* NEVER: the producer numbers threads from 1 */
-	if (t >= h->nthreads) {
-		uint32_t n = t + 1 > 2 * h->nthreads ? t + 1 : 2 * h->nthreads;
-		struct mn_thread_row *rows = realloc(h->threads, n * sizeof(*rows));
-
-		if (!rows)
-			return;   /* the listing only: the modules are not affected */
-		memset(rows + h->nthreads, 0, (n - h->nthreads) * sizeof(*rows));
-		h->threads = rows;
-		h->nthreads = n;
+	if (thread_seen(h, t)) {
+		h->nthreads_seen++;
+		h->other_threads += t > 1;
 	}
-	if (!h->threads[t].buffers++ && t > 1)
-		h->other_threads++;
-	if (!h->threads[t].events && n && (words[0] & 0xff) == MN_EV_THREAD_START &&
+	h->threads_events += events;
+	if (!row)
+		return;
+	row->buffers++;
+	if (!row->events && n && (words[0] & 0xff) == MN_EV_THREAD_START &&
 	    h->s->wire.nwords[MN_EV_THREAD_START]) {
-		h->threads[t].started = true;
-		h->threads[t].creator = (uint32_t)mn_wire_get(&h->s->wire, words,
-							      MN_EV_THREAD_START, 0);
+		row->started = true;
+		row->creator = (uint32_t)mn_wire_get(&h->s->wire, words, MN_EV_THREAD_START, 0);
 	}
-	h->threads[t].events += events;
+	row->events += events;
 }
 
 /*
@@ -1041,16 +1062,6 @@ static uint64_t host_events(const struct host *h)
 	return 0;
 }
 
-/* Records of every thread's buffers. */
-static uint64_t threads_events(const struct host *h)
-{
-	uint64_t n = 0;
-
-	for (uint32_t t = 0; t < h->nthreads; t++)
-		n += h->threads[t].events;
-	return n;
-}
-
 /* numa_node: the node to bind to, or -1. */
 static int run_backend(int fd, unsigned index, int numa_node)
 {
@@ -1106,9 +1117,9 @@ static int run_backend(int fd, unsigned index, int numa_node)
 		lin.index = index;
 		lin.events = host_events(&h);
 		lin.threads = h.threads;
-		lin.nthreads = h.other_threads ? h.nthreads : 0;
-		if (h.other_threads && threads_events(&h) > lin.events)
-			lin.events = threads_events(&h);   /* every thread's, whichever module took them */
+		lin.nthreads = h.other_threads ? h.nthreads_seen : 0;
+		if (h.other_threads && h.threads_events > lin.events)
+			lin.events = h.threads_events;   /* every thread's, whichever module took them */
 		lin.stream_ended = r == 0;
 		lin.producer_died = r == 0 && mn_queue_producer_died(h.q);
 		lin.stream_end_monotonic = ended_at;
@@ -1125,7 +1136,7 @@ static int run_backend(int fd, unsigned index, int numa_node)
 	}
 	if (failed)
 		status = 1;
-	free(h.threads);
+	free(h.seen);
 	mn_run_destroy(h.run);
 	mn_queue_detach(h.q);
 	return status;

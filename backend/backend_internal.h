@@ -238,6 +238,9 @@ bool mn_section_path_ours(const struct mn_session *s, unsigned index, const char
 /* ---- The leader (leader.c) ------------------------------------------------------------------- */
 
 /* A thread of the program as a backend saw it (backend.c), by the queue's thread number. */
+/* Threads the profile lists (`threads: list:`), by number; the others are counted only. */
+#define MN_THREADS_LISTED 64
+
 struct mn_thread_row {
 	uint64_t events;             /* records of its buffers, but `value` ones */
 	uint64_t buffers;            /* 0: no such thread (a number given to no buffer seen) */
@@ -247,9 +250,9 @@ struct mn_thread_row {
 
 struct mn_leader_input {
 	struct mn_session *s;
-	const struct mn_thread_row *threads;   /* [nthreads], 0 unused; nthreads 0: the main
-						* thread alone sent events */
-	uint32_t nthreads;
+	/* [MN_THREADS_LISTED + 1] by thread number, 0 unused: the threads the profile lists */
+	const struct mn_thread_row *threads;
+	uint32_t nthreads;           /* threads that sent events; 0: the main thread alone did */
 	const struct mn_run *run;    /* the site table, for `sites:` */
 	unsigned index;              /* the leader's own index, 0 */
 	uint64_t events;             /* events the leader consumed */

@@ -14,7 +14,7 @@
  *   threads:                        (only when threads other than the main one sent events)
  *     count: 5                      (threads that sent events, the main one included)
  *     list:                         (by id: 1 the main thread, then in order of first event;
- *       - {id: 1, events: 1234}      the first THREADS_LISTED, `more:` counts the others;
+ *       - {id: 1, events: 1234}      the first MN_THREADS_LISTED, `more:` counts the others;
  *       - {id: 2, events: 9, creator: 1}   creator: the thread that called pthread_create, 0
  *                                    when it had sent no event, absent for the main thread)
  *   sites:
@@ -791,22 +791,18 @@ static int copy_sections(struct finish *f, struct mn_prof *p)
 	return err;
 }
 
-/* Threads listed in `threads:`; a program of thousands of short threads lists these. */
-#define THREADS_LISTED 64
-
-/* `threads:`, when threads other than the main one sent events. */
+/* `threads:`, when threads other than the main one sent events: the first MN_THREADS_LISTED
+ * (a program of thousands of short threads lists these), `more:` counting the others. */
 static void write_threads(struct mn_prof *p, const struct mn_leader_input *in)
 {
-	uint64_t count = 0, listed = 0;
+	uint64_t count = in->nthreads, listed = 0;
 
-	for (uint32_t t = 1; t < in->nthreads; t++)
-		count += in->threads[t].buffers != 0;
 	mn_prof_key(p, "threads");
 	mn_prof_map_begin(p);
 	mn_prof_kv_u64(p, "count", count);
 	mn_prof_key(p, "list");
 	mn_prof_seq_begin(p);
-	for (uint32_t t = 1; t < in->nthreads && listed < THREADS_LISTED; t++) {
+	for (uint32_t t = 1; t <= MN_THREADS_LISTED; t++) {
 		if (!in->threads[t].buffers)
 			continue;
 		mn_prof_map_begin_flow(p);

@@ -1097,19 +1097,52 @@ static uint64_t kv64_index(const struct mn_kv64 *m, uint64_t key)
 	return i;
 }
 
-static bool kv64_grow(struct mn_kv64 *m)
+/* Whether the thread of a (site, thread) key ended. */
+static bool kv64_ended(const struct mn_kv64 *m, uint32_t thread)
 {
-	struct mn_kv64 g = { .cap = m->cap ? 2 * m->cap : 64 };
+	return thread / 64 < m->ended_words && (m->ended[thread / 64] >> (thread % 64) & 1);
+}
+
+/* Rehashes into cap slots, without the values of ended threads. */
+static bool kv64_rebuild(struct mn_kv64 *m, uint64_t cap)
+{
+	struct mn_kv64 g = { .cap = cap, .ended = m->ended, .ended_words = m->ended_words };
 
 	if (!(g.slot = calloc(g.cap, sizeof(*g.slot))))
 		return false;
-	for (uint64_t j = 0; j < m->cap; j++)
-		if (m->slot[j].key)
-			g.slot[kv64_index(&g, m->slot[j].key)] = m->slot[j];
-	g.n = m->n;
+	for (uint64_t j = 0; j < m->cap; j++) {
+		if (!m->slot[j].key || kv64_ended(m, (uint32_t)m->slot[j].key))
+			continue;
+		g.slot[kv64_index(&g, m->slot[j].key)] = m->slot[j];
+		g.n++;
+	}
 	free(m->slot);
 	*m = g;
 	return true;
+}
+
+/* Room for one more: ended threads' values out first, then twice the slots if still needed. */
+static bool kv64_grow(struct mn_kv64 *m)
+{
+	if (m->ended_new && m->cap && kv64_rebuild(m, m->cap) && 2 * (m->n + 1) <= m->cap)
+		return true;
+	return kv64_rebuild(m, m->cap ? 2 * m->cap : 64);
+}
+
+void mn_kv64_thread_end(struct mn_kv64 *m, uint32_t thread)
+{
+	if (thread / 64 >= m->ended_words) {
+		uint64_t words = 2 * (thread / 64 + 1);
+		uint64_t *e = realloc(m->ended, words * sizeof(*e));
+
+		if (!e)
+			return;   /* its values stay: memory, not answers */
+		memset(e + m->ended_words, 0, (words - m->ended_words) * sizeof(*e));
+		m->ended = e;
+		m->ended_words = words;
+	}
+	m->ended[thread / 64] |= UINT64_C(1) << (thread % 64);
+	m->ended_new++;
 }
 
 bool mn_kv64_put(struct mn_kv64 *m, uint64_t key, uint64_t value)
@@ -1138,13 +1171,15 @@ bool mn_kv64_get(const struct mn_kv64 *m, uint64_t key, uint64_t *value)
 void mn_kv64_free(struct mn_kv64 *m)
 {
 	free(m->slot);
+	free(m->ended);
 	*m = (struct mn_kv64){ 0 };
 }
 
 bool mn_kv64_switch(struct mn_kv64 *parked, uint32_t site, uint32_t *owner, uint64_t *value,
 		    uint32_t thread, uint64_t *lost)
 {
-	if (*owner && !mn_kv64_put(parked, mn_map_key(site, *owner), *value))
+	if (*owner && !kv64_ended(parked, *owner) &&
+	    !mn_kv64_put(parked, mn_map_key(site, *owner), *value))
 		++*lost;   /* that thread's value is gone: its next use has none */
 	*owner = thread;
 	return mn_kv64_get(parked, mn_map_key(site, thread), value);

@@ -364,6 +364,8 @@ struct mn_kv64 {
 		uint64_t key, value;
 	} *slot;
 	uint64_t n, cap;
+	uint64_t *ended;           /* mn_kv64_thread_end(): a bit per thread number */
+	uint64_t ended_words, ended_new;
 };
 
 /* Keeps value for key (not 0); false without memory (the map is unchanged). */
@@ -381,6 +383,13 @@ void mn_kv64_free(struct mn_kv64 *m);
  */
 bool mn_kv64_switch(struct mn_kv64 *parked, uint32_t site, uint32_t *owner, uint64_t *value,
 		    uint32_t thread, uint64_t *lost);
+/*
+ * Thread `thread` ended (mn_module.thread_end): its values, parked under (site, thread), are
+ * never asked for again.  They are dropped when the map would next grow, and none is parked from
+ * then on, so that a program that runs 10,000 short threads one after another keeps the map at
+ * the size its live threads need (a bit per thread ever ended stays).
+ */
+void mn_kv64_thread_end(struct mn_kv64 *parked, uint32_t thread);
 
 #ifdef __cplusplus
 }

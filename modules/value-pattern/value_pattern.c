@@ -44,6 +44,7 @@ struct vp {
 };
 
 static void vp_thread(void *st, uint32_t thread) { ((struct vp *)st)->thread = thread; }
+static void vp_end(void *st, uint32_t t) { mn_kv64_thread_end(&((struct vp *)st)->lasts, t); }
 
 static inline void stride_add(struct vp *vp, struct site *s, int64_t d, uint64_t c)
 {
@@ -242,7 +243,7 @@ const struct mn_module mn_module_value_pattern = {
 	.name = "value-pattern",
 	.doc = "constant and few-valued loads and stores, dominant address strides",
 	.state_size = sizeof(struct vp), .shard = MN_SHARD_SITE, .settings = vp_settings,
-	.thread = vp_thread,
+	.thread = vp_thread, .thread_end = vp_end,
 	.init = vp_init, .fini = vp_free, .merge = vp_merge, .emit = vp_emit, .restore = vp_restore,
 	.load = vp_load, .store = vp_store, .func_entry = vp_func_entry, .value = vp_value,
 	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole,
