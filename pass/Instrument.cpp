@@ -764,6 +764,25 @@ struct RuntimeCallbacks {
   }
 };
 
+/// Where a loop starts in the source: its llvm.loop start location, else
+/// its header's first located instruction.  In an OpenMP outlined body clang
+/// gives the loops of a worksharing construct the directive's location (the
+/// `#pragma` line), and the `for` itself only to their latch branches: the
+/// latch's line names the loop the user wrote, whichever thread runs it.
+static DebugLoc loopStart(const Function &F, const Loop &L) {
+  DebugLoc Start = L.getStartLoc();
+  if (!Start)
+    for (const Instruction &I : *L.getHeader())
+      if ((Start = I.getDebugLoc()))
+        break;
+  const BasicBlock *Latch = L.getLoopLatch();
+  if (Start && Latch && F.getName().contains(".omp_outlined"))
+    if (DebugLoc Back = Latch->getTerminator()->getDebugLoc())
+      if (Back.getLine() && Back.getLine() != Start.getLine())
+        return Back;
+  return Start;
+}
+
 /// The source variable an alloca holds, from its dbg.declare or (with
 /// assignment tracking, the default at -O1 and above with -g) its dbg.assign.
 const DILocalVariable *stackVariable(AllocaInst &AI) {
@@ -1041,11 +1060,7 @@ void FunctionInstrumenter::collect() {
   for (BasicBlock &BB : F) {
     if (ClLoops && LI->isLoopHeader(&BB)) {
       Loop *L = LI->getLoopFor(&BB);
-      DebugLoc Start = L->getStartLoc();
-      if (!Start)
-        for (Instruction &I : BB)
-          if ((Start = I.getDebugLoc()))
-            break;
+      DebugLoc Start = loopStart(F, *L);
       Loops.push_back(
           {L, Sites.add(SiteKind::Loop, &BB, FuncName, SourcePos::of(Start))});
       ++NumLoops;
