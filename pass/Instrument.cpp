@@ -80,7 +80,7 @@ using namespace llvm;
 // bump the ABI version.
 //===----------------------------------------------------------------------===//
 
-constexpr uint32_t MnemoAbiVersion = 5;
+constexpr uint32_t MnemoAbiVersion = 6;
 constexpr char MnemoLoadName[] = "__mnemo_load";
 constexpr char MnemoStoreName[] = "__mnemo_store";
 constexpr char MnemoLoadPtrName[] = "__mnemo_load_ptr";
@@ -105,6 +105,9 @@ constexpr char MnemoValueName[] = "__mnemo_value";
 constexpr char MnemoValueDoneName[] = "__mnemo_value_done";
 constexpr char MnemoSummaryPlanName[] = "__mnemo_summary_plan";
 constexpr char MnemoGlobalName[] = "__mnemo_global";
+constexpr char MnemoAcquireName[] = "__mnemo_acquire";
+constexpr char MnemoReleaseName[] = "__mnemo_release";
+constexpr uint64_t MnemoSyncOpenMP = 1; // MNEMO_SYNC_OPENMP
 constexpr char MnemoRegisterGlobalsName[] = "__mnemo_register_globals";
 constexpr char MnemoSiteTableName[] = "__mnemo_site_table";
 constexpr char MnemoSiteTableSizeName[] = "__mnemo_site_table_size";
@@ -133,6 +136,8 @@ static_assert(std::is_same_v<decltype(__mnemo_store_ptr),
 static_assert(std::is_same_v<decltype(__mnemo_pointer_create),
                              void(uint32_t, const void *, uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_heap_site), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_acquire), void(const void *)>);
+static_assert(std::is_same_v<decltype(__mnemo_release), void(const void *)>);
 static_assert(std::is_same_v<decltype(__mnemo_stack_alloc),
                              void(uint32_t, const void *, uint64_t)>);
 static_assert(
@@ -711,7 +716,8 @@ struct RuntimeCallbacks {
   FunctionCallee Load, Store, LoadPtr, StorePtr, PointerCreate, HeapSite,
       StackAlloc, StackFree, FuncEntry, FuncExit, LoopInvoke, LoopIter,
       LoopExit, LoopSummaryLoad, LoopSummaryStore, LoopSummary,
-      LoopSummaryOpen, MixedLoad, MixedStore, LoopSummaryClose, Value, ValueDone, Global;
+      LoopSummaryOpen, MixedLoad, MixedStore, LoopSummaryClose, Value, ValueDone, Global,
+      Acquire, Release;
 
   explicit RuntimeCallbacks(Module &M) {
     LLVMContext &Ctx = M.getContext();
@@ -751,6 +757,8 @@ struct RuntimeCallbacks {
     Value = Get(MnemoValueName, Void, {I32, I64});
     ValueDone = Get(MnemoValueDoneName, I32, {I32});
     Global = Get(MnemoGlobalName, Void, {I32, Ptr, I64});
+    Acquire = Get(MnemoAcquireName, Void, {Ptr});
+    Release = Get(MnemoReleaseName, Void, {Ptr});
   }
 
   /// The load (store) entry point for a value of type Ty: the _ptr one for a
@@ -955,6 +963,8 @@ private:
   void instrumentLifetime(const Event &E);
   void instrumentStackRestore(const Event &E);
   void instrumentExits();
+  void instrumentSync();
+  bool isOpenMPBody() const;
   DebugLoc locFor(const Instruction *I) const;
   void setInsertPoint(IRBuilder<> &IRB, BasicBlock::iterator It,
                       const Instruction *LocFrom) const;
@@ -2096,9 +2106,88 @@ void FunctionInstrumenter::rewrite(const RuntimeCallbacks &Callbacks,
   for (Event &E : Events)
     instrumentEvent(E);
   instrumentExits();
+  instrumentSync();
   for (const Summary &S : Summaries)
     versionChecks(S);
   FAM.invalidate(F, PreservedAnalyses::none());
+}
+
+//===----------------------------------------------------------------------===//
+// Synchronizations: atomics and OpenMP (abi.h, __mnemo_acquire).
+//===----------------------------------------------------------------------===//
+
+/// The OpenMP calls that fork a team, whose third argument is the outlined
+/// body every thread of the team runs.
+static bool isOpenMPFork(const Function *Callee) {
+  return Callee && (Callee->getName() == "__kmpc_fork_call" ||
+                    Callee->getName() == "__kmpc_fork_teams");
+}
+
+/// F is the body an OpenMP fork runs on each thread of its team.
+bool FunctionInstrumenter::isOpenMPBody() const {
+  for (const User *U : F.users())
+    if (const auto *CB = dyn_cast<CallBase>(U))
+      if (isOpenMPFork(CB->getCalledFunction()) && CB->arg_size() > 2 &&
+          CB->getArgOperand(2)->stripPointerCasts() == &F)
+        return true;
+  return false;
+}
+
+/// Acquire and release calls around the synchronizations of F, after every
+/// other event is in place: a release is the last thing before the
+/// instruction that releases, an acquire the first thing after one that
+/// acquires.
+void FunctionInstrumenter::instrumentSync() {
+  Value *OpenMP = ConstantExpr::getIntToPtr(
+      ConstantInt::get(Type::getInt64Ty(Ctx), MnemoSyncOpenMP),
+      PointerType::getUnqual(Ctx));
+  SmallVector<std::tuple<Instruction *, Value *, bool, bool>, 8> Points;
+  auto Atomic = [&](Instruction &I, Value *Ptr, AtomicOrdering O) {
+    Points.push_back({&I, Ptr, isReleaseOrStronger(O), isAcquireOrStronger(O)});
+  };
+  for (Instruction &I : instructions(F)) {
+    if (auto *L = dyn_cast<LoadInst>(&I)) {
+      if (L->isAtomic())
+        Atomic(I, L->getPointerOperand(), L->getOrdering());
+    } else if (auto *S = dyn_cast<StoreInst>(&I)) {
+      if (S->isAtomic())
+        Atomic(I, S->getPointerOperand(), S->getOrdering());
+    } else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
+      Atomic(I, RMW->getPointerOperand(), RMW->getOrdering());
+    } else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
+      Atomic(I, CX->getPointerOperand(), CX->getSuccessOrdering());
+    } else if (auto *CB = dyn_cast<CallInst>(&I)) {
+      const Function *Callee = CB->getCalledFunction();
+      StringRef Name = Callee ? Callee->getName() : "";
+      if (isOpenMPFork(Callee) || Name == "__kmpc_barrier")
+        Points.push_back({&I, OpenMP, true, true});
+      else if ((Name == "__kmpc_critical" ||
+                Name == "__kmpc_critical_with_hint") && CB->arg_size() > 2)
+        Points.push_back({&I, CB->getArgOperand(2), false, true});
+      else if (Name == "__kmpc_end_critical" && CB->arg_size() > 2)
+        Points.push_back({&I, CB->getArgOperand(2), true, false});
+    }
+  }
+  IRBuilder<> IRB(Ctx);
+  for (auto &[I, Ptr, Rel, Acq] : Points) {
+    if (Rel) {
+      insertBefore(IRB, I);
+      emit(IRB, RT->Release, {Ptr});
+    }
+    if (Acq) {
+      insertAfter(IRB, I);
+      emit(IRB, RT->Acquire, {Ptr});
+    }
+  }
+  if (!isOpenMPBody())
+    return;
+  IRB.SetInsertPoint(EntryPoint);
+  emit(IRB, RT->Acquire, {OpenMP});
+  for (BasicBlock &BB : F)
+    if (auto *Ret = dyn_cast<ReturnInst>(BB.getTerminator())) {
+      insertBefore(IRB, Ret);
+      emit(IRB, RT->Release, {OpenMP});
+    }
 }
 
 //===----------------------------------------------------------------------===//

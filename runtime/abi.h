@@ -16,13 +16,29 @@
 #include <stdint.h>
 
 /* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries; 4: mixed loops; 5: __mnemo_value */
-#define MNEMO_ABI_VERSION 5u
+#define MNEMO_ABI_VERSION 6u
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---- Emitted by the pass in instrumented code -------------------------------------------- */
+
+/*
+ * Synchronizations the pass sees, defined by the runtime (threads.c), which sends them as
+ * sync_acquire / sync_release at an ordering point once the program runs threads: after an atomic
+ * read with acquire ordering (a load, atomicrmw or cmpxchg with acquire, acq_rel or seq_cst),
+ * __mnemo_acquire(its address); before an atomic write with release ordering,
+ * __mnemo_release(its address).  OpenMP, whose runtime synchronizes inside libomp: around a call
+ * to __kmpc_fork_call or __kmpc_fork_teams, a release before and an acquire after; at the entry of
+ * the outlined body such a call runs on every thread of the team, an acquire, and a release before
+ * each of its returns; around __kmpc_barrier, a release before and an acquire after; all on
+ * MNEMO_SYNC_OPENMP.  __kmpc_critical acquires, and __kmpc_end_critical releases, the critical
+ * section's name.  Not fences (a fence orders through the atomics around it; not modelled).
+ */
+#define MNEMO_SYNC_OPENMP ((const void *)1)
+void __mnemo_acquire(const void *object);
+void __mnemo_release(const void *object);
 
 /*
  * After every load but those of a pointer (value = the loaded bits, zero-extended; low 64 bits of

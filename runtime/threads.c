@@ -23,9 +23,11 @@
  * (mn_rt_threads_init()), or on first use should a library's constructor call one earlier
  * (dlsym takes glibc's internal locks, never these).
  *
- * Not intercepted (the profile's order may then lack their edges; README, limitations): read-write
- * locks, spin locks, semaphores, C11 <threads.h> (glibc implements it over these calls, but
- * internally), futexes and atomics (the pass does not send them yet).
+ * Atomics with acquire or release ordering, and OpenMP's fork, join, barriers and critical
+ * sections, come from the pass (__mnemo_acquire, __mnemo_release: abi.h).  Not intercepted (the
+ * profile's order may then lack their edges; README, limitations): read-write locks, spin locks,
+ * semaphores, C11 <threads.h> (glibc implements it over these calls, but internally), futexes,
+ * fences, and atomics in code the pass did not see.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -143,6 +145,17 @@ static void acquire_wait(const void *cond, const void *mutex)
 		__mnemo_sync_acquire(mutex);
 	}
 	mn_queue_order();
+}
+
+/* The pass's, for atomics and OpenMP (abi.h). */
+MN_VISIBLE void __mnemo_acquire(const void *object)
+{
+	acquire(object);
+}
+
+MN_VISIBLE void __mnemo_release(const void *object)
+{
+	release(object);
 }
 
 /* ---- Threads --------------------------------------------------------------------------------- */
