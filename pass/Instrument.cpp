@@ -963,6 +963,7 @@ private:
   void instrumentLifetime(const Event &E);
   void instrumentStackRestore(const Event &E);
   void instrumentExits();
+  void collectSync();
   void instrumentSync();
   bool isOpenMPBody() const;
   DebugLoc locFor(const Instruction *I) const;
@@ -1005,6 +1006,14 @@ private:
   DenseMap<const Loop *, unsigned> SummaryOf; // index in Summaries
   /// Load and store sites, for their `loop` column.
   SmallVector<std::pair<const Instruction *, uint32_t>, 32> Accesses;
+  /// Synchronizations: where, on what, release before and acquire after At
+  /// (or, Before, just before it too).
+  struct SyncPoint {
+    Instruction *At;
+    Value *Object;
+    bool Rel, Acq, Before;
+  };
+  SmallVector<SyncPoint, 4> SyncPoints;
 };
 
 bool FunctionInstrumenter::isInstrumentablePointer(Value *Ptr) const {
@@ -2100,6 +2109,7 @@ void FunctionInstrumenter::instrumentExits() {
 void FunctionInstrumenter::rewrite(const RuntimeCallbacks &Callbacks,
                                    SummaryPlan Plan) {
   RT = &Callbacks;
+  collectSync();
   planSummaries(Plan);
   instrumentEntry();
   instrumentLoops();
@@ -2133,52 +2143,75 @@ bool FunctionInstrumenter::isOpenMPBody() const {
   return false;
 }
 
-/// Acquire and release calls around the synchronizations of F, after every
-/// other event is in place: a release is the last thing before the
-/// instruction that releases, an acquire the first thing after one that
-/// acquires.
-void FunctionInstrumenter::instrumentSync() {
+/// Finds F's synchronizations before any event is inserted, so that an
+/// atomic read-modify-write's place is known by the original instruction that
+/// follows it: its load and store events come after it (a cmpxchg's store in a
+/// block of its own), and its release and acquire go after those, so that the
+/// value it wrote is among the events before the ordering point.  A release
+/// there comes just after the write rather than at it: another thread that
+/// read the value in between orders before it (README, limitations).
+void FunctionInstrumenter::collectSync() {
   Value *OpenMP = ConstantExpr::getIntToPtr(
       ConstantInt::get(Type::getInt64Ty(Ctx), MnemoSyncOpenMP),
       PointerType::getUnqual(Ctx));
-  SmallVector<std::tuple<Instruction *, Value *, bool, bool>, 8> Points;
-  auto Atomic = [&](Instruction &I, Value *Ptr, AtomicOrdering O) {
-    Points.push_back({&I, Ptr, isReleaseOrStronger(O), isAcquireOrStronger(O)});
+  auto Atomic = [&](Instruction &I, Value *Ptr, AtomicOrdering O, bool Reads,
+                    bool Writes) {
+    bool Rel = Writes && isReleaseOrStronger(O);
+    bool Acq = Reads && isAcquireOrStronger(O);
+    if (!Rel && !Acq)
+      return;
+    if (Reads && Writes) // after its events: before the next instruction
+      SyncPoints.push_back({I.getNextNode(), Ptr, Rel, Acq, true});
+    else
+      SyncPoints.push_back({&I, Ptr, Rel, Acq, false});
   };
   for (Instruction &I : instructions(F)) {
     if (auto *L = dyn_cast<LoadInst>(&I)) {
       if (L->isAtomic())
-        Atomic(I, L->getPointerOperand(), L->getOrdering());
+        Atomic(I, L->getPointerOperand(), L->getOrdering(), true, false);
     } else if (auto *S = dyn_cast<StoreInst>(&I)) {
       if (S->isAtomic())
-        Atomic(I, S->getPointerOperand(), S->getOrdering());
+        Atomic(I, S->getPointerOperand(), S->getOrdering(), false, true);
     } else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
-      Atomic(I, RMW->getPointerOperand(), RMW->getOrdering());
+      Atomic(I, RMW->getPointerOperand(), RMW->getOrdering(), true, true);
     } else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
-      Atomic(I, CX->getPointerOperand(), CX->getSuccessOrdering());
+      Atomic(I, CX->getPointerOperand(), CX->getSuccessOrdering(), true, true);
     } else if (auto *CB = dyn_cast<CallInst>(&I)) {
       const Function *Callee = CB->getCalledFunction();
       StringRef Name = Callee ? Callee->getName() : "";
       if (isOpenMPFork(Callee) || Name == "__kmpc_barrier")
-        Points.push_back({&I, OpenMP, true, true});
+        SyncPoints.push_back({&I, OpenMP, true, true, false});
       else if ((Name == "__kmpc_critical" ||
                 Name == "__kmpc_critical_with_hint") && CB->arg_size() > 2)
-        Points.push_back({&I, CB->getArgOperand(2), false, true});
+        SyncPoints.push_back({&I, CB->getArgOperand(2), false, true, false});
       else if (Name == "__kmpc_end_critical" && CB->arg_size() > 2)
-        Points.push_back({&I, CB->getArgOperand(2), true, false});
+        SyncPoints.push_back({&I, CB->getArgOperand(2), true, false, false});
     }
   }
+}
+
+/// Acquire and release calls around the synchronizations collectSync()
+/// found, after every other event is in place: a release is the last thing
+/// before the instruction that releases, an acquire the first thing after
+/// one that acquires.
+void FunctionInstrumenter::instrumentSync() {
   IRBuilder<> IRB(Ctx);
-  for (auto &[I, Ptr, Rel, Acq] : Points) {
-    if (Rel) {
-      insertBefore(IRB, I);
-      emit(IRB, RT->Release, {Ptr});
+  for (const SyncPoint &P : SyncPoints) {
+    if (P.Rel) {
+      insertBefore(IRB, P.At);
+      emit(IRB, RT->Release, {P.Object});
     }
-    if (Acq) {
-      insertAfter(IRB, I);
-      emit(IRB, RT->Acquire, {Ptr});
+    if (P.Acq) {
+      if (P.Before)
+        insertBefore(IRB, P.At);
+      else
+        insertAfter(IRB, P.At);
+      emit(IRB, RT->Acquire, {P.Object});
     }
   }
+  Value *OpenMP = ConstantExpr::getIntToPtr(
+      ConstantInt::get(Type::getInt64Ty(Ctx), MnemoSyncOpenMP),
+      PointerType::getUnqual(Ctx));
   if (!isOpenMPBody())
     return;
   IRB.SetInsertPoint(EntryPoint);

@@ -1,6 +1,7 @@
 ; atomicrmw and cmpxchg: a load event (the old value) and then a store event
 ; (the value written), both after the instruction; a cmpxchg stores only on
-; success.  A loaded pointer is also a pointer creation.
+; success.  A loaded pointer is also a pointer creation.  With release or
+; acquire ordering, __mnemo_release and __mnemo_acquire come after both events.
 ; RUN: %opt -passes=mnemo-instrument -mnemo-instrument-all \
 ; RUN:   -mnemo-instrument-functions=false -S %s | FileCheck %s
 
@@ -14,6 +15,8 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK-NEXT: [[NEW:%.*]] = add i32 %old, %v
 ; CHECK-NEXT: [[Z:%.*]] = zext i32 [[NEW]] to i64
 ; CHECK-NEXT: call void @__mnemo_store(i32 3, ptr %p, i64 [[Z]], i32 4)
+; CHECK-NEXT: call void @__mnemo_release(ptr %p)
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 ; CHECK-NEXT: ret i32 %old
 define i32 @rmw_add(ptr %p, i32 %v) {
   %old = atomicrmw add ptr %p, i32 %v seq_cst
@@ -24,6 +27,7 @@ define i32 @rmw_add(ptr %p, i32 %v) {
 ; CHECK:      %old = atomicrmw xchg ptr %p, i64 %v acquire
 ; CHECK-NEXT: call void @__mnemo_load(i32 5, ptr %p, i64 %old, i32 8)
 ; CHECK-NEXT: call void @__mnemo_store(i32 6, ptr %p, i64 %v, i32 8)
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 define i64 @rmw_xchg(ptr %p, i64 %v) {
   %old = atomicrmw xchg ptr %p, i64 %v acquire
   ret i64 %old
@@ -36,6 +40,8 @@ define i64 @rmw_xchg(ptr %p, i64 %v) {
 ; CHECK-NEXT: call void @__mnemo_pointer_create(i32 10, ptr %old, i32 1)
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %q to i64
 ; CHECK-NEXT: call void @__mnemo_store_ptr(i32 9, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT: call void @__mnemo_release(ptr %p)
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 define ptr @rmw_ptr(ptr %p, ptr %q) {
   %old = atomicrmw xchg ptr %p, ptr %q seq_cst
   ret ptr %old
@@ -65,6 +71,8 @@ define float @rmw_fadd(ptr %p, float %v) {
 ; CHECK-NEXT: call void @__mnemo_store(i32 16, ptr %p, i64 [[Z]], i32 4)
 ; CHECK-NEXT: br label %[[TAIL]]
 ; CHECK:      [[TAIL]]:
+; CHECK-NEXT: call void @__mnemo_release(ptr %p)
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 ; CHECK-NEXT: %ok = extractvalue { i32, i1 } %r, 1
 define i1 @cas(ptr %p, i32 %e, i32 %n) {
   %r = cmpxchg ptr %p, i32 %e, i32 %n seq_cst seq_cst

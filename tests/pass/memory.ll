@@ -98,8 +98,10 @@ define ptr @pointer(ptr %p) {
 ; CHECK-NEXT: [[Z:%.*]] = zext i16 %v to i64
 ; CHECK-NEXT: call void @__mnemo_load(i32 21, ptr %p, i64 [[Z]], i32 2)
 ; CHECK:      call void @__mnemo_store(i32 22, ptr %p, i64 7, i32 8)
+; CHECK-NEXT: call void @__mnemo_release(ptr %p)
 ; CHECK-NEXT: store atomic i64 7, ptr %p seq_cst
 ; CHECK:      %a = load atomic i32, ptr %p acquire
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 ; CHECK-NEXT: [[Z:%.*]] = zext i32 %a to i64
 ; CHECK-NEXT: call void @__mnemo_load(i32 23, ptr %p, i64 [[Z]], i32 4)
 define void @other(ptr %p) {

@@ -51,16 +51,20 @@ define void @scalars(ptr %p) {
 
 ; CHECK-LABEL: define void @atomics(
 ; CHECK:      %a = load atomic ptr, ptr %p acquire
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %a to i64
 ; CHECK-NEXT: call void @__mnemo_load_ptr(i32 11, ptr %p, i64 [[I]], i32 8)
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %q to i64
 ; CHECK-NEXT: call void @__mnemo_store_ptr(i32 12, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT: call void @__mnemo_release(ptr %p)
 ; CHECK-NEXT: store atomic ptr %q, ptr %p release
 ; CHECK-NEXT: %x = atomicrmw xchg ptr %p, ptr %q seq_cst
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %x to i64
 ; CHECK-NEXT: call void @__mnemo_load_ptr(i32 13, ptr %p, i64 [[I]], i32 8)
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr %q to i64
 ; CHECK-NEXT: call void @__mnemo_store_ptr(i32 14, ptr %p, i64 [[I]], i32 8)
+; CHECK-NEXT: call void @__mnemo_release(ptr %p)
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 ; CHECK-NEXT: %c = cmpxchg ptr %p, ptr %e, ptr %q seq_cst seq_cst
 ; CHECK-NEXT: [[OLD:%.*]] = extractvalue { ptr, i1 } %c, 0
 ; CHECK-NEXT: [[I:%.*]] = ptrtoint ptr [[OLD]] to i64
@@ -72,6 +76,8 @@ define void @scalars(ptr %p) {
 ; CHECK-NEXT: call void @__mnemo_store_ptr(i32 16, ptr %p, i64 [[I]], i32 8)
 ; CHECK-NEXT: br label %[[TAIL]]
 ; CHECK:      [[TAIL]]:
+; CHECK-NEXT: call void @__mnemo_release(ptr %p)
+; CHECK-NEXT: call void @__mnemo_acquire(ptr %p)
 ; CHECK-NEXT: %n = atomicrmw xchg ptr %p, i64 7 monotonic
 ; CHECK-NEXT: call void @__mnemo_load(i32 17, ptr %p, i64 %n, i32 8)
 ; CHECK-NEXT: call void @__mnemo_store(i32 18, ptr %p, i64 7, i32 8)
