@@ -89,8 +89,9 @@ struct inst {
 	uint64_t last_trav;             /* clock at its last traversal; 0: none */
 	uint32_t last_src, last_dst;    /* slots of its last traversal's ends; 0: none */
 	uint32_t head;                  /* first live member (slot); 0: none */
-	uint32_t node;                  /* a member's site (SSG node): its type, at emit */
+	uint32_t last_thread;           /* the program thread of its last traversal */
 	uint64_t id;                    /* the serial of its oldest member: its name */
+	uint32_t node;                  /* a member's site (SSG node): its type, at emit */
 	uint64_t created;               /* clock at its oldest member's allocation */
 	uint64_t last_edge;             /* clock at its last edge; 0: none */
 	uint64_t nodes, live;           /* members ever, alive */
@@ -144,6 +145,7 @@ struct rds {
 					 * merged state, the runs' clocks added */
 	uint64_t pointer_stores, pointer_loads;
 	uint64_t unknown_frees, nomem;
+	uint32_t thread;                /* the program thread whose events come now (.thread) */
 	/*
 	 * The end of the run (rds_settle()): live instances are rows and counted in their sites'
 	 * totals, and what emit() writes from the object and pending tables is copied here, so

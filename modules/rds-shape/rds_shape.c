@@ -20,7 +20,8 @@
  * final (no edge can reach it): it is folded into its site's totals and kept as a row only if it
  * is among the ROWS most traversed, so memory follows the live objects.
  *
- * One worker (shard: none): the SSG and the union-find are global.
+ * One worker (shard: none): the SSG and the union-find are global.  Threads: every thread's
+ * events, into that one state (README "Threads: what order it needs").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -124,6 +125,7 @@ static uint32_t inst_merge(struct rds *r, uint32_t a, uint32_t b)
 		rds_top_push(r, I, J->top[k]);
 	I->top_cut |= J->top_cut;
 	if (J->last_trav > I->last_trav) {
+		I->last_thread = J->last_thread;
 		I->last_trav = J->last_trav;
 		I->last_src = J->last_src;
 		I->last_dst = J->last_dst;
@@ -271,7 +273,7 @@ static void traverse(struct rds *r, uint32_t s, uint32_t d)
 	if (!i || i != r->inst_of[d])
 		return;
 	I = &r->inst[i];
-	if (I->trav) {
+	if (I->trav && I->last_thread == r->thread) {   /* a pattern is one thread's */
 		if (s == I->last_dst)
 			I->dfs++;   /* continues from where the last one arrived */
 		else if (s == I->last_src)
@@ -281,6 +283,7 @@ static void traverse(struct rds *r, uint32_t s, uint32_t d)
 	I->cur++;
 	I->last_src = s;
 	I->last_dst = d;
+	I->last_thread = r->thread;
 	I->last_trav = r->now;
 }
 
@@ -436,6 +439,11 @@ static void rds_heap_free(void *st, uint32_t site, uint64_t addr)
 	object_end(r, s);
 }
 
+/* Every thread's events come, each thread's in its order (README "Threads"): the graph, the
+ * objects and the instances are the program's, one for all threads; only a traversal pattern
+ * is one thread's. */
+static void rds_thread(void *st, uint32_t thread) { ((struct rds *)st)->thread = thread; }
+
 static int rds_init(void *st, const struct mn_run *run)
 {
 	struct rds *r = st;
@@ -484,6 +492,7 @@ const struct mn_module mn_module_rds_shape = {
 	.state_size = sizeof(struct rds),
 	.shard = MN_SHARD_NONE,
 	.pointer_only = true,
+	.thread = rds_thread,
 	.init = rds_init,
 	.fini = rds_fini,
 	.load = rds_load,

@@ -411,6 +411,46 @@ static void test_graph(void **state)
 	mn_profile_close(p);
 }
 
+/*
+ * Threads (programs/threads.c): four threads, each building and walking its own list at one site,
+ * each list freed by a later thread.  Every thread's events come (complete: true): one type,
+ * four instances of 10, 20, 30, 40 nodes, whatever the interleaving; n - 1 backward edges each,
+ * 3 (n - 1) traversals (two walks by its maker, one by the thread that frees it), 3 (n - 2) of
+ * them depth-first (each walk's first starts afresh); no free of an unknown object.
+ */
+static void test_threads(void **state)
+{
+	const struct mn_pnode *row[5];
+	struct mn_profile *p;
+	const char *why = NULL;
+	bool seen[5] = { false };
+	uint64_t t;
+
+	build("threads", "-O1 -pthread");
+	p = run("");
+	if (!mn_profile_complete(p, &why))
+		fail_msg("threads: complete: false: %s", why ? why : "?");
+	assert_int_equal(u64(sec(p, "summary"), "types"), 1);
+	t = type_at(p, "node");
+	assert_int_equal(u64(type_row(p, t), "instances"), 4);
+	assert_int_equal(u64(type_row(p, t), "nodes"), 100);
+	assert_int_equal(instances_of(p, t, row, 5), 4);
+	for (int i = 0; i < 4; i++) {
+		uint64_t n = u64(row[i], "nodes");
+
+		assert_true(n % 10 == 0 && n >= 10 && n <= 40 && !seen[n / 10]);
+		seen[n / 10] = true;
+		assert_int_equal(u64(row[i], "live_nodes"), 0);
+		assert_int_equal(u64(row[i], "edges"), n - 1);
+		assert_int_equal(u64(row[i], "backward_edges"), n - 1);
+		assert_int_equal(u64(row[i], "traversals"), 3 * (n - 1));
+		assert_int_equal(u64(row[i], "dfs_like"), 3 * (n - 2));
+		assert_int_equal(u64(row[i], "bfs_like"), 0);
+	}
+	expect_nothing_lost(p);
+	mn_profile_close(p);
+}
+
 /* ---- Memory ---------------------------------------------------------------------------------- */
 
 /*
@@ -494,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_trees),
 		cmocka_unit_test(test_dlist),
 		cmocka_unit_test(test_graph),
+		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_memory),
 	};
 
