@@ -19,7 +19,8 @@
 
 /* ---- Location -> last store: open addressing on (space, object, word) -------------------- */
 
-/* space: the group and the run, (run << 32 | group): runs of a merged profile never meet. */
+/* space: the (group, run, thread) replayed, numbered from 1: runs of a merged profile and threads
+ * of a run never meet. */
 struct loc {
 	uint64_t object, word;
 	uint64_t space;
@@ -130,9 +131,9 @@ static void sift_down(struct cursor *h, size_t n, size_t i)
 	}
 }
 
-/* Which stream of which instruction: the replay's unit of gathering, sorted by group, run. */
+/* Which stream of which instruction: the replay's unit, sorted by group, run, thread. */
 struct sref {
-	uint32_t group, run;
+	uint32_t group, run, thread;
 	uint32_t insn, stream;
 };
 
@@ -144,6 +145,8 @@ static int by_group(const void *a, const void *b)
 		return x->group < y->group ? -1 : 1;
 	if (x->run != y->run)
 		return x->run < y->run ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
 	if (x->insn != y->insn)
 		return x->insn < y->insn ? -1 : 1;
 	return x->stream < y->stream ? -1 : x->stream > y->stream;
@@ -191,13 +194,12 @@ static int by_end(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Replays the streams refs[0..n) (one group of one run) into pairs (a count by (load, store)),
- * counting the observed load executions in observed[site]. */
+/* Replays the streams refs[0..n) (one group of one run and thread, numbered space) into pairs (a
+ * count by (load, store)), counting the observed load executions in observed[site]. */
 static int replay_group(const struct objrel_dinsn *insns, const struct sref *refs, size_t n,
-			unsigned shift, struct locmap *locs, struct mn_map *pairs,
+			uint64_t space, unsigned shift, struct locmap *locs, struct mn_map *pairs,
 			uint64_t *observed)
 {
-	uint64_t space = (uint64_t)refs[0].run << 32 | refs[0].group;
 	size_t nc = 0, cap = 0, nclouds = 0;
 	struct cursor *h = NULL;
 	struct cloud *clouds = calloc(n ? n : 1, sizeof(*clouds));
@@ -317,15 +319,17 @@ int objrel_derive_deps(const struct objrel_dinsn *insns, size_t n, unsigned gran
 		by_site[insns[i].site] = &insns[i];
 		for (size_t j = 0; j < insns[i].n; j++)
 			refs[nrefs++] = (struct sref){ insns[i].streams[j].group,
-						       insns[i].streams[j].run, (uint32_t)i,
+						       insns[i].streams[j].run,
+						       insns[i].streams[j].thread, (uint32_t)i,
 						       (uint32_t)j };
 	}
 	qsort(refs, nrefs, sizeof(*refs), by_group);
-	for (size_t i = 0, j; i < nrefs && !err; i = j) {
+	for (size_t i = 0, j, space = 1; i < nrefs && !err; i = j, space++) {
 		for (j = i + 1; j < nrefs && refs[j].group == refs[i].group &&
-			    refs[j].run == refs[i].run; j++)
+			    refs[j].run == refs[i].run && refs[j].thread == refs[i].thread; j++)
 			;
-		err = replay_group(insns, refs + i, j - i, granule_shift, &locs, pairs, observed);
+		err = replay_group(insns, refs + i, j - i, space, granule_shift, &locs, pairs,
+				   observed);
 	}
 	d = (struct deps_out){ NULL, 0, observed, by_site };
 	if (!err && mn_map_lost(pairs))

@@ -38,11 +38,13 @@
 
 #define OBJREL_STRONG_STRIDE 0.7
 
-/* One (instruction, group, run) stream's LMADs, in time order.  Streams of different runs of a
- * merged profile (README "Merging") are replayed apart: times and objects are per run. */
+/* One (instruction, group, run, thread) stream's LMADs, in time order.  Streams of different runs
+ * of a merged profile (README "Merging") are replayed apart: times and objects are per run; so
+ * are those of different threads, whose times are per thread. */
 struct objrel_dstream {
 	uint32_t group;
 	uint32_t run;            /* 0 but in a merged profile */
+	uint32_t thread;         /* 0 but in a profile of several threads (README "Threads") */
 	bool full;               /* points after its last LMAD were not captured */
 	/* Every point's bounds, per dimension (object, offset): min + k * gran <= max (gran 0: min) */
 	uint64_t min[OBJREL_LMAD_DIMS], max[OBJREL_LMAD_DIMS], gran[OBJREL_LMAD_DIMS];

@@ -10,14 +10,17 @@
 
 #include "objrel_internal.h"
 
-/* Streams by group, then run: within an instruction a total order (one stream per pair). */
+/* Streams by group, then run, then thread: within an instruction a total order (one stream
+ * per triple). */
 int objrel_by_group(const void *a, const void *b)
 {
 	const struct stream *x = a, *y = b;
 
 	if (x->group != y->group)
 		return x->group < y->group ? -1 : 1;
-	return x->run < y->run ? -1 : x->run > y->run;
+	if (x->run != y->run)
+		return x->run < y->run ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
 /*
@@ -31,12 +34,19 @@ void objrel_finalize(struct objrel *r)
 	if (r->finalized)
 		return;
 	r->finalized = true;
+	if (r->clocks)
+		r->clocks[r->thread] = r->clock;
 	for (uint32_t s = 1; s <= r->objs.n; s++)
 		if (mn_obj(&r->objs, s)->live)
-			objrel_end_object(r, s);
-	MN_SITEVEC_FOREACH(&r->insns, id, in)
+			objrel_end_live(r, s);
+	r->clock += r->others;   /* events: every thread's */
+	r->others = 0;
+	MN_SITEVEC_FOREACH(&r->insns, id, in) {
+		for (uint32_t i = 0; !r->clocks && i < in->n; i++)
+			in->s[i].thread = 0;   /* one thread: its streams say none */
 		if (in->n > 1)   /* s is NULL while empty, and qsort's base must not be */
 			qsort(in->s, in->n, sizeof(*in->s), objrel_by_group);
+	}
 }
 
 /* ---- A run's key: FNV-1a 64 over its state, in emit order ---------------------------------- */
@@ -83,6 +93,8 @@ static uint64_t run_key(const struct objrel *r)
 			const struct objrel_lmads *l = &in->s[i].l;
 
 			h = fnv_u64(h, in->s[i].group);
+			if (in->s[i].thread)
+				h = fnv_u64(h, in->s[i].thread);
 			h = fnv_u64(h, l->points);
 			h = fnv_u64(h, l->captured);
 			h = fnv_u64(h, l->full);

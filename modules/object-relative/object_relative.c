@@ -26,6 +26,10 @@
  * One worker (shard: none): an object's accesses come from every instruction, so a split by site
  * would need every worker to track every object, and a split by address would cut streams.
  *
+ * Threads (README "Threads: what order it needs"): every thread's events, each thread's in its
+ * order.  Objects and groups are the program's; the clock and the (instruction, group) streams
+ * are per thread: a stream is (instruction, group, thread), its times its thread's clock.
+ *
  * Files: this one holds the events' handlers, init, fini and the module's table; summary.c the
  * loop summaries; merge.c the end of a run, its key and merge(); section.c emit() and restore();
  * objrel_internal.h what they share.
@@ -65,16 +69,110 @@ static void life_add(struct group *g, uint64_t life)
 	g->life_log2[life_bucket(life)]++;
 }
 
+/* ---- Threads (README "Threads: what order it needs") ---------------------------------------- */
+
+/* Makes born[] hold slot n; false without memory. */
+static bool born_reserve(struct objrel *r, uint32_t n)
+{
+	uint32_t cap = r->nborn ? r->nborn : 1024;
+	struct born *b;
+
+	if (n < r->nborn)
+		return true;
+	while (cap <= n)
+		if ((cap *= 2) > UINT32_MAX / 2)
+			return false;
+	b = realloc(r->born, (size_t)cap * sizeof(*b));
+	if (!b)
+		return false;
+	memset(b + r->nborn, 0, (size_t)(cap - r->nborn) * sizeof(*b));
+	r->born = b;
+	r->nborn = cap;
+	return true;
+}
+
+/* Object slot s was made now, by the thread whose events come. */
+static void born_set(struct objrel *r, uint32_t s)
+{
+	if (born_reserve(r, s))
+		r->born[s] = (struct born){ r->thread, r->clock + r->others };
+	else
+		r->nomem++;   /* its lifetime will be counted in its freeing thread's clock */
+}
+
+/* A second thread comes: every object so far is the first one's, made when its clock said. */
+static bool threads_begin(struct objrel *r)
+{
+	if (!born_reserve(r, r->objs.n))
+		return false;
+	for (uint32_t s = 1; s <= r->objs.n; s++)
+		r->born[s] = (struct born){ r->thread, mn_obj(&r->objs, s)->born };
+	return true;
+}
+
+/*
+ * The events of `thread` come now (mn_module.thread): its clock becomes the clock, the previous
+ * thread's is parked.  Without memory the clock stays the previous thread's (nomem).
+ */
+static void or_thread(void *st, uint32_t thread)
+{
+	struct objrel *r = st;
+	uint32_t need = (thread > r->thread ? thread : r->thread) + 1;
+
+	if (thread == r->thread || !thread)
+		return;
+	if (!r->born && !threads_begin(r)) {
+		r->nomem++;
+		return;
+	}
+	if (need > r->nclocks) {
+		uint32_t cap = need > 2 * r->nclocks ? need : 2 * r->nclocks;
+		uint64_t *c = realloc(r->clocks, (size_t)cap * sizeof(*c));
+
+		if (!c) {
+			r->nomem++;
+			return;
+		}
+		memset(c + r->nclocks, 0, (size_t)(cap - r->nclocks) * sizeof(*c));
+		r->clocks = c;
+		r->nclocks = cap;
+	}
+	r->clocks[r->thread] = r->clock;
+	r->others += r->clock;
+	r->clock = r->clocks[thread];
+	r->others -= r->clock;
+	r->thread = thread;
+}
+
+/*
+ * Object slot s's lifetime if it ended now: in its thread's clock when the thread that made it
+ * ends it (exact), else in the sum of every thread's clock (which counts what the backend took of
+ * the other threads meanwhile: it depends on how their buffers interleaved).
+ */
+static uint64_t lifetime(const struct objrel *r, uint32_t s)
+{
+	const struct mn_obj *x = mn_obj(&r->objs, s);
+
+	if (s >= r->nborn || r->born[s].thread == r->thread)
+		return r->clock - x->born;
+	return r->clock + r->others - r->born[s].at;
+}
+
+/* ---- Objects and their groups, continued ---------------------------------------------------- */
+
 static void new_object(struct objrel *r, uint32_t site, uint64_t addr, uint64_t size,
 		       enum mn_obj_kind kind)
 {
 	struct group *g = objrel_group_get(r, site);
+	uint32_t s = 0;
 
-	if (!g || !mn_objects_alloc(&r->objs, &(struct mn_obj){ .addr = addr, .size = size,
-			.kind = kind, .group = site, .serial = g->objects, .born = r->clock })) {
+	if (!g || !(s = mn_objects_alloc(&r->objs, &(struct mn_obj){ .addr = addr, .size = size,
+			.kind = kind, .group = site, .serial = g->objects, .born = r->clock }))) {
 		r->nomem++;
 		return;
 	}
+	if (__builtin_expect(r->born != NULL, 0))
+		born_set(r, s);
 	g->kind = kind;
 	g->objects++;
 	g->bytes += size;
@@ -82,11 +180,20 @@ static void new_object(struct objrel *r, uint32_t site, uint64_t addr, uint64_t 
 
 void objrel_end_object(struct objrel *r, uint32_t s)
 {
-	struct mn_obj *x = mn_obj(&r->objs, s);
-	struct group *g = mn_sitevec_find(&r->groups, x->group);
+	struct group *g = mn_sitevec_find(&r->groups, mn_obj(&r->objs, s)->group);
 
 	if (g)
-		life_add(g, r->clock - x->born);
+		life_add(g, lifetime(r, s));
+}
+
+void objrel_end_live(struct objrel *r, uint32_t s)
+{
+	const struct mn_obj *x = mn_obj(&r->objs, s);
+	struct group *g = mn_sitevec_find(&r->groups, x->group);
+	uint32_t t = s < r->nborn ? r->born[s].thread : r->thread;
+
+	if (g)
+		life_add(g, (t == r->thread || t >= r->nclocks ? r->clock : r->clocks[t]) - x->born);
 }
 
 static void or_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
@@ -185,10 +292,10 @@ struct stream *objrel_stream_of(struct objrel *r, struct insn *in, uint32_t grou
 {
 	struct stream *s;
 
-	if (in->n && in->s[in->last].group == group)
+	if (in->n && in->s[in->last].group == group && in->s[in->last].thread == r->thread)
 		return &in->s[in->last];
 	for (uint32_t i = 0; i < in->n; i++)
-		if (in->s[i].group == group) {
+		if (in->s[i].group == group && in->s[i].thread == r->thread) {
 			in->last = i;
 			return &in->s[i];
 		}
@@ -203,6 +310,7 @@ struct stream *objrel_stream_of(struct objrel *r, struct insn *in, uint32_t grou
 	}
 	s = &in->s[in->n];
 	s->group = group;
+	s->thread = r->thread;
 	s->run = 0;
 	objrel_lmads_init(&s->l, r->limit);
 	in->last = in->n++;
@@ -351,6 +459,7 @@ static int or_init(void *st, const struct mn_run *run)
 		return err;
 	r->limit = (uint32_t)r->opt_lmads;
 	r->epoch = 1;   /* zeroed checks are stale */
+	r->thread = 1;
 	err = lossless_init(&r->ll, r->opt_lossless);
 	if (err)
 		return err;
@@ -385,6 +494,8 @@ static void or_fini(void *st)
 	objrel_lossless_free(r->ll);
 	free(r->runs);
 	free(r->checks);
+	free(r->clocks);
+	free(r->born);
 }
 
 /* The settings (module.h): a bad value stops the module at init() with one line saying why. */
@@ -415,6 +526,7 @@ const struct mn_module mn_module_object_relative = {
 	.doc = "object-relative accesses (instruction, group, object, offset) as LMADs; lifetimes",
 	.state_size = sizeof(struct objrel),
 	.shard = MN_SHARD_NONE,
+	.thread = or_thread,
 	.init = or_init,
 	.fini = or_fini,
 	.load = or_load,

@@ -34,6 +34,8 @@ struct group {
 
 struct stream {
 	uint32_t group;
+	uint32_t thread;             /* its program thread (README "Threads"); 0 at the end of a run
+				      * of one thread (no `thread` written) */
 	uint32_t run;                /* index in the state's runs: streams of runs never join */
 	bool show_run;               /* emit(): the state holds more than one run, `run` is written */
 	struct objrel_lmads l;
@@ -96,6 +98,18 @@ struct objrel {
 	 * merge()'s, sorted by key then events; streams' `run` index into it. */
 	struct run_id *runs;
 	uint32_t nruns;
+	/*
+	 * Threads (README "Threads: what order it needs"): clock above is the clock of `thread`,
+	 * whose events come now; the others' are parked in clocks[] (by thread id), others their sum.
+	 * born[] says, by slot, which thread made each object and the sum of all clocks then; both
+	 * stay NULL while one thread runs.
+	 */
+	uint32_t thread;             /* 1 (the main thread) until mn_module.thread names another */
+	uint64_t *clocks;            /* by thread id, [0, nclocks) */
+	uint32_t nclocks;
+	uint64_t others;
+	struct born { uint32_t thread; uint64_t at; } *born;   /* by slot, [0, nborn) */
+	uint32_t nborn;
 };
 
 static inline unsigned life_bucket(uint64_t life)
@@ -109,6 +123,8 @@ static inline unsigned life_bucket(uint64_t life)
 struct group *objrel_group_get(struct objrel *r, uint32_t site);
 /* Object slot s's lifetime ends now: it joins its group's. */
 void objrel_end_object(struct objrel *r, uint32_t s);
+/* Object slot s lives until the end of the run, its maker's clock at the end (finalize). */
+void objrel_end_live(struct objrel *r, uint32_t s);
 /* The stream of instruction in for group, made on first use; NULL without memory. */
 struct stream *objrel_stream_of(struct objrel *r, struct insn *in, uint32_t group);
 /* One load or store: translated, decomposed, compressed. */

@@ -165,13 +165,19 @@ static const char *insn_check(const void *top, const void *row, uint64_t key)
 		return "field 'unattributed': more than 'accesses'";
 	for (uint32_t i = 1; i < in->n; i++)
 		if (objrel_by_group(&in->s[i - 1], &in->s[i]) >= 0)
-			return "field 'group': streams not sorted by group, then run";
+			return "field 'group': streams not sorted by group, then run, then thread";
 	return NULL;
 }
 
 static bool show_run(const struct mn_field *f, const void *row)
 {
 	return ((const struct stream *)row)->show_run;
+}
+
+/* A stream of a run of several threads names its thread (README "Threads"). */
+static bool show_thread(const struct mn_field *f, const void *row)
+{
+	return ((const struct stream *)row)->thread != 0;
 }
 
 #define L(field) offsetof(struct objrel_lmad, field)
@@ -193,6 +199,7 @@ static const struct mn_schema lmads = MN_SCHEMA("lmads", struct objrel_lmad, lma
 static const struct mn_field stream_fields[] = {
 	MN_FIELD("group", MN_FT_SITE, S(group), MN_R_KEY),
 	MN_FIELD("run", MN_FT_U32, S(run), MN_R_KEY, .when = show_run),
+	MN_FIELD("thread", MN_FT_U32, S(thread), MN_R_KEY, .when = show_thread),
 	MN_FIELD("accesses", MN_FT_U64, S(l.points), MN_R_NONE),
 	MN_FIELD("captured", MN_FT_U64, S(l.captured), MN_R_NONE),
 	MN_FIELD("full", MN_FT_BOOL, S(l.full), MN_R_NONE),

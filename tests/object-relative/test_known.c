@@ -209,6 +209,58 @@ static void test_figure3(void **state)
 	assert_int_equal(shell("cmp -s %s %s", a, b), 0);
 }
 
+/*
+ * Threads (programs/threads.c): four threads make 10, 20, 30, 40 nodes at one site and set their
+ * keys; each frees half its nodes, the main thread the other half.  Every thread's events come
+ * (complete: true): the group's 100 objects and 1600 bytes, 100 lifetimes; the key store's 100
+ * executions in four streams, one per thread (`thread:` 2 to 5, which thread made which list
+ * depending on which started first), of 10, 20, 30 and 40 accesses; nothing lost, no unknown free.
+ */
+static void test_threads(void **state)
+{
+	const struct mn_pnode *in, *streams, *g, *h;
+	struct mn_profile *p;
+	const char *why = NULL;
+	bool sizes[5] = { false }, threads[6] = { false };
+	uint32_t group;
+	uint64_t n = 0, v;
+
+	build("threads", "-O1 -pthread");
+	p = run_j("", 1);
+	if (!mn_profile_complete(p, &why))
+		fail_msg("threads: complete: false: %s", why ? why : "?");
+	group = site_at(p, "alloc", "node");
+	g = row_with(sec(p, "groups"), "group", group);
+	assert_int_equal(u64(g, "objects"), 100);
+	assert_int_equal(u64(g, "bytes"), 1600);
+	h = mn_pnode_get(g, "lifetime_log2");
+	for (size_t b = 0; b < mn_pnode_len(h); b++) {
+		assert_int_equal(mn_pnode_u64(mn_pnode_at(h, b), &v), 0);
+		n += v;
+	}
+	assert_int_equal(n, 100);
+	in = row_with(sec(p, "instructions"), "site", site_at(p, "store", "set"));
+	assert_int_equal(u64(in, "accesses"), 100);
+	assert_int_equal(u64(in, "unattributed"), 0);
+	streams = mn_pnode_get(in, "streams");
+	assert_int_equal(mn_pnode_len(streams), 4);
+	for (size_t i = 0; i < 4; i++) {
+		const struct mn_pnode *s = mn_pnode_at(streams, i);
+		uint64_t a = u64(s, "accesses"), t = u64(s, "thread");
+
+		assert_int_equal(u64(s, "group"), group);
+		assert_true(a % 10 == 0 && a >= 10 && a <= 40 && !sizes[a / 10]);
+		sizes[a / 10] = true;
+		assert_true(t >= 2 && t <= 5 && !threads[t]);
+		threads[t] = true;
+	}
+	assert_int_equal(u64(sec(p, "lost"), "nomem"), 0);
+	assert_int_equal(u64(sec(p, "lost"), "unknown_frees"), 0);
+	assert_int_equal(u64(mn_pnode_at(sec(p, "runs"), 0), "events"),
+			 u64(mn_profile_module(p, "object-relative"), "events"));
+	mn_profile_close(p);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(work) ? 0 : -1;
@@ -225,6 +277,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figure3),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -130,6 +130,11 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 			if (!e && (r = mn_pfield_u32(p, srow, "run", &s->run, err, errlen)) &&
 			    r != -ENOENT)
 				e = -EINVAL;
+			/* thread: only in a profile of several threads; 0 without it. */
+			s->thread = 0;
+			if (!e && (r = mn_pfield_u32(p, srow, "thread", &s->thread, err, errlen)) &&
+			    r != -ENOENT)
+				e = -EINVAL;
 			if (!e && mn_pfield_bool(p, srow, "full", &s->full, err, errlen))
 				e = -EINVAL;
 			for (int d = 0; d < OBJREL_LMAD_DIMS && !e; d++) {
