@@ -479,6 +479,7 @@ int sa_emit(void *st, struct mn_prof *p)
 			"geometry): their counts do not add\n");
 		return -EINVAL;
 	}
+	sa_cores_fold(a);   /* with threads, the cache lines every core found */
 	if ((err = rank(a)))
 		return err;
 	err = mn_schema_emit(&sa_section, a, p);

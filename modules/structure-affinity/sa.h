@@ -22,6 +22,7 @@
 
 #include "affinity.h"
 #include "cache.h"
+#include "map.h"
 #include "objects.h"
 #include "sitevec.h"
 #include "verified.h"
@@ -58,14 +59,22 @@ struct dobj {
 	bool hot;                    /* in emit(): one of the top, written under `structures` */
 };
 
-/* A stream as it is being built: where its last access fell, to difference the next one. */
+/*
+ * A stream as it is being built: where its last access fell, to difference the next one.  That
+ * last access is its thread's (README "Threads"): the other threads' are parked in the state's
+ * maps, under (id, thread).
+ */
 struct stream {
 	struct sa_stream s;
 	uint32_t dobj;               /* the data object's site */
+	uint32_t last_thread;        /* the thread of the last access below; 0: none yet */
 	struct dobj *d;              /* its record, once an access looked it up; NULL before */
 	uint64_t last_serial;        /* the instance of its last access ... */
 	uint64_t last_off;           /* ... and its offset there */
+	uint32_t id;                 /* its key among parked last accesses; 0: none given yet */
 };
+
+#define SA_CORES 64   /* cache models of cost: cache, one per thread up to this many (README) */
 
 /* The streams of one instruction, one per (loop, data object). */
 struct insn {
@@ -90,6 +99,14 @@ struct affinity {
 	uint64_t aliases;            /* aliased granules of runs restored or merged in (this run's
 				      * own are objs.aliases) */
 	bool conflict;               /* merge() met another run's different options: emit() fails */
+	/* Threads (README "Threads: what order it needs"): every thread's events come, each
+	 * thread's in its order; those below follow the thread whose events come now. */
+	uint32_t thread;             /* that thread (mn_module.thread); 0: never told */
+	uint32_t stream_ids;         /* ids given to streams so far (struct stream's id) */
+	struct mn_kv64 parked_serial, parked_off;   /* streams' last accesses of other threads */
+	struct sa_cache *cores;      /* with cost: cache, the parked caches by core; NULL until a
+				      * second thread comes */
+	unsigned core;               /* the core a->cache models: (thread - 1) % SA_CORES */
 	/* emit(): the hot data objects, by cost (the first opt.top), and those with an access */
 	struct dobj **hot;
 	size_t nhot;
@@ -112,6 +129,8 @@ extern const char *const sa_kind_names[MN_OBJ_GLOBAL + 1];
 /* structure_affinity.c: the stream of (loop, data object) of instruction in, added if new; NULL
  * without memory. */
 struct stream *sa_stream_of(struct insn *in, uint32_t loop, uint32_t dobj);
+/* structure_affinity.c: the cores' cache lines into a->cache's counts, their models freed (emit). */
+void sa_cores_fold(struct affinity *a);
 
 /* instances.c: the module's handlers of those events. */
 void sa_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size);

@@ -22,6 +22,10 @@
  * from a profile's section (which carries every data object's and every stream's integers, not
  * only the hot ones') and merge() folds runs of one binary; emit() derives every figure from the
  * merged integers (README "Merging").
+ *
+ * Threads (README "Threads: what order it needs"): every thread's events, each thread's in its
+ * order.  Data objects, instances and streams are the program's; a stream's last access (what
+ * the next one is differenced with) and, with cost: cache, the cache model are per thread.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -104,6 +108,50 @@ static struct stream *access_stream(struct affinity *a, struct insn *in, uint32_
 }
 
 /*
+ * Threads: a stream's last access is one thread's, the thread of its last access; when another
+ * thread's access comes, that one is parked under (stream, thread) and the new thread's own taken
+ * back.  Returns whether the thread had one.  Out of line: one thread's accesses never come here
+ * but for a stream's first.  A last access that finds no memory to park in is lost (nomem): that
+ * thread's next access starts afresh.
+ */
+static bool stream_switch(struct affinity *a, struct stream *r)
+{
+	uint64_t key;
+
+	if (r->last_thread && r->s.accesses) {
+		if (!r->id)
+			r->id = ++a->stream_ids;
+		key = mn_map_key(r->id, r->last_thread);
+		if (!mn_kv64_put(&a->parked_serial, key, r->last_serial) ||
+		    !mn_kv64_put(&a->parked_off, key, r->last_off))
+			a->nomem++;
+	}
+	r->last_thread = a->thread;
+	key = mn_map_key(r->id, a->thread);
+	return r->id && mn_kv64_get(&a->parked_serial, key, &r->last_serial) &&
+	       mn_kv64_get(&a->parked_off, key, &r->last_off);
+}
+
+/*
+ * Stream r's offset and stride after an access at off in instance serial (Eq. 2-3, 6): the
+ * first access's offset, and each access differenced with its thread's last one in the same
+ * instance.  With threads, the offset is the smallest of the threads' first ones, which does not
+ * depend on which thread came first; one thread's first access is the stream's.
+ */
+static inline void stream_step(struct affinity *a, struct stream *r, uint64_t serial,
+			       uint64_t off)
+{
+	if (__builtin_expect(r->last_thread != a->thread, 0) && !stream_switch(a, r)) {
+		if (!r->s.accesses || off < r->s.offset)
+			r->s.offset = off;
+	} else if (!r->s.accesses) {
+		r->s.offset = off;
+	} else if (r->last_serial == serial) {
+		sa_stride_add(&r->s.stride, r->last_off, off);
+	}
+}
+
+/*
  * Eq. 2-3 online: an access is differenced with its stream's previous one only when both fell in
  * the same instance (serials, not addresses, tell instances apart: a freed address comes back as
  * another instance).  The first access's offset stands for the stream's field: Eq. 6 takes any.
@@ -138,10 +186,7 @@ static void on_access(struct affinity *a, uint32_t site, uint64_t addr, uint32_t
 	d->cost += cost;
 	off = addr - x->addr;
 	r->s.site = site;
-	if (!r->s.accesses)
-		r->s.offset = off;
-	else if (r->last_serial == x->serial)
-		sa_stride_add(&r->s.stride, r->last_off, off);
+	stream_step(a, r, x->serial, off);
 	r->last_serial = x->serial;
 	r->last_off = off;
 	r->s.accesses++;
@@ -225,10 +270,7 @@ static bool walk_closed(struct affinity *a, const struct mn_summary_access *acc,
 	d->cost += n;
 	off = first - x->addr;
 	r->s.site = acc->site;
-	if (!r->s.accesses)
-		r->s.offset = off;
-	else if (r->last_serial == x->serial)
-		sa_stride_add(&r->s.stride, r->last_off, off);
+	stream_step(a, r, x->serial, off);
 	if (n > 1 && span)
 		r->s.stride = sa_gcd(r->s.stride, span);
 	r->last_serial = x->serial;
@@ -329,7 +371,69 @@ static void sa_loop_summary(void *st, uint32_t loop, uint64_t iterations,
 		free(twin);
 }
 
-/* ---- Setup ----------------------------------------------------------------------------------- */
+/* ---- Setup and threads ----------------------------------------------------------------------- */
+
+static struct sa_cache_config cache_config(const struct affinity *a)
+{
+	return (struct sa_cache_config){
+		.bytes = { a->opt.l1_bytes, a->opt.l2_bytes },
+		.ways = { (uint32_t)a->opt.l1_ways, (uint32_t)a->opt.l2_ways },
+		.line = (uint32_t)a->opt.line,
+		.latency = { (uint32_t)a->opt.l1_latency, (uint32_t)a->opt.l2_latency,
+			     (uint32_t)a->opt.mem_latency },
+	};
+}
+
+/*
+ * With cost: cache, thread t runs on core (t - 1) % SA_CORES, whose cache model a->cache becomes,
+ * the previous core's parked (README "Threads").  Without memory for a new core's model the
+ * thread stays on the current one (nomem).
+ */
+static void core_switch(struct affinity *a, unsigned core)
+{
+	struct sa_cache_config c = cache_config(a);
+	struct sa_cache fresh;
+
+	if (core == a->core)
+		return;
+	if (!a->cores && !(a->cores = calloc(SA_CORES, sizeof(*a->cores)))) {
+		a->nomem++;
+		return;
+	}
+	if (!a->cores[core].level[0].tag) {
+		if (sa_cache_init(&fresh, &c)) {
+			a->nomem++;
+			return;
+		}
+		a->cores[core] = fresh;
+	}
+	a->cores[a->core] = a->cache;
+	a->cache = a->cores[core];
+	memset(&a->cores[core], 0, sizeof(a->cores[core]));
+	a->core = core;
+}
+
+/* Every thread's events come, each thread's in its order (mn_module.thread). */
+static void sa_thread(void *st, uint32_t thread)
+{
+	struct affinity *a = st;
+
+	a->thread = thread;
+	if (priced(a) && thread)
+		core_switch(a, (thread - 1) % SA_CORES);
+}
+
+void sa_cores_fold(struct affinity *a)
+{
+	for (unsigned c = 0; a->cores && c < SA_CORES; c++) {
+		if (!a->cores[c].level[0].tag)
+			continue;
+		for (int l = 0; l < SA_LEVELS; l++)
+			a->cache.found[l] += a->cores[c].found[l];
+		sa_cache_free(&a->cores[c]);
+	}
+}
+
 
 static void sa_fini(void *st)
 {
@@ -340,6 +444,10 @@ static void sa_fini(void *st)
 		free(in->v);
 	mn_sitevec_free(&a->insns);
 	mn_sitevec_free(&a->dobjs);
+	sa_cores_fold(a);
+	free(a->cores);
+	mn_kv64_free(&a->parked_serial);
+	mn_kv64_free(&a->parked_off);
 	sa_cache_free(&a->cache);
 	sa_verified_free(&a->verified);
 	mn_objects_free(&a->objs);
@@ -358,13 +466,7 @@ static int sa_init(void *st, const struct mn_run *run)
 	if (err)
 		return err;
 	if (priced(a)) {
-		struct sa_cache_config c = {
-			.bytes = { a->opt.l1_bytes, a->opt.l2_bytes },
-			.ways = { (uint32_t)a->opt.l1_ways, (uint32_t)a->opt.l2_ways },
-			.line = (uint32_t)a->opt.line,
-			.latency = { (uint32_t)a->opt.l1_latency, (uint32_t)a->opt.l2_latency,
-				     (uint32_t)a->opt.mem_latency },
-		};
+		struct sa_cache_config c = cache_config(a);
 
 		err = sa_cache_init(&a->cache, &c);
 		if (err == -EINVAL)
@@ -449,6 +551,7 @@ const struct mn_module mn_module_structure_affinity = {
 	       "splitting advice",
 	.state_size = sizeof(struct affinity),
 	.shard = MN_SHARD_NONE,
+	.thread = sa_thread,
 	.init = sa_init,
 	.fini = sa_fini,
 	.load = sa_load,

@@ -426,6 +426,47 @@ static void test_hot_cold(void **state)
 }
 
 /*
+ * Threads (programs/threads.c): hotcold.c's work over four threads, each on an array of its own
+ * that the main thread frees.  Every thread's accesses come (complete: true) and give hotcold.c's
+ * answers: one heap data object of four instances and 22000 accesses, size 16 from strides (no
+ * declared type: fields by offset), the same costs, affinities and advice.  With cost: cache (a cache model per thread) too, complete
+ * and every access counted.
+ */
+static void test_threads(void **state)
+{
+	static const uint64_t off[] = { 0, 4, 8, 12 }, cost[] = { 10000, 10000, 1000, 1000 };
+	const struct mn_pnode *s;
+	struct mn_profile *p;
+	const char *why = NULL;
+
+	build_as("threads", "c", "-O1 -pthread", "threads");
+	p = run();
+	if (!mn_profile_complete(p, &why))
+		fail_msg("threads: complete: false: %s", why ? why : "?");
+	s = structure(p, "alloc", "table");
+	assert_int_equal(u64(s, "instances"), 4);
+	assert_int_equal(u64(s, "accesses"), 22000);
+	expect_size(s, 16, 0, "strides");
+	expect_fields(s, off, 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(u64(field(s, off[i]), "cost"), cost[i]);
+	expect_near(affinity(s, 0, 4), 1.0, "A(hot1, hot2)");
+	expect_near(affinity(s, 8, 12), 1.0, "A(cold1, cold2)");
+	expect_near(affinity(s, 0, 8), 2.0 / 11, "A(hot1, cold1)");
+	expect_advice(s, "split into {0, 4} and {8, 12}");
+	mn_profile_close(p);
+
+	p = run_env("MNEMO_AFFINITY_COST=cache");
+	if (!mn_profile_complete(p, &why))
+		fail_msg("threads, cost: cache: complete: false: %s", why ? why : "?");
+	s = structure(p, "alloc", "table");
+	assert_int_equal(u64(s, "accesses"), 22000);
+	expect_size(s, 16, 0, "strides");
+	expect_fields(s, off, 4);
+	mn_profile_close(p);
+}
+
+/*
  * A linked list: nodes from one malloc give size 24 from strides; separately allocated nodes
  * give no stride, an explicit unknown size, and fields by offset from each node.  Both: key and
  * next together, val apart (A = 0.5).
@@ -643,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_two_structs),
 		cmocka_unit_test(test_declared),
 		cmocka_unit_test(test_six_fields),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
