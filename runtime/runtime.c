@@ -1654,6 +1654,5 @@ __attribute__((constructor(101))) static void mn_rt_init(int argc, char **argv, 
 	rt.argc = argc;
 	rt.argv = argv;
 	mn_rt_exec_init();
-	mn_rt_threads_init();
 	start_session(true);
 }

@@ -148,8 +148,7 @@ bool mn_rt_exec_begin(const char *path, char marker[MN_EXEC_MARKER_MAX]);
 void mn_rt_exec_failed(void);
 /* From the constructor: what exec.c needs resolved before any vfork child can call it. */
 void mn_rt_exec_init(void);
-/* threads.c: glibc's thread functions found, at start-up; a fork child's one thread. */
-void mn_rt_threads_init(void);
+/* threads.c: a fork child's one thread. */
 void mn_rt_threads_fork_child(void);
 
 /* In a fork child (pthread_atfork): frees the dispositions' lock a vanished thread may hold. */

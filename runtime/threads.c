@@ -19,9 +19,9 @@
  * a join an acquire of what the thread released as it ended (keyed by its pthread_t).
  *
  * Before the first pthread_create (and in a program that never calls it) these wrappers only call
- * glibc's: one thread needs no order.  glibc's are found with dlsym(RTLD_NEXT), at start-up
- * (mn_rt_threads_init()), or on first use should a library's constructor call one earlier
- * (dlsym takes glibc's internal locks, never these).
+ * glibc's: one thread needs no order.  glibc's are found with dlsym(RTLD_NEXT) on first use, not
+ * at start-up, so that a program that never calls them runs with the memory layout it had before
+ * (dlsym allocates); dlsym takes glibc's internal locks, never these.
  *
  * Atomics with acquire or release ordering, and OpenMP's fork, join, barriers and critical
  * sections, come from the pass (__mnemo_acquire, __mnemo_release: abi.h).  Not intercepted (the
@@ -91,21 +91,6 @@ static void *real(void **slot, const char *name)
 
 #define REAL(field, name) ((__typeof__(libc.field))real((void **)&libc.field, name))
 
-void mn_rt_threads_init(void)
-{
-	REAL(create, "pthread_create");
-	REAL(join, "pthread_join");
-	REAL(exit, "pthread_exit");
-	REAL(lock, "pthread_mutex_lock");
-	REAL(trylock, "pthread_mutex_trylock");
-	REAL(unlock, "pthread_mutex_unlock");
-	REAL(timedlock, "pthread_mutex_timedlock");
-	REAL(cond_wait, "pthread_cond_wait");
-	REAL(cond_timedwait, "pthread_cond_timedwait");
-	REAL(cond_signal, "pthread_cond_signal");
-	REAL(cond_broadcast, "pthread_cond_broadcast");
-	REAL(barrier_wait, "pthread_barrier_wait");
-}
 
 void mn_rt_threads_fork_child(void)
 {
