@@ -201,6 +201,10 @@ struct host {
 /* Every BALANCE_EVERY buffers (the first included) each module's cost is measured and the modules
  * are dealt to the threads anew (balance()). */
 #define BALANCE_EVERY 32
+/* A buffer this short (words) is decoded by every lane in turn on the leader's thread: waking the
+ * pool costs more than its records, as with the few a thread writes between two ordering points
+ * (queue.h, mn_queue_order()). */
+#define POOL_WORDS 4096
 
 /* Finalizes and frees every worker's state and the workers. */
 static void workers_free(struct backend *b)
@@ -728,7 +732,8 @@ static int consume(struct host *h)
 	while ((r = mn_queue_pop(h->q, &words, &n)) > 0) {
 		uint32_t t = mn_queue_thread(h->q);
 		struct job j = { h, words, n, h->lanes, t ? t : 1 };
-		bool timed = h->balanced && h->buffers++ % BALANCE_EVERY == 0;
+		bool pooled = h->nlanes > 1 && n >= POOL_WORDS;
+		bool timed = pooled && h->balanced && h->buffers++ % BALANCE_EVERY == 0;
 		struct mn_decode_stats *st;
 		uint64_t before;
 
@@ -737,10 +742,11 @@ static int consume(struct host *h)
 		st = buffer_stats(h, j.lanes);
 		before = st ? st->events : 0;
 		/* Every lane is done with the buffer before it goes back to the queue. */
-		if (h->nlanes > 1)
+		if (pooled)
 			mn_pool_run(h->pool, timed ? job_timed : job_run, &j);
 		else
-			job_run(&j, 0);
+			for (unsigned i = 0; i < (h->nlanes ? h->nlanes : 1); i++)
+				job_run(&j, i);
 		thread_count(h, j.thread, st ? st->events - before :
 				      count_records(&h->s->wire, words, n), words, n);
 		mn_queue_release(h->q);

@@ -217,11 +217,17 @@ static void hand_back(struct mn_queue *q, uint32_t g, uint32_t lap)
 		futex_wake(&c->freed, 1);
 }
 
+/* Bytes a consumer zeroes itself rather than hand to its zeroing thread: the hand-off (a mutex, a
+ * wake-up) costs more than zeroing a buffer this small, such as the few records a thread writes
+ * between two ordering points. */
+#define ZERO_INLINE_BYTES 16384
+
 static void free_slot(struct mn_queue *q, uint32_t k, uint32_t lap)
 {
 	struct zeroer *z = q->zeroer;
 
-	if (!z) {
+	/* Ordered by the acquire that showed us the buffer, as in hand_back(). */
+	if (!z || mn_load_relaxed(&ctl_of(q, k)->used) <= ZERO_INLINE_BYTES) {
 		hand_back(q, k, lap);
 		return;
 	}
