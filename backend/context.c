@@ -125,6 +125,31 @@ fail:
 	return -ENOMEM;
 }
 
+int mn_ctx_switch(struct mn_ctx *c, struct mn_ctx_stack *out, struct mn_ctx_stack *in)
+{
+	struct mn_ctx_stack next = *in;
+
+	if (!next.frames) {   /* a new stack: the root frame alone, all zero */
+		next = (struct mn_ctx_stack){ calloc(FRAMES_INIT, sizeof(*c->frames)), 0,
+					      FRAMES_INIT, 0 };
+		if (!next.frames)
+			return -ENOMEM;
+	}
+	*out = (struct mn_ctx_stack){ c->frames, c->depth, c->frame_cap, c->lost };
+	c->frames = next.frames;
+	c->depth = next.depth;
+	c->frame_cap = next.frame_cap;
+	c->lost = next.lost;
+	*in = (struct mn_ctx_stack){ 0 };
+	return 0;
+}
+
+void mn_ctx_stack_free(struct mn_ctx_stack *s)
+{
+	free(s->frames);
+	*s = (struct mn_ctx_stack){ 0 };
+}
+
 void mn_ctx_destroy(struct mn_ctx *c)
 {
 	if (!c)

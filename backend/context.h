@@ -132,6 +132,22 @@ int mn_ctx_create(struct mn_ctx **cp, unsigned max_depth);
 /* Frees everything; NULL is fine.  Ids it handed out mean nothing afterwards. */
 void mn_ctx_destroy(struct mn_ctx *c);
 
+/*
+ * Threads (issue 22): one stack per program thread over one intern table.  A thread's stack is
+ * parked while another thread's events come; ids, the intern table and invocation serials stay
+ * shared, so an id means one path in every thread and serials never repeat across threads.
+ */
+struct mn_ctx_stack {
+	struct mn_ctx_frame *frames;
+	unsigned depth, frame_cap, lost;
+};
+
+/* Parks the current stack in *out and makes *in current, *in then zeroed; an all-zero *in is a new,
+ * empty stack.  0, or -ENOMEM (a new stack's frames) and nothing changed. */
+int mn_ctx_switch(struct mn_ctx *c, struct mn_ctx_stack *out, struct mn_ctx_stack *in);
+/* A parked stack's memory; zeroed. */
+void mn_ctx_stack_free(struct mn_ctx_stack *s);
+
 /* ---- Slow paths of the inline calls (context.c); call the inline ones ------------------------ */
 
 uint32_t mn_ctx_intern(struct mn_ctx *c, uint32_t parent, uint32_t site);

@@ -229,7 +229,7 @@ mn_lastaccess_span(struct mn_lastaccess *la, uint32_t aid, uint64_t addr, uint64
 		if (!mn_lastaccess_owns(la, (int64_t)(a >> 3)))
 			continue;   /* another worker's page */
 		if ((w = mn_shadow_get(*la->sh, a)))
-			word(arg, w, aid, store, false);
+			word(arg, w, a, aid, store, false);
 	}
 	la->rows->spanning = false;
 }

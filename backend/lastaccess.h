@@ -44,7 +44,52 @@ struct mn_lastaccess {
 	const struct mn_module *module;   /* the expansion: its loop_iter, load and store */
 	void *arg;                 /* the module's state */
 	unsigned wid, nw;          /* this worker, of nw (0: alone) */
+	/* Threads (issue 22): NULL until a second program thread appears (mn_lastaccess_threads()) */
+	struct mn_shadow *tid;     /* struct mn_lastaccess_tid per word */
+	struct mn_shadow *stamp;   /* struct mn_lastaccess_stamp per word */
+	uint64_t stamp0;           /* the stamp of a word's accesses from before then */
 };
+
+/*
+ * Threads (issue 22): once a second program thread appears, each word's last store and last load
+ * since also keep the program thread that made it and its happens-before stamp (hb.h), in two
+ * shadows of their own made then, so that a single-threaded run neither makes nor reads them.
+ * All zero (a word last accessed before then): the main thread, stamp stamp0.  Each is written
+ * with the word's struct mn_lastaccess_word, and read only where that names an access.
+ */
+struct mn_lastaccess_tid {
+	uint32_t wthread, rthread;
+};
+struct mn_lastaccess_stamp {
+	uint64_t wstamp, rstamp;
+};
+
+/* Makes the shadows of threads and stamps, stamp0 the stamp of what came before.  0 or -errno. */
+static inline int mn_lastaccess_threads(struct mn_lastaccess *la, uint64_t stamp0)
+{
+	int err = mn_shadow_create(&la->tid, 8, sizeof(struct mn_lastaccess_tid));
+
+	if (!err && (err = mn_shadow_create(&la->stamp, 8, sizeof(struct mn_lastaccess_stamp)))) {
+		mn_shadow_destroy(la->tid);
+		la->tid = NULL;
+	}
+	la->stamp0 = stamp0;
+	return err;
+}
+
+/* The aliases of the shadows of threads and stamps (shadow.h); then they are freed. */
+static inline uint64_t mn_lastaccess_threads_aliases(const struct mn_lastaccess *la)
+{
+	return (la->tid ? mn_shadow_aliases(la->tid) : 0) +
+	       (la->stamp ? mn_shadow_aliases(la->stamp) : 0);
+}
+
+static inline void mn_lastaccess_threads_free(struct mn_lastaccess *la)
+{
+	mn_shadow_destroy(la->tid);
+	mn_shadow_destroy(la->stamp);
+	la->tid = la->stamp = NULL;
+}
 
 /* A shadow of struct mn_lastaccess_word per word (all zeros: never accessed).  0 or -errno. */
 static inline int mn_lastaccess_shadow(struct mn_shadow **sh)
@@ -62,9 +107,10 @@ static inline bool mn_lastaccess_owns(const struct mn_lastaccess *la, int64_t w)
 	return la->nw <= 1 || ((uint64_t)w >> (MN_LASTACCESS_PAGE_SHIFT - 3)) % la->nw == la->wid;
 }
 
-/* One word's shadow w of an access by access id aid (spanning pages: one is false). */
-typedef void mn_lastaccess_word_fn(void *arg, struct mn_lastaccess_word *w, uint32_t aid,
-				   bool store, bool one);
+/* One word's shadow w, of the word at address a, of an access by access id aid (spanning pages:
+ * one is false). */
+typedef void mn_lastaccess_word_fn(void *arg, struct mn_lastaccess_word *w, uint64_t a,
+				   uint32_t aid, bool store, bool one);
 
 /*
  * An access [addr, end) by aid that spans pages: word(arg, ...) on each of its words on this

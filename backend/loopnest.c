@@ -203,6 +203,51 @@ void mn_loopnest_close_all(struct mn_loopnest *n)
 		n->hooks->close(n->arg, i);
 }
 
+int mn_loopnest_switch(struct mn_loopnest *n, struct mn_loopnest_stack *out,
+		       struct mn_loopnest_stack *in)
+{
+	struct mn_loopnest_stack next = *in;
+	int err = mn_ctx_switch(n->ctx, &out->ctx, &next.ctx);
+
+	if (err)
+		return err;
+	out->loops = n->loops;
+	out->n = n->n;
+	out->cap = n->cap;
+	out->in_target = n->in_target;
+	n->loops = next.loops;
+	n->n = next.n;
+	n->cap = next.cap;
+	n->in_target = next.in_target;
+	*in = (struct mn_loopnest_stack){ 0 };
+	return 0;
+}
+
+void mn_loopnest_stack_reset(struct mn_loopnest_stack *s)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		s->loops[i].inv = 0;
+		mn_starts_reset(&s->loops[i].starts, s->loops[i].starts.n);
+	}
+}
+
+void mn_loopnest_stack_free(struct mn_loopnest_stack *s)
+{
+	for (unsigned i = 0; i < s->cap; i++)
+		mn_starts_free(&s->loops[i].starts);
+	free(s->loops);
+	mn_ctx_stack_free(&s->ctx);
+	*s = (struct mn_loopnest_stack){ 0 };
+}
+
+/* Pops the context stack's frames from the top down, then drops the loop frames (sync()). */
+void mn_loopnest_end(struct mn_loopnest *n)
+{
+	while (mn_ctx_depth(n->ctx))
+		mn_ctx_pop(n->ctx, mn_ctx_frame_site(n->ctx, mn_ctx_depth(n->ctx) - 1));
+	sync(n);
+}
+
 void mn_loopnest_free(struct mn_loopnest *n)
 {
 	for (unsigned i = 0; i < n->cap; i++)

@@ -139,6 +139,30 @@ struct mn_run;
 int mn_loopnest_named(const struct mn_run *run, const char *want,
 		      int (*mark)(void *arg, uint32_t site), void *arg);
 
+/*
+ * Threads (issue 22): each program thread has its own loop frames and context stack (context.h,
+ * mn_ctx_switch()); the clock, the via cache and the loop sites stay shared.  The caller keeps a
+ * parked struct mn_loopnest_stack per thread and swaps on a thread switch: the frames' arrays
+ * change hands, nothing is copied, and the hot paths read the nest as before.
+ */
+struct mn_loopnest_stack {
+	struct mn_loop *loops;
+	unsigned n, cap, in_target;
+	struct mn_ctx_stack ctx;
+};
+
+/* Parks the current thread's frames and context stack in *out and makes *in's current, *in then
+ * zeroed (all zero: a new thread, no frames).  0, or -ENOMEM and nothing changed. */
+int mn_loopnest_switch(struct mn_loopnest *n, struct mn_loopnest_stack *out,
+		       struct mn_loopnest_stack *in);
+/* A clock reset for a parked thread's frames (as mn_loopnest_reset() does for the current's). */
+void mn_loopnest_stack_reset(struct mn_loopnest_stack *s);
+/* A parked stack's memory; zeroed. */
+void mn_loopnest_stack_free(struct mn_loopnest_stack *s);
+/* The current thread ended: every frame closes (close()), innermost first, and goes, and the
+ * context stack empties. */
+void mn_loopnest_end(struct mn_loopnest *n);
+
 /* Every frame closes, innermost first (close()), and stays: before results are read. */
 void mn_loopnest_close_all(struct mn_loopnest *n);
 void mn_loopnest_free(struct mn_loopnest *n);

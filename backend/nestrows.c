@@ -300,13 +300,18 @@ int mn_nestrows_init(struct mn_nestrows *r, struct mn_rows *rows, struct mn_loop
 	return mn_rows_memo_use(rows, r->memo, MN_NESTROWS_MEMO_BITS);
 }
 
+void mn_nestrows_owed_free(struct mn_nestrows_owed *owed, unsigned cap)
+{
+	for (unsigned i = 0; i < cap; i++) {
+		free(owed[i].v);
+		free(owed[i].used);
+	}
+	free(owed);
+}
+
 void mn_nestrows_free(struct mn_nestrows *r)
 {
-	for (unsigned i = 0; i < r->owed_cap; i++) {
-		free(r->owed[i].v);
-		free(r->owed[i].used);
-	}
-	free(r->owed);
+	mn_nestrows_owed_free(r->owed, r->owed_cap);
 	r->owed = NULL;
 	r->owed_cap = 0;
 }

@@ -96,6 +96,24 @@ int mn_nestrows_init(struct mn_nestrows *r, struct mn_rows *rows, struct mn_loop
 
 void mn_nestrows_free(struct mn_nestrows *r);
 
+/* Threads (issue 22): what frames owe is by frame index, so it is the current thread's, parked with
+ * its frames (loopnest.h, mn_loopnest_switch()): swaps r's with *owed and *cap (NULL and 0: a new
+ * thread's, nothing owed).  The memo and the below slots, keyed by ids and serials that every
+ * thread shares, stay. */
+static inline void mn_nestrows_switch(struct mn_nestrows *r, struct mn_nestrows_owed **owed,
+				      unsigned *cap)
+{
+	struct mn_nestrows_owed *o = r->owed;
+	unsigned c = r->owed_cap;
+
+	r->owed = *owed;
+	r->owed_cap = *cap;
+	*owed = o;
+	*cap = c;
+}
+/* A parked thread's owed counts (all paid: mn_loopnest_end()), freed. */
+void mn_nestrows_owed_free(struct mn_nestrows_owed *owed, unsigned cap);
+
 /* A new destination access: its instances count each row once. */
 static inline void mn_nestrows_next(struct mn_nestrows *r)
 {

@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "lastaccess.h"   /* and loopnest.h, nestrows.h, map.h, shadow.h, spans.h, context.h */
 #include "sitevec.h"
+#include "hb.h"
 
 /* The key of README's schema (the rows: a row map, map.h). */
 enum dep_kind { DEP_RAW = MN_DEP_RAW, DEP_WAR = MN_DEP_WAR, DEP_WAW = MN_DEP_WAW };
@@ -31,6 +32,30 @@ struct dep_key {
 	uint16_t pad;                /* 0 */
 };
 _Static_assert(sizeof(struct dep_key) == 32, "dep_key is a row map's key of four words");
+
+/* A cross-thread row's key (README, "Threads"): decoded values, 32 bytes, a row map's key; its
+ * struct mn_row's count is `count`, its max `ordered` (min: the stamp of the destination access
+ * that counted `ordered`, not in the profile). */
+struct dep_xkey {
+	uint32_t src, dst;           /* access sites */
+	uint32_t loop;               /* the destination thread's innermost loop; 0: none */
+	uint8_t kind;                /* enum dep_kind */
+	uint8_t pad[3];
+	uint32_t pad2[4];            /* 0 */
+};
+_Static_assert(sizeof(struct dep_xkey) == 32, "dep_xkey is a row map's key of four words");
+
+/* A program thread's loop frames, context stack and what its frames owe, parked while other
+ * threads' events come (loopnest.h, nestrows.h). */
+struct dep_thread {
+	struct mn_loopnest_stack nest;
+	struct mn_nestrows_owed *owed;
+	unsigned owed_cap;
+	bool ended;                  /* its thread_end came: freed when another thread's come */
+};
+
+#define DEP_MODE_TARGET  1u  /* struct dep.mode: MNEMO_DEP_LOOP */
+#define DEP_MODE_THREADS 2u  /* a second program thread appeared */
 
 #define CTX_DEPTH  64        /* context ids encode the outermost 64 frames */
 
@@ -59,14 +84,21 @@ struct dep {
 	struct mn_loopnest nest;
 	struct mn_lastaccess last;
 	struct mn_nestrows rows;   /* deps through its memo */
+	/* Threads (README, "Threads"): all zero until a second program thread appears. */
+	uint8_t mode;              /* DEP_MODE_*: the access handler's rare paths */
+	bool threads;              /* a second thread appeared: the section has cross_thread */
+	uint32_t thread;           /* the program thread whose events come (1: the main thread) */
+	struct dep_thread **parked;   /* by thread id, [nparked]: the other threads' */
+	uint32_t nparked;
+	struct mn_hb *hb;          /* happens-before (hb.h) */
+	uint64_t now;              /* mn_hb_now() at the access at hand */
+	struct mn_rows cross;      /* cross-thread rows: struct dep_xkey -> count, ordered */
+	struct mn_spans cross_spans;   /* those counted by accesses that span workers */
 };
 
-/* Every count still owed or pending into the rows: before they are read (merge, emit). */
-static inline void dep_flush(struct dep *d)
-{
-	mn_loopnest_close_all(&d->nest);
-	mn_nestrows_flush(&d->rows);
-}
+/* Every count still owed or pending into the rows, every thread's: before they are read (merge,
+ * emit). */
+void dep_flush(struct dep *d);
 
 /* dep_io.c */
 void dep_merge(void *into, void *from);

@@ -19,7 +19,8 @@ static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p
 
 	mn_ctx_stats(d->ctx, &cs);
 	mn_prof_u64(p, f->arg ? d->nomem + cs.nomem :
-		    d->aliases + (d->sh ? mn_shadow_aliases(d->sh) : 0));
+		    d->aliases + (d->sh ? mn_shadow_aliases(d->sh) : 0) +
+		    mn_lastaccess_threads_aliases(&d->last));
 	return 0;
 }
 
@@ -46,6 +47,38 @@ static const struct mn_field row_fields[] = {
 static const struct mn_schema rows = MN_ROWMAP_SCHEMA("dependences", row_fields,
 	.flow = true, .by = (const char *const[]){ "loop", "src", "dst", "kind", "carried",
 	"src_via", "dst_via", "src_context", "dst_context", NULL });
+
+/* `cross_thread:` (README, "Threads"): count and ordered stored, unordered derived. */
+static void unordered(const struct mn_field *f, const void *row, void *out)
+{
+	const struct mn_row *e = (const void *)((const char *)row + MN_ROWS_KEY_WORDS * 8);
+
+	*(uint64_t *)out = e->count - e->max;
+}
+
+#define X(m) offsetof(struct dep_xkey, m)
+static const struct mn_field xrow_fields[] = {
+	MN_FIELD("kind", MN_FT_ENUM, X(kind), MN_R_KEY, .choices = "raw|war|waw"),
+	MN_FIELD("src", MN_FT_SITE, X(src), MN_R_KEY),
+	MN_FIELD("dst", MN_FT_SITE, X(dst), MN_R_KEY),
+	MN_FIELD("loop", MN_FT_SITE, X(loop), MN_R_KEY),
+	MN_FIELD("count", MN_FT_U64, MN_ROWMAP_ROW(count), MN_R_SUM),
+	MN_FIELD("ordered", MN_FT_U64, MN_ROWMAP_ROW(max), MN_R_SUM),
+	MN_FIELD("unordered", MN_FT_U64, MN_ROWMAP_ROW(count), MN_R_NONE, .flags = MN_FF_DERIVED,
+		 .derive = unordered),
+};
+
+/* A row is ordered at most as many times as counted. */
+static const char *xrow_check(const void *top, const void *row, uint64_t key)
+{
+	const struct mn_row *e = (const void *)((const char *)row + MN_ROWS_KEY_WORDS * 8);
+
+	return e->max > e->count ? "cross_thread: ordered is more than count" : NULL;
+}
+
+static const struct mn_schema xrows = MN_ROWMAP_SCHEMA("cross_thread", xrow_fields,
+	.flow = true, .check = xrow_check,
+	.by = (const char *const[]){ "src", "dst", "kind", "loop", NULL });
 
 #define S(m) offsetof(struct site, m)
 static const struct mn_field loop_fields[] = {
@@ -79,6 +112,9 @@ static const struct mn_field dep_fields[] = {
 		 .choices = "loop", .arg = D(run)),
 	MN_FIELD("dependences", MN_FT_ROWMAP, D(deps), MN_R_UNION, .sub = &rows,
 		 .flags = MN_FF_SPANS, .aux = D(span_rows)),   /* accesses spanning workers */
+	/* only when some thread's access found another thread's source */
+	MN_FIELD("cross_thread", MN_FT_ROWMAP, D(cross), MN_R_UNION, .sub = &xrows,
+		 .flags = MN_FF_SPANS | MN_FF_OPT, .aux = D(cross_spans)),
 	MN_FIELD("lost", MN_FT_MAP, 0, MN_R_UNION, .sub = &lost),
 	MN_FIELD("", MN_FT_U64, D(closed), MN_R_SUM, .flags = MN_FF_HIDDEN),
 	MN_FIELD("", MN_FT_U64, D(expanded), MN_R_SUM, .flags = MN_FF_HIDDEN),
@@ -98,7 +134,8 @@ void dep_merge(void *into_, void *from_)
 	dep_flush(into);
 	dep_flush(from);
 	mn_ctx_stats(from->ctx, &cs);
-	into->aliases += from->sh ? mn_shadow_aliases(from->sh) : 0;
+	into->aliases += (from->sh ? mn_shadow_aliases(from->sh) : 0) +
+			 mn_lastaccess_threads_aliases(&from->last);
 	into->nomem += from->restored ? cs.nomem : 0;
 	if (mn_schema_merge(&dep_schema, into, from, from->restored) == -ENOMEM)
 		into->nomem++;
@@ -107,8 +144,13 @@ void dep_merge(void *into_, void *from_)
 int dep_emit(void *st, struct mn_prof *p)
 {
 	struct dep *d = st;
+	struct mn_row *e;
 
 	dep_flush(d);
+	/* two workers that counted one access across pages each ordered it: merge took back the
+	 * count only */
+	for (struct mn_rows_cursor c = { 0 }; (e = mn_rows_next(&d->cross, &c));)
+		e->max = e->max < e->count ? e->max : e->count;
 	if (d->run && mn_run_verbose(d->run) && (d->closed || d->expanded))
 		fprintf(stderr, "mnemo: dependence: %" PRIu64 " loop summaries in closed form, %"
 			PRIu64 " expanded\n", d->closed, d->expanded);

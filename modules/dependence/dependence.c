@@ -54,7 +54,7 @@ static inline void report(struct dep *d, uint32_t src, uint32_t sclock, uint32_t
  * last store (raw), a store on it (waw) and on the loads since (war); then aid is the word's
  * last.  Also mn_lastaccess_span()'s, for an access that spans pages. */
 static inline __attribute__((always_inline)) void
-word_access(void *st, struct mn_lastaccess_word *w, uint32_t aid, bool store, bool one)
+word_access(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid, bool store, bool one)
 {
 	struct dep *d = st;
 
@@ -66,6 +66,77 @@ word_access(void *st, struct mn_lastaccess_word *w, uint32_t aid, bool store, bo
 		*w = (struct mn_lastaccess_word){ .writer = aid, .wclock = d->nest.clock };
 	else
 		*w = (struct mn_lastaccess_word){ w->writer, w->wclock, aid, d->nest.clock };
+}
+
+/*
+ * Threads (README, "Threads"): an instance whose source another thread made, from access src to
+ * dst now, with the source's happens-before stamp: one count in its cross-thread row (once per
+ * destination access, rule 6), and in `ordered` when the source happens before now, unless
+ * another of the access's words found the row unordered.  The row's min holds the stamp of the
+ * access that counted `ordered` last.
+ */
+static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind, uint64_t stamp)
+{
+	bool ordered = d->hb && mn_hb_before(d->hb, stamp);
+	struct dep_xkey k = { .src = d->acc.acc[src].site, .dst = d->acc.acc[dst].site,
+			      .loop = d->nest.n ? d->nest.loops[d->nest.n - 1].site : 0,
+			      .kind = (uint8_t)kind };
+	uint64_t key[MN_ROWS_KEY_WORDS];
+	struct mn_row *e;
+
+	memcpy(key, &k, sizeof(k));
+	if (!(e = mn_rows_get(&d->cross, key))) {
+		d->nomem++;
+		return;
+	}
+	if (e->stamp != d->rows.stamp) {
+		e->stamp = d->rows.stamp;
+		e->count++;
+		e->max += ordered;
+		e->min = ordered ? d->rows.stamp : 0;
+		if (d->rows.spanning && !mn_spans_add(&d->cross_spans, key, d->rows.span))
+			d->nomem++;
+	} else if (!ordered && e->min == d->rows.stamp) {
+		e->max--;
+		e->min = 0;
+	}
+}
+
+/*
+ * Rule 3 once a second thread appeared: as word_access(), but a source another thread made is a
+ * cross-thread instance, and the word's thread and stamp shadows follow its last store and load.
+ * A word whose thread or stamp shadow aliased (counted there) is taken as the current thread's.
+ */
+static void word_access_mt(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid,
+			   bool store, bool one)
+{
+	struct dep *d = st;
+	struct mn_lastaccess_tid *t = d->last.tid ? mn_shadow_get(d->last.tid, a) : NULL;
+	struct mn_lastaccess_stamp *s = t && d->last.stamp ? mn_shadow_get(d->last.stamp, a) : NULL;
+	uint32_t me = d->thread;
+
+	if (!s) {
+		word_access(d, w, a, aid, store, one);
+		return;
+	}
+	if (w->writer && (t->wthread ? t->wthread : 1) != me)
+		cross(d, w->writer, aid, store ? DEP_WAW : DEP_RAW,
+		      t->wthread ? s->wstamp : d->last.stamp0);
+	else if (w->writer)
+		report(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
+	if (store && w->reader && (t->rthread ? t->rthread : 1) != me)
+		cross(d, w->reader, aid, DEP_WAR, t->rthread ? s->rstamp : d->last.stamp0);
+	else if (store && w->reader)
+		report(d, w->reader, w->rclock, aid, DEP_WAR, one);
+	if (store) {
+		*w = (struct mn_lastaccess_word){ .writer = aid, .wclock = d->nest.clock };
+		*t = (struct mn_lastaccess_tid){ .wthread = me };
+		*s = (struct mn_lastaccess_stamp){ .wstamp = d->now };
+	} else {
+		*w = (struct mn_lastaccess_word){ w->writer, w->wclock, aid, d->nest.clock };
+		t->rthread = me;
+		s->rstamp = d->now;
+	}
 }
 
 /* The access id of site in the current context (a one-entry cache per site); 0 without memory. */
@@ -83,16 +154,15 @@ static inline uint32_t access_id(void *st, uint32_t site)
 }
 
 /* The handler behind load and store: rule 3 on every word of the access (rule 1), each row
- * counted once for it (rule 6).  Inlined into each so that `store` is a constant. */
+ * counted once for it (rule 6).  Inlined into each so that `store` and `mt` are constants; mt:
+ * a second thread appeared (word_access_mt()). */
 static inline __attribute__((always_inline)) void
-on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
+access_words(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store, bool mt)
 {
 	uint64_t end = addr + size;
 	uint32_t aid;
 	bool span;
 
-	if (!size || (d->target_mode && !d->nest.in_target))
-		return;
 	span = (addr ^ (end - 1)) >> MN_LASTACCESS_PAGE_SHIFT;
 	d->rows.span += span;   /* every worker sees every such access: one numbering */
 	if (!(aid = access_id(d, site)) || !d->sh) {
@@ -101,15 +171,44 @@ on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store
 	}
 	mn_nestrows_next(&d->rows);
 	if (__builtin_expect(span, 0)) {
-		mn_lastaccess_span(&d->last, aid, addr, end, store, word_access, d);
+		mn_lastaccess_span(&d->last, aid, addr, end, store,
+				   mt ? word_access_mt : word_access, d);
 		return;
 	}
 	for (uint64_t a = addr & ~UINT64_C(7); a < end; a += 8) {
 		struct mn_lastaccess_word *w = mn_shadow_get(d->sh, a);
 
-		if (w)   /* else an alias: counted by the shadow */
-			word_access(d, w, aid, store, (addr & 7) + size <= 8);
+		if (w && mt)   /* else an alias: counted by the shadow */
+			word_access_mt(d, w, a, aid, store, (addr & 7) + size <= 8);
+		else if (w)
+			word_access(d, w, a, aid, store, (addr & 7) + size <= 8);
 	}
+}
+
+/* An access in target mode (rule 8) or once a second thread appeared: out of the hot path. */
+static __attribute__((noinline)) void on_access_rare(struct dep *d, uint32_t site, uint64_t addr,
+						     uint32_t size, bool store)
+{
+	if (d->target_mode && !d->nest.in_target)
+		return;
+	if (!(d->mode & DEP_MODE_THREADS)) {
+		access_words(d, site, addr, size, store, false);
+		return;
+	}
+	d->now = d->hb ? mn_hb_now(d->hb) : 0;
+	access_words(d, site, addr, size, store, true);
+}
+
+static inline __attribute__((always_inline)) void
+on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
+{
+	if (!size)
+		return;
+	if (__builtin_expect(d->mode, 0)) {
+		on_access_rare(d, site, addr, size, store);
+		return;
+	}
+	access_words(d, site, addr, size, store, false);
 }
 
 static void dep_load(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size)
@@ -157,7 +256,7 @@ static void dep_func_entry(void *st, uint32_t site)
 	mn_loopnest_func_entry(&((struct dep *)st)->nest, site);
 }
 
-/* A loop summary: in closed form, or expanded; target mode counts per frame, so expands. */
+/* A loop summary: in closed form, or expanded. */
 static void dep_loop_summary(void *st, uint32_t site, uint64_t T,
 			     const struct mn_summary_access *acc, unsigned n)
 {
@@ -165,7 +264,7 @@ static void dep_loop_summary(void *st, uint32_t site, uint64_t T,
 	struct site *s;
 
 	dep_loop_invoke(d, site);
-	if (!d->target_mode &&
+	if (!d->mode &&   /* target mode counts per frame; threads need each word's thread */
 	    mn_lastaccess_closed(&d->last, mn_loopnest_top(&d->nest, site), T, acc, n)) {
 		d->closed++;
 		if ((s = mn_sitevec_get(&d->sites, site)))
@@ -177,13 +276,17 @@ static void dep_loop_summary(void *st, uint32_t site, uint64_t T,
 	dep_exit(d, site);
 }
 
-/* The clock would wrap: every word's history is forgotten (README: clock_resets). */
+/* The clock would wrap: every word's history is forgotten (README: clock_resets), and every
+ * thread's frames' clocks (the current thread's: the nest's). */
 static void clock_reset(void *st)
 {
 	struct dep *d = st;
 
 	d->aliases += mn_lastaccess_forget(&d->last);
 	d->resets++;
+	for (uint32_t t = 0; t < d->nparked; t++)
+		if (d->parked[t])
+			mn_loopnest_stack_reset(&d->parked[t]->nest);
 }
 
 /* A loop frame ends: it pays the counts it owes (nestrows.h). */
@@ -215,9 +318,163 @@ static struct mn_shadow *dep_shadow(void *st)
 	return ((struct dep *)st)->sh;
 }
 
+/* ---- Threads (README, "Threads") ---- */
+
+/* Thread t's parked state, made (zeroed) if there is none; NULL without memory. */
+static struct dep_thread *thread_slot(struct dep *d, uint32_t t)
+{
+	if (t >= d->nparked) {
+		uint32_t n = t < 16 ? 32 : 2 * t;
+		struct dep_thread **v = realloc(d->parked, n * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + d->nparked, 0, (n - d->nparked) * sizeof(*v));
+		d->parked = v;
+		d->nparked = n;
+	}
+	if (!d->parked[t])
+		d->parked[t] = calloc(1, sizeof(struct dep_thread));
+	return d->parked[t];
+}
+
+static void thread_free(struct dep *d, uint32_t t)
+{
+	struct dep_thread *p = t < d->nparked ? d->parked[t] : NULL;
+
+	if (!p)
+		return;
+	mn_loopnest_stack_free(&p->nest);
+	mn_nestrows_owed_free(p->owed, p->owed_cap);
+	free(p);
+	d->parked[t] = NULL;
+}
+
+/* A second thread appeared: from now on each word keeps its accesses' threads and stamps, and the
+ * access handler takes the threads' path.  What came before is the current thread's, as of now. */
+static void threads_begin(struct dep *d)
+{
+	d->threads = true;
+	d->mode |= DEP_MODE_THREADS;
+	if (mn_hb_create(&d->hb)) {
+		d->hb = NULL;
+		d->nomem++;
+	} else {
+		mn_hb_thread(d->hb, d->thread);
+	}
+	if (mn_lastaccess_threads(&d->last, d->hb ? mn_hb_now(d->hb) : 0))
+		d->nomem++;
+}
+
+/* The frames, context stack and what the frames owe: the current thread's parked, thread's taken
+ * up (pointers change hands).  An ended thread's are freed instead of parked. */
+static void thread_switch(struct dep *d, uint32_t thread)
+{
+	struct dep_thread *out = thread_slot(d, d->thread), *in = thread_slot(d, thread);
+	uint32_t was = d->thread;
+
+	if (!out || !in || mn_loopnest_switch(&d->nest, &out->nest, &in->nest)) {
+		d->nomem++;   /* the new thread's events go on the old one's stacks */
+	} else {
+		struct mn_nestrows_owed *o = in->owed;
+		unsigned cap = in->owed_cap;
+
+		mn_nestrows_switch(&d->rows, &o, &cap);
+		out->owed = o;
+		out->owed_cap = cap;
+		in->owed = NULL;
+		in->owed_cap = 0;
+	}
+	d->thread = thread;
+	if (d->hb)
+		mn_hb_thread(d->hb, thread);
+	if (out && out->ended)
+		thread_free(d, was);
+}
+
+/* The driver's .thread hook (module.h): before a buffer of another thread than the last. */
+static void dep_thread(void *st, uint32_t thread)
+{
+	struct dep *d = st;
+
+	if (thread == d->thread)
+		return;
+	if (!d->threads)
+		threads_begin(d);
+	thread_switch(d, thread);
+}
+
+static void dep_thread_start(void *st, uint32_t thread, uint32_t creator)
+{
+	struct dep *d = st;
+
+	if (!d->threads)
+		threads_begin(d);
+	if (d->hb)
+		mn_hb_start(d->hb, thread, creator);
+}
+
+/* Its frames close and pay what they owe; its stacks go at the next switch. */
+static void dep_thread_end(void *st, uint32_t thread)
+{
+	struct dep *d = st;
+	struct dep_thread *p;
+
+	if (!d->threads)
+		threads_begin(d);
+	mn_loopnest_end(&d->nest);
+	if (thread == d->thread && (p = thread_slot(d, thread)))
+		p->ended = true;
+	if (d->hb)
+		mn_hb_end(d->hb, thread);
+}
+
+static void dep_sync_acquire(void *st, uint64_t object)
+{
+	struct dep *d = st;
+
+	if (!d->threads)
+		threads_begin(d);
+	if (d->hb)
+		mn_hb_acquire(d->hb, object);
+}
+
+static void dep_sync_release(void *st, uint64_t object)
+{
+	struct dep *d = st;
+
+	if (!d->threads)
+		threads_begin(d);
+	if (d->hb)
+		mn_hb_release(d->hb, object);
+}
+
+void dep_flush(struct dep *d)
+{
+	uint32_t cur = d->thread;
+
+	mn_loopnest_close_all(&d->nest);
+	for (uint32_t t = 0; t < d->nparked; t++) {
+		if (t == cur || !d->parked[t] || !d->parked[t]->nest.n)
+			continue;
+		thread_switch(d, t);
+		mn_loopnest_close_all(&d->nest);
+		thread_switch(d, cur);
+	}
+	mn_nestrows_flush(&d->rows);
+}
+
 static void dep_fini(void *st)
 {
 	struct dep *d = st;
+
+	for (uint32_t t = 0; t < d->nparked; t++)
+		thread_free(d, t);
+	free(d->parked);
+	mn_hb_destroy(d->hb);
+	mn_lastaccess_threads_free(&d->last);
+	mn_rows_free(&d->cross);
+	mn_spans_free(&d->cross_spans);
 
 	mn_loopnest_free(&d->nest);
 	mn_nestrows_free(&d->rows);
@@ -238,9 +495,11 @@ static int dep_init(void *st, const struct mn_run *run)
 	if (err || (err = mn_ctx_create(&d->ctx, CTX_DEPTH)))
 		return err;
 	d->run = run;
+	d->thread = 1;
 	mn_loopnest_init(&d->nest, d->ctx, (uint32_t)d->clock_opt, &nest_hooks, d, &d->nomem);
 	d->last = (struct mn_lastaccess){ &d->sh, &d->nest, &d->rows, access_id,
-					  &mn_module_dependence, d, d->last.wid, d->last.nw };
+					  &mn_module_dependence, d, d->last.wid, d->last.nw,
+					  NULL, NULL, 0 };
 	err = mn_nestrows_init(&d->rows, &d->deps, &d->nest, row_key, d, &d->nomem, &d->span_rows);
 	if (!err)
 		err = mn_lastaccess_shadow(&d->sh);
@@ -249,6 +508,7 @@ static int dep_init(void *st, const struct mn_run *run)
 	if (!err && *d->loop_opt) {   /* rule 8 */
 		err = mn_loopnest_named(run, d->loop_opt, mark_target, d);
 		d->target_mode = true;
+		d->mode |= DEP_MODE_TARGET;
 		if (!err)
 			fprintf(stderr, "mnemo: dependence: MNEMO_DEP_LOOP=%s names no loop (give "
 				"a loop site id or file:line)\n", d->loop_opt);
@@ -279,6 +539,7 @@ const struct mn_module mn_module_dependence = {
 	.state_size = sizeof(struct dep),
 	.shard = MN_SHARD_ADDRESS,
 	.shard_shift = MN_LASTACCESS_PAGE_SHIFT,
+	.thread = dep_thread,
 	.init = dep_init,
 	.fini = dep_fini,
 	.load = dep_load,
@@ -288,6 +549,10 @@ const struct mn_module mn_module_dependence = {
 	.loop_invoke = dep_loop_invoke,
 	.loop_iter = dep_loop_iter,
 	.loop_exit = dep_exit,
+	.thread_start = dep_thread_start,
+	.thread_end = dep_thread_end,
+	.sync_acquire = dep_sync_acquire,
+	.sync_release = dep_sync_release,
 	.loop_summary = dep_loop_summary,
 	.shard_worker = dep_shard_worker,
 	.shadow = dep_shadow,

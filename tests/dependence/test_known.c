@@ -29,10 +29,11 @@
 
 static char work[] = "/tmp/mnemo-dep.XXXXXX";
 static const char *prog;   /* the program under test: build() sets it */
+static const char *progdir = PROGRAMS_DIR;   /* where it is */
 
 static int mark_line(const char *program, const char *mark)
 {
-	int n = marked_line(PROGRAMS_DIR, program, mark);
+	int n = marked_line(progdir, program, mark);
 
 	if (!n)
 		fail_msg("%s.c: no line marked MARK:%s", program, mark);
@@ -49,6 +50,7 @@ static void build_in(const char *dir, const char *name, const char *opt)
 static void build(const char *name)
 {
 	prog = name;
+	progdir = PROGRAMS_DIR;
 	build_in(PROGRAMS_DIR, name, "-O1");
 }
 
@@ -634,6 +636,104 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* ---- Threads (README, "Threads"): threaded/pcount.c, its comment has the answers ----------- */
+
+#define T_THREADS 4
+#define T_FILL    1000
+#define T_ADDS    200
+
+/* The cross-thread rows from access src to dst ("kind:mark") of the given kind: count and ordered
+ * summed; also the rows' count of ordered over all of the section's rows, in *any_ordered. */
+static uint64_t cross_rows(const struct mn_profile *p, const char *kind, const char *src,
+			   const char *dst, uint64_t *ordered, uint64_t *any_ordered)
+{
+	const struct mn_pnode *r = rows(p, "cross_thread");
+	uint64_t n = 0;
+
+	*ordered = *any_ordered = 0;
+	for (size_t i = 0; i < mn_pnode_len(r); i++) {
+		const struct mn_pnode *e = mn_pnode_at(r, i);
+
+		assert_int_equal(u64(e, "ordered") + u64(e, "unordered"), u64(e, "count"));
+		*any_ordered += u64(e, "ordered");
+		if (strcmp(mn_pnode_str(mn_pnode_get(e, "kind"), NULL), kind) ||
+		    !at_access(p, u64(e, "src"), src) || !at_access(p, u64(e, "dst"), dst))
+			continue;
+		n += u64(e, "count");
+		*ordered += u64(e, "ordered");
+	}
+	return n;
+}
+
+/* The counter's raws: within a thread (the add loop's, carried at distance 1) and across, every
+ * load but the first in all; ordered by the mutex, or none in the race. */
+static void expect_counter(const struct mn_profile *p, bool race)
+{
+	const struct mn_pnode *r = rows(p, "dependences");
+	uint64_t within = 0, cross, ordered, any;
+
+	for (size_t i = 0; i < mn_pnode_len(r); i++) {
+		const struct mn_pnode *e = mn_pnode_at(r, i);
+
+		if (!strcmp(mn_pnode_str(mn_pnode_get(e, "kind"), NULL), "raw") &&
+		    at_access(p, u64(e, "src"), "store:count") &&
+		    at_access(p, u64(e, "dst"), "load:count")) {
+			assert_true(at(p, u64(e, "loop"), "add", "loop"));
+			assert_int_equal(u64(e, "max_distance"), 1);
+			within += u64(e, "count");
+		}
+	}
+	cross = cross_rows(p, "raw", "store:count", "load:count", &ordered, &any);
+	assert_int_equal(within + cross, T_THREADS * T_ADDS - 1);
+	assert_true(cross >= T_THREADS - 1);   /* each thread's first load but the very first */
+	if (!any) {   /* not even main's store of `locked` before the creates */
+		print_message("pcount: no instance ordered: the run had no synchronization events; "
+			      "ordered / unordered not checked\n");
+		return;
+	}
+	assert_int_equal(ordered, race ? 0 : cross);
+}
+
+static void test_threads(void **state)
+{
+	char err[4096], path[600], why[512];
+	struct mn_profile *p;
+
+	prog = "pcount";
+	progdir = THREADED_DIR;
+	build_in(THREADED_DIR, "pcount", "-O1 -pthread");
+	for (unsigned race = 0; race < 2; race++) {
+		for (unsigned j = 1; j <= 2; j++) {
+			int st = shell("cd %s && env -u MNEMO_DEP_LOOP -u MNEMO_DEP_CONTEXT "
+				       "-u MNEMO_DEP_CLOCK_LIMIT %s/mnemo run -j %u -o pcount.yaml -- "
+				       "./pcount %s >pcount.out 2>pcount.err", work, BINDIR, j,
+				       race ? "race" : "lock");
+
+			snprintf(path, sizeof(path), "%s/pcount.err", work);
+			slurp(path, err, sizeof(err));
+			if (st)
+				fail_msg("pcount -j %u: mnemo run failed: %s", j, err);
+			snprintf(path, sizeof(path), "%s/pcount.yaml", work);
+			if (mn_profile_open(&p, path, why, sizeof(why)))
+				fail_msg("profile: %s", why);
+			/* each thread's loops as one thread's, summed */
+			expect_loop(p, "fill", T_THREADS, T_THREADS * T_FILL);
+			expect_loop(p, "chain", T_THREADS, T_THREADS * (T_FILL - 1));
+			expect_dep(p, "chain", "raw", "store:chain_body", "load:chain_body", true,
+				   NULL, NULL, T_THREADS * (T_FILL - 2), 1, 1);
+			assert_int_equal(rows_of_loop(p, "chain"), 1);
+			assert_int_equal(rows_of_loop(p, "fill"), 0);
+			expect_dep(p, NULL, "waw", "store:fill_store", "store:chain_body", false,
+				   NULL, NULL, T_THREADS * (T_FILL - 1), 0, 0);
+			expect_dep(p, NULL, "raw", "store:fill_store", "load:chain_body", false,
+				   NULL, NULL, T_THREADS, 0, 0);
+			expect_counter(p, race);
+			expect_nothing_lost(p);
+			mn_profile_close(p);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -653,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_target_id),
 		cmocka_unit_test(test_target_unknown),
 		cmocka_unit_test(test_memory),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
