@@ -2,7 +2,7 @@
  * Loop nests (backend/loopnest.h): the clock and its resets, frames in step with the context
  * stack (opened on invoke, closed through the hook on exit, also when a function returns from
  * inside a loop), iteration starts one at a time and T at once, holding() on shallow and deep
- * stacks against a plain walk, loops met twice (dup), and via().
+ * stacks against a plain walk, loops met twice (dup), via(), and threads' stacks swapped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -193,6 +193,51 @@ static void test_via(void **state)
 	nest_free(n);
 }
 
+/*
+ * Threads (issue 22): two threads' frames and context stacks on one nest, swapped; the clock and
+ * context ids shared; a parked stack's reset and free; a thread's end closing its frames.
+ */
+static void test_threads(void **state)
+{
+	struct seen s = { 0 };
+	uint64_t lost = 0;
+	struct mn_loopnest *n = nest_new(&s, UINT32_MAX, &lost);
+	struct mn_loopnest_stack one = { 0 }, two = { 0 };
+	struct mn_loop *l;
+	uint32_t id;
+
+	(void)state;
+	mn_loopnest_func_entry(n, 1);
+	enter(n, 10, true);
+	mn_loopnest_iter(n, 10);
+	id = mn_ctx_current(n->ctx);
+	assert_int_equal(mn_loopnest_switch(n, &one, &two), 0);   /* thread 2: nothing yet */
+	assert_int_equal(n->n, 0);
+	assert_int_equal(n->in_target, 0);
+	assert_int_equal(mn_ctx_depth(n->ctx), 0);
+	mn_loopnest_func_entry(n, 1);
+	l = enter(n, 10, false);
+	assert_int_equal(l->inv, 3);   /* one clock */
+	assert_int_equal(mn_ctx_current(n->ctx), id);   /* one id for one path */
+	mn_loopnest_iter(n, 10);
+	assert_int_equal(mn_loopnest_switch(n, &two, &one), 0);   /* thread 1 again */
+	assert_int_equal(n->n, 1);
+	assert_int_equal(n->in_target, 1);
+	assert_int_equal(n->loops[0].inv, 1);
+	assert_int_equal(n->loops[0].starts.n, 1);
+	assert_ptr_equal(mn_loopnest_top(n, 10), &n->loops[0]);
+	mn_loopnest_stack_reset(&two);   /* a reset reaches the parked thread's frames */
+	assert_int_equal(two.loops[0].inv, 0);
+	assert_int_equal(two.loops[0].starts.n, 1);
+	mn_loopnest_end(n);   /* thread 1 ends: its frame closes and goes */
+	assert_int_equal(s.closes, 1);
+	assert_int_equal(n->n, 0);
+	assert_int_equal(mn_ctx_depth(n->ctx), 0);
+	mn_loopnest_stack_free(&two);
+	assert_int_equal(lost, 0);
+	nest_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_iter_n),
 		cmocka_unit_test(test_deep_and_dup),
 		cmocka_unit_test(test_via),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
