@@ -714,6 +714,7 @@ static void thread_count(struct host *h, uint32_t t, uint64_t events, const uint
 	    h->s->wire.nwords[MN_EV_THREAD_START]) {
 		row->started = true;
 		row->creator = (uint32_t)mn_wire_get(&h->s->wire, words, MN_EV_THREAD_START, 0);
+		row->site = (uint32_t)mn_wire_get(&h->s->wire, words, MN_EV_THREAD_START, 1);
 	}
 	row->events += events;
 }

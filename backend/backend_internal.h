@@ -245,6 +245,7 @@ struct mn_thread_row {
 	uint64_t events;             /* records of its buffers, but `value` ones */
 	uint64_t buffers;            /* 0: no such thread (a number given to no buffer seen) */
 	uint32_t creator;            /* its thread_start's creator (0: unknown) */
+	uint32_t site;               /* and the pthread_create call's site (0: unknown) */
 	bool started;                /* its first record was a thread_start */
 };
 

@@ -15,8 +15,10 @@
  *     count: 5                      (threads that sent events, the main one included)
  *     list:                         (by id: 1 the main thread, then in order of first event;
  *       - {id: 1, events: 1234}      the first MN_THREADS_LISTED, `more:` counts the others;
- *       - {id: 2, events: 9, creator: 1}   creator: the thread that called pthread_create, 0
- *                                    when it had sent no event, absent for the main thread)
+ *       - {id: 2, events: 9, creator: 1, site: 31}   creator: the thread that called
+ *                                    pthread_create, 0 when it had sent no event, absent for the
+ *                                    main thread; site: the call's (kind thread), when the pass
+ *                                    saw it)
  *   sites:
  *     12: {kind: load, function: main, file: prog.c, line: 12, column: 9, loop: 10}
  *   modules:
@@ -810,6 +812,8 @@ static void write_threads(struct mn_prof *p, const struct mn_leader_input *in)
 		mn_prof_kv_u64(p, "events", in->threads[t].events);
 		if (in->threads[t].started)
 			mn_prof_kv_u64(p, "creator", in->threads[t].creator);
+		if (in->threads[t].site)
+			mn_prof_kv_u64(p, "site", in->threads[t].site);
 		mn_prof_map_end(p);
 		listed++;
 	}
@@ -844,6 +848,15 @@ static int write_document(struct finish *f, struct mn_prof *p)
 	return err;
 }
 
+/* The listed threads' creation sites, for `sites:`. */
+static bool add_thread_sites(struct finish *f)
+{
+	for (uint32_t t = 1; f->in->nthreads && t <= MN_THREADS_LISTED; t++)
+		if (f->in->threads[t].site && !bitmap_set(&f->bits, &f->nwords, f->in->threads[t].site))
+			return false;
+	return true;
+}
+
 /*
  * Writes the profile to a temporary file and renames it into place.  Returns 0, or -ENODATA when
  * no module produced a section (said here), or another -errno; the file is left alone on failure.
@@ -858,7 +871,7 @@ static int write_profile(struct finish *f)
 		say_no_section(f->s, f->sec, f->names);
 		return -ENODATA;
 	}
-	if (!add_function_sites(f->in->run, &f->bits, &f->nwords))
+	if (!add_thread_sites(f) || !add_function_sites(f->in->run, &f->bits, &f->nwords))
 		return -ENOMEM;
 	err = mn_prof_file_open(&out, f->s->output);
 	if (!err)

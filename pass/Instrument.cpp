@@ -106,6 +106,7 @@ constexpr char MnemoValueDoneName[] = "__mnemo_value_done";
 constexpr char MnemoSummaryPlanName[] = "__mnemo_summary_plan";
 constexpr char MnemoGlobalName[] = "__mnemo_global";
 constexpr char MnemoAcquireName[] = "__mnemo_acquire";
+constexpr char MnemoThreadSiteName[] = "__mnemo_thread_site";
 constexpr char MnemoReleaseName[] = "__mnemo_release";
 constexpr uint64_t MnemoSyncOpenMP = 1; // MNEMO_SYNC_OPENMP
 constexpr char MnemoRegisterGlobalsName[] = "__mnemo_register_globals";
@@ -137,6 +138,7 @@ static_assert(std::is_same_v<decltype(__mnemo_pointer_create),
                              void(uint32_t, const void *, uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_heap_site), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_acquire), void(const void *)>);
+static_assert(std::is_same_v<decltype(__mnemo_thread_site), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_release), void(const void *)>);
 static_assert(std::is_same_v<decltype(__mnemo_stack_alloc),
                              void(uint32_t, const void *, uint64_t)>);
@@ -330,7 +332,8 @@ enum class SiteKind {
   Stack,
   Global,
   Function,
-  Loop
+  Loop,
+  Thread
 };
 
 StringRef siteKindName(SiteKind K) {
@@ -355,6 +358,8 @@ StringRef siteKindName(SiteKind K) {
     return "function";
   case SiteKind::Loop:
     return "loop";
+  case SiteKind::Thread:
+    return "thread";
   }
   llvm_unreachable("bad site kind");
 }
@@ -717,7 +722,7 @@ struct RuntimeCallbacks {
       StackAlloc, StackFree, FuncEntry, FuncExit, LoopInvoke, LoopIter,
       LoopExit, LoopSummaryLoad, LoopSummaryStore, LoopSummary,
       LoopSummaryOpen, MixedLoad, MixedStore, LoopSummaryClose, Value, ValueDone, Global,
-      Acquire, Release;
+      Acquire, Release, ThreadSite;
 
   explicit RuntimeCallbacks(Module &M) {
     LLVMContext &Ctx = M.getContext();
@@ -759,6 +764,7 @@ struct RuntimeCallbacks {
     Global = Get(MnemoGlobalName, Void, {I32, Ptr, I64});
     Acquire = Get(MnemoAcquireName, Void, {Ptr});
     Release = Get(MnemoReleaseName, Void, {Ptr});
+    ThreadSite = Get(MnemoThreadSiteName, Void, {I32});
   }
 
   /// The load (store) entry point for a value of type Ty: the _ptr one for a
@@ -850,6 +856,7 @@ private:
     MemTransfer,   // Site: load (source), Site2: store (destination)
     MemSet,        // Site: store
     HeapCall,      // Site: alloc, realloc or free
+    ThreadCall,    // Site: a call of pthread_create
     CallPointer,   // PtrSite: pointer (type 2)
     IntToPtr,      // PtrSite: pointer (type 3)
     Alloca,        // Obj: stack object allocated right after its alloca
@@ -957,6 +964,7 @@ private:
   void instrumentMemTransfer(const Event &E);
   void instrumentMemSet(const Event &E);
   void instrumentHeapCall(const Event &E);
+  void instrumentThreadCall(const Event &E);
   void instrumentCallPointer(const Event &E);
   void instrumentIntToPtr(const Event &E);
   void instrumentAlloca(const Event &E);
@@ -1209,6 +1217,14 @@ void FunctionInstrumenter::collectCall(CallBase &CB) {
   const Function *Callee = directCallee(CB);
   if (Callee && (isMnemoName(Callee->getName()) || Callee->isIntrinsic()))
     return;
+  if (Callee && Callee->getName() == "pthread_create") {
+    // The thread's creation site, which the runtime's pthread_create hands
+    // to the thread's thread_start event.
+    Event E{EventKind::ThreadCall, &CB};
+    E.Site = site(SiteKind::Thread, CB, "pthread_create");
+    Events.push_back(E);
+    return;
+  }
   HeapCall Heap =
       Callee ? classifyHeapFunction(Callee->getName()) : HeapCall::None;
   if (Heap != HeapCall::None) {
@@ -1886,6 +1902,8 @@ void FunctionInstrumenter::instrumentEvent(const Event &E) {
     return instrumentMemSet(E);
   case EventKind::HeapCall:
     return instrumentHeapCall(E);
+  case EventKind::ThreadCall:
+    return instrumentThreadCall(E);
   case EventKind::CallPointer:
     return instrumentCallPointer(E);
   case EventKind::IntToPtr:
@@ -2022,6 +2040,12 @@ void FunctionInstrumenter::instrumentHeapCall(const Event &E) {
   IRBuilder<> IRB(Ctx);
   insertBefore(IRB, E.I);
   emit(IRB, RT->HeapSite, {IRB.getInt32(E.Site)});
+}
+
+void FunctionInstrumenter::instrumentThreadCall(const Event &E) {
+  IRBuilder<> IRB(Ctx);
+  insertBefore(IRB, E.I);
+  emit(IRB, RT->ThreadSite, {IRB.getInt32(E.Site)});
 }
 
 void FunctionInstrumenter::instrumentCallPointer(const Event &E) {

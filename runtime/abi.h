@@ -39,6 +39,9 @@ extern "C" {
 #define MNEMO_SYNC_OPENMP ((const void *)1)
 void __mnemo_acquire(const void *object);
 void __mnemo_release(const void *object);
+/* Immediately before a call to pthread_create: its site (kind `thread`), which the runtime gives
+ * the new thread's thread_start event.  Defined by the runtime; not an event itself. */
+void __mnemo_thread_site(uint32_t site);
 
 /*
  * After every load but those of a pointer (value = the loaded bits, zero-extended; low 64 bits of
@@ -146,7 +149,7 @@ uint32_t __mnemo_value_done(uint32_t site);
  *
  *   kind \t function \t file \t line \t column \t name \t type_size \t loop \t fields \n
  *
- * kind: load, store, pointer, alloc, realloc, free, stack, global, function, loop.
+ * kind: load, store, pointer, alloc, realloc, free, stack, global, function, loop, thread.
  * function: the demangled name of the enclosing function (for a function site, itself).
  * file, line, column: from debug info; "" and 0 without -g.
  * name: callee for heap sites, variable name for globals and stack objects, type name from
@@ -173,7 +176,7 @@ void __mnemo_heap_realloc(uint32_t site, const void *old_addr, const void *addr,
 void __mnemo_heap_free(uint32_t site, const void *addr);
 void __mnemo_sync_acquire(const void *object);
 void __mnemo_sync_release(const void *object);
-void __mnemo_thread_start(uint32_t creator);
+void __mnemo_thread_start(uint32_t creator, uint32_t site);
 void __mnemo_thread_end(void);
 void __mnemo_program_start(uint32_t pid);
 void __mnemo_program_end(uint32_t pid, uint32_t status);

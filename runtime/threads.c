@@ -150,7 +150,16 @@ struct start {
 	void *(*fn)(void *);
 	void *arg;
 	uint32_t creator;
+	uint32_t site;
 };
+
+/* The site of this thread's next pthread_create call (abi.h, __mnemo_thread_site). */
+static __thread uint32_t pending_site __attribute__((tls_model("initial-exec")));
+
+MN_VISIBLE void __mnemo_thread_site(uint32_t site)
+{
+	pending_site = site;
+}
 
 /* The thread's end: its join key released, then its last event. */
 static void thread_ends(void)
@@ -166,7 +175,7 @@ static void *trampoline(void *arg)
 	void *ret;
 
 	if (__mnemo_thread_start && ordering())
-		__mnemo_thread_start(st.creator);
+		__mnemo_thread_start(st.creator, st.site);
 	acquire(arg);
 	__libc_free(arg);
 	ret = st.fn(st.arg);
@@ -178,15 +187,17 @@ MN_VISIBLE int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
 			      void *arg)
 {
 	create_fn *create = REAL(create, "pthread_create");
+	uint32_t site = pending_site;
 	struct start *st;
 	int r;
 
+	pending_site = 0;   /* a call from code the pass did not see has none */
 	if (!create)
 		return EAGAIN;   /* NEVER: glibc has it */
 	st = __libc_malloc(sizeof(*st));
 	if (!st)
 		return create(t, attr, fn, arg);   /* unprofiled order, but the program runs */
-	*st = (struct start){ fn, arg, mn_queue_self() };
+	*st = (struct start){ fn, arg, mn_queue_self(), site };
 	__atomic_store_n(&threaded, true, __ATOMIC_RELAXED);
 	release(st);
 	r = create(t, attr, trampoline, st);

@@ -986,10 +986,6 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 				used |= m[i]->args[ev->code];
 			}
 		}
-		if (mn_spec_thread_event(ev)) {
-			sent = true;
-			used = (1u << ev->nargs) - 1;
-		}
 		if (!sent)
 			continue;
 		/* The backend shards by site: it goes with every event that has one. */
@@ -1015,6 +1011,18 @@ int mn_spec_pack(struct mn_wire *w, const struct mn_catalogue *c,
 		for (unsigned code = 1; code < MN_WIRE_MAX_EVENTS; code++)
 			if (out.nwords[code] == 1)
 				out.nwords[code] = 2;
+	/* The framework's thread events, after: they decide nothing of the modules' records. */
+	for (unsigned e = 0; e < c->nevents; e++) {
+		const struct mn_spec_event *ev = &c->event[e];
+		unsigned used = (1u << ev->nargs) - 1, nwords;
+
+		if (!mn_spec_thread_event(ev))
+			continue;
+		nwords = place_args(&out, ev, used);
+		if (!nwords)
+			return unpackable(err, c, ev, used);
+		out.nwords[ev->code] = (uint8_t)(nwords == 1 && longest == 2 ? 2 : nwords);
+	}
 	out.flags = pointer_flag(c, m, n);
 	*w = out;
 	return 0;
