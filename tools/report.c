@@ -1096,6 +1096,61 @@ static void print_node(struct report *r, const char *title, const struct mn_pnod
 	}
 }
 
+/*
+ * "threads   5: 4 created by thread 1 at threads.c:153:4 main", from the profile's `threads:`
+ * (a threaded run's only): the listed threads grouped by creator and creation site, in order of
+ * first appearance.
+ */
+static void print_threads(struct report *r)
+{
+	const struct mn_pnode *t = mn_pnode_get(mn_profile_root(r->p), "threads");
+	const struct mn_pnode *list = mn_pnode_get(t, "list");
+	struct buf b = { 0 };
+	uint64_t count = 0, more = 0;
+	size_t n = mn_pnode_len(list), col, groups = 0;
+
+	if (!t || mn_pnode_u64(mn_pnode_get(t, "count"), &count))
+		return;
+	mn_pnode_u64(mn_pnode_get(t, "more"), &more);
+	bprintf(&b, "%" PRIu64, count);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t creator, site, ci, si, k = 0;
+		bool seen = false;
+
+		if (mn_pnode_u64(mn_pnode_get(mn_pnode_at(list, i), "creator"), &creator))
+			continue;   /* the main thread, or one nobody created */
+		if (mn_pnode_u64(mn_pnode_get(mn_pnode_at(list, i), "site"), &site))
+			site = 0;
+		for (size_t j = 0; j < n && !seen; j++) {
+			const struct mn_pnode *e = mn_pnode_at(list, j);
+
+			if (mn_pnode_u64(mn_pnode_get(e, "creator"), &ci))
+				continue;
+			if (mn_pnode_u64(mn_pnode_get(e, "site"), &si))
+				si = 0;
+			if (ci == creator && si == site)
+				seen = j < i, k++;
+		}
+		if (seen)
+			continue;   /* counted with the first of its group */
+		if (site) {
+			char *where = site_text(r->p, site, 0);
+
+			bprintf(&b, "%s %" PRIu64 " created by thread %" PRIu64 " at %s",
+				groups++ ? ";" : ":", k, creator, where);
+			free(where);
+		} else {
+			bprintf(&b, "%s %" PRIu64 " created by thread %" PRIu64, groups++ ? ";" : ":",
+				k, creator);
+		}
+	}
+	if (more)
+		bprintf(&b, " (%" PRIu64 " more not listed)", more);
+	col = fprintf(r->out, "  threads   ");
+	print_wrapped(r->out, col, 12, b.s);
+	free(b.s);
+}
+
 static void print_header(struct report *r)
 {
 	const struct mn_program *pr = mn_profile_program(r->p);
@@ -1126,6 +1181,7 @@ static void print_header(struct report *r)
 	if (pr->summarized_accesses > 0)
 		fprintf(r->out, "  summaries %" PRId64 " accesses arrived as loop summaries\n",
 			pr->summarized_accesses);
+	print_threads(r);
 	if (mn_profile_complete(r->p, &reason)) {
 		fprintf(r->out, "  complete  yes\n");
 	} else {
