@@ -268,6 +268,119 @@ void mn_lastaccess_expand(struct mn_lastaccess *la, uint32_t site, uint64_t T,
 	}
 }
 
+/* Iteration k's address of summary access a; one address for a step of 0. */
+static uint64_t summary_addr(const struct mn_summary_access *a, uint64_t k)
+{
+	return (a->start + k * (uint64_t)a->step) & ((UINT64_C(1) << 48) - 1);
+}
+
+/* A word's last store and load, if any, are the current thread's (stamps s; NULL: all 0). */
+static bool word_mine(const struct mn_lastaccess *la, const struct mn_lastaccess_word *w,
+		      const struct mn_lastaccess_stamp *s)
+{
+	return (!w->writer || mn_hb_mine(la->hb, mn_lastaccess_stamp_of(la, s ? s->wstamp : 0))) &&
+	       (!w->reader || mn_hb_mine(la->hb, mn_lastaccess_stamp_of(la, s ? s->rstamp : 0)));
+}
+
+/*
+ * Summary access a's words in its `last` iterations as pointers: one worker, one word per
+ * iteration at a whole number of words apart, all in one slice (then the shadow of consecutive
+ * words is consecutive), so that the passes below walk them without a lookup each.  *e: words
+ * per iteration.  False: look each word up.
+ */
+static bool stream_walk(const struct mn_lastaccess *la, const struct mn_summary_access *a,
+			uint64_t last, int64_t *e)
+{
+	uint64_t a0 = summary_addr(a, 0), a1 = summary_addr(a, last - 1);
+	int64_t span = (int64_t)(last - 1) * (a->step / 8) * 8;
+
+	*e = a->step / 8;
+	return la->nw <= 1 && !(a->step % 8) && (a0 & 7) + a->size <= 8 &&
+	       (int64_t)(a1 - a0) == span &&
+	       (a0 >> MN_SHADOW_SLICE_SHIFT) == (a1 >> MN_SHADOW_SLICE_SHIFT);
+}
+
+/* An access before j in the summary touches the same words (x[i] += ...: a load and a store). */
+static bool words_seen(const struct mn_summary_access *acc, unsigned j)
+{
+	for (unsigned i = 0; i < j; i++)
+		if (acc[i].size && acc[i].step == acc[j].step && acc[i].start >> 3 == acc[j].start >> 3 &&
+		    (acc[i].start & 7) + acc[i].size <= 8 && (acc[j].start & 7) + acc[j].size <= 8)
+			return true;
+	return false;
+}
+
+bool mn_lastaccess_mine(const struct mn_lastaccess *la, uint64_t T,
+			const struct mn_summary_access *acc, unsigned n)
+{
+	if (!la->stamp || !la->hb || !*la->sh)
+		return true;   /* the expansion takes every source as this thread's too */
+	for (unsigned j = 0; j < n; j++) {
+		uint64_t last = acc[j].step ? T : 1, a0 = summary_addr(&acc[j], 0);
+		const struct mn_lastaccess_word *w = mn_shadow_peek(*la->sh, a0);
+		const struct mn_lastaccess_stamp *s = mn_shadow_peek(la->stamp, a0);
+		int64_t e;
+
+		if (!acc[j].size || words_seen(acc, j))
+			continue;
+		if (stream_walk(la, &acc[j], last, &e)) {
+			for (uint64_t k = 0; w && k < last; k++)   /* no w: never accessed */
+				if (!word_mine(la, w + (int64_t)k * e, s ? s + (int64_t)k * e : NULL))
+					return false;
+			continue;
+		}
+		for (uint64_t k = 0; k < last; k++) {
+			uint64_t a = summary_addr(&acc[j], k);
+
+			if (mn_lastaccess_owns(la, (int64_t)(a >> 3)) &&
+			    (w = mn_shadow_peek(*la->sh, a)) &&
+			    !word_mine(la, w, mn_shadow_peek(la->stamp, a)))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Word w's last store and load, if the summarized loop made them (clock past inv), stamped now. */
+static inline void word_claim(const struct mn_lastaccess_word *w, struct mn_lastaccess_stamp *s,
+			      uint32_t inv, uint64_t now)
+{
+	if (w->writer && w->wclock > inv)
+		s->wstamp = now;
+	if (w->reader && w->rclock > inv)
+		s->rstamp = now;
+}
+
+void mn_lastaccess_claim(struct mn_lastaccess *la, uint32_t inv, uint64_t T,
+			 const struct mn_summary_access *acc, unsigned n)
+{
+	uint64_t now = la->hb ? mn_hb_now(la->hb) : 0;
+
+	for (unsigned j = 0; la->stamp && la->hb && *la->sh && j < n; j++) {
+		uint64_t last = acc[j].step ? T : 1, a0 = summary_addr(&acc[j], 0);
+		const struct mn_lastaccess_word *w = mn_shadow_peek(*la->sh, a0);
+		struct mn_lastaccess_stamp *s;
+		int64_t e;
+
+		if (!acc[j].size || words_seen(acc, j))
+			continue;
+		if (w && stream_walk(la, &acc[j], last, &e) && (s = mn_shadow_get(la->stamp, a0))) {
+			for (uint64_t k = 0; k < last; k++)
+				word_claim(w + (int64_t)k * e, s + (int64_t)k * e, inv, now);
+			continue;
+		}
+		for (uint64_t k = 0; k < last; k++) {
+			uint64_t a = summary_addr(&acc[j], k);
+
+			if (mn_lastaccess_owns(la, (int64_t)(a >> 3)) &&
+			    (w = mn_shadow_peek(*la->sh, a)) &&
+			    ((w->writer && w->wclock > inv) || (w->reader && w->rclock > inv)) &&
+			    (s = mn_shadow_get(la->stamp, a)))   /* else an alias: counted there */
+				word_claim(w, s, inv, now);
+		}
+	}
+}
+
 bool mn_lastaccess_closed(struct mn_lastaccess *la, struct mn_loop *l, uint64_t T,
 			  const struct mn_summary_access *acc, unsigned n)
 {

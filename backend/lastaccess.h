@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hb.h"
 #include "loopnest.h"
 #include "module.h"
 #include "nestrows.h"
@@ -45,50 +46,62 @@ struct mn_lastaccess {
 	void *arg;                 /* the module's state */
 	unsigned wid, nw;          /* this worker, of nw (0: alone) */
 	/* Threads (issue 22): NULL until a second program thread appears (mn_lastaccess_threads()) */
-	struct mn_shadow *tid;     /* struct mn_lastaccess_tid per word */
 	struct mn_shadow *stamp;   /* struct mn_lastaccess_stamp per word */
+	struct mn_hb *hb;          /* the caller's happens-before clocks */
 	uint64_t stamp0;           /* the stamp of a word's accesses from before then */
 };
 
 /*
  * Threads (issue 22): once a second program thread appears, each word's last store and last load
- * since also keep the program thread that made it and its happens-before stamp (hb.h), in two
- * shadows of their own made then, so that a single-threaded run neither makes nor reads them.
- * All zero (a word last accessed before then): the main thread, stamp stamp0.  Each is written
- * with the word's struct mn_lastaccess_word, and read only where that names an access.
+ * since also keep the happens-before stamp (hb.h) of the thread that made it, in a shadow of its
+ * own made then, so that a single-threaded run neither makes nor reads it.  A stamp tells its
+ * thread too: mn_hb_mine() is true of the current thread's own stamps only.  0 (a word last
+ * accessed before then; mn_hb_now() is never 0): stamp0, the main thread's stamp at that point.
+ * Written with the word's struct mn_lastaccess_word, and read only where that names an access.
  */
-struct mn_lastaccess_tid {
-	uint32_t wthread, rthread;
-};
 struct mn_lastaccess_stamp {
 	uint64_t wstamp, rstamp;
 };
 
-/* Makes the shadows of threads and stamps, stamp0 the stamp of what came before.  0 or -errno. */
-static inline int mn_lastaccess_threads(struct mn_lastaccess *la, uint64_t stamp0)
+/* Makes the shadow of stamps, stamp0 the stamp of what came before, over the caller's hb.  0 or
+ * -errno. */
+static inline int mn_lastaccess_threads(struct mn_lastaccess *la, struct mn_hb *hb,
+					uint64_t stamp0)
 {
-	int err = mn_shadow_create(&la->tid, 8, sizeof(struct mn_lastaccess_tid));
-
-	if (!err && (err = mn_shadow_create(&la->stamp, 8, sizeof(struct mn_lastaccess_stamp)))) {
-		mn_shadow_destroy(la->tid);
-		la->tid = NULL;
-	}
+	la->hb = hb;
 	la->stamp0 = stamp0;
-	return err;
+	return mn_shadow_create(&la->stamp, 8, sizeof(struct mn_lastaccess_stamp));
 }
 
-/* The aliases of the shadows of threads and stamps (shadow.h); then they are freed. */
+/* A word's stamp as kept (0: from before the second thread). */
+static inline uint64_t mn_lastaccess_stamp_of(const struct mn_lastaccess *la, uint64_t stamp)
+{
+	return stamp ? stamp : la->stamp0;
+}
+
+/* The aliases of the shadow of stamps (shadow.h); then it is freed. */
 static inline uint64_t mn_lastaccess_threads_aliases(const struct mn_lastaccess *la)
 {
-	return (la->tid ? mn_shadow_aliases(la->tid) : 0) +
-	       (la->stamp ? mn_shadow_aliases(la->stamp) : 0);
+	return la->stamp ? mn_shadow_aliases(la->stamp) : 0;
 }
+
+/*
+ * Threads and loop summaries: the closed form counts every source as a source of the same thread.
+ * So a summary goes in closed form only when mn_lastaccess_mine() finds every word it touches on
+ * this worker's pages last stored and loaded by the current thread, or not at all (then the closed
+ * form counts what the expansion would); after it, mn_lastaccess_claim() gives the words whose
+ * last store or load the loop made (their clock is past inv, the loop's invoke) the current
+ * thread's stamp, as the expansion's accesses would have.
+ */
+bool mn_lastaccess_mine(const struct mn_lastaccess *la, uint64_t T,
+			const struct mn_summary_access *acc, unsigned n);
+void mn_lastaccess_claim(struct mn_lastaccess *la, uint32_t inv, uint64_t T,
+			 const struct mn_summary_access *acc, unsigned n);
 
 static inline void mn_lastaccess_threads_free(struct mn_lastaccess *la)
 {
-	mn_shadow_destroy(la->tid);
 	mn_shadow_destroy(la->stamp);
-	la->tid = la->stamp = NULL;
+	la->stamp = NULL;
 }
 
 /* A shadow of struct mn_lastaccess_word per word (all zeros: never accessed).  0 or -errno. */

@@ -103,38 +103,38 @@ static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind,
 }
 
 /*
- * Rule 3 once a second thread appeared: as word_access(), but a source another thread made is a
- * cross-thread instance, and the word's thread and stamp shadows follow its last store and load.
- * A word whose thread or stamp shadow aliased (counted there) is taken as the current thread's.
+ * Rule 3 once a second thread appeared: as word_access(), but a source another thread made (its
+ * stamp not the current thread's own) is a cross-thread instance, and the word's stamps follow
+ * its last store and load.  A word whose stamps aliased (counted there) is taken as the current
+ * thread's.
  */
 static void word_access_mt(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid,
 			   bool store, bool one)
 {
 	struct dep *d = st;
-	struct mn_lastaccess_tid *t = d->last.tid ? mn_shadow_get(d->last.tid, a) : NULL;
-	struct mn_lastaccess_stamp *s = t && d->last.stamp ? mn_shadow_get(d->last.stamp, a) : NULL;
-	uint32_t me = d->thread;
+	struct mn_lastaccess_stamp *s = d->last.stamp && d->hb ? mn_shadow_get(d->last.stamp, a) :
+								 NULL;
+	uint64_t ws, rs;
 
 	if (!s) {
 		word_access(d, w, a, aid, store, one);
 		return;
 	}
-	if (w->writer && (t->wthread ? t->wthread : 1) != me)
-		cross(d, w->writer, aid, store ? DEP_WAW : DEP_RAW,
-		      t->wthread ? s->wstamp : d->last.stamp0);
+	ws = mn_lastaccess_stamp_of(&d->last, s->wstamp);
+	rs = mn_lastaccess_stamp_of(&d->last, s->rstamp);
+	if (w->writer && !mn_hb_mine(d->hb, ws))
+		cross(d, w->writer, aid, store ? DEP_WAW : DEP_RAW, ws);
 	else if (w->writer)
 		report(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
-	if (store && w->reader && (t->rthread ? t->rthread : 1) != me)
-		cross(d, w->reader, aid, DEP_WAR, t->rthread ? s->rstamp : d->last.stamp0);
+	if (store && w->reader && !mn_hb_mine(d->hb, rs))
+		cross(d, w->reader, aid, DEP_WAR, rs);
 	else if (store && w->reader)
 		report(d, w->reader, w->rclock, aid, DEP_WAR, one);
 	if (store) {
 		*w = (struct mn_lastaccess_word){ .writer = aid, .wclock = d->nest.clock };
-		*t = (struct mn_lastaccess_tid){ .wthread = me };
 		*s = (struct mn_lastaccess_stamp){ .wstamp = d->now };
 	} else {
 		*w = (struct mn_lastaccess_word){ w->writer, w->wclock, aid, d->nest.clock };
-		t->rthread = me;
 		s->rstamp = d->now;
 	}
 }
@@ -262,10 +262,17 @@ static void dep_loop_summary(void *st, uint32_t site, uint64_t T,
 {
 	struct dep *d = st;
 	struct site *s;
+	uint32_t inv;
+	bool mt;
 
 	dep_loop_invoke(d, site);
-	if (!d->mode &&   /* target mode counts per frame; threads need each word's thread */
+	inv = d->nest.clock;
+	mt = d->mode & DEP_MODE_THREADS;
+	/* target mode counts per frame; with threads, sources must be this thread's */
+	if (!d->target_mode && (!mt || mn_lastaccess_mine(&d->last, T, acc, n)) &&
 	    mn_lastaccess_closed(&d->last, mn_loopnest_top(&d->nest, site), T, acc, n)) {
+		if (mt)
+			mn_lastaccess_claim(&d->last, inv, T, acc, n);
 		d->closed++;
 		if ((s = mn_sitevec_get(&d->sites, site)))
 			s->iterations += T;
@@ -362,7 +369,7 @@ static void threads_begin(struct dep *d)
 	} else {
 		mn_hb_thread(d->hb, d->thread);
 	}
-	if (mn_lastaccess_threads(&d->last, d->hb ? mn_hb_now(d->hb) : 0))
+	if (d->hb && mn_lastaccess_threads(&d->last, d->hb, mn_hb_now(d->hb)))
 		d->nomem++;
 }
 

@@ -3,7 +3,8 @@
  * handlers fed made-up event streams.
  *
  * test_interleaved: random per-thread scripts (calls, loops 0 to 3 deep, a loop met again under a
- * call, loads and stores of 1 to 16 bytes, some across words or a 4 KiB page) on memory private to
+ * call, loads and stores of 1 to 16 bytes, some across words or a 4 KiB page, loop summaries,
+ * which the threads take in closed form on words of their own) on memory private to
  * each thread, fed to one state interleaved in random chunks through the .thread hook (each
  * thread's in its order, as the driver gives them), and to another state one thread after the
  * other with no hook (one thread's stream after another's, as a single-threaded run of the same
@@ -72,12 +73,16 @@ static char *section(void *st)
 
 /* ---- Random per-thread scripts --------------------------------------------------------------- */
 
-enum ev_kind { EV_FUNC_ENTRY, EV_FUNC_EXIT, EV_INVOKE, EV_ITER, EV_EXIT, EV_LOAD, EV_STORE };
+enum ev_kind { EV_FUNC_ENTRY, EV_FUNC_EXIT, EV_INVOKE, EV_ITER, EV_EXIT, EV_LOAD, EV_STORE,
+	       EV_SUMMARY };
+
+#define MAXACC 3
 
 struct ev {
 	enum ev_kind kind;
-	uint32_t site, size;
-	uint64_t addr;
+	uint32_t site, size;       /* EV_SUMMARY: size is the number of accesses */
+	uint64_t addr;             /* EV_SUMMARY: the iterations */
+	struct mn_summary_access acc[MAXACC];
 };
 
 struct script {
@@ -108,7 +113,27 @@ static void add(struct script *s, enum ev_kind kind, uint32_t site, uint64_t add
 		s->v = realloc(s->v, s->cap * sizeof(*s->v));
 		assert_non_null(s->v);
 	}
-	s->v[s->n++] = (struct ev){ kind, site, size, addr };
+	s->v[s->n++] = (struct ev){ kind, site, size, addr, { { 0 } } };
+}
+
+/* A loop summary (module.h) on the thread's memory: 1 to 3 streams of 8 bytes (sometimes 4,
+ * which the closed form refuses), steps -16 to 16, 1 to 10 iterations. */
+static void summary(struct script *s)
+{
+	static const int64_t steps[] = { -16, -8, 0, 8, 16 };
+	unsigned n = 1 + (unsigned)below(MAXACC);
+	struct ev *e;
+
+	add(s, EV_SUMMARY, S_L1 + (uint32_t)below(NLOOP), 1 + below(10), n);
+	e = &s->v[s->n - 1];
+	for (unsigned j = 0; j < n; j++) {
+		int64_t step = steps[below(5)];
+		uint32_t site = S_ACC0 + (uint32_t)below(NACC);
+
+		e->acc[j] = (struct mn_summary_access){
+			.start = s->base + (step < 0 ? 200 : 0) + 8 * below(7), .step = step,
+			.site = site, .size = below(8) ? 8 : 4, .store = site % 2 };
+	}
 }
 
 static void block(struct script *s, unsigned depth);
@@ -144,6 +169,8 @@ static void block(struct script *s, unsigned depth)
 
 		if (r < 2 && depth < 3) {
 			loop(s, depth);
+		} else if (r == 9) {
+			summary(s);
 		} else if (r < 3 && depth < 3) {
 			uint32_t f = S_F1 + (uint32_t)below(NFUNC);
 
@@ -166,6 +193,7 @@ static void feed(void *st, const struct ev *e)
 	case EV_EXIT: DEP->loop_exit(st, e->site); break;
 	case EV_LOAD: DEP->load(st, e->site, e->addr, 0, e->size); break;
 	case EV_STORE: DEP->store(st, e->site, e->addr, 0, e->size); break;
+	case EV_SUMMARY: DEP->loop_summary(st, e->site, e->addr, e->acc, e->size); break;
 	}
 }
 
@@ -238,8 +266,9 @@ static void test_interleaved(void **st)
 #define X UINT64_C(0x200000000)
 #define Y (X + 64)
 #define Z (X + 128)
+#define W (X + 192)
 enum { A_MAIN = S_ACC0, A_LD2, A_ST2, A_LD3, A_LD3B, A_ST2B, A_LD3C, A_STY, A_LDY, A_STZ,
-       A_LDZ };
+       A_LDZ, A_SUMW, A_LDW, A_STW3, A_SUMR };
 
 static void expect(const char *text, const char *row)
 {
@@ -249,6 +278,8 @@ static void expect(const char *text, const char *row)
 
 static void test_cross(void **st_)
 {
+	const struct mn_summary_access sumw = { W, 8, A_SUMW, 8, true };
+	const struct mn_summary_access sumr = { W, 8, A_SUMR, 8, false };
 	void *st = state();
 	char *text;
 
@@ -275,6 +306,8 @@ static void test_cross(void **st_)
 	DEP->store(st, A_STZ, Z + 8, 0, 8);
 	DEP->sync_release(st, 12);
 	DEP->store(st, A_STZ, Z, 0, 8);
+	/* a summarized loop stores W .. W + 24: in closed form, its words then thread 2's */
+	DEP->loop_summary(st, S_L2, 4, &sumw, 1);
 	/* thread 3: reads x with no acquire of thread 2's (unordered), then after acquiring m
 	 * (ordered); Y after m2 only, Z after m3 */
 	DEP->thread(st, 3);
@@ -287,8 +320,12 @@ static void test_cross(void **st_)
 	DEP->load(st, A_LDY, Y, 0, 16);
 	DEP->sync_acquire(st, 12);
 	DEP->load(st, A_LDZ, Z, 0, 16);
+	DEP->load(st, A_LDW, W + 8, 0, 8);
+	DEP->store(st, A_STW3, W + 16, 0, 8);
 	/* thread 2 again, still in L1's first iteration: writes x after thread 3's reads */
 	DEP->thread(st, 2);
+	/* a summarized loop reads W .. W + 24: W + 16 is thread 3's, so it is expanded */
+	DEP->loop_summary(st, S_L2, 4, &sumr, 1);
 	DEP->store(st, A_ST2B, X, 0, 8);
 	DEP->loop_exit(st, S_L1);
 	DEP->func_exit(st, S_F2);
@@ -316,6 +353,11 @@ static void test_cross(void **st_)
 	 * which thread 2 never synchronized with */
 	expect(text, "- {loop: 4, kind: waw, src: 12, dst: 15, carried: false, count: 1}");
 	expect(text, "- {kind: war, src: 14, dst: 15, loop: 4, count: 1, ordered: 0, unordered: 1}");
+	/* thread 3 reads a word of thread 2's summary, unordered (its stamp is after m3's release),
+	 * then stores W + 16; thread 2's second summary finds that store, and its own on the rest */
+	expect(text, "- {kind: raw, src: 21, dst: 22, loop: 0, count: 1, ordered: 0, unordered: 1}");
+	expect(text, "- {kind: raw, src: 23, dst: 24, loop: 5, count: 1, ordered: 0, unordered: 1}");
+	expect(text, "- {loop: 4, kind: raw, src: 21, dst: 24, carried: false, count: 3}");
 	/* main reads it after the join */
 	expect(text, "- {kind: raw, src: 15, dst: 16, loop: 0, count: 1, ordered: 1, unordered: 0}");
 	free(text);
