@@ -99,6 +99,13 @@ int mn_module_options(const struct mn_module *m, void *st);
 /* Writes "NAME=N" (or "=1", "=a|b") for option o into buf, for help texts. */
 void mn_option_usage(const struct mn_option *o, char *buf, size_t len);
 
+/*
+ * A .thread hook (module.h) for a module whose state does not depend on the order of its events
+ * across threads, only on each one's count (sums per site, per word): it keeps nothing per thread,
+ * and takes every thread's events.
+ */
+void mn_thread_sums(void *st, uint32_t thread);
+
 #ifdef __cplusplus
 }
 #endif

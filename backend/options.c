@@ -115,6 +115,12 @@ int mn_module_options(const struct mn_module *m, void *st)
 	return 0;
 }
 
+void mn_thread_sums(void *st, uint32_t thread)
+{
+	(void)st;
+	(void)thread;
+}
+
 void mn_option_usage(const struct mn_option *o, char *buf, size_t len)
 {
 	switch (o->type) {

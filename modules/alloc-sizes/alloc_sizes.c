@@ -74,6 +74,7 @@ const struct mn_module mn_module_alloc_sizes = {
 	.name = "alloc-sizes",
 	.doc = "allocation sizes per allocation site (count, bytes, min, max, log2 histogram)",
 	.state_size = sizeof(struct as), .shard = MN_SHARD_SITE, .init = as_init, .fini = as_fini,
+	.thread = mn_thread_sums,   /* counts per site: every thread's, in any order */
 	.heap_alloc = as_alloc, .heap_realloc = as_realloc,
 	.merge = as_merge, .emit = as_write, .restore = as_restore,
 };

@@ -150,6 +150,7 @@ const struct mn_module mn_module_shadow_cost = {
 	.state_size = sizeof(struct shadow_cost),
 	.shard = MN_SHARD_ADDRESS,
 	.shard_shift = 12,
+	.thread = mn_thread_sums,   /* counts per word; a word's last site is whichever came last */
 	.init = sc_init,
 	.fini = sc_fini,
 	.load = sc_load,

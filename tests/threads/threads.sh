@@ -1,8 +1,8 @@
 #!/bin/sh
 # Threads of a program (issue 22, per-thread streams): every thread's events reach value-pattern,
-# each in its thread's order, and the profile is complete with the known counts of threads.c; a
-# module that takes the main thread's events only (alloc-sizes, while it has no .thread) says
-# the others were left out; too few lanes (MNEMO_THREADS=1) say how many events were dropped; 10,000 short threads
+# each in its thread's order, and the profile is complete with the known counts of threads.c, as
+# it is for alloc-sizes (sums); too few lanes (MNEMO_THREADS=1) say how many events were dropped;
+# 10,000 short threads
 # leak nothing: no fd, no shared memory object (memfd or /dev/shm) in the process or after it,
 # no backend left running, and the backend's memory bounded (10,000 threads cost about what
 # 1,000 do).  Output is the native build's throughout.
@@ -74,15 +74,9 @@ sect serial >serial.exec
 [ -z "$(comm -23 serial.exec pool.exec)" ] && ok "pool: the serial twin's per-site executions" ||
 	bad "pool: executions not in the serial twin's: $(comm -23 serial.exec pool.exec | tr '\n' ' ')"
 
-# (d) A module without .threads: complete: false, and why.
-run leftout threads-alloc-sizes pool
-if grep -qx 'complete: true' leftout.yaml; then
-	ok "leftout: alloc-sizes now takes every thread (complete): no module left without .thread to check"
-else
-	grep -q '^incomplete_reason: .*module alloc-sizes: the events of 4 threads other than the main thread were left out' leftout.yaml &&
-		ok "leftout: alloc-sizes says 4 threads were left out" ||
-		bad "leftout: $(grep -E '^(complete|incomplete_reason):' leftout.yaml)"
-fi
+# (d) Every module in the tree takes every thread: alloc-sizes too (sums, mn_thread_sums), complete.
+run sums threads-alloc-sizes pool
+complete sums
 
 # Fewer lanes than threads alive at once: 3 of the 4 are dropped, and the profile says so.
 run lanes threads-value-pattern pool MNEMO_THREADS=1
