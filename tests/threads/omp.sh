@@ -61,5 +61,13 @@ for t in 2 4; do
 	case $where in */tests/threads/omp.c:$for_line) true ;; *) false ;; esac &&
 		ok "$name: the store's loop site $loop is the source loop, omp.c:$for_line" ||
 		bad "$name: the store (site ${site:-?}) has loop site ${loop:-?} at ${where}, not omp.c:$for_line (the for)"
+	# The team's stores reach the serial sum's loads across threads, every one ordered by the
+	# fork and join (the pass's __mnemo_release/__mnemo_acquire around them).
+	cross=$(grep -E "^    - \{kind: raw, src: ${site:-x}, dst: [0-9]+, loop: [0-9]+, count: [0-9]+," $name.d.yaml)
+	case $cross in
+	*"unordered: 0}"*) ok "$name: workers' stores to the serial loads, cross-thread, all ordered ($(echo "$cross" | sed 's/.*count: //'))" ;;
+	'') [ "$t" -gt 1 ] && bad "$name: no cross-thread raw from the store (site ${site:-?})" ;;
+	*) bad "$name: cross-thread raw from the store not all ordered: $cross" ;;
+	esac
 done
 exit $failed
