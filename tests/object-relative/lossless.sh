@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The lossless mode of the object-relative module against a reference: every test program but
-# threads.c (programs/*.c) and every bench program at its small input (small_inputs.sh) is
+# The lossless mode of the object-relative module against a reference: every test program
+# (programs/*.c) and every bench program at its small input (bench/programs/small_inputs.sh) is
 # built for the module twice, with loop summaries (the default) and with --mnemo-no-summarize,
 # and each build run twice, once with mnemo-record in place of the backend (the whole event
 # stream recorded, then translated by objrel-lossless-ref, lossless_ref.c, which expands the
@@ -75,9 +75,6 @@ both() {
 
 n=0
 for src in "$tests"/*.c; do
-	# threads.c: its threads' accesses reach the grammars in the order the backend took their
-	# buffers, which no recording repeats (README "Threads: what order it needs").
-	[ "$(basename "$src")" = threads.c ] && continue
 	both "$(basename "$src" .c)" "$src" -O1
 	n=$((n + 1))
 done

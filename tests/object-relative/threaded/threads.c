@@ -2,13 +2,11 @@
  * group of 100 objects, 1600 bytes), sets each node's key (the store marked set: 100 executions,
  * one stream per thread with that thread's 10 * (k + 1)), frees its odd nodes itself, and leaves
  * the even ones to the main thread, which frees them after joining it (made by one thread, freed
- * by another): 100 lifetimes.  The pause before those frees lets the backend take the threads'
- * buffers first (the runtime's ordering points at pthread_join make that so without it, once
- * they are sent). */
+ * by another): 100 lifetimes.  The joins are ordering points: the backend takes every allocation
+ * before its free, whatever the interleaving. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define NTHREADS 4
 
@@ -45,7 +43,6 @@ int main(void)
 		pthread_create(&t[k], NULL, worker, (void *)k);
 	for (int k = 0; k < NTHREADS; k++)
 		pthread_join(t[k], NULL);
-	nanosleep(&(struct timespec){ .tv_nsec = 500000000 }, NULL);
 	for (int k = 0; k < NTHREADS; k++)
 		for (int i = 0; i < 10 * (k + 1); i += 2) {
 			s += nodes[k][i]->key;
