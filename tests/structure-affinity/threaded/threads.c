@@ -4,14 +4,11 @@
  * another).  Every thread's accesses count, whatever the interleaving: hot1 and hot2 cost 10N
  * each, cold1 and cold2 N each, the same answers as hotcold.c's: size 16 from strides (each
  * thread's walk is its own stream's last access), affinities hot1-hot2 = cold1-cold2 = 1,
- * hot-cold 2/11, split into {hot1, hot2} and {cold1, cold2}.  REPEAT (argument 1, default 1): each
- * thread's work that many times, for the sampling test (sampling.sh), as in hotcold.c.  The pause before the frees lets
- * the backend take the workers' buffers first (the runtime's ordering points at pthread_join
- * make that so without it, once they are sent). */
+ * hot-cold 2/11, split into {hot1, hot2} and {cold1, cold2}.  The joins are ordering points: the
+ * backend takes every array's accesses before its free, whatever the interleaving. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define N        1000
 #define NTHREADS 4
@@ -22,7 +19,6 @@ struct rec {
 
 static struct rec *tables[NTHREADS];
 static long sums[NTHREADS];
-static int reps = 1;
 
 static __attribute__((noinline)) struct rec *make(void)
 {
@@ -35,34 +31,28 @@ static void *worker(void *arg)
 	struct rec *t = make();
 	long s = 0;
 
-	for (int rep = 0; rep < reps; rep++) {
-		for (int i = 0; i < N / NTHREADS; i++) {        /* MARK:all */
-			t[i].hot1 = i;
-			t[i].hot2 = 2 * i;
-			t[i].cold1 = 3 * i;
-			t[i].cold2 = i + k;
-		}
-		for (int r = 0; r < 9; r++)
-			for (int i = 0; i < N / NTHREADS; i++)   /* MARK:hot */
-				s += (t[i].hot1 + t[i].hot2) ^ r;
+	for (int i = 0; i < N / NTHREADS; i++) {        /* MARK:all */
+		t[i].hot1 = i;
+		t[i].hot2 = 2 * i;
+		t[i].cold1 = 3 * i;
+		t[i].cold2 = i + k;
 	}
+	for (int r = 0; r < 9; r++)
+		for (int i = 0; i < N / NTHREADS; i++)   /* MARK:hot */
+			s += (t[i].hot1 + t[i].hot2) ^ r;
 	tables[k] = t;
 	sums[k] = s;
 	return NULL;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 	pthread_t t[NTHREADS];
 	long s = 0;
-
-	if (argc > 1)
-		reps = atoi(argv[1]);
 	for (long k = 0; k < NTHREADS; k++)
 		pthread_create(&t[k], NULL, worker, (void *)k);
 	for (int k = 0; k < NTHREADS; k++)
 		pthread_join(t[k], NULL);
-	nanosleep(&(struct timespec){ .tv_nsec = 500000000 }, NULL);
 	for (int k = 0; k < NTHREADS; k++) {
 		s += sums[k];
 		free(tables[k]);
