@@ -92,6 +92,8 @@ MN_EXPORT __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec"))
 
 /* The lane this thread holds in queue my_q, or NULL: the slow path's, never the fast path's. */
 static __thread struct mn_qplane *my_plane __attribute__((tls_model("initial-exec")));
+/* The number mn_queue_number_thread() gave this thread ahead of its lane, or 0. */
+static __thread uint32_t my_number __attribute__((tls_model("initial-exec")));
 static __thread struct mn_queue *my_q __attribute__((tls_model("initial-exec")));
 
 /* Its destructor hands a thread's lane back at the thread's exit (lane_exit()). */
@@ -581,7 +583,7 @@ static struct mn_qplane *lane_take(struct mn_queue *q)
 	if (!pl)
 		return NULL;
 	pl->cur_ptr = &mn_q_cur;
-	pl->thread = mn_fetch_add_relaxed(&q->prod->threads, 1) + 1;
+	pl->thread = my_number ? my_number : mn_fetch_add_relaxed(&q->prod->threads, 1) + 1;
 	/* The lane's name happens before any buffer of it is published; the tail's reader pairs with
 	 * the release in publish() or in mn_queue_producer_finish(). */
 	mn_store_relaxed(&lane_of(q, pl->lane)->thread, pl->thread);
@@ -842,6 +844,20 @@ MN_EXPORT uint64_t mn_queue_order(void)
 	mn_store_release(&pl->busy, 0);
 	mn_store_signal(&mn_q_busy, 0);
 	return ticket;
+}
+
+MN_EXPORT uint32_t mn_queue_reserve_thread(void)
+{
+	struct mn_queue *q = mn_load_acquire(&producer);
+
+	if (!q || q->lamport || getpid() != q->pid)
+		return 0;
+	return mn_fetch_add_relaxed(&q->prod->threads, 1) + 1;
+}
+
+MN_EXPORT void mn_queue_number_thread(uint32_t number)
+{
+	my_number = number;
 }
 
 MN_EXPORT uint32_t mn_queue_self(void)

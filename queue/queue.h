@@ -293,6 +293,15 @@ uint64_t mn_queue_order(void);
  * it holds no lane. */
 uint32_t mn_queue_self(void);
 /*
+ * Numbers in creation order: mn_queue_reserve_thread() takes the next thread number (0 when this
+ * process produces nothing), for a thread about to be created; the new thread calls
+ * mn_queue_number_thread() with it before its first event, and its lane carries that number
+ * instead of one in order of first events.  A program whose threads are all created by one thread
+ * then numbers them alike on every run, however their starts race.
+ */
+uint32_t mn_queue_reserve_thread(void);
+void mn_queue_number_thread(uint32_t number);
+/*
  * Called once, by the slow path, when the queue cannot go on: a consumer process exited without
  * detaching, a consumer never attached within 20 s of mn_queue_producer_start() (use
  * mn_queue_forget_consumer() when its spawn failed), or every consumer detached.  From then on the
@@ -381,7 +390,8 @@ int mn_queue_attach(struct mn_queue **qp, int fd, unsigned index);
 int mn_queue_pop(struct mn_queue *q, const uint64_t **words, size_t *nwords);
 /*
  * The thread whose records the popped buffer holds: 1 for the producer thread, then 2, 3, ... in
- * the order threads took a lane (so in order of their first event); 0 with no buffer popped (or
+ * the order threads took a lane (so in order of their first event), or in the order they were
+ * created (mn_queue_reserve_thread()); 0 with no buffer popped (or
  * in the Lamport mode).  Each thread's buffers come in the order it wrote them; buffers of
  * different threads interleave in no particular order, except that buffers ending at ordering
  * points (mn_queue_order()) come in the order of their tickets.

@@ -151,6 +151,7 @@ struct start {
 	void *arg;
 	uint32_t creator;
 	uint32_t site;
+	uint32_t number;   /* the thread's, in creation order (mn_queue_reserve_thread()) */
 };
 
 /* The site of this thread's next pthread_create call (abi.h, __mnemo_thread_site). */
@@ -174,6 +175,7 @@ static void *trampoline(void *arg)
 	struct start st = *(struct start *)arg;
 	void *ret;
 
+	mn_queue_number_thread(st.number);
 	if (__mnemo_thread_start && ordering())
 		__mnemo_thread_start(st.creator, st.site);
 	acquire(arg);
@@ -197,8 +199,10 @@ MN_VISIBLE int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*
 	st = __libc_malloc(sizeof(*st));
 	if (!st)
 		return create(t, attr, fn, arg);   /* unprofiled order, but the program runs */
-	*st = (struct start){ fn, arg, mn_queue_self(), site };
+	*st = (struct start){ fn, arg, mn_queue_self(), site, 0 };
 	__atomic_store_n(&threaded, true, __ATOMIC_RELAXED);
+	if (!mn_rt_quiet)
+		st->number = mn_queue_reserve_thread();
 	release(st);
 	r = create(t, attr, trampoline, st);
 	if (r)
