@@ -94,8 +94,9 @@ struct mn_module {
 	 * a buffer of program thread `thread` (1: the main thread) whenever the worker's last buffer
 	 * was another thread's (and before the first), so that what the module keeps per thread (a
 	 * site's last address) follows.  NULL: the module gets only the main thread's events, and
-	 * the profile says the other threads were left out; so for a module that keeps a stack of
-	 * calls or loops (backend/context.h is not per thread yet).
+	 * the profile says the other threads were left out.  A module that keeps a stack of calls
+	 * or loops keeps one per thread and swaps it here (mn_ctx_switch(), mn_loopnest_switch());
+	 * one whose state is sums only sets mn_thread_sums (backend.h).
 	 */
 	void (*thread)(void *st, uint32_t thread);
 

@@ -39,6 +39,9 @@ static bool has_handler(const struct mn_module *m, unsigned c)
 	case 15: return m->program_start;
 	case 16: return m->program_end;
 	case 25: return m->value;
+	case 26: return m->sync_acquire;
+	case 27: return m->sync_release;
+	/* 28, 29: thread_start, thread_end, the framework's, which no module lists. */
 	default: return false;
 	}
 }
