@@ -3,6 +3,7 @@
  * lastaccess_internal.h), else expanded into the iterations and accesses the driver would have
  * sent; lastaccess_closed.c sweeps the shadow.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,7 +242,101 @@ uint64_t mn_lastaccess_forget(struct mn_lastaccess *la)
 	mn_shadow_destroy(*la->sh);
 	if (mn_lastaccess_shadow(la->sh))
 		*la->sh = NULL;
+	if (la->nruns) {   /* no word names an earlier run now; the clock starts again at 0 */
+		la->runs[0] = la->runs[la->nruns - 1];
+		la->runs[0].clock = 0;
+		la->nruns = 1;
+		la->run_clock = 0;
+		la->hint[0] = la->hint[1] = 0;
+		la->nbuckets = 0;
+	}
 	return aliases;
+}
+
+int mn_lastaccess_threads(struct mn_lastaccess *la, uint32_t thread, uint64_t stamp)
+{
+	if (!(la->runs = malloc(64 * sizeof(*la->runs))))
+		return -ENOMEM;
+	la->runs[0] = (struct mn_lastaccess_run){ 0, thread, stamp };
+	la->nruns = 1;
+	la->runs_cap = 64;
+	la->run_clock = 0;
+	la->hint[0] = la->hint[1] = 0;
+	la->thread = thread;
+	return 0;
+}
+
+void mn_lastaccess_run_begin(struct mn_lastaccess *la, uint32_t thread, uint64_t stamp)
+{
+	/* the tick first: a reset in it keeps only the last run (mn_lastaccess_forget()) */
+	mn_loopnest_tick(la->nest);
+	if (la->nruns == la->runs_cap) {
+		struct mn_lastaccess_run *v = realloc(la->runs, 2 * la->runs_cap * sizeof(*v));
+
+		if (!v) {   /* the last run goes on: its thread's accesses are taken as the new one's */
+			la->runs[la->nruns - 1].thread = thread;
+			la->runs[la->nruns - 1].stamp = stamp;
+			la->thread = thread;
+			(*la->nest->lost)++;
+			return;
+		}
+		la->runs = v;
+		la->runs_cap *= 2;
+	}
+	la->runs[la->nruns++] = (struct mn_lastaccess_run){ la->nest->clock, thread, stamp };
+	la->run_clock = la->nest->clock;
+	la->thread = thread;
+}
+
+/* The index covers bucket b (its first clock is before every run to come: the caller's c is). */
+static bool buckets_cover(struct mn_lastaccess *la, uint32_t b)
+{
+	uint32_t i;
+
+	if (b >= la->buckets_cap) {
+		uint32_t all = UINT32_C(1) << (32 - MN_LASTACCESS_BUCKET_SHIFT);   /* every clock */
+		uint32_t cap = b < 256 ? 512 : 2 * b < all ? 2 * b : all;
+		uint32_t *v = realloc(la->first, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		la->first = v;
+		la->buckets_cap = cap;
+	}
+	i = la->nbuckets ? la->first[la->nbuckets - 1] : 0;
+	for (; la->nbuckets <= b; la->nbuckets++) {
+		uint64_t start = (uint64_t)la->nbuckets << MN_LASTACCESS_BUCKET_SHIFT;
+
+		while (i + 1 < la->nruns && la->runs[i + 1].clock <= start)
+			i++;
+		la->first[la->nbuckets] = i;
+	}
+	return true;
+}
+
+const struct mn_lastaccess_run *mn_lastaccess_run_of(struct mn_lastaccess *la, uint32_t c,
+						     unsigned which)
+{
+	uint32_t lo = 0, hi = la->nruns, h = la->hint[which];   /* the last run whose clock <= c */
+	uint32_t b = c >> MN_LASTACCESS_BUCKET_SHIFT;
+
+	if (h < hi && la->runs[h].clock <= c && (h + 1 == hi || la->runs[h + 1].clock > c))
+		return &la->runs[h];
+	if (b < la->nbuckets || buckets_cover(la, b)) {
+		lo = la->first[b];
+		if (b + 1 < la->nbuckets)
+			hi = la->first[b + 1] + 1;
+	}
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (la->runs[mid].clock <= c)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	la->hint[which] = lo;
+	return &la->runs[lo];
 }
 
 /* The iterations and accesses of a summary as the driver would send them, one by one. */
@@ -274,12 +369,17 @@ static uint64_t summary_addr(const struct mn_summary_access *a, uint64_t k)
 	return (a->start + k * (uint64_t)a->step) & ((UINT64_C(1) << 48) - 1);
 }
 
-/* A word's last store and load, if any, are the current thread's (stamps s; NULL: all 0). */
-static bool word_mine(const struct mn_lastaccess *la, const struct mn_lastaccess_word *w,
-		      const struct mn_lastaccess_stamp *s)
+/* An access at clock c is the current thread's. */
+static inline bool clock_mine(struct mn_lastaccess *la, uint32_t c, unsigned which)
 {
-	return (!w->writer || mn_hb_mine(la->hb, mn_lastaccess_stamp_of(la, s ? s->wstamp : 0))) &&
-	       (!w->reader || mn_hb_mine(la->hb, mn_lastaccess_stamp_of(la, s ? s->rstamp : 0)));
+	return c >= la->run_clock || mn_lastaccess_run_of(la, c, which)->thread == la->thread;
+}
+
+/* A word's last store and load, if any, are the current thread's. */
+static bool word_mine(struct mn_lastaccess *la, const struct mn_lastaccess_word *w)
+{
+	return (!w->writer || clock_mine(la, w->wclock, 0)) &&
+	       (!w->reader || clock_mine(la, w->rclock, 1));
 }
 
 /*
@@ -310,22 +410,21 @@ static bool words_seen(const struct mn_summary_access *acc, unsigned j)
 	return false;
 }
 
-bool mn_lastaccess_mine(const struct mn_lastaccess *la, uint64_t T,
+bool mn_lastaccess_mine(struct mn_lastaccess *la, uint64_t T,
 			const struct mn_summary_access *acc, unsigned n)
 {
-	if (!la->stamp || !la->hb || !*la->sh)
+	if (!la->nruns || !*la->sh)
 		return true;   /* the expansion takes every source as this thread's too */
 	for (unsigned j = 0; j < n; j++) {
 		uint64_t last = acc[j].step ? T : 1, a0 = summary_addr(&acc[j], 0);
 		const struct mn_lastaccess_word *w = mn_shadow_peek(*la->sh, a0);
-		const struct mn_lastaccess_stamp *s = mn_shadow_peek(la->stamp, a0);
 		int64_t e;
 
 		if (!acc[j].size || words_seen(acc, j))
 			continue;
 		if (stream_walk(la, &acc[j], last, &e)) {
 			for (uint64_t k = 0; w && k < last; k++)   /* no w: never accessed */
-				if (!word_mine(la, w + (int64_t)k * e, s ? s + (int64_t)k * e : NULL))
+				if (!word_mine(la, w + (int64_t)k * e))
 					return false;
 			continue;
 		}
@@ -333,52 +432,11 @@ bool mn_lastaccess_mine(const struct mn_lastaccess *la, uint64_t T,
 			uint64_t a = summary_addr(&acc[j], k);
 
 			if (mn_lastaccess_owns(la, (int64_t)(a >> 3)) &&
-			    (w = mn_shadow_peek(*la->sh, a)) &&
-			    !word_mine(la, w, mn_shadow_peek(la->stamp, a)))
+			    (w = mn_shadow_peek(*la->sh, a)) && !word_mine(la, w))
 				return false;
 		}
 	}
 	return true;
-}
-
-/* Word w's last store and load, if the summarized loop made them (clock past inv), stamped now. */
-static inline void word_claim(const struct mn_lastaccess_word *w, struct mn_lastaccess_stamp *s,
-			      uint32_t inv, uint64_t now)
-{
-	if (w->writer && w->wclock > inv)
-		s->wstamp = now;
-	if (w->reader && w->rclock > inv)
-		s->rstamp = now;
-}
-
-void mn_lastaccess_claim(struct mn_lastaccess *la, uint32_t inv, uint64_t T,
-			 const struct mn_summary_access *acc, unsigned n)
-{
-	uint64_t now = la->hb ? mn_hb_now(la->hb) : 0;
-
-	for (unsigned j = 0; la->stamp && la->hb && *la->sh && j < n; j++) {
-		uint64_t last = acc[j].step ? T : 1, a0 = summary_addr(&acc[j], 0);
-		const struct mn_lastaccess_word *w = mn_shadow_peek(*la->sh, a0);
-		struct mn_lastaccess_stamp *s;
-		int64_t e;
-
-		if (!acc[j].size || words_seen(acc, j))
-			continue;
-		if (w && stream_walk(la, &acc[j], last, &e) && (s = mn_shadow_get(la->stamp, a0))) {
-			for (uint64_t k = 0; k < last; k++)
-				word_claim(w + (int64_t)k * e, s + (int64_t)k * e, inv, now);
-			continue;
-		}
-		for (uint64_t k = 0; k < last; k++) {
-			uint64_t a = summary_addr(&acc[j], k);
-
-			if (mn_lastaccess_owns(la, (int64_t)(a >> 3)) &&
-			    (w = mn_shadow_peek(*la->sh, a)) &&
-			    ((w->writer && w->wclock > inv) || (w->reader && w->rclock > inv)) &&
-			    (s = mn_shadow_get(la->stamp, a)))   /* else an alias: counted there */
-				word_claim(w, s, inv, now);
-		}
-	}
 }
 
 bool mn_lastaccess_closed(struct mn_lastaccess *la, struct mn_loop *l, uint64_t T,

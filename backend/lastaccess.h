@@ -18,8 +18,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
-#include "hb.h"
 #include "loopnest.h"
 #include "module.h"
 #include "nestrows.h"
@@ -45,63 +45,79 @@ struct mn_lastaccess {
 	const struct mn_module *module;   /* the expansion: its loop_iter, load and store */
 	void *arg;                 /* the module's state */
 	unsigned wid, nw;          /* this worker, of nw (0: alone) */
-	/* Threads (issue 22): NULL until a second program thread appears (mn_lastaccess_threads()) */
-	struct mn_shadow *stamp;   /* struct mn_lastaccess_stamp per word */
-	struct mn_hb *hb;          /* the caller's happens-before clocks */
-	uint64_t stamp0;           /* the stamp of a word's accesses from before then */
+	/* Threads (issue 22): none until a second program thread appears (mn_lastaccess_threads()) */
+	struct mn_lastaccess_run *runs;   /* [nruns], room for cap; clocks ascending */
+	uint32_t nruns, runs_cap;
+	uint32_t run_clock;        /* runs[nruns - 1].clock: the current run's first clock */
+	uint32_t thread;           /* the current run's thread */
+	uint32_t hint[2];          /* the runs mn_lastaccess_run_of() found last, by `which` */
+	uint32_t *first;           /* [nbuckets]: per 2^MN_LASTACCESS_BUCKET_SHIFT clocks, the last
+				    * run begun at or before the bucket's first clock */
+	uint32_t nbuckets, buckets_cap;
 };
 
 /*
- * Threads (issue 22): once a second program thread appears, each word's last store and last load
- * since also keep the happens-before stamp (hb.h) of the thread that made it, in a shadow of its
- * own made then, so that a single-threaded run neither makes nor reads it.  A stamp tells its
- * thread too: mn_hb_mine() is true of the current thread's own stamps only.  0 (a word last
- * accessed before then; mn_hb_now() is never 0): stamp0, the main thread's stamp at that point.
- * Written with the word's struct mn_lastaccess_word, and read only where that names an access.
+ * Threads (issue 22): once a second program thread appears, a word's last store and load are
+ * told apart by thread, and a cross-thread one needs the happens-before stamp (hb.h) its thread
+ * had then.  Both are constant over a RUN: the events of one thread between two changes of its
+ * stamp or of the current thread (a switch, a release, a thread's start or end).  So instead of
+ * a shadow of stamps, a list of runs, each with the clock (loopnest.h) it began at: a word's
+ * clock names its access's run.  mn_lastaccess_run() begins a new run with a tick of the clock,
+ * so that no clock is shared by two runs (a tick changes no row: the clock only orders events
+ * against frames).  The clock only goes up between resets, so the list is sorted; at a reset
+ * (mn_lastaccess_forget()) every word is forgotten and only the current run stays, from clock 0.
+ * 16 bytes a run, every run kept (one per switch or release of the program's), and an index of
+ * 4 bytes per 1024 clocks up to the last lookup's (at most 16 MiB at a 2^32 clock) that narrows
+ * a lookup to the runs of one bucket.
  */
-struct mn_lastaccess_stamp {
-	uint64_t wstamp, rstamp;
+#define MN_LASTACCESS_BUCKET_SHIFT 10   /* clocks a bucket of the runs' index: 1024 */
+
+struct mn_lastaccess_run {
+	uint32_t clock;            /* its first clock */
+	uint32_t thread;           /* its program thread */
+	uint64_t stamp;            /* mn_hb_now() over it */
 };
 
-/* Makes the shadow of stamps, stamp0 the stamp of what came before, over the caller's hb.  0 or
+/* The first run: thread's, from clock 0 (every word accessed so far is its), stamped stamp.  0 or
  * -errno. */
-static inline int mn_lastaccess_threads(struct mn_lastaccess *la, struct mn_hb *hb,
-					uint64_t stamp0)
+int mn_lastaccess_threads(struct mn_lastaccess *la, uint32_t thread, uint64_t stamp);
+
+/* Out of line: a new run (thread, stamp), at a tick of the clock. */
+void mn_lastaccess_run_begin(struct mn_lastaccess *la, uint32_t thread, uint64_t stamp);
+
+/* The current thread's stamp is `stamp` now: a new run if the thread or stamp changed. */
+static inline void mn_lastaccess_run(struct mn_lastaccess *la, uint32_t thread, uint64_t stamp)
 {
-	la->hb = hb;
-	la->stamp0 = stamp0;
-	return mn_shadow_create(&la->stamp, 8, sizeof(struct mn_lastaccess_stamp));
+	const struct mn_lastaccess_run *r = la->nruns ? &la->runs[la->nruns - 1] : NULL;
+
+	if (r && (r->thread != thread || r->stamp != stamp))
+		mn_lastaccess_run_begin(la, thread, stamp);
 }
 
-/* A word's stamp as kept (0: from before the second thread). */
-static inline uint64_t mn_lastaccess_stamp_of(const struct mn_lastaccess *la, uint64_t stamp)
-{
-	return stamp ? stamp : la->stamp0;
-}
-
-/* The aliases of the shadow of stamps (shadow.h); then it is freed. */
-static inline uint64_t mn_lastaccess_threads_aliases(const struct mn_lastaccess *la)
-{
-	return la->stamp ? mn_shadow_aliases(la->stamp) : 0;
-}
+/* The run of an access at clock c (threads begun: nruns > 0).  Out of line: the hot path first
+ * asks whether c is the current run's (c >= run_clock).  The run found last for `which` (0: a
+ * last store, 1: a last load) is tried first (sources met one after another often share one),
+ * then the runs of c's bucket. */
+const struct mn_lastaccess_run *mn_lastaccess_run_of(struct mn_lastaccess *la, uint32_t c,
+						     unsigned which);
 
 /*
  * Threads and loop summaries: the closed form counts every source as a source of the same thread.
  * So a summary goes in closed form only when mn_lastaccess_mine() finds every word it touches on
  * this worker's pages last stored and loaded by the current thread, or not at all (then the closed
- * form counts what the expansion would); after it, mn_lastaccess_claim() gives the words whose
- * last store or load the loop made (their clock is past inv, the loop's invoke) the current
- * thread's stamp, as the expansion's accesses would have.
+ * form counts what the expansion would).  The words it writes then have the loop's clocks, the
+ * current run's.
  */
-bool mn_lastaccess_mine(const struct mn_lastaccess *la, uint64_t T,
+bool mn_lastaccess_mine(struct mn_lastaccess *la, uint64_t T,
 			const struct mn_summary_access *acc, unsigned n);
-void mn_lastaccess_claim(struct mn_lastaccess *la, uint32_t inv, uint64_t T,
-			 const struct mn_summary_access *acc, unsigned n);
 
 static inline void mn_lastaccess_threads_free(struct mn_lastaccess *la)
 {
-	mn_shadow_destroy(la->stamp);
-	la->stamp = NULL;
+	free(la->runs);
+	free(la->first);
+	la->runs = NULL;
+	la->first = NULL;
+	la->nruns = la->runs_cap = la->nbuckets = la->buckets_cap = 0;
 }
 
 /* A shadow of struct mn_lastaccess_word per word (all zeros: never accessed).  0 or -errno. */

@@ -54,8 +54,19 @@ struct dep_thread {
 	bool ended;                  /* its thread_end came: freed when another thread's come */
 };
 
+/* A cross-thread row found by the access ids of its source and destination, its kind and loop:
+ * valid while its map's gen is (map.h), so that most instances skip the key's hash and probe. */
+struct dep_xcache {
+	uint32_t src, dst, loop;
+	uint8_t kind;
+	unsigned gen;
+	struct mn_row *row;
+};
+
+#define DEP_XCACHE 512u      /* entries, a power of two */
+
 #define DEP_MODE_TARGET  1u  /* struct dep.mode: MNEMO_DEP_LOOP */
-#define DEP_MODE_THREADS 2u  /* a second program thread appeared */
+#define DEP_MODE_THREADS 2u  /* a second program thread appeared (and its runs were made) */
 
 #define CTX_DEPTH  64        /* context ids encode the outermost 64 frames */
 
@@ -91,8 +102,8 @@ struct dep {
 	struct dep_thread **parked;   /* by thread id, [nparked]: the other threads' */
 	uint32_t nparked;
 	struct mn_hb *hb;          /* happens-before (hb.h) */
-	uint64_t now;              /* mn_hb_now() at the access at hand */
 	struct mn_rows cross;      /* cross-thread rows: struct dep_xkey -> count, ordered */
+	struct dep_xcache *xcache; /* [DEP_XCACHE] recent cross rows by access ids (cross()) */
 	struct mn_spans cross_spans;   /* those counted by accesses that span workers */
 };
 

@@ -19,8 +19,7 @@ static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p
 
 	mn_ctx_stats(d->ctx, &cs);
 	mn_prof_u64(p, f->arg ? d->nomem + cs.nomem :
-		    d->aliases + (d->sh ? mn_shadow_aliases(d->sh) : 0) +
-		    mn_lastaccess_threads_aliases(&d->last));
+		    d->aliases + (d->sh ? mn_shadow_aliases(d->sh) : 0));
 	return 0;
 }
 
@@ -134,8 +133,7 @@ void dep_merge(void *into_, void *from_)
 	dep_flush(into);
 	dep_flush(from);
 	mn_ctx_stats(from->ctx, &cs);
-	into->aliases += (from->sh ? mn_shadow_aliases(from->sh) : 0) +
-			 mn_lastaccess_threads_aliases(&from->last);
+	into->aliases += from->sh ? mn_shadow_aliases(from->sh) : 0;
 	into->nomem += from->restored ? cs.nomem : 0;
 	if (mn_schema_merge(&dep_schema, into, from, from->restored) == -ENOMEM)
 		into->nomem++;

@@ -68,6 +68,28 @@ word_access(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid, bo
 		*w = (struct mn_lastaccess_word){ w->writer, w->wclock, aid, d->nest.clock };
 }
 
+/* The cross-thread row of an instance from access src to dst in the destination's innermost loop
+ * (0: none), through the cache of recent rows; NULL without memory. */
+static struct mn_row *cross_row(struct dep *d, uint32_t src, uint32_t dst, uint32_t loop,
+				enum dep_kind kind)
+{
+	struct dep_xkey k = { .src = d->acc.acc[src].site, .dst = d->acc.acc[dst].site,
+			      .loop = loop, .kind = (uint8_t)kind };
+	uint64_t key[MN_ROWS_KEY_WORDS];
+	uint32_t h = (uint32_t)(((src * 0x9e3779b1u) ^ (dst * 0x85ebca6bu) ^ (loop * 0xc2b2ae35u) ^
+				 kind) * 0x27d4eb2fu) >> 23;
+	struct dep_xcache *c = d->xcache ? &d->xcache[h & (DEP_XCACHE - 1)] : NULL;
+	struct mn_row *e;
+
+	if (c && c->row && c->gen == d->cross.gen && c->src == src && c->dst == dst &&
+	    c->loop == loop && c->kind == kind)
+		return c->row;
+	memcpy(key, &k, sizeof(k));
+	if ((e = mn_rows_get(&d->cross, key)) && c)
+		*c = (struct dep_xcache){ src, dst, loop, (uint8_t)kind, d->cross.gen, e };
+	return e;
+}
+
 /*
  * Threads (README, "Threads"): an instance whose source another thread made, from access src to
  * dst now, with the source's happens-before stamp: one count in its cross-thread row (once per
@@ -78,14 +100,10 @@ word_access(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid, bo
 static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind, uint64_t stamp)
 {
 	bool ordered = d->hb && mn_hb_before(d->hb, stamp);
-	struct dep_xkey k = { .src = d->acc.acc[src].site, .dst = d->acc.acc[dst].site,
-			      .loop = d->nest.n ? d->nest.loops[d->nest.n - 1].site : 0,
-			      .kind = (uint8_t)kind };
-	uint64_t key[MN_ROWS_KEY_WORDS];
+	uint32_t loop = d->nest.n ? d->nest.loops[d->nest.n - 1].site : 0;
 	struct mn_row *e;
 
-	memcpy(key, &k, sizeof(k));
-	if (!(e = mn_rows_get(&d->cross, key))) {
+	if (!(e = cross_row(d, src, dst, loop, kind))) {
 		d->nomem++;
 		return;
 	}
@@ -94,7 +112,7 @@ static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind,
 		e->count++;
 		e->max += ordered;
 		e->min = ordered ? d->rows.stamp : 0;
-		if (d->rows.spanning && !mn_spans_add(&d->cross_spans, key, d->rows.span))
+		if (d->rows.spanning && !mn_spans_add(&d->cross_spans, mn_row_key(e), d->rows.span))
 			d->nomem++;
 	} else if (!ordered && e->min == d->rows.stamp) {
 		e->max--;
@@ -102,41 +120,50 @@ static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind,
 	}
 }
 
+/* A source from before the current run (lastaccess.h): its run says whose it is, and its stamp. */
+static __attribute__((noinline)) void source_earlier(struct dep *d, uint32_t src, uint32_t sclock,
+						     uint32_t dst, enum dep_kind kind, bool one)
+{
+	const struct mn_lastaccess_run *r = mn_lastaccess_run_of(&d->last, sclock, kind == DEP_WAR);
+
+	if (r->thread != d->last.thread)
+		cross(d, src, dst, kind, r->stamp);
+	else
+		report(d, src, sclock, dst, kind, one);
+}
+
 /*
- * Rule 3 once a second thread appeared: as word_access(), but a source another thread made (its
- * stamp not the current thread's own) is a cross-thread instance, and the word's stamps follow
- * its last store and load.  A word whose stamps aliased (counted there) is taken as the current
- * thread's.
+ * Rule 3 once a second thread appeared: as word_access(), but a source another thread made (the
+ * run of its clock is another thread's) is a cross-thread instance, with that run's stamp.  A
+ * source in the current run (its clock at or past the run's first) is the current thread's: no
+ * lookup.
  */
-static void word_access_mt(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid,
-			   bool store, bool one)
+static inline __attribute__((always_inline)) void
+word_access_mt(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid, bool store,
+	       bool one)
 {
 	struct dep *d = st;
-	struct mn_lastaccess_stamp *s = d->last.stamp && d->hb ? mn_shadow_get(d->last.stamp, a) :
-								 NULL;
-	uint64_t ws, rs;
+	uint32_t since = d->last.run_clock;
 
-	if (!s) {
-		word_access(d, w, a, aid, store, one);
-		return;
-	}
-	ws = mn_lastaccess_stamp_of(&d->last, s->wstamp);
-	rs = mn_lastaccess_stamp_of(&d->last, s->rstamp);
-	if (w->writer && !mn_hb_mine(d->hb, ws))
-		cross(d, w->writer, aid, store ? DEP_WAW : DEP_RAW, ws);
+	if (w->writer && w->wclock < since)
+		source_earlier(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
 	else if (w->writer)
 		report(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
-	if (store && w->reader && !mn_hb_mine(d->hb, rs))
-		cross(d, w->reader, aid, DEP_WAR, rs);
+	if (store && w->reader && w->rclock < since)
+		source_earlier(d, w->reader, w->rclock, aid, DEP_WAR, one);
 	else if (store && w->reader)
 		report(d, w->reader, w->rclock, aid, DEP_WAR, one);
-	if (store) {
+	if (store)
 		*w = (struct mn_lastaccess_word){ .writer = aid, .wclock = d->nest.clock };
-		*s = (struct mn_lastaccess_stamp){ .wstamp = d->now };
-	} else {
+	else
 		*w = (struct mn_lastaccess_word){ w->writer, w->wclock, aid, d->nest.clock };
-		s->rstamp = d->now;
-	}
+}
+
+/* As word_access_mt(), for mn_lastaccess_span(). */
+static void word_access_mt_fn(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid,
+			      bool store, bool one)
+{
+	word_access_mt(st, w, a, aid, store, one);
 }
 
 /* The access id of site in the current context (a one-entry cache per site); 0 without memory. */
@@ -172,7 +199,7 @@ access_words(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool st
 	mn_nestrows_next(&d->rows);
 	if (__builtin_expect(span, 0)) {
 		mn_lastaccess_span(&d->last, aid, addr, end, store,
-				   mt ? word_access_mt : word_access, d);
+				   mt ? word_access_mt_fn : word_access, d);
 		return;
 	}
 	for (uint64_t a = addr & ~UINT64_C(7); a < end; a += 8) {
@@ -185,27 +212,29 @@ access_words(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool st
 	}
 }
 
-/* An access in target mode (rule 8) or once a second thread appeared: out of the hot path. */
+/* An access in target mode (rule 8): out of the hot path. */
 static __attribute__((noinline)) void on_access_rare(struct dep *d, uint32_t site, uint64_t addr,
 						     uint32_t size, bool store)
 {
 	if (d->target_mode && !d->nest.in_target)
 		return;
-	if (!(d->mode & DEP_MODE_THREADS)) {
+	if (!(d->mode & DEP_MODE_THREADS))
 		access_words(d, site, addr, size, store, false);
-		return;
-	}
-	d->now = d->hb ? mn_hb_now(d->hb) : 0;
-	access_words(d, site, addr, size, store, true);
+	else
+		access_words(d, site, addr, size, store, true);
 }
 
+/* The handler; once a second thread appeared (and no target), the threads' path inline too. */
 static inline __attribute__((always_inline)) void
 on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
 {
 	if (!size)
 		return;
 	if (__builtin_expect(d->mode, 0)) {
-		on_access_rare(d, site, addr, size, store);
+		if (d->mode == DEP_MODE_THREADS)
+			access_words(d, site, addr, size, store, true);
+		else
+			on_access_rare(d, site, addr, size, store);
 		return;
 	}
 	access_words(d, site, addr, size, store, false);
@@ -262,17 +291,13 @@ static void dep_loop_summary(void *st, uint32_t site, uint64_t T,
 {
 	struct dep *d = st;
 	struct site *s;
-	uint32_t inv;
 	bool mt;
 
 	dep_loop_invoke(d, site);
-	inv = d->nest.clock;
 	mt = d->mode & DEP_MODE_THREADS;
 	/* target mode counts per frame; with threads, sources must be this thread's */
 	if (!d->target_mode && (!mt || mn_lastaccess_mine(&d->last, T, acc, n)) &&
 	    mn_lastaccess_closed(&d->last, mn_loopnest_top(&d->nest, site), T, acc, n)) {
-		if (mt)
-			mn_lastaccess_claim(&d->last, inv, T, acc, n);
 		d->closed++;
 		if ((s = mn_sitevec_get(&d->sites, site)))
 			s->iterations += T;
@@ -357,20 +382,30 @@ static void thread_free(struct dep *d, uint32_t t)
 	d->parked[t] = NULL;
 }
 
-/* A second thread appeared: from now on each word keeps its accesses' threads and stamps, and the
- * access handler takes the threads' path.  What came before is the current thread's, as of now. */
+/* A second thread appeared: from now on the words' clocks tell their accesses' threads and
+ * stamps by the runs (lastaccess.h), and the access handler takes the threads' path.  What came
+ * before is the current thread's, as of now. */
 static void threads_begin(struct dep *d)
 {
 	d->threads = true;
-	d->mode |= DEP_MODE_THREADS;
 	if (mn_hb_create(&d->hb)) {
 		d->hb = NULL;
-		d->nomem++;
-	} else {
-		mn_hb_thread(d->hb, d->thread);
+		d->nomem++;   /* then every source is taken as the current thread's */
+		return;
 	}
-	if (d->hb && mn_lastaccess_threads(&d->last, d->hb, mn_hb_now(d->hb)))
+	mn_hb_thread(d->hb, d->thread);
+	d->xcache = calloc(DEP_XCACHE, sizeof(*d->xcache));   /* none: no shortcut */
+	if (mn_lastaccess_threads(&d->last, d->thread, mn_hb_now(d->hb)))
 		d->nomem++;
+	else
+		d->mode |= DEP_MODE_THREADS;
+}
+
+/* After a switch or synchronization: a new run if the thread or its stamp changed. */
+static inline void run_check(struct dep *d)
+{
+	if (d->mode & DEP_MODE_THREADS)
+		mn_lastaccess_run(&d->last, d->thread, mn_hb_now(d->hb));
 }
 
 /* The frames, context stack and what the frames owe: the current thread's parked, thread's taken
@@ -409,6 +444,7 @@ static void dep_thread(void *st, uint32_t thread)
 	if (!d->threads)
 		threads_begin(d);
 	thread_switch(d, thread);
+	run_check(d);
 }
 
 static void dep_thread_start(void *st, uint32_t thread, uint32_t creator)
@@ -419,6 +455,7 @@ static void dep_thread_start(void *st, uint32_t thread, uint32_t creator)
 		threads_begin(d);
 	if (d->hb)
 		mn_hb_start(d->hb, thread, creator);
+	run_check(d);
 }
 
 /* Its frames close and pay what they owe; its stacks go at the next switch. */
@@ -434,6 +471,7 @@ static void dep_thread_end(void *st, uint32_t thread)
 		p->ended = true;
 	if (d->hb)
 		mn_hb_end(d->hb, thread);
+	run_check(d);
 }
 
 static void dep_sync_acquire(void *st, uint64_t object)
@@ -444,6 +482,7 @@ static void dep_sync_acquire(void *st, uint64_t object)
 		threads_begin(d);
 	if (d->hb)
 		mn_hb_acquire(d->hb, object);
+	run_check(d);
 }
 
 static void dep_sync_release(void *st, uint64_t object)
@@ -454,6 +493,7 @@ static void dep_sync_release(void *st, uint64_t object)
 		threads_begin(d);
 	if (d->hb)
 		mn_hb_release(d->hb, object);
+	run_check(d);
 }
 
 void dep_flush(struct dep *d)
@@ -481,6 +521,7 @@ static void dep_fini(void *st)
 	mn_hb_destroy(d->hb);
 	mn_lastaccess_threads_free(&d->last);
 	mn_rows_free(&d->cross);
+	free(d->xcache);
 	mn_spans_free(&d->cross_spans);
 
 	mn_loopnest_free(&d->nest);
@@ -506,7 +547,7 @@ static int dep_init(void *st, const struct mn_run *run)
 	mn_loopnest_init(&d->nest, d->ctx, (uint32_t)d->clock_opt, &nest_hooks, d, &d->nomem);
 	d->last = (struct mn_lastaccess){ &d->sh, &d->nest, &d->rows, access_id,
 					  &mn_module_dependence, d, d->last.wid, d->last.nw,
-					  NULL, NULL, 0 };
+					  NULL, 0, 0, 0, 0, { 0, 0 }, NULL, 0, 0 };
 	err = mn_nestrows_init(&d->rows, &d->deps, &d->nest, row_key, d, &d->nomem, &d->span_rows);
 	if (!err)
 		err = mn_lastaccess_shadow(&d->sh);

@@ -364,11 +364,50 @@ static void test_cross(void **st_)
 	done(st);
 }
 
+/* Clock resets with threads (a limit of 16 ticks): each run begins with a tick, so switches
+ * reset the clock too; after each reset the runs start again from the current one, and a word
+ * stored by thread 2 and then loaded by thread 1 is still thread 2's, never thread 1's own. */
+static void test_reset(void **st_)
+{
+	void *st;
+	char *text;
+
+	setenv("MNEMO_DEP_CLOCK_LIMIT", "16", 1);
+	st = state();
+	unsetenv("MNEMO_DEP_CLOCK_LIMIT");
+	DEP->store(st, A_MAIN, X, 0, 8);
+	DEP->sync_release(st, 1);
+	DEP->thread(st, 2);
+	DEP->thread_start(st, 2, 1);
+	DEP->sync_acquire(st, 1);
+	DEP->loop_invoke(st, S_L1);
+	for (int i = 0; i < 20; i++)   /* a reset: main's store forgotten */
+		DEP->loop_iter(st, S_L1);
+	DEP->loop_exit(st, S_L1);
+	for (int i = 0; i < 40; i++) {
+		DEP->thread(st, 2);
+		DEP->store(st, A_STY, Y, 0, 8);
+		DEP->thread(st, 1);
+		DEP->load(st, A_LDY, Y, 0, 8);
+		DEP->load(st, A_LD3C, X, 0, 8);
+	}
+	text = section(st);
+	/* every load of Y that found a source found thread 2's; X only ever main's own loads */
+	expect(text, "kind: raw, src: 17, dst: 18, loop: 0, count: ");
+	expect(text, ", ordered: 0, unordered: ");
+	if (strstr(text, "kind: raw, src: 17, dst: 18, carried") || strstr(text, "src: 10,") ||
+	    strstr(text, "clock_resets: 0"))
+		fail_msg("a source taken for the wrong thread, or no reset:\n%s", text);
+	free(text);
+	done(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cross),
 		cmocka_unit_test(test_interleaved),
+		cmocka_unit_test(test_reset),
 	};
 
 	unsetenv("MNEMO_DEP_CONTEXT");
