@@ -47,6 +47,7 @@
 
 #include "abi.h"
 #include "backend_internal.h"
+#include "map.h"         /* mn_bits_has(), mn_bits_set() */
 #include "pool.h"
 
 #ifndef MNEMO_VERSION
@@ -189,7 +190,7 @@ struct host {
 	unsigned nlanes;
 	struct mn_thread_row threads[MN_THREADS_LISTED + 1];  /* by the queue's thread number */
 	uint64_t *seen;                       /* a bit per thread number that sent a buffer */
-	uint32_t seen_words;
+	size_t seen_words;
 	uint32_t nthreads_seen;               /* threads that sent a buffer */
 	uint64_t threads_events;              /* records of every thread's buffers */
 	uint32_t other_threads;               /* threads but the main one that sent a buffer */
@@ -673,23 +674,11 @@ static struct mn_decode_stats *buffer_stats(const struct host *h, const struct l
 #define THREADS_MAX (UINT32_C(1) << 26)
 
 /* Marks thread t as having sent a buffer; true the first time.  A bit per thread number, so that
- * 10,000 short threads cost 1.25 KiB here. */
+ * 10,000 short threads cost 1.25 KiB here.  Out of memory it says false: the count only, the
+ * modules are not affected. */
 static bool thread_seen(struct host *h, uint32_t t)
 {
-	if (t / 64 >= h->seen_words) {
-		uint32_t words = 2 * (t / 64 + 1);
-		uint64_t *seen = realloc(h->seen, words * sizeof(*seen));
-
-		if (!seen)
-			return false;   /* the count only: the modules are not affected */
-		memset(seen + h->seen_words, 0, (words - h->seen_words) * sizeof(*seen));
-		h->seen = seen;
-		h->seen_words = words;
-	}
-	if (h->seen[t / 64] >> (t % 64) & 1)
-		return false;
-	h->seen[t / 64] |= UINT64_C(1) << (t % 64);
-	return true;
+	return !mn_bits_has(h->seen, h->seen_words, t) && mn_bits_set(&h->seen, &h->seen_words, t);
 }
 
 /* Counts `events` records of a buffer of thread t (1: the main thread), words[0..n) its records;

@@ -43,6 +43,7 @@
 #include <yaml.h>
 
 #include "backend_internal.h"
+#include "map.h"         /* mn_bits_set() */
 
 #define WAIT_SLICE_MS     100   /* futex wait between liveness checks */
 #define START_TIMEOUT_S   10.0  /* a backend still not RUNNING after this never started */
@@ -248,25 +249,6 @@ static bool frame_key(struct sfile *sf, char *key, size_t keylen, bool *end)
 	return true;
 }
 
-/* Sets bit v of the growable bitmap (*bits, *nwords words); false when out of memory. */
-static bool bitmap_set(uint64_t **bits, size_t *nwords, uint64_t v)
-{
-	size_t w = (size_t)(v / 64);
-
-	if (w >= *nwords) {
-		size_t n = w + 1 > 2 * *nwords ? w + 1 : 2 * *nwords;
-		uint64_t *nb = realloc(*bits, n * sizeof(*nb));
-
-		if (!nb)
-			return false;
-		memset(nb + *nwords, 0, (n - *nwords) * sizeof(*nb));
-		*bits = nb;
-		*nwords = n;
-	}
-	(*bits)[w] |= UINT64_C(1) << (v % 64);
-	return true;
-}
-
 /*
  * Consumes one node.  With p, its events go to the profile (copied); without, they are dropped.
  * With bits, a flow of integer scalars is OR-ed into the bitmap instead (sites_used).
@@ -305,7 +287,7 @@ static bool node(struct sfile *sf, struct mn_prof *p, uint64_t **bits, size_t *n
 				}
 				if (scalar_out)
 					*scalar_out = v;
-				if (bits && v <= UINT32_MAX && !bitmap_set(bits, nwords, v)) {
+				if (bits && v <= UINT32_MAX && !mn_bits_set(bits, nwords, v)) {
 					yaml_event_delete(&ev);
 					snprintf(sf->why, sf->whylen, "%s", strerror(ENOMEM));
 					return false;
@@ -521,7 +503,7 @@ static bool add_function_sites(const struct mn_run *run, uint64_t **bits, size_t
 				continue;
 			f = function_site(run, fs, n, site);
 			if (f)
-				ok = bitmap_set(bits, nwords, f);
+				ok = mn_bits_set(bits, nwords, f);
 		}
 	}
 	free(fs);
@@ -852,7 +834,7 @@ static int write_document(struct finish *f, struct mn_prof *p)
 static bool add_thread_sites(struct finish *f)
 {
 	for (uint32_t t = 1; f->in->nthreads && t <= MN_THREADS_LISTED; t++)
-		if (f->in->threads[t].site && !bitmap_set(&f->bits, &f->nwords, f->in->threads[t].site))
+		if (f->in->threads[t].site && !mn_bits_set(&f->bits, &f->nwords, f->in->threads[t].site))
 			return false;
 	return true;
 }

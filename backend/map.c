@@ -1097,10 +1097,28 @@ static uint64_t kv64_index(const struct mn_kv64 *m, uint64_t key)
 	return i;
 }
 
+bool mn_bits_set(uint64_t **bits, size_t *nwords, uint64_t v)
+{
+	size_t w = (size_t)(v / 64);
+
+	if (w >= *nwords) {
+		size_t n = w + 1 > 2 * *nwords ? w + 1 : 2 * *nwords;
+		uint64_t *nb = realloc(*bits, n * sizeof(*nb));
+
+		if (!nb)
+			return false;
+		memset(nb + *nwords, 0, (n - *nwords) * sizeof(*nb));
+		*bits = nb;
+		*nwords = n;
+	}
+	(*bits)[w] |= UINT64_C(1) << (v % 64);
+	return true;
+}
+
 /* Whether the thread of a (site, thread) key ended. */
 static bool kv64_ended(const struct mn_kv64 *m, uint32_t thread)
 {
-	return thread / 64 < m->ended_words && (m->ended[thread / 64] >> (thread % 64) & 1);
+	return mn_bits_has(m->ended, m->ended_words, thread);
 }
 
 /* Rehashes into cap slots, without the values of ended threads. */
@@ -1131,18 +1149,8 @@ static bool kv64_grow(struct mn_kv64 *m)
 
 void mn_kv64_thread_end(struct mn_kv64 *m, uint32_t thread)
 {
-	if (thread / 64 >= m->ended_words) {
-		uint64_t words = 2 * (thread / 64 + 1);
-		uint64_t *e = realloc(m->ended, words * sizeof(*e));
-
-		if (!e)
-			return;   /* its values stay: memory, not answers */
-		memset(e + m->ended_words, 0, (words - m->ended_words) * sizeof(*e));
-		m->ended = e;
-		m->ended_words = words;
-	}
-	m->ended[thread / 64] |= UINT64_C(1) << (thread % 64);
-	m->ended_new++;
+	if (mn_bits_set(&m->ended, &m->ended_words, thread))
+		m->ended_new++;   /* else its values stay: memory, not answers */
 }
 
 bool mn_kv64_put(struct mn_kv64 *m, uint64_t key, uint64_t value)

@@ -352,6 +352,17 @@ void mn_rows_memo_set(struct mn_rows *r, struct mn_rows_memo *m, uint64_t k0, ui
 /* Every slot's pending counts into the rows: before reading them. */
 void mn_rows_memo_flush(struct mn_rows *r);
 
+/* ---- Bit sets by id ----------------------------------------------------------------------------- */
+
+/* Sets bit v of the growable bit set (*bits, *nwords words, all zeros when empty); false, and
+ * the set unchanged, when out of memory. */
+bool mn_bits_set(uint64_t **bits, size_t *nwords, uint64_t v);
+/* Whether bit v of the set is set. */
+static inline bool mn_bits_has(const uint64_t *bits, size_t nwords, uint64_t v)
+{
+	return v / 64 < nwords && (bits[v / 64] >> (v % 64) & 1);
+}
+
 /* ---- Last values ------------------------------------------------------------------------------ */
 
 /*
@@ -364,8 +375,9 @@ struct mn_kv64 {
 		uint64_t key, value;
 	} *slot;
 	uint64_t n, cap;
-	uint64_t *ended;           /* mn_kv64_thread_end(): a bit per thread number */
-	uint64_t ended_words, ended_new;
+	uint64_t *ended;           /* mn_kv64_thread_end(): a bit per thread number (mn_bits_set()) */
+	size_t ended_words;
+	uint64_t ended_new;
 };
 
 /* Keeps value for key (not 0); false without memory (the map is unchanged). */

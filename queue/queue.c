@@ -645,6 +645,28 @@ static void lane_key_make(void)
 /* ---- The slow path ------------------------------------------------------------------------------ */
 
 /*
+ * The lane's next buffer, which acquire_slot() has just handed it: held, the n words written at
+ * its start, and the cursors moved there, base and cur first and end last (the cursor rules of
+ * push_lane() below).
+ */
+static void enter_buffer(struct mn_queue *q, struct mn_qplane *pl, const uint64_t *words, unsigned n)
+{
+	uint32_t g = slot_index(q, pl->lane, pl->seq);
+	uint64_t *base = buf_of(q, g);
+
+	pl->filling = true;
+	hold(q, pl);
+	for (unsigned i = 0; i < n; i++)
+		mn_stream_store64(base + i, words[i]);
+	mn_q_base = base;
+	mn_q_cur = base + n;
+	/* Base and cursor are in place before the end makes them usable, as a handler on this thread
+	 * sees them; compiler-only. */
+	mn_signal_fence();
+	mn_q_end = base + buf_bytes_of(q, g) / 8;
+}
+
+/*
  * The slow path, for the lane pl the calling thread holds.  The cursor rules that keep it safe
  * against signal handlers on the thread (which may push, or finish, at any instruction):
  *   - mn_q_end is NULL whenever the cursors must not be used (a boundary in progress, disabled), so
@@ -678,10 +700,8 @@ static void push_lane(struct mn_queue *q, struct mn_qplane *pl, const uint64_t *
 		/* A lane taken: its next buffer is this thread's alone. */
 		if (acquire_slot(q, pl) < 0)
 			goto drop;
-		pl->filling = true;
-		hold(q, pl);
-		c = NULL;
-		goto next_buffer;
+		enter_buffer(q, pl, words, n);
+		goto unlock;
 	}
 	g = slot_index(q, pl->lane, pl->seq);
 	base = buf_of(q, g);
@@ -710,19 +730,7 @@ static void push_lane(struct mn_queue *q, struct mn_qplane *pl, const uint64_t *
 	}
 	if (acquire_slot(q, pl) < 0)
 		goto drop;
-	pl->filling = true;
-	hold(q, pl);
-next_buffer:
-	g = slot_index(q, pl->lane, pl->seq);
-	base = buf_of(q, g);
-	for (unsigned i = 0; i < n; i++)
-		mn_stream_store64(base + i, words[i]);
-	mn_q_base = base;
-	mn_q_cur = base + n;
-	/* Base and cursor are in place before the end makes them usable, as a handler on this thread
-	 * sees them; compiler-only. */
-	mn_signal_fence();
-	mn_q_end = base + buf_bytes_of(q, g) / 8;
+	enter_buffer(q, pl, words, n);
 	goto unlock;
 drop:
 	mn_q_end = NULL;
@@ -807,16 +815,8 @@ static uint64_t order_lane(struct mn_queue *q, struct mn_qplane *pl)
 		fail(q, "every backend detached");
 		return 0;
 	}
-	if (acquire_slot(q, pl) < 0)
-		return ticket;   /* events from here on are dropped (mn_q_end stays NULL) */
-	pl->filling = true;
-	hold(q, pl);
-	g = slot_index(q, pl->lane, pl->seq);
-	base = buf_of(q, g);
-	mn_q_base = base;
-	mn_q_cur = base;
-	mn_signal_fence();
-	mn_q_end = base + buf_bytes_of(q, g) / 8;
+	if (acquire_slot(q, pl) >= 0)   /* else later events are dropped (mn_q_end stays NULL) */
+		enter_buffer(q, pl, NULL, 0);
 	return ticket;
 }
 
