@@ -6,9 +6,10 @@
 #include "accesses.h"
 #include "map.h"
 
-static size_t access_slot(const struct mn_accesses *t, uint32_t site, uint32_t ctx)
+static size_t access_slot(const struct mn_accesses *t, uint32_t site, uint32_t ctx, uint32_t tag)
 {
-	return mn_hash64((uint64_t)site << 32 | ctx) & (((size_t)1 << t->bits) - 1);
+	return mn_hash64(((uint64_t)site << 32 | ctx) ^ (uint64_t)tag * 0x9e3779b97f4a7c15u) &
+	       (((size_t)1 << t->bits) - 1);
 }
 
 static int accesses_grow(struct mn_accesses *t)
@@ -31,7 +32,7 @@ static int accesses_grow(struct mn_accesses *t)
 	if (!t->n)
 		t->n = 1;
 	for (uint32_t id = 1; id < t->n; id++) {
-		size_t i = access_slot(t, t->acc[id].site, t->acc[id].ctx);
+		size_t i = access_slot(t, t->acc[id].site, t->acc[id].ctx, t->acc[id].tag);
 
 		while (slots[i])
 			i = (i + 1) & mask;
@@ -40,27 +41,27 @@ static int accesses_grow(struct mn_accesses *t)
 	return 0;
 }
 
-uint32_t mn_access_intern(struct mn_accesses *t, uint32_t site, uint32_t ctx)
+uint32_t mn_access_intern(struct mn_accesses *t, uint32_t site, uint32_t ctx, uint32_t tag)
 {
 	size_t mask, i;
 
 	if (!t->bits && accesses_grow(t))
 		return 0;
 	mask = ((size_t)1 << t->bits) - 1;
-	for (i = access_slot(t, site, ctx); t->slots[i]; i = (i + 1) & mask) {
+	for (i = access_slot(t, site, ctx, tag); t->slots[i]; i = (i + 1) & mask) {
 		const struct mn_access *a = &t->acc[t->slots[i]];
 
-		if (a->site == site && a->ctx == ctx)
+		if (a->site == site && a->ctx == ctx && a->tag == tag)
 			return t->slots[i];
 	}
 	if (t->n == t->cap) {   /* half full: grow, and find the new table's empty slot */
 		if (t->bits >= 31 || accesses_grow(t))
 			return 0;
 		mask = ((size_t)1 << t->bits) - 1;
-		for (i = access_slot(t, site, ctx); t->slots[i]; i = (i + 1) & mask)
+		for (i = access_slot(t, site, ctx, tag); t->slots[i]; i = (i + 1) & mask)
 			;
 	}
-	t->acc[t->n] = (struct mn_access){ site, ctx };
+	t->acc[t->n] = (struct mn_access){ site, ctx, tag };
 	t->slots[i] = t->n;
 	return t->n++;
 }

@@ -247,7 +247,7 @@ uint64_t mn_lastaccess_forget(struct mn_lastaccess *la)
 		la->runs[0].clock = 0;
 		la->nruns = 1;
 		la->run_clock = 0;
-		la->hint[0] = la->hint[1] = 0;
+		memset(la->hint, 0, sizeof(la->hint));
 		la->nbuckets = 0;
 	}
 	return aliases;
@@ -261,7 +261,7 @@ int mn_lastaccess_threads(struct mn_lastaccess *la, uint32_t thread, uint64_t st
 	la->nruns = 1;
 	la->runs_cap = 64;
 	la->run_clock = 0;
-	la->hint[0] = la->hint[1] = 0;
+	memset(la->hint, 0, sizeof(la->hint));
 	la->thread = thread;
 	return 0;
 }

@@ -36,6 +36,8 @@ struct mn_lastaccess_word {
 	uint32_t reader, rclock;   /* the last load since: access id (0: none) and clock */
 };
 
+#define MN_LASTACCESS_HINTS 64   /* run_of()'s `which`: slots of lookups that find one run */
+
 struct mn_lastaccess {
 	struct mn_shadow **sh;     /* the caller's shadow (a clock reset may replace it) */
 	struct mn_loopnest *nest;
@@ -50,7 +52,8 @@ struct mn_lastaccess {
 	uint32_t nruns, runs_cap;
 	uint32_t run_clock;        /* runs[nruns - 1].clock: the current run's first clock */
 	uint32_t thread;           /* the current run's thread */
-	uint32_t hint[2];          /* the runs mn_lastaccess_run_of() found last, by `which` */
+	uint32_t hint[MN_LASTACCESS_HINTS];   /* the runs mn_lastaccess_run_of() found last, by
+					       * `which` */
 	uint32_t *first;           /* [nbuckets]: per 2^MN_LASTACCESS_BUCKET_SHIFT clocks, the last
 				    * run begun at or before the bucket's first clock */
 	uint32_t nbuckets, buckets_cap;
@@ -95,9 +98,10 @@ static inline void mn_lastaccess_run(struct mn_lastaccess *la, uint32_t thread, 
 }
 
 /* The run of an access at clock c (threads begun: nruns > 0).  Out of line: the hot path first
- * asks whether c is the current run's (c >= run_clock).  The run found last for `which` (0: a
- * last store, 1: a last load) is tried first (sources met one after another often share one),
- * then the runs of c's bucket. */
+ * asks whether c is the current run's (c >= run_clock).  The run found last for `which` (below
+ * MN_LASTACCESS_HINTS: lookups that tend to find one run share one, such as a last store's, or
+ * one thread's accesses) is tried first (sources met one after another often share one), then
+ * the runs of c's bucket. */
 const struct mn_lastaccess_run *mn_lastaccess_run_of(struct mn_lastaccess *la, uint32_t c,
 						     unsigned which);
 

@@ -52,6 +52,8 @@ struct dep_thread {
 	struct mn_nestrows_owed *owed;
 	unsigned owed_cap;
 	bool ended;                  /* its thread_end came: freed when another thread's come */
+	uint8_t tag;                 /* its access ids' tag (struct dep), 0: none */
+	uint32_t tag_from;
 };
 
 /* A cross-thread row found by the access ids of its source and destination, its kind and loop:
@@ -65,14 +67,31 @@ struct dep_xcache {
 
 #define DEP_XCACHE 512u      /* entries, a power of two */
 
+/* The run (lastaccess.h) a thread's earlier sources were found in last, by the tag of their ids:
+ * [lo, lo + span) of its clocks, whose thread and whether they happen before now; valid while
+ * gen is struct dep's xgen (it changes at every synchronization, switch and clock reset). */
+struct dep_xrun {
+	uint32_t gen, lo, span;
+	bool foreign, ordered;
+};
+
 #define DEP_MODE_TARGET  1u  /* struct dep.mode: MNEMO_DEP_LOOP */
 #define DEP_MODE_THREADS 2u  /* a second program thread appeared (and its runs were made) */
 
 #define CTX_DEPTH  64        /* context ids encode the outermost 64 frames */
+/* Access ids (accesses.h) as the shadow holds them: the id, and in the top bits the tag of the
+ * thread that made the access (struct dep, tag), so that a source's thread is known without a
+ * lookup.  Ids above DEP_AID_MASK (67 million accesses) are lost, and counted. */
+#define DEP_TAG_SHIFT 26
+#define DEP_AID_MASK  ((UINT32_C(1) << DEP_TAG_SHIFT) - 1)
+#define DEP_TAGS      64        /* tags 1 .. DEP_TAGS - 1 (0: none) */
+_Static_assert(DEP_TAGS == 1u << (32 - DEP_TAG_SHIFT) && DEP_TAGS <= MN_LASTACCESS_HINTS,
+	       "a tag fills the id's top bits and names a run lookup's hint slot");
 
-/* Per site: an access site's last context and id (a one-entry cache), or a loop's counts. */
+/* Per site: an access site's last context, tag and id (a one-entry cache), or a loop's counts. */
 struct site {
 	uint32_t ctx, aid;
+	uint8_t tag;
 	uint64_t invocations, iterations;
 	bool loop, target;
 };
@@ -88,6 +107,7 @@ struct dep {
 	bool restored;             /* a whole run's, from its profile (`mnemo merge`) */
 	const char *loop_opt;      /* MNEMO_DEP_LOOP: "" or the target loops (README rule 8) */
 	uint64_t clock_opt;        /* MNEMO_DEP_CLOCK_LIMIT: the clock's limit, smaller in tests */
+	bool tags_opt;             /* MNEMO_DEP_TAGS: thread tags in access ids (0 in tests) */
 	uint64_t aliases, nomem, resets;
 	uint64_t clipped;          /* only from profiles written when accesses were clipped */
 	uint64_t closed, expanded;  /* loop summaries taken in closed form, and expanded */
@@ -105,7 +125,21 @@ struct dep {
 	struct mn_rows cross;      /* cross-thread rows: struct dep_xkey -> count, ordered */
 	struct dep_xcache *xcache; /* [DEP_XCACHE] recent cross rows by access ids (cross()) */
 	struct mn_spans cross_spans;   /* those counted by accesses that span workers */
+	/* The current thread's tag, interned with its accesses (accesses.h) from clock tag_from on,
+	 * so that a source's id names its thread without a lookup of its run (lastaccess.h): each
+	 * live thread holds one while one is free (tags_used, bit 0 always set); 0: none. */
+	uint8_t tag;
+	uint32_t tag_from;
+	uint64_t tags_used;
+	struct dep_xrun xrun[DEP_TAGS];   /* by tag */
+	uint32_t xgen;
 };
+
+/* The access (accesses.h) of a shadow's access id. */
+static inline const struct mn_access *access_of(const struct dep *d, uint32_t aid)
+{
+	return &d->acc.acc[aid & DEP_AID_MASK];
+}
 
 /* Every count still owed or pending into the rows, every thread's: before they are read (merge,
  * emit). */

@@ -13,7 +13,7 @@ static void row_key(void *st, uint64_t *key, uint32_t src, uint32_t dst, const s
 		    unsigned kind, bool carried)
 {
 	struct dep *d = st;
-	const struct mn_access *s = &d->acc.acc[src], *t = &d->acc.acc[dst];
+	const struct mn_access *s = access_of(d, src), *t = access_of(d, dst);
 	struct dep_key k = { .loop = l ? l->site : 0, .src = s->site, .dst = t->site,
 			     .kind = (uint8_t)kind, .carried = carried };
 
@@ -73,7 +73,7 @@ word_access(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid, bo
 static struct mn_row *cross_row(struct dep *d, uint32_t src, uint32_t dst, uint32_t loop,
 				enum dep_kind kind)
 {
-	struct dep_xkey k = { .src = d->acc.acc[src].site, .dst = d->acc.acc[dst].site,
+	struct dep_xkey k = { .src = access_of(d, src)->site, .dst = access_of(d, dst)->site,
 			      .loop = loop, .kind = (uint8_t)kind };
 	uint64_t key[MN_ROWS_KEY_WORDS];
 	uint32_t h = (uint32_t)(((src * 0x9e3779b1u) ^ (dst * 0x85ebca6bu) ^ (loop * 0xc2b2ae35u) ^
@@ -97,9 +97,8 @@ static struct mn_row *cross_row(struct dep *d, uint32_t src, uint32_t dst, uint3
  * another of the access's words found the row unordered.  The row's min holds the stamp of the
  * access that counted `ordered` last.
  */
-static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind, uint64_t stamp)
+static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind, bool ordered)
 {
-	bool ordered = d->hb && mn_hb_before(d->hb, stamp);
 	uint32_t loop = d->nest.n ? d->nest.loops[d->nest.n - 1].site : 0;
 	struct mn_row *e;
 
@@ -120,39 +119,63 @@ static void cross(struct dep *d, uint32_t src, uint32_t dst, enum dep_kind kind,
 	}
 }
 
-/* A source from before the current run (lastaccess.h): its run says whose it is, and its stamp. */
+/* The run of a source at clock c from before the current run, as struct dep_xrun says it. */
+static struct dep_xrun *source_run(struct dep *d, uint32_t src, uint32_t c)
+{
+	struct dep_xrun *x = &d->xrun[src >> DEP_TAG_SHIFT];
+	const struct mn_lastaccess_run *r;
+
+	if (x->gen == d->xgen && c - x->lo < x->span)
+		return x;
+	r = mn_lastaccess_run_of(&d->last, c, src >> DEP_TAG_SHIFT);
+	x->gen = d->xgen;
+	x->lo = r->clock;
+	x->span = (r + 1 < d->last.runs + d->last.nruns ? r[1].clock : d->last.run_clock) - r->clock;
+	x->foreign = r->thread != d->last.thread;
+	x->ordered = x->foreign && d->hb && mn_hb_before(d->hb, r->stamp);
+	return x;
+}
+
+/* A source from before the current run (lastaccess.h) that its tag does not say is the current
+ * thread's: its run says whose it is, and whether it happens before now. */
 static __attribute__((noinline)) void source_earlier(struct dep *d, uint32_t src, uint32_t sclock,
 						     uint32_t dst, enum dep_kind kind, bool one)
 {
-	const struct mn_lastaccess_run *r = mn_lastaccess_run_of(&d->last, sclock, kind == DEP_WAR);
+	const struct dep_xrun *x = source_run(d, src, sclock);
 
-	if (r->thread != d->last.thread)
-		cross(d, src, dst, kind, r->stamp);
+	if (x->foreign)
+		cross(d, src, dst, kind, x->ordered);
 	else
 		report(d, src, sclock, dst, kind, one);
+}
+
+/* Source access src at clock c is the current thread's, known without a lookup: it is in the
+ * current run, or its id has the current thread's tag and came after the thread took it. */
+static inline bool source_mine(const struct dep *d, uint32_t src, uint32_t c)
+{
+	return c >= d->last.run_clock ||
+	       (d->tag && src >> DEP_TAG_SHIFT == d->tag && c >= d->tag_from);
 }
 
 /*
  * Rule 3 once a second thread appeared: as word_access(), but a source another thread made (the
  * run of its clock is another thread's) is a cross-thread instance, with that run's stamp.  A
- * source in the current run (its clock at or past the run's first) is the current thread's: no
- * lookup.
+ * source source_mine() knows is the current thread's takes no lookup.
  */
 static inline __attribute__((always_inline)) void
 word_access_mt(void *st, struct mn_lastaccess_word *w, uint64_t a, uint32_t aid, bool store,
 	       bool one)
 {
 	struct dep *d = st;
-	uint32_t since = d->last.run_clock;
 
-	if (w->writer && w->wclock < since)
-		source_earlier(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
-	else if (w->writer)
+	if (w->writer && source_mine(d, w->writer, w->wclock))
 		report(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
-	if (store && w->reader && w->rclock < since)
-		source_earlier(d, w->reader, w->rclock, aid, DEP_WAR, one);
-	else if (store && w->reader)
+	else if (w->writer)
+		source_earlier(d, w->writer, w->wclock, aid, store ? DEP_WAW : DEP_RAW, one);
+	if (store && w->reader && source_mine(d, w->reader, w->rclock))
 		report(d, w->reader, w->rclock, aid, DEP_WAR, one);
+	else if (store && w->reader)
+		source_earlier(d, w->reader, w->rclock, aid, DEP_WAR, one);
 	if (store)
 		*w = (struct mn_lastaccess_word){ .writer = aid, .wclock = d->nest.clock };
 	else
@@ -166,16 +189,22 @@ static void word_access_mt_fn(void *st, struct mn_lastaccess_word *w, uint64_t a
 	word_access_mt(st, w, a, aid, store, one);
 }
 
-/* The access id of site in the current context (a one-entry cache per site); 0 without memory. */
-static inline uint32_t access_id(void *st, uint32_t site)
+/* The access id of site in the current context and the current thread's tag (a one-entry cache
+ * per site); 0 without memory. */
+static inline __attribute__((always_inline)) uint32_t access_id(void *st, uint32_t site)
 {
 	struct dep *d = st;
 	uint32_t ctx = mn_ctx_current(d->ctx);
 	struct site *s = mn_sitevec_get(&d->sites, site);
 
-	if (s && (s->ctx != ctx || !s->aid)) {
+	if (s && (s->ctx != ctx || s->tag != d->tag || !s->aid)) {
 		s->ctx = ctx;
-		s->aid = mn_access_intern(&d->acc, site, ctx);
+		s->tag = d->tag;
+		s->aid = mn_access_intern(&d->acc, site, ctx, d->tag);
+		if (s->aid > DEP_AID_MASK)
+			s->aid = 0;   /* counted as lost */
+		else
+			s->aid |= (uint32_t)d->tag << DEP_TAG_SHIFT;
 	}
 	return s ? s->aid : 0;
 }
@@ -224,7 +253,21 @@ static __attribute__((noinline)) void on_access_rare(struct dep *d, uint32_t sit
 		access_words(d, site, addr, size, store, true);
 }
 
-/* The handler; once a second thread appeared (and no target), the threads' path inline too. */
+/* Once a second thread appeared (and no target): the threads' path, one function a direction, so
+ * that each inlines all it calls and the single-threaded path stays as small as before. */
+static __attribute__((noinline)) void load_mt(struct dep *d, uint32_t site, uint64_t addr,
+					      uint32_t size)
+{
+	access_words(d, site, addr, size, false, true);
+}
+
+static __attribute__((noinline)) void store_mt(struct dep *d, uint32_t site, uint64_t addr,
+					       uint32_t size)
+{
+	access_words(d, site, addr, size, true, true);
+}
+
+/* The handler. */
 static inline __attribute__((always_inline)) void
 on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store)
 {
@@ -232,7 +275,7 @@ on_access(struct dep *d, uint32_t site, uint64_t addr, uint32_t size, bool store
 		return;
 	if (__builtin_expect(d->mode, 0)) {
 		if (d->mode == DEP_MODE_THREADS)
-			access_words(d, site, addr, size, store, true);
+			(store ? store_mt : load_mt)(d, site, addr, size);
 		else
 			on_access_rare(d, site, addr, size, store);
 		return;
@@ -316,9 +359,14 @@ static void clock_reset(void *st)
 
 	d->aliases += mn_lastaccess_forget(&d->last);
 	d->resets++;
-	for (uint32_t t = 0; t < d->nparked; t++)
-		if (d->parked[t])
+	d->tag_from = 0;   /* no word is older than a tag now */
+	d->xgen++;         /* nor does any name a run before the current one */
+	for (uint32_t t = 0; t < d->nparked; t++) {
+		if (d->parked[t]) {
 			mn_loopnest_stack_reset(&d->parked[t]->nest);
+			d->parked[t]->tag_from = 0;
+		}
+	}
 }
 
 /* A loop frame ends: it pays the counts it owes (nestrows.h). */
@@ -382,6 +430,19 @@ static void thread_free(struct dep *d, uint32_t t)
 	d->parked[t] = NULL;
 }
 
+/* The current thread takes a free tag if it has none (without one, its sources are found by their
+ * runs).  Its previous holder has ended: its accesses' clocks are all before tag_from, the next
+ * tick's (the run begun next, if not a later loop event; no tick of its own, which would move
+ * the clock resets). */
+static void tag_take(struct dep *d)
+{
+	if (d->tag || !~d->tags_used || !d->tags_opt || d->nest.clock == UINT32_MAX)
+		return;
+	d->tag = (uint8_t)__builtin_ctzll(~d->tags_used);
+	d->tags_used |= UINT64_C(1) << d->tag;
+	d->tag_from = d->nest.clock + 1;
+}
+
 /* A second thread appeared: from now on the words' clocks tell their accesses' threads and
  * stamps by the runs (lastaccess.h), and the access handler takes the threads' path.  What came
  * before is the current thread's, as of now. */
@@ -395,15 +456,19 @@ static void threads_begin(struct dep *d)
 	}
 	mn_hb_thread(d->hb, d->thread);
 	d->xcache = calloc(DEP_XCACHE, sizeof(*d->xcache));   /* none: no shortcut */
+	d->tags_used = 1;   /* tag 0 is none */
 	if (mn_lastaccess_threads(&d->last, d->thread, mn_hb_now(d->hb)))
 		d->nomem++;
 	else
 		d->mode |= DEP_MODE_THREADS;
+	tag_take(d);
 }
 
-/* After a switch or synchronization: a new run if the thread or its stamp changed. */
+/* After a switch or synchronization: a new run if the thread or its stamp changed; and what the
+ * current thread knows may have changed (struct dep_xrun). */
 static inline void run_check(struct dep *d)
 {
+	d->xgen++;
 	if (d->mode & DEP_MODE_THREADS)
 		mn_lastaccess_run(&d->last, d->thread, mn_hb_now(d->hb));
 }
@@ -426,6 +491,10 @@ static void thread_switch(struct dep *d, uint32_t thread)
 		out->owed_cap = cap;
 		in->owed = NULL;
 		in->owed_cap = 0;
+		out->tag = d->tag;
+		out->tag_from = d->tag_from;
+		d->tag = in->tag;
+		d->tag_from = in->tag_from;
 	}
 	d->thread = thread;
 	if (d->hb)
@@ -444,6 +513,7 @@ static void dep_thread(void *st, uint32_t thread)
 	if (!d->threads)
 		threads_begin(d);
 	thread_switch(d, thread);
+	tag_take(d);
 	run_check(d);
 }
 
@@ -469,6 +539,10 @@ static void dep_thread_end(void *st, uint32_t thread)
 	mn_loopnest_end(&d->nest);
 	if (thread == d->thread && (p = thread_slot(d, thread)))
 		p->ended = true;
+	if (thread == d->thread) {   /* free for the next thread (tag_take()) */
+		d->tags_used &= ~(UINT64_C(1) << d->tag) | 1;
+		d->tag = 0;
+	}
 	if (d->hb)
 		mn_hb_end(d->hb, thread);
 	run_check(d);
@@ -547,7 +621,7 @@ static int dep_init(void *st, const struct mn_run *run)
 	mn_loopnest_init(&d->nest, d->ctx, (uint32_t)d->clock_opt, &nest_hooks, d, &d->nomem);
 	d->last = (struct mn_lastaccess){ &d->sh, &d->nest, &d->rows, access_id,
 					  &mn_module_dependence, d, d->last.wid, d->last.nw,
-					  NULL, 0, 0, 0, 0, { 0, 0 }, NULL, 0, 0 };
+					  NULL, 0, 0, 0, 0, { 0 }, NULL, 0, 0 };
 	err = mn_nestrows_init(&d->rows, &d->deps, &d->nest, row_key, d, &d->nomem, &d->span_rows);
 	if (!err)
 		err = mn_lastaccess_shadow(&d->sh);
@@ -567,7 +641,8 @@ static int dep_init(void *st, const struct mn_run *run)
 	return err;
 }
 
-/* Settings (README); the clock limit is for the tests of clock resets. */
+/* Settings (README); the clock limit is for the tests of clock resets, the tags for those that
+ * check them against runs alone. */
 static const struct mn_option dep_options[] = {
 	{ "MNEMO_DEP_CONTEXT", MN_OPT_BOOL, offsetof(struct dep, context), "0", 0, 0, NULL,
 	  "also key each row by the calling contexts of both accesses" },
@@ -576,6 +651,7 @@ static const struct mn_option dep_options[] = {
 	  "loop site id" },
 	{ "MNEMO_DEP_CLOCK_LIMIT", MN_OPT_UINT, offsetof(struct dep, clock_opt), "4294967295", 2,
 	  4294967295.0, NULL, NULL },
+	{ "MNEMO_DEP_TAGS", MN_OPT_BOOL, offsetof(struct dep, tags_opt), "1", 0, 0, NULL, NULL },
 	{ 0 },
 };
 

@@ -11,6 +11,11 @@
  * work would).  Within a thread nothing changes (per loop, program order), and the threads share
  * no word, so the two sections must be equal byte for byte, with and without contexts.
  *
+ * test_tags: the thread tags of access ids (README, "Thread tags") against runs alone: random
+ * scripts on memory all threads share, of up to 100 threads, up to 70 of them live at once (more
+ * than there are tags), that start, end and release and acquire a few objects, some with clock
+ * resets, fed alike to a state with tags and one without: equal sections.
+ *
  * test_cross: a stream written by hand, with answers written by hand: sources of another thread,
  * ordered or not by releases and acquires (hb.h), a row of an access whose words disagree, the
  * destination's innermost loop, and the within-thread rows beside them.
@@ -74,7 +79,7 @@ static char *section(void *st)
 /* ---- Random per-thread scripts --------------------------------------------------------------- */
 
 enum ev_kind { EV_FUNC_ENTRY, EV_FUNC_EXIT, EV_INVOKE, EV_ITER, EV_EXIT, EV_LOAD, EV_STORE,
-	       EV_SUMMARY };
+	       EV_SUMMARY, EV_ACQUIRE, EV_RELEASE };
 
 #define MAXACC 3
 
@@ -194,7 +199,27 @@ static void feed(void *st, const struct ev *e)
 	case EV_LOAD: DEP->load(st, e->site, e->addr, 0, e->size); break;
 	case EV_STORE: DEP->store(st, e->site, e->addr, 0, e->size); break;
 	case EV_SUMMARY: DEP->loop_summary(st, e->site, e->addr, e->acc, e->size); break;
+	case EV_ACQUIRE: DEP->sync_acquire(st, e->addr); break;
+	case EV_RELEASE: DEP->sync_release(st, e->addr); break;
 	}
+}
+
+/* The two states' sections are equal byte for byte. */
+static void same_sections(uint64_t seed, const char *a, void *sa, const char *b, void *sb)
+{
+	char *x = section(sa), *y = section(sb);
+
+	if (strcmp(x, y)) {
+		unsigned line = 1;
+		size_t i = 0;
+
+		while (x[i] && x[i] == y[i])
+			line += x[i++] == '\n';
+		fail_msg("seed %llu: sections differ from line %u:\n  %-7s %.200s\n  %-7s %.200s",
+			 (unsigned long long)seed, line, a, x + i, b, y + i);
+	}
+	free(x);
+	free(y);
 }
 
 /* Threads' scripts interleaved (through .thread, thread_end at each one's end) into one state,
@@ -204,7 +229,6 @@ static void run_seed(uint64_t seed, bool ends)
 	struct script s[NTHREADS] = { 0 };
 	void *mt = state(), *serial = state();
 	unsigned left = NTHREADS;
-	char *x, *y;
 
 	rng = seed * 0x9e3779b97f4a7c15u | 1;
 	for (unsigned t = 0; t < NTHREADS; t++) {
@@ -232,23 +256,86 @@ static void run_seed(uint64_t seed, bool ends)
 				DEP->thread_end(mt, t + 1);
 		}
 	}
-	x = section(mt);
-	y = section(serial);
-	if (strcmp(x, y)) {
-		unsigned line = 1;
-		size_t i = 0;
-
-		while (x[i] && x[i] == y[i])
-			line += x[i++] == '\n';
-		fail_msg("seed %llu: sections differ from line %u:\n  threads: %.200s\n"
-			 "  serial:  %.200s", (unsigned long long)seed, line, x + i, y + i);
-	}
-	free(x);
-	free(y);
+	same_sections(seed, "threads", mt, "serial", serial);
 	for (unsigned t = 0; t < NTHREADS; t++)
 		free(s[t].v);
 	done(mt);
 	done(serial);
+}
+
+#define TAG_THREADS 100
+#define TAG_LIVE 70
+
+/* A short script on the memory every thread shares, with releases and acquires of objects 1-3. */
+static void shared_script(struct script *s)
+{
+	s->base = UINT64_C(0x300000000) + 4096 - REGION / 2;
+	for (unsigned k = 1 + (unsigned)below(3); k; k--) {
+		if (!below(3))
+			add(s, below(2) ? EV_ACQUIRE : EV_RELEASE, 0, 1 + below(3), 0);
+		block(s, 0);
+	}
+}
+
+/* The threads' scripts interleaved alike into a state with tags and one without. */
+static void run_tags(uint64_t seed, const char *clock_limit)
+{
+	static struct script s[TAG_THREADS + 1];
+	void *st[2];
+	unsigned live[TAG_LIVE], nlive = 1, started = 1;
+	char *x;
+
+	rng = seed * 0x9e3779b97f4a7c15u | 1;
+	memset(s, 0, sizeof(s));
+	for (unsigned t = 1; t <= TAG_THREADS; t++)
+		shared_script(&s[t]);
+	if (clock_limit)
+		setenv("MNEMO_DEP_CLOCK_LIMIT", clock_limit, 1);
+	for (int k = 0; k < 2; k++) {
+		setenv("MNEMO_DEP_TAGS", k ? "0" : "1", 1);
+		st[k] = state();
+	}
+	unsetenv("MNEMO_DEP_TAGS");
+	unsetenv("MNEMO_DEP_CLOCK_LIMIT");
+	live[0] = 1;   /* the main thread, which never ends */
+	while (nlive) {
+		unsigned i = (unsigned)below(nlive), t = live[i], chunk = 1 + (unsigned)below(8);
+		bool start = started < TAG_THREADS && nlive < TAG_LIVE && !below(2);
+
+		if (start)
+			t = live[nlive++] = ++started;
+		for (int k = 0; k < 2; k++) {
+			DEP->thread(st[k], t);
+			if (start)
+				DEP->thread_start(st[k], t, 1);
+		}
+		for (; chunk && s[t].at < s[t].n; chunk--, s[t].at++)
+			for (int k = 0; k < 2; k++)
+				feed(st[k], &s[t].v[s[t].at]);
+		if (s[t].at < s[t].n || (t == 1 && started < TAG_THREADS))
+			continue;
+		for (int k = 0; k < 2; k++)
+			if (t != 1)
+				DEP->thread_end(st[k], t);
+		for (i = 0; live[i] != t; i++)
+			;
+		live[i] = live[--nlive];
+	}
+	x = section(st[0]);
+	if (!strstr(x, "cross_thread:"))
+		fail_msg("seed %llu: no cross-thread row", (unsigned long long)seed);
+	free(x);
+	same_sections(seed, "tags", st[0], "runs", st[1]);
+	for (unsigned t = 1; t <= TAG_THREADS; t++)
+		free(s[t].v);
+	done(st[0]);
+	done(st[1]);
+}
+
+static void test_tags(void **st)
+{
+	for (uint64_t seed = 1; seed <= 60; seed++)
+		run_tags(seed, seed % 3 ? NULL : "300");
 }
 
 static void test_interleaved(void **st)
@@ -407,11 +494,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cross),
 		cmocka_unit_test(test_interleaved),
+		cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_reset),
 	};
 
 	unsetenv("MNEMO_DEP_CONTEXT");
 	unsetenv("MNEMO_DEP_LOOP");
 	unsetenv("MNEMO_DEP_CLOCK_LIMIT");
+	unsetenv("MNEMO_DEP_TAGS");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
