@@ -13,7 +13,10 @@
  *
  * Waiting spins MN_QUEUE_SPIN pause instructions, then sleeps on a futex in the shared memory (not
  * FUTEX_PRIVATE: the waker is another process) with a MN_QUEUE_WAIT_NS timeout; every timeout the
- * waiter checks that the other side is still alive.  The producer checks consumers with kill(pid, 0)
+ * waiter checks that the other side is still alive.  A producer lane whose last wait for a free
+ * buffer slept spins only MN_QUEUE_SPIN_SLEPT: the consumers are behind, a buffer takes them far
+ * longer than a spin to read, and a spinning thread takes a core from them (two spinning program
+ * threads and a backend are three on two cores).  The producer checks consumers with kill(pid, 0)
  * and /proc/<pid>/stat (a consumer that is the program's child stays a zombie: it has exited but
  * kill() still finds it); it opens no long-lived fd, since the program may close or reuse any fd.
  * A consumer watches the producer through a pidfd, which turns readable once it exits, zombie or
@@ -483,13 +486,16 @@ static int acquire_slot(struct mn_queue *q, struct mn_qplane *pl)
 	int64_t next_check;
 	int ret = 0;
 
-	for (int i = 0; i < MN_QUEUE_SPIN; i++) {
+	for (int i = 0, n = pl->slept ? MN_QUEUE_SPIN_SLEPT : MN_QUEUE_SPIN; i < n; i++) {
 		/* The last reader's accesses and its zeroing happen before our streaming stores into the
 		 * slot; pairs with the release store in hand_back(). */
-		if (mn_load_acquire(&c->freed) == lap)
+		if (mn_load_acquire(&c->freed) == lap) {
+			pl->slept = false;
 			return 0;
+		}
 		mn_cpu_relax();
 	}
+	pl->slept = true;
 	next_check = now_ns() + MN_QUEUE_WAIT_NS;
 	for (;;) {
 		uint32_t v;

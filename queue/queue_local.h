@@ -16,6 +16,7 @@
 #include "queue_internal.h"
 
 #define MN_QUEUE_SPIN           2000                   /* pause iterations before sleeping */
+#define MN_QUEUE_SPIN_SLEPT     (MN_QUEUE_SPIN / 32)   /* ... after a producer wait that slept */
 #define MN_QUEUE_WAIT_NS        (50 * 1000 * 1000L)    /* futex timeout: liveness check period */
 #define MN_QUEUE_DROP_STRIPES   16
 
@@ -38,6 +39,7 @@ struct mn_qplane {
 	uint64_t seq;                  /* the buffer being filled, or the next one to fill */
 	uint64_t **cur_ptr;            /* &mn_q_cur of the thread holding it: identifies it */
 	uint32_t thread;               /* that thread's number (1: the producer thread) */
+	bool slept;                    /* its last wait for a free buffer slept (acquire_slot()) */
 } __attribute__((aligned(MN_QUEUE_LINE)));
 
 /*
