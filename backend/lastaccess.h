@@ -105,6 +105,13 @@ static inline void mn_lastaccess_run(struct mn_lastaccess *la, uint32_t thread, 
 const struct mn_lastaccess_run *mn_lastaccess_run_of(struct mn_lastaccess *la, uint32_t c,
 						     unsigned which);
 
+/* Clocks in run r (of mn_lastaccess_run_of()): [r->clock, r->clock + this). */
+static inline uint32_t mn_lastaccess_run_span(const struct mn_lastaccess *la,
+					      const struct mn_lastaccess_run *r)
+{
+	return (r + 1 < la->runs + la->nruns ? r[1].clock : la->run_clock) - r->clock;
+}
+
 /*
  * Threads and loop summaries: the closed form counts every source as a source of the same thread.
  * So a summary goes in closed form only when mn_lastaccess_mine() finds every word it touches on

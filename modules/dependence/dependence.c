@@ -130,7 +130,7 @@ static struct dep_xrun *source_run(struct dep *d, uint32_t src, uint32_t c)
 	r = mn_lastaccess_run_of(&d->last, c, src >> DEP_TAG_SHIFT);
 	x->gen = d->xgen;
 	x->lo = r->clock;
-	x->span = (r + 1 < d->last.runs + d->last.nruns ? r[1].clock : d->last.run_clock) - r->clock;
+	x->span = mn_lastaccess_run_span(&d->last, r);
 	x->foreign = r->thread != d->last.thread;
 	x->ordered = x->foreign && d->hb && mn_hb_before(d->hb, r->stamp);
 	return x;
