@@ -37,11 +37,17 @@ struct mn_run_site {
 				 * function; 0 outside every loop, and in mnemo-sites/1 tables */
 	const char *fields;     /* alloc, realloc, stack, global: the structure's layout,
 				 * "Name/size:field@offset,..." (pass/README.md); "" when none */
+	bool line_nearest;      /* line, column: the nearest located instruction's, the site's
+				 * own having no line (mnemo-sites/3) */
+	const char *inlined_into; /* inlined code: the function holding the instruction, while
+				   * function is the one the line belongs to; "" otherwise */
+	const char *inlined_at; /* inlined code: the inlining calls, "file:line:col < ..." */
 };
 
 /*
- * Parses a site table blob (len bytes, "mnemo-sites/2\n" then one line of 9 fields per id, or
- * "mnemo-sites/1\n" and lines of 7, from older passes) into a new run.  An empty blob (len 0)
+ * Parses a site table blob (len bytes, "mnemo-sites/3\n" then one line of 12 fields per id, or
+ * "mnemo-sites/2\n" and lines of 9, or "mnemo-sites/1\n" and lines of 7, from older passes)
+ * into a new run.  An empty blob (len 0)
  * gives a run with no sites.  Returns 0, -ENOMEM, or -EINVAL for a malformed blob, and then, when
  * why is not NULL, writes the reason into why[0..whylen), e.g.
  * "site table line 7: 6 fields, expected 9".
@@ -53,7 +59,7 @@ struct mn_site;  /* a row of a profile's `sites:` (profile.h) */
 
 /*
  * A run for the site table a profile tells (mnemo merge, which restores modules' sections on it):
- * a mnemo-sites/2 table of count lines, made from rows (sorted by increasing id; ids 0 and above
+ * a mnemo-sites/3 table of count lines, made from rows (sorted by increasing id; ids 0 and above
  * count are left out, and of rows with one id the first counts), with an "unknown" line for every
  * id the rows do not have.  Tabs and newlines in a row's strings become spaces.  Returns what
  * mn_run_create() does; the table costs about 16 bytes per unknown id, so callers bound count.

@@ -445,20 +445,20 @@ static int cmp_fsite(const void *a, const void *b, void *arg)
 }
 
 /*
- * The function site of site's enclosing function in fs[0..n) (sorted by cmp_fsite), or 0: the
- * one of the same name and file, else the lowest id of the same name (static functions of two
- * files may share a name; without debug info files are "" and the first wins).
+ * The function site of function name in fs[0..n) (sorted by cmp_fsite), or 0: the one of the same
+ * name and file, else the lowest id of the same name (static functions of two files may share a
+ * name; without debug info files are "" and the first wins).
  */
 static uint32_t function_site(const struct mn_run *run, const uint32_t *fs, size_t n,
-			      const struct mn_run_site *site)
+			      const char *name, const char *file)
 {
 	size_t lo = 0, hi = n;
 	uint32_t first = 0;
 
-	while (lo < hi) {   /* the first entry whose function is not below site->function */
+	while (lo < hi) {   /* the first entry whose function is not below name */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (strcmp(mn_run_site(run, fs[mid])->function, site->function) < 0)
+		if (strcmp(mn_run_site(run, fs[mid])->function, name) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -466,11 +466,11 @@ static uint32_t function_site(const struct mn_run *run, const uint32_t *fs, size
 	for (size_t i = lo; i < n; i++) {
 		const struct mn_run_site *f = mn_run_site(run, fs[i]);
 
-		if (strcmp(f->function, site->function))
+		if (strcmp(f->function, name))
 			break;
 		if (!first)
 			first = fs[i];
-		if (!strcmp(f->file, site->file))
+		if (!strcmp(f->file, file))
 			return fs[i];
 	}
 	return first;
@@ -501,8 +501,12 @@ static bool add_function_sites(const struct mn_run *run, uint64_t **bits, size_t
 
 			if (!site || !site->function[0])
 				continue;
-			f = function_site(run, fs, n, site);
+			f = function_site(run, fs, n, site->function, site->file);
 			if (f)
+				ok = mn_bits_set(bits, nwords, f);
+			/* Inlined code: also the function holding it (its file is not known). */
+			if (ok && site->inlined_into[0] &&
+			    (f = function_site(run, fs, n, site->inlined_into, "")))
 				ok = mn_bits_set(bits, nwords, f);
 		}
 	}
@@ -540,7 +544,9 @@ static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint6
 					.file = site->file, .line = site->line,
 					.column = site->column, .name = site->name,
 					.type_size = site->type_size, .loop = site->loop,
-					.fields = site->fields,
+					.fields = site->fields, .line_nearest = site->line_nearest,
+					.inlined_into = site->inlined_into,
+					.inlined_at = site->inlined_at,
 				};
 			mn_prof_site_row(p, &row);
 		}

@@ -15,11 +15,13 @@
 
 /*
  * The blob's first line says how many tab-separated fields each line has: version 2 added loop and
- * fields at the end of version 1's seven.  Tables of binaries built before keep working.
+ * fields at the end of version 1's seven, version 3 line_nearest, inlined_into and inlined_at at
+ * the end of those nine.  Tables of binaries built before keep working.
  */
 #define SITES_HEADER_V1 "mnemo-sites/1"
 #define SITES_HEADER_V2 "mnemo-sites/2"
-#define SITES_FIELDS_MAX 9
+#define SITES_HEADER_V3 "mnemo-sites/3"
+#define SITES_FIELDS_MAX 12
 
 static int bad(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -50,15 +52,15 @@ static bool field_u64(const char *s, uint64_t max, uint64_t *v)
 }
 
 /*
- * Splits one line (NUL-terminated) into the row's nfields fields (7 or 9).  Returns 0 or -EINVAL
- * with a reason.
+ * Splits one line (NUL-terminated) into the row's nfields fields (7, 9 or 12).  Returns 0 or
+ * -EINVAL with a reason.
  */
 static int parse_line(char *line, uint32_t lineno, unsigned nfields, struct mn_run_site *row,
 		      char *why, size_t whylen)
 {
 	char *f[SITES_FIELDS_MAX];
 	unsigned n = 0;
-	uint64_t line_no, col, tsize, loop = 0;
+	uint64_t line_no, col, tsize, loop = 0, nearest = 0;
 
 	f[n++] = line;
 	for (char *c = line; *c; c++) {
@@ -75,9 +77,10 @@ static int parse_line(char *line, uint32_t lineno, unsigned nfields, struct mn_r
 			   nfields);
 	if (!field_u64(f[3], UINT32_MAX, &line_no) || !field_u64(f[4], UINT32_MAX, &col) ||
 	    !field_u64(f[6], UINT64_MAX, &tsize) ||
-	    (nfields > 7 && !field_u64(f[7], UINT32_MAX, &loop)))
+	    (nfields > 7 && !field_u64(f[7], UINT32_MAX, &loop)) ||
+	    (nfields > 9 && !field_u64(f[9], 1, &nearest)))
 		return bad(why, whylen, "site table line %u: line, column, type_size and loop must "
-			   "be numbers", lineno);
+			   "be numbers, line_nearest 0 or 1", lineno);
 	row->kind = f[0];
 	row->function = f[1];
 	row->file = f[2];
@@ -87,6 +90,9 @@ static int parse_line(char *line, uint32_t lineno, unsigned nfields, struct mn_r
 	row->type_size = tsize;
 	row->loop = (uint32_t)loop;
 	row->fields = nfields > 8 ? f[8] : "";
+	row->line_nearest = nearest;
+	row->inlined_into = nfields > 10 ? f[10] : "";
+	row->inlined_at = nfields > 11 ? f[11] : "";
 	return 0;
 }
 
@@ -105,7 +111,7 @@ uint64_t mn_fnv1a64(const void *data, size_t len)
 int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, size_t whylen)
 {
 	struct mn_run *run;
-	size_t hlen = strlen(SITES_HEADER_V2);
+	size_t hlen = strlen(SITES_HEADER_V3);
 	unsigned nfields;
 	uint32_t count = 0;
 	char *p, *end;
@@ -121,14 +127,17 @@ int mn_run_create(struct mn_run **rp, const char *blob, size_t len, char *why, s
 	*rp = run;
 	if (!len)
 		return 0;
-	_Static_assert(sizeof(SITES_HEADER_V1) == sizeof(SITES_HEADER_V2), "one header length");
-	if (len >= hlen + 1 && !memcmp(blob, SITES_HEADER_V2 "\n", hlen + 1)) {
+	_Static_assert(sizeof(SITES_HEADER_V1) == sizeof(SITES_HEADER_V2) &&
+		       sizeof(SITES_HEADER_V2) == sizeof(SITES_HEADER_V3), "one header length");
+	if (len >= hlen + 1 && !memcmp(blob, SITES_HEADER_V3 "\n", hlen + 1)) {
+		nfields = 12;
+	} else if (len >= hlen + 1 && !memcmp(blob, SITES_HEADER_V2 "\n", hlen + 1)) {
 		nfields = 9;
 	} else if (len >= hlen + 1 && !memcmp(blob, SITES_HEADER_V1 "\n", hlen + 1)) {
 		nfields = 7;
 	} else {
-		err = bad(why, whylen, "site table does not start with '" SITES_HEADER_V2 "' or '"
-			  SITES_HEADER_V1 "'");
+		err = bad(why, whylen, "site table does not start with '" SITES_HEADER_V3 "', '"
+			  SITES_HEADER_V2 "' or '" SITES_HEADER_V1 "'");
 		goto fail;
 	}
 	run->blob = malloc(len + 1);
@@ -210,17 +219,17 @@ int mn_run_from_sites(struct mn_run **rp, const struct mn_site *const *rows, siz
 	int err;
 
 	*rp = NULL;
-	blob_field(&b, SITES_HEADER_V2, '\n');
+	blob_field(&b, SITES_HEADER_V3, '\n');
 	for (uint64_t id = 1; id <= count && !b.failed; id++) {   /* count may be UINT32_MAX */
 		const struct mn_site *s;
 
 		while (r < n && rows[r]->id < id)
 			r++;
 		s = r < n && rows[r]->id == id ? rows[r] : NULL;
-		if (!s || !strcmp(s->kind, "unknown")) {   /* 9 fields, all but the kind empty */
+		if (!s || !strcmp(s->kind, "unknown")) {   /* 12 fields, all but the kind empty */
 			blob_field(&b, "unknown", '\t');
-			for (int k = 1; k < 9; k++)
-				blob_field(&b, "", k < 8 ? '\t' : '\n');
+			for (int k = 1; k < 12; k++)
+				blob_field(&b, "", k < 11 ? '\t' : '\n');
 			continue;
 		}
 		blob_field(&b, s->kind, '\t');
@@ -235,7 +244,10 @@ int mn_run_from_sites(struct mn_run **rp, const struct mn_site *const *rows, siz
 		blob_field(&b, num, '\t');
 		snprintf(num, sizeof(num), "%u", s->loop);
 		blob_field(&b, num, '\t');
-		blob_field(&b, s->fields, '\n');
+		blob_field(&b, s->fields, '\t');
+		blob_field(&b, s->line_nearest ? "1" : "0", '\t');
+		blob_field(&b, s->inlined_into, '\t');
+		blob_field(&b, s->inlined_at, '\n');
 	}
 	if (b.failed) {
 		free(b.text);

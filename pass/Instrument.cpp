@@ -115,7 +115,7 @@ constexpr char MnemoSiteTableSizeName[] = "__mnemo_site_table_size";
 constexpr char MnemoSiteCountName[] = "__mnemo_site_count";
 constexpr char MnemoPassAbiName[] = "__mnemo_pass_abi";
 
-constexpr char MnemoSiteTableHeader[] = "mnemo-sites/2\n";
+constexpr char MnemoSiteTableHeader[] = "mnemo-sites/3\n";
 constexpr char MnemoInstrumentAttr[] = "mnemo-instrument";
 constexpr uint64_t MnemoMaxAccessSize = (uint64_t(1) << 24) - 1; // 24 bits
 constexpr uint32_t MnemoPointerLoaded = 1;   // __mnemo_pointer_create type
@@ -364,18 +364,50 @@ StringRef siteKindName(SiteKind K) {
   llvm_unreachable("bad site kind");
 }
 
+/// A subprogram's name as the table names functions: its linkage name
+/// demangled (C++), else its name (C).
+std::string subprogramName(const DISubprogram *SP) {
+  StringRef Linkage = SP->getLinkageName();
+  return demangle(Linkage.empty() ? SP->getName() : Linkage);
+}
+
 /// Where a site is in the source: "" and 0 without debug information.
 struct SourcePos {
   StringRef File;
   unsigned Line = 0;
   unsigned Column = 0;
+  /// Inlined code: the subprogram the line belongs to, demangled, which the
+  /// table's `function` names (the enclosing function goes to
+  /// `inlined_into`); "" when the code is the enclosing function's own.
+  std::string Scope;
+  /// Inlined code: the inlining calls from the one of Scope outwards, each
+  /// "file:line[:column]", joined by " < ".
+  std::string InlinedAt;
+  /// The line is the nearest located instruction's (nearestLoc()).
+  bool Nearest = false;
 
+  /// As llvm-symbolizer reports DL: the innermost frame's function and the
+  /// chain of inlining calls.
   static SourcePos of(const DebugLoc &DL) {
     SourcePos P;
-    if (const DILocation *L = DL.get()) {
-      P.File = L->getFilename();
-      P.Line = L->getLine();
-      P.Column = L->getColumn();
+    const DILocation *L = DL.get();
+    if (!L)
+      return P;
+    P.File = L->getFilename();
+    P.Line = L->getLine();
+    P.Column = L->getColumn();
+    if (!L->getInlinedAt())
+      return P;
+    if (const DISubprogram *SP = L->getScope()->getSubprogram())
+      P.Scope = subprogramName(SP);
+    for (const DILocation *At = L->getInlinedAt(); At;
+         At = At->getInlinedAt()) {
+      if (!P.InlinedAt.empty())
+        P.InlinedAt += " < ";
+      P.InlinedAt += At->getFilename().str() + ":" +
+                     std::to_string(At->getLine());
+      if (At->getColumn())
+        P.InlinedAt += ":" + std::to_string(At->getColumn());
     }
     return P;
   }
@@ -389,11 +421,22 @@ public:
   /// Returns the id of a new site.  Fields are copied; a tab or newline in
   /// them becomes a space.
   /// Anchor is what the site stands for in the IR (mnemo::SiteInfo).
+  /// Function is the enclosing function; Pos.Scope, when set, replaces it
+  /// in the `function` column and moves it to `inlined_into`.
   uint32_t add(SiteKind Kind, const Value *Anchor, StringRef Function,
-               SourcePos Pos, StringRef Name = "", uint64_t TypeSize = 0) {
+               const SourcePos &Pos, StringRef Name = "",
+               uint64_t TypeSize = 0) {
     if (NextId == UINT32_MAX)
       report_fatal_error("mnemo: more than 2^32-2 sites in one program");
     Row R;
+    // Inlined code is named as a symbolizer names it: the function the line
+    // belongs to, inlined into the one that holds the instruction.
+    if (!Pos.Scope.empty()) {
+      R.Info.InlinedInto = Function.str();
+      R.Info.InlinedAt = Pos.InlinedAt;
+      Function = Pos.Scope;
+    }
+    R.Info.LineNearest = Pos.Nearest;
     R.Info.Kind = siteKindName(Kind);
     R.Info.Anchor = Anchor;
     R.Info.Function = Function.str();
@@ -450,7 +493,8 @@ private:
     std::string Line; // the seven columns of mnemo-sites/1
     uint32_t Loop = 0;
     std::string Fields;
-    mnemo::SiteInfo Info;
+    mnemo::SiteInfo Info; // Info.LineNearest, .InlinedInto, .InlinedAt: the
+                          // last three columns (mnemo-sites/3)
   };
 
   static void appendField(std::string &Out, StringRef S) {
@@ -489,6 +533,12 @@ std::string SiteTable::text() const {
     Text += std::to_string(R.Loop);
     Text += '\t';
     Text += R.Fields;
+    Text += '\t';
+    Text += R.Info.LineNearest ? '1' : '0';
+    Text += '\t';
+    appendField(Text, R.Info.InlinedInto);
+    Text += '\t';
+    appendField(Text, R.Info.InlinedAt);
     Text += '\n';
   }
   return Text;
@@ -778,6 +828,13 @@ struct RuntimeCallbacks {
   }
 };
 
+/// Whether I has a location with a line (not 0, the merged locations' line).
+/// Debug intrinsics do not count: their lines are their variables'.
+static bool hasLine(const Instruction &I) {
+  const DILocation *L = I.getDebugLoc().get();
+  return L && L->getLine() && !isa<DbgInfoIntrinsic>(I);
+}
+
 /// Where a loop starts in the source: its llvm.loop start location, else
 /// its header's first located instruction.  In an OpenMP outlined body clang
 /// gives the loops of a worksharing construct the directive's location (the
@@ -927,13 +984,17 @@ private:
   bool isInstrumentablePointer(Value *Ptr) const;
   uint32_t site(SiteKind Kind, const Instruction &I, StringRef Name = "",
                 uint64_t TypeSize = 0) {
-    uint32_t Id = Sites.add(Kind, &I, FuncName, SourcePos::of(I.getDebugLoc()),
-                            Name, TypeSize);
+    bool Nearest = false;
+    DebugLoc Loc = nearestLoc(I, Nearest);
+    SourcePos Pos = SourcePos::of(Loc);
+    Pos.Nearest = Nearest;
+    uint32_t Id = Sites.add(Kind, &I, FuncName, Pos, Name, TypeSize);
     if (Kind == SiteKind::Load || Kind == SiteKind::Store)
       Accesses.push_back({&I, Id});
     return Id;
   }
   void setAccessLoops();
+  DebugLoc nearestLoc(const Instruction &I, bool &Nearest);
 
   // ---- loop summaries ----
   void planSummaries(SummaryPlan Plan);
@@ -997,6 +1058,11 @@ private:
   SiteTable &Sites;
   Function *&StackFreeSlot; // module-wide helper, made on first use
   std::string FuncName;     // demangled
+  // The walk of collect(), for nearestLoc(): the last instruction of the
+  // current block with a line, and the block's first one (found on demand).
+  const Instruction *LastLocated = nullptr;
+  const BasicBlock *FirstLocatedOf = nullptr;
+  const Instruction *FirstLocated = nullptr;
 
   DominatorTree *DT = nullptr;
   LoopInfo *LI = nullptr;
@@ -1092,11 +1158,47 @@ void FunctionInstrumenter::collect() {
           {L, Sites.add(SiteKind::Loop, &BB, FuncName, SourcePos::of(Start))});
       ++NumLoops;
     }
-    for (Instruction &I : BB)
+    LastLocated = nullptr;
+    for (Instruction &I : BB) {
       collectInstruction(I);
+      if (hasLine(I))
+        LastLocated = &I;
+    }
   }
   setAccessLoops();
   planStackFrees();
+}
+
+/// I's location, or, when it has no line (a missing location, or line 0: a
+/// location merged from several, as when GVN or SimplifyCFG hoists one of
+/// several equal loads), the nearest preceding instruction of its block that
+/// has a line, else its block's first; Nearest says so.  Without such an
+/// instruction, I's own (line 0).  Call in the walk of collect(): the
+/// preceding one is the walk's last.
+DebugLoc FunctionInstrumenter::nearestLoc(const Instruction &I,
+                                          bool &Nearest) {
+  Nearest = false;
+  if (hasLine(I) || !F.getSubprogram())
+    return I.getDebugLoc();
+  const Instruction *From = LastLocated;
+  if (!From) {
+    // No located instruction before I in its block: the first one after it
+    // is the block's first.
+    if (FirstLocatedOf != I.getParent()) {
+      FirstLocatedOf = I.getParent();
+      FirstLocated = nullptr;
+      for (const Instruction &J : *I.getParent())
+        if (hasLine(J)) {
+          FirstLocated = &J;
+          break;
+        }
+    }
+    From = FirstLocated;
+  }
+  if (!From)
+    return I.getDebugLoc();
+  Nearest = true;
+  return From->getDebugLoc();
 }
 
 /// Every load and store site gets the site of the innermost loop holding it,
@@ -1286,6 +1388,10 @@ void FunctionInstrumenter::collectAlloca(AllocaInst &AI) {
     if (!AI.getDebugLoc()) {
       Pos.File = Var->getFilename();
       Pos.Line = Var->getLine();
+      // A variable of inlined code: named by its own function.
+      const DISubprogram *VarSP = Var->getScope()->getSubprogram();
+      if (VarSP && VarSP != F.getSubprogram())
+        Pos.Scope = subprogramName(VarSP);
     }
   }
   uint64_t Bytes = 0;

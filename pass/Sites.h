@@ -36,10 +36,16 @@ struct SiteInfo {
   /// llvm::Function (function sites); the loop's header block (loop sites);
   /// the llvm::GlobalVariable (globals).
   const llvm::Value *Anchor = nullptr;
-  std::string Function; // demangled; "" for globals
+  /// Demangled; "" for globals.  For inlined code the function the line
+  /// belongs to, as llvm-symbolizer names it; the enclosing function is then
+  /// InlinedInto.
+  std::string Function;
+  std::string InlinedInto; // "" unless inlined
+  std::string InlinedAt;   // the inlining calls, "file:line:col < ..."
   std::string File;
   std::string Name; // the table's name column (globals: the symbol)
   unsigned Line = 0, Column = 0;
+  bool LineNearest = false; // Line is the nearest located instruction's
   uint32_t Loop = 0;         // load, store: the innermost loop's site
   uint32_t FunctionSite = 0; // the enclosing function's site; 0 for globals
 };

@@ -556,14 +556,18 @@ std::string hex64(uint64_t V) {
   return OS.str();
 }
 
-/// A site as both sides describe it.
+/// A site as both sides describe it.  Copies of one inlined line differ by
+/// the function they are inlined into, and where.
 struct SiteKey {
   std::string Kind, Function, File;
   int64_t Line;
   unsigned Column;
+  std::string InlinedInto, InlinedAt;
   bool operator<(const SiteKey &O) const {
-    return std::tie(Kind, Function, File, Line, Column) <
-           std::tie(O.Kind, O.Function, O.File, O.Line, O.Column);
+    return std::tie(Kind, Function, File, Line, Column, InlinedInto,
+                    InlinedAt) < std::tie(O.Kind, O.Function, O.File, O.Line,
+                                          O.Column, O.InlinedInto,
+                                          O.InlinedAt);
   }
 };
 
@@ -624,13 +628,17 @@ private:
     pairUp(
         Out,
         [](const mn_site &S) -> std::optional<SiteKey> {
-          return SiteKey{S.kind, S.function, S.file, S.line, S.column};
+          return SiteKey{S.kind,   S.function,     S.file,      S.line,
+                         S.column, S.inlined_into, S.inlined_at};
         },
         [](const SiteInfo &S) -> std::optional<SiteKey> {
-          return SiteKey{S.Kind.str(), S.Function, S.File, S.Line, S.Column};
+          return SiteKey{S.Kind.str(), S.Function,    S.File,     S.Line,
+                         S.Column,     S.InlinedInto, S.InlinedAt};
         });
     // 2. Lines relative to the enclosing function's (its `function` site):
-    // an edit elsewhere in the file moves a function whole.
+    // an edit elsewhere in the file moves a function whole.  Inlined code:
+    // relative to the function the line belongs to; the inlining calls'
+    // lines are left out, as they move with another function.
     std::map<std::string, int64_t> ProfFn, BuildFn;
     std::map<std::string, int> ProfFnN, BuildFnN;
     for (size_t I = 0, N = mn_profile_site_count(P); I < N; ++I) {
@@ -659,15 +667,17 @@ private:
           auto It = ProfFn.find(S.function);
           if (!*S.function || It == ProfFn.end() || !S.line)
             return std::nullopt;
-          return SiteKey{S.kind, S.function, S.file,
-                         int64_t(S.line) - It->second, S.column};
+          return SiteKey{S.kind,   S.function,     S.file,
+                         int64_t(S.line) - It->second,
+                         S.column, S.inlined_into, ""};
         },
         [&](const SiteInfo &S) -> std::optional<SiteKey> {
           auto It = BuildFn.find(S.Function);
           if (S.Function.empty() || It == BuildFn.end() || !S.Line)
             return std::nullopt;
-          return SiteKey{S.Kind.str(), S.Function, S.File,
-                         int64_t(S.Line) - It->second, S.Column};
+          return SiteKey{S.Kind.str(), S.Function,    S.File,
+                         int64_t(S.Line) - It->second,
+                         S.Column,     S.InlinedInto, ""};
         });
     // 3. Globals by name (their declarations move with the lines too).
     pairUp(
@@ -675,12 +685,12 @@ private:
         [](const mn_site &S) -> std::optional<SiteKey> {
           if (StringRef(S.kind) != "global")
             return std::nullopt;
-          return SiteKey{S.kind, S.name, S.file, 0, 0};
+          return SiteKey{S.kind, S.name, S.file, 0, 0, "", ""};
         },
         [](const SiteInfo &S) -> std::optional<SiteKey> {
           if (S.Kind != "global")
             return std::nullopt;
-          return SiteKey{S.Kind.str(), S.Name, S.File, 0, 0};
+          return SiteKey{S.Kind.str(), S.Name, S.File, 0, 0, "", ""};
         });
   }
 
@@ -719,6 +729,8 @@ std::string describe(const mn_site &S) {
   OS << S.id << " (" << S.kind;
   if (*S.function)
     OS << " in " << S.function;
+  if (*S.inlined_into)
+    OS << ", inlined into " << S.inlined_into;
   if (*S.file)
     OS << " at " << S.file << ":" << S.line << ":" << S.column;
   else if (*S.name)

@@ -612,6 +612,12 @@ void mn_prof_site_row(struct mn_prof *p, const struct mn_site *s)
 			mn_prof_kv_u64(p, "loop", s->loop);
 		if (s->fields[0])
 			mn_prof_kv_str(p, "fields", s->fields);
+		if (s->line_nearest)
+			mn_prof_kv_bool(p, "line_nearest", true);
+		if (s->inlined_into && s->inlined_into[0])
+			mn_prof_kv_str(p, "inlined_into", s->inlined_into);
+		if (s->inlined_at && s->inlined_at[0])
+			mn_prof_kv_str(p, "inlined_at", s->inlined_at);
 	}
 	mn_prof_map_end(p);
 }

@@ -64,7 +64,7 @@ void mn_prof_kv_site(struct mn_prof *p, const char *key, uint32_t site);
 struct mn_site;   /* a row of the `sites:` table, declared with the reader below */
 /*
  * Writes one row of the `sites:` table, `<id>: {kind, function, file, line, column, ...}` on one
- * line: name, type_size, loop and fields only when set, so a row without them reads as it did
+ * line: name, type_size, loop, fields, line_nearest, inlined_into and inlined_at only when set, so a row without them reads as it did
  * before the site table had them; a site of kind `unknown` is its kind alone.  The one writer of
  * rows, for the backend and for `mnemo merge`, so that a merged profile's rows are byte for byte
  * the ones the run wrote.
@@ -155,6 +155,12 @@ struct mn_site {
 				      * 0 outside every loop */
 	const char *fields;          /* alloc, realloc, stack, global: the structure's layout,
 				      * "Name/size:field@offset,..."; "" when unknown */
+	bool line_nearest;           /* line and column are the nearest located instruction's in
+				      * the block: the site's own had no line */
+	const char *inlined_into;    /* inlined code: the function holding the instruction, while
+				      * function is the one the line belongs to; "" otherwise */
+	const char *inlined_at;      /* inlined code: the inlining calls from the one of function
+				      * outwards, "file:line:col < ..."; "" otherwise */
 };
 
 /*

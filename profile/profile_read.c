@@ -657,6 +657,20 @@ static int opt_uint(const struct err *e, yaml_document_t *d, const yaml_node_t *
 	return 0;
 }
 
+/* An optional boolean field: false when absent or null. */
+static int opt_bool(const struct err *e, yaml_document_t *d, const yaml_node_t *map,
+		    const char *key, bool *out)
+{
+	const yaml_node_t *y = y_get(d, map, key);
+
+	*out = false;
+	if (!y || y_is_null(y))
+		return 0;
+	if (y_bool(y, out))
+		return fail(e, y, "expected true or false for '%s'", key);
+	return 0;
+}
+
 static int signal_number(const char *s)
 {
 	static const struct { const char *name; int sig; } sigs[] = {
@@ -821,7 +835,10 @@ static int load_sites(struct mn_profile *p, const struct err *e, yaml_document_t
 		    (ret = opt_str(e, d, v, "function", &s->function)) ||
 		    (ret = opt_str(e, d, v, "file", &s->file)) ||
 		    (ret = opt_str(e, d, v, "name", &s->name)) ||
-		    (ret = opt_str(e, d, v, "fields", &s->fields)))
+		    (ret = opt_str(e, d, v, "fields", &s->fields)) ||
+		    (ret = opt_str(e, d, v, "inlined_into", &s->inlined_into)) ||
+		    (ret = opt_str(e, d, v, "inlined_at", &s->inlined_at)) ||
+		    (ret = opt_bool(e, d, v, "line_nearest", &s->line_nearest)))
 			return ret;
 		if ((ret = opt_uint(e, d, v, "line", UINT32_MAX, &u)))
 			return ret;

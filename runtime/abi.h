@@ -147,19 +147,29 @@ uint32_t __mnemo_value_done(uint32_t site);
  * The site table: a text blob, one line per site id starting at id 1 (line k is id k), fields
  * separated by tabs, no tab or newline inside a field:
  *
- *   kind \t function \t file \t line \t column \t name \t type_size \t loop \t fields \n
+ *   kind \t function \t file \t line \t column \t name \t type_size \t loop \t fields \t
+ *   line_nearest \t inlined_into \t inlined_at \n
  *
  * kind: load, store, pointer, alloc, realloc, free, stack, global, function, loop, thread.
- * function: the demangled name of the enclosing function (for a function site, itself).
- * file, line, column: from debug info; "" and 0 without -g.
+ * function: the demangled name of the enclosing function (for a function site, itself); for
+ *           inlined code, the function the line belongs to (the location's subprogram), as
+ *           llvm-symbolizer names it.
+ * file, line, column: from debug info; "" and 0 without -g.  An instruction without a line (none,
+ *           or line 0: merged locations) takes the nearest preceding located instruction's of
+ *           its block, else the block's first located one (pass/README.md).
  * name: callee for heap sites, variable name for globals and stack objects, type name from
  *       !heapallocsite where known; "" otherwise.
  * type_size: bytes of the allocated or declared type where known, else 0.
  * loop: loads and stores: the site of the innermost loop holding them in their function, else 0.
  * fields: allocation, stack and global sites whose (element) type is a struct: its layout,
  *         "Name/size:member@offset,...", else "" (pass/README.md says exactly).
- * The blob begins with the line "mnemo-sites/2\n" (not a site); the backend also reads version 1,
- * without the last two fields.
+ * line_nearest: 1 when line and column are the nearest located instruction's, else 0.
+ * inlined_into: inlined code: the demangled enclosing function, which holds the instruction; ""
+ *         when the code is not inlined.
+ * inlined_at: inlined code: the inlining calls from the call of `function` outwards, each
+ *         "file:line:column" (":column" left out when 0), joined by " < "; "" when not inlined.
+ * The blob begins with the line "mnemo-sites/3\n" (not a site); the backend also reads version 2,
+ * without the last three fields, and version 1, without the last five.
  */
 extern const char __mnemo_site_table[];
 extern const uint64_t __mnemo_site_table_size;  /* bytes in the blob, without a terminating NUL */

@@ -128,6 +128,9 @@ static bool row_differs(const struct mn_site *a, const struct mn_site *b, char *
 	NUM_FIELD(type_size)
 	NUM_FIELD(loop)
 	STR_FIELD(fields)
+	NUM_FIELD(line_nearest)
+	STR_FIELD(inlined_into)
+	STR_FIELD(inlined_at)
 #undef STR_FIELD
 #undef NUM_FIELD
 	return false;

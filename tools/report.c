@@ -219,14 +219,34 @@ static bool site_column(const char *name)
 	       (n > 4 && !strcmp(name + n - 4, "_via"));
 }
 
-/* "file:line:col", as much of it as the site has. */
+/*
+ * "file:line:col", as much of it as the site has, and " (nearest line)" when the line is the
+ * nearest located instruction's.
+ */
 static char *site_location(const struct mn_site *s, const char *file)
 {
+	const char *nearest = s->line_nearest ? " (nearest line)" : "";
+
 	if (s->line && s->column)
-		return xasprintf("%s:%" PRIu32 ":%" PRIu32, file, s->line, s->column);
+		return xasprintf("%s:%" PRIu32 ":%" PRIu32 "%s", file, s->line, s->column,
+				 nearest);
 	if (s->line)
-		return xasprintf("%s:%" PRIu32, file, s->line);
+		return xasprintf("%s:%" PRIu32 "%s", file, s->line, nearest);
 	return xstrdup(file);
+}
+
+/*
+ * The site's function as llvm-symbolizer names it: for inlined code "f, inlined into g at
+ * file:line:col", so that copies of one line inlined at several places read apart.
+ */
+static char *site_function(const struct mn_site *s)
+{
+	if (!*s->inlined_into)
+		return xstrdup(s->function);
+	if (!*s->inlined_at)
+		return xasprintf("%s, inlined into %s", s->function, s->inlined_into);
+	return xasprintf("%s, inlined into %s at %s", s->function, s->inlined_into,
+			 s->inlined_at);
 }
 
 /*
@@ -249,26 +269,27 @@ static char *site_text(const struct mn_profile *p, uint64_t id, size_t cols)
 		text = xasprintf("site %" PRIu64 " (no debug info)", id);
 	for (int pass = 0; !text; pass++) {
 		const char *file = s->file;
-		char *loc, *fn;
-		size_t fcols = ucols(s->function), lcols;
+		char *loc, *fn, *func = site_function(s);
+		size_t fcols = ucols(func), lcols;
 
 		if (pass == 1 && strrchr(file, '/'))
 			file = strrchr(file, '/') + 1;
 		loc = site_location(s, file);
 		lcols = ucols(loc);
-		if (!*s->function)
+		if (!*func)
 			text = loc;
 		else if (!cols || lcols + 1 + fcols <= cols)
-			text = xasprintf("%s %s", loc, s->function);
+			text = xasprintf("%s %s", loc, func);
 		else if (lcols + 1 + (fcols < 12 ? fcols : 12) <= cols) {
-			fn = ellipsize(s->function, cols - lcols - 1);
+			fn = ellipsize(func, cols - lcols - 1);
 			text = xasprintf("%s %s", loc, fn);
 			free(fn);
 		} else if (pass == 1) {
-			text = xasprintf("%s %s", loc, s->function);
+			text = xasprintf("%s %s", loc, func);
 		}
 		if (text != loc)
 			free(loc);
+		free(func);
 	}
 	if (cols && ucols(text) > cols) {
 		cut = ellipsize(text, cols);

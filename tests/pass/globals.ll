@@ -25,7 +25,7 @@ target triple = "x86_64-pc-linux-gnu"
 @llvm.compiler.used = appending global [1 x ptr] [ptr @meta], section "llvm.metadata"
 @__mnemo_site_count = external constant i32
 
-; CHECK: @__mnemo_site_table = constant [[[#LEN:]] x i8] c"mnemo-sites/2\0A
+; CHECK: @__mnemo_site_table = constant [[[#LEN:]] x i8] c"mnemo-sites/3\0A
 ; CHECK: @__mnemo_site_table_size = constant i64 [[#LEN-1]], align 8
 ; CHECK: @__mnemo_site_count = constant i32 5, align 4
 ; CHECK: @__mnemo_pass_abi = constant i32 6, align 4
@@ -50,7 +50,7 @@ define i32 @f() nounwind {
 ; CHECK-NEXT: call void @__mnemo_global(i32 5, ptr @_ZN2ns5stateE, i64 16)
 ; CHECK-NEXT: ret void
 
-; TABLE:      header=mnemo-sites/2
+; TABLE:      header=mnemo-sites/3
 ; TABLE-NEXT: 1|function|f||0|0||0
 ; TABLE-NEXT: 2|global|||0|0|counter|4
 ; TABLE-NEXT: 3|global|||0|0|table|200

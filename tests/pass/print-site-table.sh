@@ -1,7 +1,8 @@
 #!/bin/bash
 # Prints the site table of an instrumented IR module (stdin) one site per
-# line, "id|kind|function|file|line|column|name|type_size|loop|fields"
-# (mnemo-sites/2), then the line "count=N abi=V".  Undoes only the string
+# line, "id|kind|function|file|line|column|name|type_size|loop|fields|line_nearest|
+# inlined_into|inlined_at"
+# (mnemo-sites/3), then the line "count=N abi=V".  Undoes only the string
 # escapes the tests need.
 set -eu
 ir=$(cat)

@@ -17,7 +17,7 @@
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
-; CHECK:      header=mnemo-sites/2
+; CHECK:      header=mnemo-sites/3
 
 ; Nested loops: the outer loop's load names the outer loop, the inner one's
 ; the inner loop; the load after both is in none.
@@ -28,7 +28,7 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK-NEXT: 5|load|nested|s.c|15|0||0|4|
 ; CHECK-NEXT: 6|store|nested|s.c|15|0||0|4|
 ; CHECK-NEXT: 7|load|nested|s.c|17|0||0|0|
-; NOLOOPS:      header=mnemo-sites/2
+; NOLOOPS:      header=mnemo-sites/3
 ; NOLOOPS-NEXT: 1|function|nested|s.c|10|0||0|0|
 ; NOLOOPS-NEXT: 2|load|nested|s.c|13|0||0|0|
 ; NOLOOPS-NEXT: 3|load|nested|s.c|15|0||0|0|
@@ -87,12 +87,12 @@ exit:
 ; CHECK-NEXT: 11|function|locals|s.c|20|0||0|0|
 ; CHECK-NEXT: 12|stack|locals|s.c|21|0|loc|16|0|S/16:a@0,b@4,c@8,d@12
 ; CHECK-NEXT: 13|stack|locals|s.c|22|0|arr|64|0|S/16:a@0,b@4,c@8,d@12
-; CHECK-NEXT: 14|stack|locals|s.c|23|0|part|8|0|{{$}}
+; CHECK-NEXT: 14|stack|locals|s.c|23|0|part|8|0||0||{{$}}
 ; CHECK-NEXT: 15|alloc|locals|s.c|24|0|operator new(unsigned long):S_t|16|0|S/16:a@0,b@4,c@8,d@12
 ; CHECK-NEXT: 16|alloc|locals|s.c|25|0|malloc|0|0|S/16:a@0,b@4,c@8,d@12
-; CHECK-NEXT: 17|alloc|locals|s.c|26|0|malloc|0|0|{{$}}
-; CHECK-NEXT: 18|alloc|locals|s.c|27|0|malloc|0|0|{{$}}
-; CHECK-NEXT: 19|free|locals|s.c|28|0|free|0|0|{{$}}
+; CHECK-NEXT: 17|alloc|locals|s.c|26|0|malloc|0|0||0||{{$}}
+; CHECK-NEXT: 18|alloc|locals|s.c|27|0|malloc|0|0||0||{{$}}
+; CHECK-NEXT: 19|free|locals|s.c|28|0|free|0|0||0||{{$}}
 define void @locals() !dbg !20 {
 entry:
   %loc = alloca [4 x i32], align 4
@@ -118,9 +118,9 @@ entry:
 ; At -O0 the variable lives in an alloca: a malloc stored into it takes the
 ; variable's type.  The pointer variable itself is no structure.
 ; CHECK-NEXT: 20|function|o0|s.c|30|0||0|0|
-; CHECK-NEXT: 21|stack|o0|s.c|31|0|q|8|0|{{$}}
+; CHECK-NEXT: 21|stack|o0|s.c|31|0|q|8|0||0||{{$}}
 ; CHECK-NEXT: 22|alloc|o0|s.c|31|0|malloc|0|0|S/16:a@0,b@4,c@8,d@12
-; CHECK-NEXT: 23|store|o0|s.c|31|0||0|0|{{$}}
+; CHECK-NEXT: 23|store|o0|s.c|31|0||0|0||0||{{$}}
 define void @o0() !dbg !80 {
 entry:
   %q = alloca ptr, align 8
@@ -135,8 +135,8 @@ entry:
 ; a piece of its variable (an expression).
 ; CHECK-NEXT: 24|global||s.c|4|0|table|80|0|T/40:x@0,y@8,f1@16,f2@16,in@20
 ; CHECK-NEXT: 25|global||s.c|5|0|cs|32|0|S/16:a@0,b@4,c@8,d@12
-; CHECK-NEXT: 26|global||s.c|6|0|count|4|0|{{$}}
-; CHECK-NEXT: 27|global||s.c|7|0|piece|4|0|{{$}}
+; CHECK-NEXT: 26|global||s.c|6|0|count|4|0||0||{{$}}
+; CHECK-NEXT: 27|global||s.c|7|0|piece|4|0||0||{{$}}
 ; CHECK-NEXT: count=27 abi=6
 @table = global [2 x { i8, i64, i32, [4 x i32] }] zeroinitializer, !dbg !60
 @cs = constant [2 x [4 x i32]] zeroinitializer, !dbg !62

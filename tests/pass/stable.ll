@@ -13,7 +13,7 @@ target triple = "x86_64-pc-linux-gnu"
 
 @g = global [8 x i64] zeroinitializer
 
-; CHECK:      header=mnemo-sites/2
+; CHECK:      header=mnemo-sites/3
 ; CHECK-NEXT: 1|function|walk||0|0||0
 ; CHECK-NEXT: 2|stack|walk||0|0|buf|64
 ; CHECK-NEXT: 3|loop|walk||0|0||0
