@@ -246,8 +246,9 @@ int mn_run_from_sites(struct mn_run **rp, const struct mn_site *const *rows, siz
 		blob_field(&b, num, '\t');
 		blob_field(&b, s->fields, '\t');
 		blob_field(&b, s->line_nearest ? "1" : "0", '\t');
-		blob_field(&b, s->inlined_into, '\t');
-		blob_field(&b, s->inlined_at, '\n');
+		/* NULL in rows initialized by code older than the members (profile.h) */
+		blob_field(&b, s->inlined_into ? s->inlined_into : "", '\t');
+		blob_field(&b, s->inlined_at ? s->inlined_at : "", '\n');
 	}
 	if (b.failed) {
 		free(b.text);

@@ -141,7 +141,9 @@ struct mn_program {
 /*
  * One row of the `sites:` table.  Strings are "" and numbers 0 where the profile gives none: loop
  * and fields are written only when set (pass/README.md "The site table"), so profiles of binaries
- * built before they existed read the same.  New members go at the end.
+ * built before they existed read the same.  New members go at the end; a row a client builds
+ * itself may leave the string members after fields NULL: the writer and mn_run_from_sites() take
+ * NULL as "".
  */
 struct mn_site {
 	uint32_t id;

@@ -249,7 +249,11 @@ static void test_row_round_trip(void **state)
 		.line = 5, .column = 7, .name = "", .fields = "", .line_nearest = true,
 		.inlined_into = "Doc::DeleteNode(Node*)", .inlined_at = "x.h:8:5 < x.cpp:44:3",
 	};
-	const struct mn_site *rows[] = { &in };
+	/* A row of a client that does not know the new members: they are NULL. */
+	const struct mn_site old = {
+		.id = 2, .kind = "load", .function = "f", .file = "p.c", .name = "", .fields = "",
+	};
+	const struct mn_site *rows[] = { &old, &in };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -273,6 +277,7 @@ static void test_row_round_trip(void **state)
 	mn_prof_kv_bool(w, "complete", true);
 	mn_prof_key(w, "sites");
 	mn_prof_map_begin(w);
+	mn_prof_site_row(w, &old);
 	mn_prof_site_row(w, &in);
 	mn_prof_map_end(w);
 	mn_prof_key(w, "modules");
@@ -293,13 +298,15 @@ static void test_row_round_trip(void **state)
 	assert_string_equal(s->inlined_at, in.inlined_at);
 	mn_profile_close(p);
 
-	if (mn_run_from_sites(&run, rows, 1, 3, why, sizeof(why)))
+	if (mn_run_from_sites(&run, rows, 2, 3, why, sizeof(why)))
 		fail_msg("expected a run, got: %s", why);
 	assert_true(mn_run_site(run, 3)->line_nearest);
 	assert_string_equal(mn_run_site(run, 3)->function, "Node::MarkInUse()");
 	assert_string_equal(mn_run_site(run, 3)->inlined_into, "Doc::DeleteNode(Node*)");
 	assert_string_equal(mn_run_site(run, 3)->inlined_at, "x.h:8:5 < x.cpp:44:3");
 	assert_string_equal(mn_run_site(run, 1)->kind, "unknown");
+	assert_string_equal(mn_run_site(run, 2)->inlined_into, "");
+	assert_false(mn_run_site(run, 2)->line_nearest);
 	mn_run_destroy(run);
 }
 
