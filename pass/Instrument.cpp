@@ -995,6 +995,7 @@ private:
   }
   void setAccessLoops();
   DebugLoc nearestLoc(const Instruction &I, bool &Nearest);
+  const Instruction *firstLocated(const BasicBlock &BB) const;
 
   // ---- loop summaries ----
   void planSummaries(SummaryPlan Plan);
@@ -1059,7 +1060,7 @@ private:
   Function *&StackFreeSlot; // module-wide helper, made on first use
   std::string FuncName;     // demangled
   // The walk of collect(), for nearestLoc(): the last instruction of the
-  // current block with a line, and the block's first one (found on demand).
+  // current block with a line, and firstLocated() of the block (on demand).
   const Instruction *LastLocated = nullptr;
   const BasicBlock *FirstLocatedOf = nullptr;
   const Instruction *FirstLocated = nullptr;
@@ -1170,11 +1171,13 @@ void FunctionInstrumenter::collect() {
 }
 
 /// I's location, or, when it has no line (a missing location, or line 0: a
-/// location merged from several, as when GVN or SimplifyCFG hoists one of
-/// several equal loads), the nearest preceding instruction of its block that
-/// has a line, else its block's first; Nearest says so.  Without such an
-/// instruction, I's own (line 0).  Call in the walk of collect(): the
-/// preceding one is the walk's last.
+/// location merged from several, as when GVN or SimplifyCFG hoists or sinks
+/// equal instructions of several places into one), the nearest preceding
+/// instruction of its block that has a line, else its block's first one,
+/// else the last one of the nearest dominating block that has one (code sunk
+/// into a join block of its own); Nearest says so.  Without any, I's own
+/// (line 0).  Call in the walk of collect(): the preceding one is the walk's
+/// last.
 DebugLoc FunctionInstrumenter::nearestLoc(const Instruction &I,
                                           bool &Nearest) {
   Nearest = false;
@@ -1182,16 +1185,11 @@ DebugLoc FunctionInstrumenter::nearestLoc(const Instruction &I,
     return I.getDebugLoc();
   const Instruction *From = LastLocated;
   if (!From) {
-    // No located instruction before I in its block: the first one after it
-    // is the block's first.
+    // No located instruction before I in its block: the one after it is
+    // the block's first, or there is none and a dominator's is the nearest.
     if (FirstLocatedOf != I.getParent()) {
       FirstLocatedOf = I.getParent();
-      FirstLocated = nullptr;
-      for (const Instruction &J : *I.getParent())
-        if (hasLine(J)) {
-          FirstLocated = &J;
-          break;
-        }
+      FirstLocated = firstLocated(*I.getParent());
     }
     From = FirstLocated;
   }
@@ -1199,6 +1197,21 @@ DebugLoc FunctionInstrumenter::nearestLoc(const Instruction &I,
     return I.getDebugLoc();
   Nearest = true;
   return From->getDebugLoc();
+}
+
+/// BB's first instruction that has a line, else the last one of the nearest
+/// block dominating BB that has one; null if none.
+const Instruction *
+FunctionInstrumenter::firstLocated(const BasicBlock &BB) const {
+  for (const Instruction &J : BB)
+    if (hasLine(J))
+      return &J;
+  const DomTreeNode *N = DT->getNode(&BB);
+  for (N = N ? N->getIDom() : nullptr; N; N = N->getIDom())
+    for (const Instruction &J : reverse(*N->getBlock()))
+      if (hasLine(J))
+        return &J;
+  return nullptr;
 }
 
 /// Every load and store site gets the site of the innermost loop holding it,

@@ -156,7 +156,8 @@ uint32_t __mnemo_value_done(uint32_t site);
  *           llvm-symbolizer names it.
  * file, line, column: from debug info; "" and 0 without -g.  An instruction without a line (none,
  *           or line 0: merged locations) takes the nearest preceding located instruction's of
- *           its block, else the block's first located one (pass/README.md).
+ *           its block, else the block's first located one, else the last located one of the
+ *           nearest dominating block that has one (pass/README.md).
  * name: callee for heap sites, variable name for globals and stack objects, type name from
  *       !heapallocsite where known; "" otherwise.
  * type_size: bytes of the allocated or declared type where known, else 0.
