@@ -637,8 +637,9 @@ private:
         });
     // 2. Lines relative to the enclosing function's (its `function` site):
     // an edit elsewhere in the file moves a function whole.  Inlined code:
-    // relative to the function the line belongs to; the inlining calls'
-    // lines are left out, as they move with another function.
+    // relative to the function the line belongs to, else (no out-of-line
+    // copy, so no function site) to the one it is inlined into; the inlining
+    // calls' lines are left out, as they move with another function.
     std::map<std::string, int64_t> ProfFn, BuildFn;
     std::map<std::string, int> ProfFnN, BuildFnN;
     for (size_t I = 0, N = mn_profile_site_count(P); I < N; ++I) {
@@ -661,23 +662,35 @@ private:
     for (auto &[Name, N] : BuildFnN)
       if (N > 1)
         BuildFn.erase(Name);
+    // The key of a site of kind Kind at Line in Function (inlined into Into),
+    // relative to its base in Fns.  The base taken is part of the key.
+    auto Relative = [](const std::map<std::string, int64_t> &Fns,
+                       const std::string &Kind, const std::string &Function,
+                       const std::string &File, unsigned Line,
+                       unsigned Column,
+                       const std::string &Into) -> std::optional<SiteKey> {
+      if (Function.empty() || !Line)
+        return std::nullopt;
+      auto It = Fns.find(Function);
+      std::string Base;
+      if (It == Fns.end() && !Into.empty()) {
+        It = Fns.find(Into);
+        Base = "into";
+      }
+      if (It == Fns.end())
+        return std::nullopt;
+      return SiteKey{Kind,   Function, File, int64_t(Line) - It->second,
+                     Column, Into,     Base};
+    };
     pairUp(
         Out,
-        [&](const mn_site &S) -> std::optional<SiteKey> {
-          auto It = ProfFn.find(S.function);
-          if (!*S.function || It == ProfFn.end() || !S.line)
-            return std::nullopt;
-          return SiteKey{S.kind,   S.function,     S.file,
-                         int64_t(S.line) - It->second,
-                         S.column, S.inlined_into, ""};
+        [&](const mn_site &S) {
+          return Relative(ProfFn, S.kind, S.function, S.file, S.line,
+                          S.column, S.inlined_into);
         },
-        [&](const SiteInfo &S) -> std::optional<SiteKey> {
-          auto It = BuildFn.find(S.Function);
-          if (S.Function.empty() || It == BuildFn.end() || !S.Line)
-            return std::nullopt;
-          return SiteKey{S.Kind.str(), S.Function,    S.File,
-                         int64_t(S.Line) - It->second,
-                         S.Column,     S.InlinedInto, ""};
+        [&](const SiteInfo &S) {
+          return Relative(BuildFn, S.Kind.str(), S.Function, S.File, S.Line,
+                          S.Column, S.InlinedInto);
         });
     // 3. Globals by name (their declarations move with the lines too).
     pairUp(

@@ -3,6 +3,8 @@
 # inlined code is named by the function its line belongs to and where it was inlined, so the four
 # copies of mark_in_use()'s line read apart; a load whose location is merged (line 0) gets the
 # line of the instruction before it and says so.  Lines are found by the markers in prog.c.
+# mnemo-use still maps every site of the profile onto a rebuild whose lines all moved down by
+# one, inlined copies included (by their lines relative to the function they are inlined into).
 #
 #   site-names.sh BINDIR WORKDIR
 set -u
@@ -67,5 +69,11 @@ has "report: (nearest line)" report.txt "prog.c:$if_line:6 (nearest line) pick"
 if grep -q "line: 0," p.yaml; then bad "a site of line 0 in the profile"; else
 	ok "no site of line 0"
 fi
+mkdir -p moved && { echo "/* one line more */"; cat prog.c; } >moved/prog.c
+(cd moved && "$bindir/mnemo-cc" --use ../p.yaml -O2 -g prog.c -o prog 2>use.err) ||
+	bad "rebuild with --use: $(cat moved/use.err)"
+grep -q 'mnemo-use: .*p.yaml: \([0-9][0-9]*\) of \1 sites matched (by location)' moved/use.err &&
+	ok "mnemo-use: every site matched by location after the lines moved" ||
+	bad "mnemo-use after the lines moved: $(cat moved/use.err)"
 [ "$failed" -eq 0 ] && echo "site-names: all passed"
 exit "$failed"
