@@ -197,7 +197,7 @@ static const struct mn_field size_fields[] = {
 	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_count64, count), MN_R_SUM),
 };
 static const struct mn_schema sizes = MN_SCHEMA("sizes", struct mn_count64, size_fields,
-						.flow = true, .desc = "count");
+						.flow = true, .desc = "count", .weight = "count");
 static const struct mn_field memop_fields[] = {
 	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
 	MN_FIELD("op", MN_FT_ENUM, M(op), MN_R_MIN, .choices = MEMOPS),
@@ -206,9 +206,9 @@ static const struct mn_field memop_fields[] = {
 	MN_FIELD("other", MN_FT_U64, M(other), MN_R_SUM),
 };
 static const struct mn_schema entries = MN_SCHEMA("entries", struct site, site_fields,
-	.flow = true, .desc = "executions", .skip = unexecuted);
+	.flow = true, .desc = "executions", .skip = unexecuted, .weight = "executions");
 static const struct mn_schema memops = MN_SCHEMA("memops", struct memop, memop_fields,
-						 .flow = true);
+						 .flow = true, .weight = "executions");
 /* The run's settings are this module's constants: a profile with others is not taken in. */
 static const struct mn_field vp_fields[] = {
 	MN_FIELD("value_cap", MN_FT_U64, V(value_cap), MN_R_CONST),
@@ -246,5 +246,5 @@ const struct mn_module mn_module_value_pattern = {
 	.thread = vp_thread, .thread_end = vp_end,
 	.init = vp_init, .fini = vp_free, .merge = vp_merge, .emit = vp_emit, .restore = vp_restore,
 	.load = vp_load, .store = vp_store, .func_entry = vp_func_entry, .value = vp_value,
-	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole,
+	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole, .schema = &vp_schema,
 };
