@@ -20,7 +20,7 @@ bad() { failed=1; printf 'FAIL %s\n' "$1"; }
 	{ echo "FAIL: report refused weights.yaml: $(cat report.err)"; exit 1; }
 
 # rows MODULE TABLE: the first word of each row of table TABLE in module MODULE's section, in the
-# order printed (a site prints as w.c:<10 * id>:1).
+# order printed (a site prints as w.c:<10 * id>:1, on a line of its own when the row is too wide).
 rows() {
 	awk -v mod="Module $1" -v title="$2" '
 		$0 == mod { m = 1; next }
@@ -28,7 +28,7 @@ rows() {
 		m && !t && index($0, "  " title ": ") == 1 { t = 1; next }
 		t == 1 && /^ *-+( +-+)*$/ { t = 2; next }
 		t == 2 && (/^$/ || /^ *\.\.\./) { exit }
-		t == 2 { printf "%s%s", n++ ? " " : "", $1 }
+		t == 2 && $1 ~ /^(w\.c:|[0-9]|site$)/ { printf "%s%s", n++ ? " " : "", $1 }
 		END { print "" }' report.out
 }
 
@@ -51,6 +51,21 @@ expect rds-shape static_shape_graph 'w.c:90:1 w.c:20:1'
 expect structure-affinity objects 'w.c:30:1 w.c:90:1 w.c:20:1'
 expect structure-affinity other_streams '3 9 2'
 expect value-pattern entries 'w.c:60:1 w.c:70:1 w.c:40:1'
+
+# value-pattern's addresses in hex (a pointer's one value, and a list of them), its integers not.
+vp=$(awk '$0 == "Module value-pattern" { m = 1 } m' report.out)
+for want in '0x55fabad691f0' '[0x1000, 0x55faba'; do
+	case $vp in
+	*"$want"*) ok "value-pattern: an address prints as $want" ;;
+	*) bad "value-pattern: no '$want' in: $vp" ;;
+	esac
+done
+case $vp in
+*94535364809200*|*'[4096'*) bad "value-pattern: an address printed in decimal: $vp" ;;
+*) ok "value-pattern: no address in decimal" ;;
+esac
+echo "$vp" | grep -A1 'w.c:40:1' | tail -1 | grep -Eq '^ +load +1 +yes +5 ' &&
+	ok "value-pattern: the integer 5 stays decimal" || bad "value-pattern: site 4's row: $vp"
 
 # no_guess FILE WHAT: no table of FILE's report guesses its order, and each says its weight.
 no_guess() {
