@@ -19,7 +19,7 @@ bad() { failed=1; printf 'FAIL %s\n' "$1"; }
 cp "$src/tests/value-pattern/programs/pointers.c" . || exit 2
 "$bin/mnemo-cc" -m value-pattern -O1 -g pointers.c -o pointers 2>build.err ||
 	{ echo "FAIL build: $(cat build.err)"; exit 1; }
-MNEMO_OUTPUT=p.yaml ./pointers >out.txt 2>run.err || { echo "FAIL run: $(cat run.err)"; exit 1; }
+MNEMO_OUTPUT=p.yaml ./pointers address >out.txt 2>run.err || { echo "FAIL run: $(cat run.err)"; exit 1; }
 grep -qx 'complete: true' p.yaml || { echo "FAIL: no complete profile: $(cat run.err)"; exit 1; }
 addr=$(cut -d' ' -f1 out.txt)
 dec=$(printf '%d' "$addr")
