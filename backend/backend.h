@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +32,8 @@ struct mn_run_site {
 	const char *function;   /* enclosing function, demangled */
 	const char *file;       /* "" without debug info */
 	uint32_t line, column;  /* 0 without debug info */
-	const char *name;       /* callee, variable or type name; "" when none */
+	const char *name;       /* callee, variable or type name; "" when none; "ptr" for a load
+				 * or store whose value is a pointer (mn_run_site_pointer()) */
 	uint64_t type_size;     /* bytes of the allocated or declared type; 0 when unknown */
 	uint32_t loop;          /* load, store: site of the innermost loop holding it in its
 				 * function; 0 outside every loop, and in mnemo-sites/1 tables */
@@ -73,6 +75,13 @@ uint32_t mn_run_site_count(const struct mn_run *run);
 const struct mn_run_site *mn_run_site(const struct mn_run *run, uint32_t site);
 /* Its kind ("load", "store", ...), or "" for ids the table does not have. */
 const char *mn_run_site_kind(const struct mn_run *run, uint32_t site);
+
+/* Whether s (NULL: no site) is a load or store whose value is a pointer, an address. */
+static inline bool mn_run_site_pointer(const struct mn_run_site *s)
+{
+	return s && (!strcmp(s->kind, "load") || !strcmp(s->kind, "store")) &&
+	       !strcmp(s->name, "ptr");
+}
 
 /*
  * For a module that takes the `value` event (events.yaml): the program sends a site's value only

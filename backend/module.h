@@ -30,6 +30,7 @@
 
 #include "profile.h"
 
+struct mn_schema;  /* backend/schema.h */
 struct mn_shadow;  /* backend/shadow.h */
 struct mn_run;  /* the run being profiled: site table, options; see mn_run_* in backend.h */
 
@@ -229,6 +230,12 @@ struct mn_module {
 	const char *const *settings;
 	/* Settings read from the environment (above); NULL for none. */
 	const struct mn_option *options;
+	/*
+	 * The section's schema (schema.h) when the module declares one, for readers: `mnemo report`
+	 * takes each table's weight (struct mn_schema.weight) and its address columns from it.
+	 * NULL for a section with no table.
+	 */
+	const struct mn_schema *schema;
 };
 
 #endif /* MNEMO_MODULE_H */

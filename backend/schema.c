@@ -65,14 +65,15 @@ static const struct mn_field count64_fields[] = {
 	MN_FIELD("key", MN_FT_U64, offsetof(struct mn_count64, key), MN_R_KEY),
 	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_count64, count), MN_R_SUM),
 };
-const struct mn_schema mn_count64_rows = MN_SCHEMA("counters", struct mn_count64, count64_fields);
+const struct mn_schema mn_count64_rows = MN_SCHEMA("counters", struct mn_count64, count64_fields,
+						     .weight = "count");
 
 static const struct mn_field entries_fields[] = {
 	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
 	MN_FIELD("entries", MN_FT_U64, 0, MN_R_SUM),
 };
 const struct mn_schema mn_entries_rows = MN_SCHEMA("functions", uint64_t, entries_fields,
-						   .flow = true);
+						   .flow = true, .weight = "entries");
 
 static const struct mn_field topk_fields[] = {
 	MN_FIELD("key", MN_FT_I64, offsetof(struct mn_topk, key), MN_R_KEY),
@@ -80,7 +81,7 @@ static const struct mn_field topk_fields[] = {
 	MN_FIELD("err", MN_FT_U64, offsetof(struct mn_topk, err), MN_R_SUM),
 };
 const struct mn_schema mn_topk_rows = MN_SCHEMA("counters", struct mn_topk, topk_fields,
-						.order = mn_topk_order);
+						.order = mn_topk_order, .weight = "count");
 
 void mn_set64_single(const struct mn_field *f, const void *row, void *out)
 {

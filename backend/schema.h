@@ -301,11 +301,18 @@ struct mn_field {
 	size_t offset;                  /* in the row; MN_NO_OFFSET: see MN_FT_SITES */
 	enum mn_reduce reduce;
 	unsigned flags;                 /* MN_FF_* */
-	const struct mn_schema *sub;    /* KV, ROWS, SITES: their rows */
+	/* KV, ROWS, SITES: their rows.  A field whose .put writes a table (a sequence of rows, or
+	 * a mapping of rows by name) may name the schema of those rows here, for readers alone
+	 * (the weight below): its fields then need no member (MN_NO_OFFSET), and nothing but
+	 * readers looks at it. */
+	const struct mn_schema *sub;
 	enum mn_ftype elem;             /* LIST: U64 or I64 */
 	uint32_t arg;                   /* SET: the most values; KV: the value's field number */
 	size_t aux;                     /* NULL: offset of the has bool */
 	const char *choices;            /* ENUM: "load|store" */
+	/* LIST, U64: its numbers are addresses in rows whose bool field of this key is true, for
+	 * readers: `mnemo report` prints them in hex (value-pattern's "pointer"). */
+	const char *address_if;
 	/* Optional: the field is written only when this says so (restore() reads it if there). */
 	bool (*when)(const struct mn_field *f, const void *row);
 	/* DERIVED: the value, of the field's type, into out (a uint64_t, int64_t, double or
@@ -339,6 +346,11 @@ struct mn_schema {
 	/* Optional: what restore() checks across a row's fields, or across tables (top is the
 	 * section's top row, the state): NULL when fine, else what is wrong, for the message. */
 	const char *(*check)(const void *top, const void *row, uint64_t key);
+	/* The key of the numeric field that weighs a row (its accesses, cost, count), for readers:
+	 * `mnemo report` lists a table of these rows by it, largest first.  Every schema of rows
+	 * written as a table names one, whatever order .order, .desc or .by write them in
+	 * (tests/tools/test_report_weights.c holds every module to it). */
+	const char *weight;
 };
 
 /*

@@ -1308,14 +1308,17 @@ void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr,
     E.Kind = EventKind::CmpXchg;
   else if (Writes)
     E.Kind = EventKind::Store;
+  // name "ptr": the value is a pointer (the _ptr entry points' accesses), so
+  // that a profile can say its values are addresses.
+  StringRef ValueName = ValueTy->isPointerTy() ? "ptr" : "";
   if (ClMemory && Reads) {
-    E.Site = site(SiteKind::Load, I);
+    E.Site = site(SiteKind::Load, I, ValueName);
     ++NumLoads;
     if (ValueTy->isPointerTy())
       ++NumPointerLoads;
   }
   if (ClMemory && Writes) {
-    (Reads ? E.Site2 : E.Site) = site(SiteKind::Store, I);
+    (Reads ? E.Site2 : E.Site) = site(SiteKind::Store, I, ValueName);
     ++NumStores;
     if (ValueTy->isPointerTy())
       ++NumPointerStores;

@@ -159,7 +159,9 @@ uint32_t __mnemo_value_done(uint32_t site);
  *           its block, else the block's first located one, else the last located one of the
  *           nearest dominating block that has one (pass/README.md).
  * name: callee for heap sites, variable name for globals and stack objects, type name from
- *       !heapallocsite where known; "" otherwise.
+ *       !heapallocsite where known; for loads and stores, the memory intrinsic's base name
+ *       (memcpy, memmove, memset), or "ptr" when the value is a pointer (the accesses
+ *       __mnemo_load_ptr and __mnemo_store_ptr report); "" otherwise.
  * type_size: bytes of the allocated or declared type where known, else 0.
  * loop: loads and stores: the site of the innermost loop holding them in their function, else 0.
  * fields: allocation, stack and global sites whose (element) type is a struct: its layout,

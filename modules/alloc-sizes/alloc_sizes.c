@@ -62,7 +62,7 @@ static const struct mn_field site_fields[] = {
 	MN_FIELD("log2", MN_FT_KV, S(log2), MN_R_UNION, .sub = &mn_count64_rows, .arg = 1),
 };
 static const struct mn_schema sites = MN_SCHEMA("sites", struct site, site_fields, .flow = true,
-						.desc = "bytes");
+						.desc = "bytes", .weight = "bytes");
 static const struct mn_field as_fields[] = {
 	MN_FIELD("lost", MN_FT_U64, offsetof(struct as, lost), MN_R_SUM, .flags = MN_FF_OPT),
 	MN_FIELD("sites", MN_FT_SITES, offsetof(struct as, sites), MN_R_UNION, .sub = &sites),
@@ -76,5 +76,5 @@ const struct mn_module mn_module_alloc_sizes = {
 	.state_size = sizeof(struct as), .shard = MN_SHARD_SITE, .init = as_init, .fini = as_fini,
 	.thread = mn_thread_sums,   /* counts per site: every thread's, in any order */
 	.heap_alloc = as_alloc, .heap_realloc = as_realloc,
-	.merge = as_merge, .emit = as_write, .restore = as_restore,
+	.merge = as_merge, .emit = as_write, .restore = as_restore, .schema = &as_schema,
 };

@@ -150,6 +150,7 @@ void dep_merge(void *into, void *from);
 int dep_emit(void *st, struct mn_prof *p);
 int dep_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *section,
 		char *err, size_t errlen);
+extern const struct mn_schema dep_schema;
 
 extern const struct mn_module mn_module_dependence;   /* dependence.c */
 

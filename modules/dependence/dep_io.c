@@ -45,7 +45,7 @@ static const struct mn_field row_fields[] = {
 };
 static const struct mn_schema rows = MN_ROWMAP_SCHEMA("dependences", row_fields,
 	.flow = true, .by = (const char *const[]){ "loop", "src", "dst", "kind", "carried",
-	"src_via", "dst_via", "src_context", "dst_context", NULL });
+	"src_via", "dst_via", "src_context", "dst_context", NULL }, .weight = "count");
 
 /* `cross_thread:` (README, "Threads"): count and ordered stored, unordered derived. */
 static void unordered(const struct mn_field *f, const void *row, void *out)
@@ -77,7 +77,7 @@ static const char *xrow_check(const void *top, const void *row, uint64_t key)
 
 static const struct mn_schema xrows = MN_ROWMAP_SCHEMA("cross_thread", xrow_fields,
 	.flow = true, .check = xrow_check,
-	.by = (const char *const[]){ "src", "dst", "kind", "loop", NULL });
+	.by = (const char *const[]){ "src", "dst", "kind", "loop", NULL }, .weight = "count");
 
 #define S(m) offsetof(struct site, m)
 static const struct mn_field loop_fields[] = {
@@ -88,7 +88,7 @@ static const struct mn_field loop_fields[] = {
 	MN_FIELD("", MN_FT_BOOL, S(target), MN_R_MAX, .flags = MN_FF_HIDDEN),
 };
 static const struct mn_schema loops = MN_SCHEMA("loops", struct site, loop_fields, .flow = true,
-						.skip = unlisted);
+						.skip = unlisted, .weight = "iterations");
 static const struct mn_field target_fields[] = {
 	MN_FIELD("", MN_FT_BOOL, S(target), MN_R_MAX, .flags = MN_FF_HIDDEN, .arg = 1),
 };
@@ -118,7 +118,7 @@ static const struct mn_field dep_fields[] = {
 	MN_FIELD("", MN_FT_U64, D(closed), MN_R_SUM, .flags = MN_FF_HIDDEN),
 	MN_FIELD("", MN_FT_U64, D(expanded), MN_R_SUM, .flags = MN_FF_HIDDEN),
 };
-static const struct mn_schema dep_schema = MN_SCHEMA("dependence", struct dep, dep_fields);
+const struct mn_schema dep_schema = MN_SCHEMA("dependence", struct dep, dep_fields);
 
 /* Into a state fresh from init(): the section's settings, not this process's. */
 MN_SCHEMA_RESTORE(dep_restore, dep_schema, struct dep, restored)

@@ -683,6 +683,7 @@ const struct mn_module mn_module_dependence = {
 	.merge = dep_merge,
 	.emit = dep_emit,
 	.restore = dep_restore,
+	.schema = &dep_schema,
 	.settings = dep_settings,
 	.options = dep_options,
 };

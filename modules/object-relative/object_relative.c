@@ -542,6 +542,7 @@ const struct mn_module mn_module_object_relative = {
 	.shadow = or_shadow,
 	.emit = objrel_emit,
 	.restore = objrel_restore,
+	.schema = &objrel_section,
 	.settings = or_settings,
 	.options = or_options,
 };

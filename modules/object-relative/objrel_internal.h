@@ -26,6 +26,7 @@ struct group {
 	bool seen;
 	uint8_t kind;                /* enum mn_obj_kind (an MN_FT_ENUM of the section) */
 	uint64_t objects, bytes;     /* objects made, sum of their sizes when made */
+	uint64_t accesses;           /* its streams' accesses: set by emit(), for the reader */
 	/* Lifetimes of its objects so far (freed, then live at end): a log2 histogram, which adds
 	 * across runs, where a list for the exact median would not merge (README "Merging"). */
 	uint64_t nlife, life_min, life_max;
@@ -149,5 +150,6 @@ void objrel_merge(void *into, void *from);
 int objrel_emit(void *st, struct mn_prof *p);
 int objrel_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
 		   char *err, size_t errlen);
+extern const struct mn_schema objrel_section;
 
 #endif /* OBJREL_INTERNAL_H */

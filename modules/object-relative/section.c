@@ -74,6 +74,30 @@ static int take_life(const struct mn_field *f, void *row, const struct mn_profil
 	return 0;
 }
 
+/* Written always; optional on restore (a `when` makes a field so): profiles before it lack it. */
+static bool always(const struct mn_field *f, const void *row)
+{
+	return true;
+}
+
+static int take_nothing(const struct mn_field *f, void *row, const struct mn_profile *prof,
+			const struct mn_pnode *n, char *err, size_t errlen)
+{
+	return 0;
+}
+
+/* A group's accesses: a count, but not kept: emit() sums them from the instructions' table. */
+static int take_count(const struct mn_field *f, void *row, const struct mn_profile *prof,
+		      const struct mn_pnode *n, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (mn_pnode_u64(n, &v))
+		return mn_pnode_errorf(prof, n, err, errlen, "field '%s': expected an unsigned "
+				       "integer", f->key);
+	return 0;
+}
+
 static bool unseen(const void *row)
 {
 	return !((const struct group *)row)->seen;
@@ -95,6 +119,8 @@ static const struct mn_field group_fields[] = {
 	MN_FIELD("kind", MN_FT_ENUM, G(kind), MN_R_NONE, .choices = "heap|stack|global"),
 	MN_FIELD("objects", MN_FT_U64, G(objects), MN_R_NONE),
 	MN_FIELD("bytes", MN_FT_U64, G(bytes), MN_R_NONE),
+	MN_FIELD("accesses", MN_FT_U64, G(accesses), MN_R_NONE, .when = always,
+		 .take = take_count),
 	MN_FIELD("lifetime_min", MN_FT_U64, G(life_min), MN_R_NONE, .when = has_life),
 	MN_FIELD("lifetime_median", MN_FT_U64, 0, MN_R_NONE, .flags = MN_FF_DERIVED,
 		 .when = has_life, .derive = life_median),
@@ -103,7 +129,8 @@ static const struct mn_field group_fields[] = {
 		 .put = put_life, .take = take_life),
 };
 static const struct mn_schema groups = MN_SCHEMA("groups", struct group, group_fields,
-						 .flow = true, .skip = unseen, .check = group_check);
+						 .flow = true, .skip = unseen, .check = group_check,
+						 .weight = "accesses");
 
 /* ---- The instructions' table ---------------------------------------------------------------- */
 
@@ -192,7 +219,7 @@ static const struct mn_field lmad_fields[] = {
 };
 static const struct mn_schema lmads = MN_SCHEMA("lmads", struct objrel_lmad, lmad_fields,
 						.flow = true, .order = stored_order,
-						.check = lmad_check);
+						.check = lmad_check, .weight = "count");
 
 /* Streams never fold (merge() appends them, their runs renumbered): keys only, for the order. */
 #define S(field) offsetof(struct stream, field)
@@ -212,7 +239,7 @@ static const struct mn_field stream_fields[] = {
 	MN_FIELD("lmads", MN_FT_ROWS, S(l.v), MN_R_NONE, .sub = &lmads),
 };
 static const struct mn_schema streams = MN_SCHEMA("streams", struct stream, stream_fields,
-						  .check = stream_check);
+						  .check = stream_check, .weight = "accesses");
 
 #define I(field) offsetof(struct insn, field)
 static const struct mn_field insn_fields[] = {
@@ -223,7 +250,7 @@ static const struct mn_field insn_fields[] = {
 	MN_FIELD("streams", MN_FT_ROWS, I(s), MN_R_NONE, .sub = &streams),
 };
 static const struct mn_schema insns = MN_SCHEMA("instructions", struct insn, insn_fields,
-						.check = insn_check);
+						.check = insn_check, .weight = "accesses");
 
 /* The tables above are struct mn_vec's (a pointer, then n and room as uint32_t's). */
 _Static_assert(sizeof(bool) == sizeof(uint8_t), "access: an MN_FT_ENUM over a bool");
@@ -416,18 +443,6 @@ static int put_quality(const struct mn_field *f, const void *row, struct mn_prof
 	return 0;
 }
 
-/* Written always, read never: the instructions' table says it again. */
-static bool always(const struct mn_field *f, const void *row)
-{
-	return true;
-}
-
-static int take_nothing(const struct mn_field *f, void *row, const struct mn_profile *prof,
-			const struct mn_pnode *n, char *err, size_t errlen)
-{
-	return 0;
-}
-
 /* Events lost: the state's, and those of streams whose LMADs could not grow. */
 static int put_lost(const struct mn_field *f, const void *row, struct mn_prof *p)
 {
@@ -462,13 +477,22 @@ static int take_lost(const struct mn_field *f, void *row, const struct mn_profil
 	return e == -ENOENT ? -EINVAL : e;   /* a missing field: the message says which */
 }
 
+/* The rows put_runs() writes, for readers. */
+static const struct mn_field run_fields[] = {
+	MN_FIELD("key", MN_FT_U64, MN_NO_OFFSET, MN_R_KEY),
+	MN_FIELD("events", MN_FT_U64, MN_NO_OFFSET, MN_R_NONE),
+};
+static const struct mn_schema runs = MN_SCHEMA("runs", struct run_id, run_fields,
+					       .weight = "events");
+
 /* merge() is merge.c's (runs side by side, README "Merging"): no field folds by the schema. */
 #define T(field) offsetof(struct objrel, field)
 static const struct mn_field section_fields[] = {
 	MN_FIELD("lmad_limit", MN_FT_U32, T(limit), MN_R_NONE, .take = take_limit),
 	MN_FIELD("stack_objects", MN_FT_BOOL, T(stack), MN_R_NONE),
 	MN_FIELD("events", MN_FT_U64, T(clock), MN_R_NONE),
-	MN_FIELD("runs", MN_FT_U64, T(runs), MN_R_NONE, .put = put_runs, .take = take_runs),
+	MN_FIELD("runs", MN_FT_U64, T(runs), MN_R_NONE, .put = put_runs, .take = take_runs,
+		 .sub = &runs),
 	MN_FIELD("sample_quality", MN_FT_U64, 0, MN_R_NONE, .when = always, .put = put_quality,
 		 .take = take_nothing),
 	MN_FIELD("lost", MN_FT_U64, 0, MN_R_NONE, .put = put_lost, .take = take_lost),
@@ -477,8 +501,22 @@ static const struct mn_field section_fields[] = {
 	MN_FIELD("lossless", MN_FT_U64, T(ll), MN_R_NONE, .when = has_ll, .put = put_lossless,
 		 .take = refuse_lossless),
 };
-static const struct mn_schema section = MN_SCHEMA("object-relative", struct objrel,
+const struct mn_schema objrel_section = MN_SCHEMA("object-relative", struct objrel,
 						  section_fields);
+
+/* Each group's accesses, the weight a reader ranks groups by: its streams', every run's. */
+static void group_accesses(struct objrel *r)
+{
+	struct group *g;
+	struct insn *in;
+
+	MN_SITEVEC_FOREACH(&r->groups, id, g)
+		g->accesses = 0;
+	MN_SITEVEC_FOREACH(&r->insns, id, in)
+		for (uint32_t i = 0; i < in->n; i++)
+			if ((g = mn_sitevec_find(&r->groups, in->s[i].group)))
+				g->accesses += in->s[i].l.points;
+}
 
 int objrel_emit(void *st, struct mn_prof *p)
 {
@@ -491,7 +529,8 @@ int objrel_emit(void *st, struct mn_prof *p)
 	MN_SITEVEC_FOREACH(&r->insns, id, in)
 		for (uint32_t i = 0; i < in->n; i++)
 			in->s[i].show_run = r->nruns > 1;
-	return mn_schema_emit(&section, r, p);
+	group_accesses(r);
+	return mn_schema_emit(&objrel_section, r, p);
 }
 
 int objrel_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
@@ -502,7 +541,7 @@ int objrel_restore(void *st, const struct mn_profile *prof, const struct mn_pnod
 
 	objrel_lossless_free(r->ll);   /* the section's mode, whatever the settings */
 	r->ll = NULL;
-	e = mn_schema_restore(&section, r, prof, sec, err, errlen);
+	e = mn_schema_restore(&objrel_section, r, prof, sec, err, errlen);
 	if (!e)
 		r->finalized = true;   /* a run that ended: no live objects, streams in order */
 	return e == -ENOENT ? -EINVAL : e;

@@ -504,5 +504,6 @@ const struct mn_module mn_module_rds_shape = {
 	.shadow = rds_shadow,
 	.emit = rds_emit,
 	.restore = rds_restore,
+	.schema = &rds_section,
 	.settings = rds_settings,
 };

@@ -98,7 +98,7 @@ static const struct mn_field type_fields[] = {
 	AGG_FIELDS(struct rds_type_row, AVG_DERIVED),
 };
 static const struct mn_schema types = MN_SCHEMA("types", struct rds_type_row, type_fields,
-						.flow = true);
+						.flow = true, .weight = "traversals");
 
 static const struct mn_field edge_fields[] = {
 	MN_FIELD("src_site", MN_FT_SITE, F(struct rds_edge_row, src), MN_R_KEY),
@@ -107,7 +107,7 @@ static const struct mn_field edge_fields[] = {
 	MN_FIELD("same_type", MN_FT_BOOL, F(struct rds_edge_row, same), MN_R_NONE),
 };
 static const struct mn_schema edges = MN_SCHEMA("static_shape_graph", struct rds_edge_row,
-						edge_fields, .flow = true);
+						edge_fields, .flow = true, .weight = "stores");
 
 static bool own_clock(const struct mn_field *f, const void *row)
 {
@@ -185,7 +185,7 @@ static const struct mn_field row_fields[] = {
 };
 #undef L
 static const struct mn_schema rows = MN_SCHEMA("instances", struct rds_list_row, row_fields,
-					       .flow = true, .order = stored);
+					       .flow = true, .order = stored, .weight = "traversals");
 
 #define V(m) F(struct rds, view.m)
 static const struct mn_field heap_fields[] = {

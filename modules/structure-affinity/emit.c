@@ -157,6 +157,7 @@ static void emit_fields(struct mn_prof *p, const struct sa_layout *l, uint64_t c
 	for (uint32_t i = 0; i < l->nfields; i++) {
 		mn_prof_map_begin_flow(p);
 		mn_prof_kv_u64(p, "field", l->field[i].offset);
+		mn_prof_kv_u64(p, "cost", l->field[i].cost);   /* its weight, for readers */
 		for (uint32_t j = 0; j < l->nfields; j++) {
 			snprintf(key, sizeof(key), "%" PRIu64, l->field[j].offset);
 			mn_prof_kv_f64(p, key, l->affinity[i][j]);

@@ -97,6 +97,51 @@ static const struct mn_field lost_fields[] = {
 static const struct mn_schema lost = MN_SCHEMA("lost", struct affinity, lost_fields,
 					       .flow = true);
 
+/*
+ * The tables emit.c writes, for readers (schema.h, .sub of a put field): each row's key and
+ * weight, and a structure's own tables.  Every row is weighed by its cost.
+ */
+#define VIEW(key, type, r) MN_FIELD(key, type, MN_NO_OFFSET, r)
+#define VIEW_ROWS(name, fields) MN_SCHEMA(name, struct affinity, fields, .weight = "cost")
+static const struct mn_field site_cost[] = {
+	VIEW("site", MN_FT_SITE, MN_R_KEY), VIEW("cost", MN_FT_U64, MN_R_NONE),
+};
+static const struct mn_field offset_cost[] = {
+	VIEW("offset", MN_FT_U64, MN_R_KEY), VIEW("cost", MN_FT_U64, MN_R_NONE),
+};
+static const struct mn_field field_cost[] = {
+	VIEW("field", MN_FT_U64, MN_R_KEY), VIEW("cost", MN_FT_U64, MN_R_NONE),
+};
+static const struct mn_field loop_cost[] = {
+	VIEW("loop", MN_FT_SITE, MN_R_KEY), VIEW("cost", MN_FT_U64, MN_R_NONE),
+};
+static const struct mn_field stream_cost[] = {
+	VIEW("loop", MN_FT_SITE, MN_R_KEY), VIEW("site", MN_FT_SITE, MN_R_KEY),
+	VIEW("cost", MN_FT_U64, MN_R_NONE),
+};
+static const struct mn_field object_stream_cost[] = {
+	VIEW("object", MN_FT_SITE, MN_R_KEY), VIEW("loop", MN_FT_SITE, MN_R_KEY),
+	VIEW("site", MN_FT_SITE, MN_R_KEY), VIEW("cost", MN_FT_U64, MN_R_NONE),
+};
+static const struct mn_schema hot_rows = VIEW_ROWS("hot", site_cost);
+static const struct mn_schema object_rows = VIEW_ROWS("objects", site_cost);
+static const struct mn_schema field_rows = VIEW_ROWS("fields", offset_cost);
+static const struct mn_schema affinity_rows = VIEW_ROWS("affinity", field_cost);
+static const struct mn_schema loop_rows = VIEW_ROWS("loops", loop_cost);
+static const struct mn_schema stream_rows = VIEW_ROWS("streams", stream_cost);
+static const struct mn_schema other_rows = VIEW_ROWS("other_streams", object_stream_cost);
+static const struct mn_field structure_fields[] = {
+	VIEW("site", MN_FT_SITE, MN_R_KEY),
+	VIEW("cost", MN_FT_U64, MN_R_NONE),
+	MN_FIELD("fields", MN_FT_ROWS, MN_NO_OFFSET, MN_R_NONE, .sub = &field_rows),
+	MN_FIELD("affinity", MN_FT_ROWS, MN_NO_OFFSET, MN_R_NONE, .sub = &affinity_rows),
+	MN_FIELD("loops", MN_FT_ROWS, MN_NO_OFFSET, MN_R_NONE, .sub = &loop_rows),
+	MN_FIELD("streams", MN_FT_ROWS, MN_NO_OFFSET, MN_R_NONE, .sub = &stream_rows),
+};
+static const struct mn_schema structure_rows = VIEW_ROWS("structures", structure_fields);
+#undef VIEW_ROWS
+#undef VIEW
+
 static const struct mn_field section_fields[] = {
 	MN_FIELD("cost", MN_FT_CHOICE, A(opt.cost), MN_R_SAME, .choices = "accesses|cache"),
 	MN_FIELD("sample_period", MN_FT_U64, A(opt.sample), MN_R_SAME),
@@ -107,13 +152,13 @@ static const struct mn_field section_fields[] = {
 	MN_FIELD("cache_lines", MN_FT_MAP, 0, MN_R_UNION, .sub = &lines, .when = cache_cost),
 	MN_FIELD("lost", MN_FT_MAP, 0, MN_R_UNION, .sub = &lost),
 	MN_FIELD("hot", MN_FT_U64, A(hot), MN_R_NONE, .when = always, .put = sa_put_hot,
-		 .take = take_nothing),
+		 .take = take_nothing, .sub = &hot_rows),
 	MN_FIELD("structures", MN_FT_U64, A(structures), MN_R_NONE, .put = sa_put_structures,
-		 .take = sa_take_structures),
+		 .take = sa_take_structures, .sub = &structure_rows),
 	MN_FIELD("objects", MN_FT_U64, A(dobjs), MN_R_NONE, .put = sa_put_objects,
-		 .take = sa_take_objects),
+		 .take = sa_take_objects, .sub = &object_rows),
 	MN_FIELD("other_streams", MN_FT_U64, A(insns), MN_R_NONE, .put = sa_put_other_streams,
-		 .take = sa_take_other_streams),
+		 .take = sa_take_other_streams, .sub = &other_rows),
 };
 const struct mn_schema sa_section = MN_SCHEMA("structure-affinity", struct affinity,
 					      section_fields);

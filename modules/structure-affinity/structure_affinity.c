@@ -568,6 +568,7 @@ const struct mn_module mn_module_structure_affinity = {
 	.shadow = sa_shadow,
 	.emit = sa_emit,
 	.restore = sa_restore,
+	.schema = &sa_section,
 	.settings = sa_settings,
 	.options = sa_options,
 };

@@ -26,6 +26,7 @@ struct memop { uint8_t op; uint64_t executions, other; struct mn_vec sizes; /* m
 struct site {
 	uint32_t id, last_thread;  /* last_thread: the thread last_addr is of (0: none yet) */
 	uint8_t store;            /* access: 0 load, 1 store */
+	bool pointer;             /* its values are addresses (mn_run_site_pointer()) */
 	uint64_t executions, last_addr;
 	struct mn_set64 values;   /* the distinct values, capped beyond VALUE_CAP */
 	struct mn_vec strides;    /* struct mn_topk: stride, count, err */
@@ -55,11 +56,12 @@ static inline void stride_add(struct vp *vp, struct site *s, int64_t d, uint64_t
 /* A site's first execution: what it is, once; a memop store when the site table names one. */
 static void site_first(struct vp *vp, struct site *s, uint32_t id, bool store)
 {
-	const struct mn_run_site *rs = store ? mn_run_site(vp->run, id) : NULL;
-	int op = rs && !strcmp(rs->kind, "store") ? mn_choice_index(MEMOPS, rs->name) : -1;
+	const struct mn_run_site *rs = mn_run_site(vp->run, id);
+	int op = store && rs && !strcmp(rs->kind, "store") ? mn_choice_index(MEMOPS, rs->name) : -1;
 
 	s->id = id;
 	s->store = store;
+	s->pointer = mn_run_site_pointer(rs);
 	if (mn_vec_reserve(&s->strides, sizeof(struct mn_topk), STRIDE_SLOTS))
 		vp->lost++;
 	if (op >= 0 && (s->memop = mn_sitevec_get(&vp->memops, id)))
@@ -177,12 +179,15 @@ static const struct mn_field site_fields[] = {
 	MN_FIELD("access", MN_FT_ENUM, S(store), MN_R_MAX, .choices = "load|store"),
 	MN_FIELD("executions", MN_FT_U64, S(executions), MN_R_SUM),
 	DERIVED("constant", MN_FT_BOOL, S(values), mn_set64_single),
+	/* The site's values are addresses: written as numbers all the same, for every reader. */
+	MN_FIELD("pointer", MN_FT_BOOL, S(pointer), MN_R_MAX, .flags = MN_FF_OPT),
 	MN_FIELD("value", MN_FT_LIST, S(values), MN_R_NONE, .flags = MN_FF_ONE | MN_FF_VIEW,
-		 .elem = MN_FT_U64, .when = mn_set64_open),
+		 .elem = MN_FT_U64, .when = mn_set64_open, .address_if = "pointer"),
 	DERIVED("distinct", MN_FT_U64, S(values), mn_set64_count, .arg = VALUE_CAP),
 	MN_FIELD("distinct_capped", MN_FT_BOOL, S(values.capped), MN_R_MAX),
 	MN_FIELD("values", MN_FT_LIST, S(values), MN_R_SET, .flags = MN_FF_MANY | MN_FF_SORTED |
-		 MN_FF_FLOW, .elem = MN_FT_U64, .arg = VALUE_CAP, .when = mn_set64_open),
+		 MN_FF_FLOW, .elem = MN_FT_U64, .arg = VALUE_CAP, .when = mn_set64_open,
+		 .address_if = "pointer"),
 	DERIVED("stride", MN_FT_I64, S(strides), mn_topk_key, .when = mn_vec_any),
 	DERIVED("stride_fraction", MN_FT_F64, S(strides), mn_topk_share, .when = mn_vec_any),
 	DERIVED("strongly_strided", MN_FT_BOOL, S(strides), mn_topk_over, .arg = STRONG_PERCENT,
@@ -197,7 +202,7 @@ static const struct mn_field size_fields[] = {
 	MN_FIELD("count", MN_FT_U64, offsetof(struct mn_count64, count), MN_R_SUM),
 };
 static const struct mn_schema sizes = MN_SCHEMA("sizes", struct mn_count64, size_fields,
-						.flow = true, .desc = "count");
+						.flow = true, .desc = "count", .weight = "count");
 static const struct mn_field memop_fields[] = {
 	MN_FIELD("site", MN_FT_SITE, MN_NO_OFFSET, MN_R_KEY),
 	MN_FIELD("op", MN_FT_ENUM, M(op), MN_R_MIN, .choices = MEMOPS),
@@ -206,9 +211,9 @@ static const struct mn_field memop_fields[] = {
 	MN_FIELD("other", MN_FT_U64, M(other), MN_R_SUM),
 };
 static const struct mn_schema entries = MN_SCHEMA("entries", struct site, site_fields,
-	.flow = true, .desc = "executions", .skip = unexecuted);
+	.flow = true, .desc = "executions", .skip = unexecuted, .weight = "executions");
 static const struct mn_schema memops = MN_SCHEMA("memops", struct memop, memop_fields,
-						 .flow = true);
+						 .flow = true, .weight = "executions");
 /* The run's settings are this module's constants: a profile with others is not taken in. */
 static const struct mn_field vp_fields[] = {
 	MN_FIELD("value_cap", MN_FT_U64, V(value_cap), MN_R_CONST),
@@ -246,5 +251,5 @@ const struct mn_module mn_module_value_pattern = {
 	.thread = vp_thread, .thread_end = vp_end,
 	.init = vp_init, .fini = vp_free, .merge = vp_merge, .emit = vp_emit, .restore = vp_restore,
 	.load = vp_load, .store = vp_store, .func_entry = vp_func_entry, .value = vp_value,
-	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole,
+	.loop_summary = vp_loop_summary, .mixed_whole = vp_mixed_whole, .schema = &vp_schema,
 };

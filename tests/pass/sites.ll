@@ -116,11 +116,12 @@ entry:
 }
 
 ; At -O0 the variable lives in an alloca: a malloc stored into it takes the
-; variable's type.  The pointer variable itself is no structure.
+; variable's type.  The pointer variable itself is no structure.  The store
+; of the pointer is named `ptr`: its value is an address (runtime/abi.h).
 ; CHECK-NEXT: 20|function|o0|s.c|30|0||0|0|
 ; CHECK-NEXT: 21|stack|o0|s.c|31|0|q|8|0||0||{{$}}
 ; CHECK-NEXT: 22|alloc|o0|s.c|31|0|malloc|0|0|S/16:a@0,b@4,c@8,d@12
-; CHECK-NEXT: 23|store|o0|s.c|31|0||0|0||0||{{$}}
+; CHECK-NEXT: 23|store|o0|s.c|31|0|ptr|0|0||0||{{$}}
 define void @o0() !dbg !80 {
 entry:
   %q = alloca ptr, align 8

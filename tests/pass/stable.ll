@@ -17,7 +17,7 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK-NEXT: 1|function|walk||0|0||0
 ; CHECK-NEXT: 2|stack|walk||0|0|buf|64
 ; CHECK-NEXT: 3|loop|walk||0|0||0
-; CHECK-NEXT: 4|load|walk||0|0||0
+; CHECK-NEXT: 4|load|walk||0|0|ptr|0
 ; CHECK-NEXT: 5|pointer|walk||0|0||0
 ; CHECK-NEXT: 6|store|walk||0|0||0
 ; CHECK-NEXT: 7|alloc|walk||0|0|malloc|0
