@@ -632,6 +632,9 @@ int cmd_merge(int argc, char **argv)
 		check_settings(mod, in, n);
 	}
 	count = ref ? ref->site_count : nrows ? rows[nrows - 1].s->id : 0;
+	/* Sites of shared libraries (units:) follow the binary's own. */
+	if (nrows && rows[nrows - 1].s->id > count)
+		count = rows[nrows - 1].s->id;
 	if (ref && count > PROFILE_SITE_COUNT_MAX)
 		die(1, "merge: '%s': binary.site_count %u is implausible (more than %u sites)",
 		    in[ref_in].path, count, PROFILE_SITE_COUNT_MAX);
