@@ -62,6 +62,15 @@ extern const char __mnemo_modules[] MN_HIDDEN __attribute__((weak));
 extern const struct mn_wire __mnemo_wire MN_HIDDEN __attribute__((weak));
 extern void __mnemo_register_globals(void) MN_HIDDEN __attribute__((weak));
 
+/*
+ * References that make the pass's symbols hidden in the library whatever the code below keeps:
+ * the most constraining visibility of a symbol's references and definition is the output's.
+ */
+static const void *const hide[] __attribute__((used)) = {
+	__mnemo_site_table, &__mnemo_site_table_size, &__mnemo_site_count, &__mnemo_pass_abi,
+	__mnemo_modules, &__mnemo_wire, (const void *)__mnemo_register_globals,
+};
+
 /* Read by the unit's callbacks (specializer, --unit) at every event. */
 MN_HIDDEN uint32_t __mnemo_unit_base = MN_UNIT_UNSET;
 
