@@ -6,7 +6,8 @@
 #     not define links.
 #  2. An instrumented program linked against the library (DT_NEEDED, version script with
 #     `local: *`): one profile with the sites of both units, disjoint id ranges, the library's
-#     sites naming it, its load and allocation in the modules' sections; mnemo report labels them.
+#     sites naming it, its load and allocation in the modules' sections; mnemo report labels them,
+#     mnemo merge keeps them.
 #  3. The same library under a plain clang program: same output, exit 0, nothing on stderr, no
 #     profile.
 #  4. dlopen after the session started: the program is profiled, the library is not and the
@@ -72,6 +73,8 @@ grep -qE "^    - \{group: $alloc, kind: heap, objects: 1, bytes: 512," $p ||
 "$bin/mnemo" report $p >report.txt || fail "mnemo report failed"
 grep -q '\[libshared.so\] .*libshared.c:[0-9:]* lib_sum' report.txt ||
 	fail "mnemo report does not label the library's sites with their unit"
+"$bin/mnemo" merge -o merged.yaml $p && cmp -s merged.yaml $p ||
+	fail "mnemo merge of the one profile is not the profile (units:, unit:)"
 echo "instrumented program: library sites $first..$last named, load 64, allocation 512 bytes"
 
 # 3. A plain program.
