@@ -13,7 +13,8 @@
 #  4. dlopen after the session started: the program is profiled, the library is not and the
 #     profile says so; a plain program's dlopen is silent.
 #  5. A library built for other modules than the program: refused and said, the program profiled.
-#  6. The default module set, library and program: profiled.
+#  6. -Bsymbolic-functions: profiled; -Bsymbolic: refused and said.
+#  7. The default module set, library and program: profiled.
 # Usage: shared_lib.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2/shared
@@ -111,7 +112,22 @@ grep -q "^incomplete_reason: .*library libshared.so not profiled" other.yaml ||
 	fail "other modules: not in incomplete_reason"
 echo "other modules: refused and said"
 
-# 6. The default module set.
+# 6. -Bsymbolic-functions: still profiled; -Bsymbolic (DF_SYMBOLIC: the library's own stand-ins
+#    win at run time): refused and said.
+"$bin/mnemo-cc" -m $mods -shared -Wl,-Bsymbolic-functions \
+	-Wl,--version-script,"$src/libshared.map" libshared.o -o libshared.so
+MNEMO_OUTPUT=$work/bf.yaml ./prog >bf.out 2>&1 || fail "prog (-Bsymbolic-functions) exited $?"
+grep -qx 'complete: true' bf.yaml && grep -q 'unit: libshared.so}' bf.yaml ||
+	fail "-Bsymbolic-functions: library not profiled"
+"$bin/mnemo-cc" -m $mods -shared -Wl,-Bsymbolic -Wl,--version-script,"$src/libshared.map" \
+	libshared.o -o libshared.so
+MNEMO_OUTPUT=$work/bs.yaml ./prog >bs.out 2>bs.err || fail "prog (-Bsymbolic) exited $?"
+cmp -s bs.out prog.out && [ ! -s bs.err ] || fail "prog (-Bsymbolic): output changed"
+grep -q "^incomplete_reason: .*library libshared.so not profiled: .*-Bsymbolic" bs.yaml ||
+	fail "-Bsymbolic: not refused and said"
+echo "-Bsymbolic-functions profiled, -Bsymbolic refused and said"
+
+# 7. The default module set.
 "$bin/mnemo-cc" -O2 -g -fPIC -c "$src/libshared.c" -o libshared.o
 "$bin/mnemo-cc" -shared -Wl,--version-script,"$src/libshared.map" libshared.o -o libshared.so
 "$bin/mnemo-cc" -O2 -g "$src/main.c" -L. -lshared -Wl,-rpath,"$work" -o progdef
