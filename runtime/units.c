@@ -62,8 +62,8 @@ static const char *refusal(const struct mn_unit *u)
 		return "its events are packed differently from the program's (other modules or "
 		       "options)";
 	if (u->q_cur != &mn_q_cur)
-		return "it binds the runtime's symbols to its own (linked with -Bsymbolic?), so its "
-		       "events cannot reach the program's queue";
+		return "it binds the runtime's symbols to its own (linked with -Bsymbolic?), so "
+		       "its events cannot reach the program's queue";
 	if (u->site_table_size < sizeof(SITES_HEADER) - 1 ||
 	    memcmp(u->site_table, SITES_HEADER, sizeof(SITES_HEADER) - 1))
 		return "its site table is not mnemo-sites/2";
