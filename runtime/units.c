@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "abi.h"
 #include "barrier.h"
@@ -193,12 +194,18 @@ uint64_t mn_units_copy_text(char *dst, uint64_t cap)
 	return n;
 }
 
-void mn_units_start(void)
+void mn_units_start(bool verbose)
 {
 	mn_store_release(&units.started, 1);
 	for (unsigned i = 0; i < units.n; i++) {
 		struct unit_row *r = &units.row[i];
 
+		if (verbose && r->why)
+			dprintf(STDERR_FILENO, "mnemo: library %s not profiled: %s\n", r->path,
+				r->why);
+		else if (verbose)
+			dprintf(STDERR_FILENO, "mnemo: library %s: sites %u..%u\n", r->path,
+				r->base + 1, r->base + r->u->site_count);
 		if (r->why)
 			continue;
 		r->u->thread_site = __mnemo_thread_site;
