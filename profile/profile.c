@@ -618,6 +618,8 @@ void mn_prof_site_row(struct mn_prof *p, const struct mn_site *s)
 			mn_prof_kv_str(p, "inlined_into", s->inlined_into);
 		if (s->inlined_at && s->inlined_at[0])
 			mn_prof_kv_str(p, "inlined_at", s->inlined_at);
+		if (s->unit && s->unit[0])
+			mn_prof_kv_str(p, "unit", s->unit);
 	}
 	mn_prof_map_end(p);
 }

@@ -163,6 +163,8 @@ struct mn_site {
 				      * function is the one the line belongs to; "" otherwise */
 	const char *inlined_at;      /* inlined code: the inlining calls from the one of function
 				      * outwards, "file:line:col < ..."; "" otherwise */
+	const char *unit;            /* the shared library the site is in (the profile's
+				      * `units:`); "" or NULL for the program */
 };
 
 /*

@@ -838,7 +838,8 @@ static int load_sites(struct mn_profile *p, const struct err *e, yaml_document_t
 		    (ret = opt_str(e, d, v, "fields", &s->fields)) ||
 		    (ret = opt_str(e, d, v, "inlined_into", &s->inlined_into)) ||
 		    (ret = opt_str(e, d, v, "inlined_at", &s->inlined_at)) ||
-		    (ret = opt_bool(e, d, v, "line_nearest", &s->line_nearest)))
+		    (ret = opt_bool(e, d, v, "line_nearest", &s->line_nearest)) ||
+		    (ret = opt_str(e, d, v, "unit", &s->unit)))
 			return ret;
 		if ((ret = opt_uint(e, d, v, "line", UINT32_MAX, &u)))
 			return ret;
