@@ -8,8 +8,9 @@
 #   depth 2: the same three contexts with one caller each, the same two types;
 #   depth 1: no context anywhere: one type of two instances (10 and 7 nodes), one data object of
 #     18 instances, the by-site answer;
-#   profiles byte-identical with -j 1, 2 and 4 (--reproducible); mnemo report reads them and names
-#     the chain; mnemo merge of one profile gives it back.
+#   profiles byte-identical with -j 1, 2 and 4 (--reproducible); mnemo report reads them; mnemo
+#     merge of one profile gives it back, of two adds;
+#   built at -O2 too, the two types.
 # Usage: contexts.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -76,4 +77,9 @@ cmp -s <(sed -n '/^modules:/,$p' p3.yaml) <(sed -n '/^modules:/,$p' m3.yaml) ||
 	fail "mnemo merge of one profile changed its modules"
 "$bin/mnemo" merge -o m33.yaml p3.yaml p3.yaml || fail "mnemo merge p3.yaml p3.yaml"
 has m33.yaml "alloc_site: $a, context: [$l, $ml], sites: [[$a, $l, $ml]], instances: 2, nodes: 20,"
+# -O2: the optimizer must keep the context around every call (abi.h: LLVM takes malloc for
+# glibc's, which reads no program memory).
+"$bin/mnemo-cc" -m rds-shape,structure-affinity -O2 -g "$src/wrap.c" -o wrap
+run 3 1 o2.yaml
+has o2.yaml "summary: {types: 2, instances: 2, nodes: 17,"
 echo "PASS: allocation contexts ($a <- $l <- $ml, $a <- $t <- $mt, $a <- $x)"
