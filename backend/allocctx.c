@@ -66,7 +66,9 @@ uint32_t mn_allocctx_key(struct mn_allocctx *t, uint32_t site, uint64_t callers)
 	uint64_t h;
 	uint32_t i;
 
-	if (!callers)
+	/* Site 0 is code built without the pass (a library's strdup): its callers are not where
+	 * it allocated, and it stays one group, as without contexts. */
+	if (!callers || !site)
 		return site;
 	if (t->mask) {
 		for (h = hash(site, callers); (i = t->slot[h & t->mask]); h++)
@@ -163,9 +165,9 @@ int mn_allocctx_take_context(const struct mn_field *f, void *row, const struct m
 					       "'context': expected a site id");
 		callers |= v << (32 * i);
 	}
-	if (mn_allocctx_is_context(t, *key))
-		return mn_pnode_errorf(prof, n, err, errlen, "field 'context': the site is "
-				       "already a context");
+	if (!*key || mn_allocctx_is_context(t, *key))
+		return mn_pnode_errorf(prof, n, err, errlen, "field 'context': %s", *key ?
+				       "the site is already a context" : "site 0 has no context");
 	*key = mn_allocctx_key(t, *key, callers);
 	if (!mn_allocctx_is_context(t, *key))
 		return -ENOMEM;
@@ -206,7 +208,8 @@ static int take_chain(struct mn_allocctx *t, const struct mn_pnode *n, uint64_t 
 	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
 		return mn_pnode_u64(n, key) || *key > UINT32_MAX ? -EINVAL : 0;
 	len = mn_pnode_len(n);
-	if (len < 2 || len > 3 || mn_pnode_u64(mn_pnode_at(n, 0), &site) || site > UINT32_MAX)
+	if (len < 2 || len > 3 || mn_pnode_u64(mn_pnode_at(n, 0), &site) || !site ||
+	    site > UINT32_MAX)
 		return -EINVAL;
 	for (size_t i = 1; i < len; i++) {
 		if (mn_pnode_u64(mn_pnode_at(n, i), &v) || !v || v > UINT32_MAX)

@@ -41,7 +41,8 @@ void mn_allocctx_init(struct mn_allocctx *t, uint32_t site_count);
 void mn_allocctx_fini(struct mn_allocctx *t);
 
 /*
- * The key of site with callers (heap_alloc's `context`): site itself when callers is 0; else the
+ * The key of site with callers (heap_alloc's `context`): site itself when callers or site is 0
+ * (site 0, an allocation no instrumented call made, is one group whatever called it); else the
  * context's key, interned on first sight.  Without memory, or past 2^32 keys, site (counted in
  * nomem): the allocation is then grouped by its site, as without contexts.
  */
