@@ -82,4 +82,13 @@ has m33.yaml "alloc_site: $a, context: [$l, $ml], sites: [[$a, $l, $ml]], instan
 "$bin/mnemo-cc" -m rds-shape,structure-affinity -O2 -g "$src/wrap.c" -o wrap
 run 3 1 o2.yaml
 has o2.yaml "summary: {types: 2, instances: 2, nodes: 17,"
+# Site 0 (strdup, in the C library) keeps no context inside a call that has one; report reads it.
+"$bin/mnemo-cc" -m structure-affinity -O1 -g "$src/lib_alloc.c" -o lib_alloc
+MNEMO_ALLOC_DEPTH=3 "$bin/mnemo" run --reproducible -o lib.yaml -- ./lib_alloc >/dev/null ||
+	fail "mnemo run lib_alloc"
+fcall=$(awk '/^  [0-9]+: / && /kind: call, function: main,/ && /name: f}/ { sub(/:$/, "", $1); print $1 }' lib.yaml)
+[ -n "$fcall" ] || fail "lib.yaml: no call site of f in main"
+has lib.yaml "context: [$fcall], kind: heap, instances: 1, bytes: 8,"
+hasnt lib.yaml "{site: 0, context:"
+"$bin/mnemo" report lib.yaml >/dev/null || fail "mnemo report lib.yaml"
 echo "PASS: allocation contexts ($a <- $l <- $ml, $a <- $t <- $mt, $a <- $x)"
