@@ -717,7 +717,9 @@ dispatch(const struct mn_module *m, void *st, struct mn_worker *w, const struct 
 		return d->nwords;
 	case MN_EV_HEAP_ALLOC:
 		d = &dec[MN_EV_HEAP_ALLOC];
-		if (m->heap_alloc && MINE_ADDR(ARG(1)))
+		if (m->heap_alloc_context && MINE_ADDR(ARG(1)))
+			m->heap_alloc_context(st, (uint32_t)ARG(0), ARG(3), ARG(1), ARG(2));
+		else if (m->heap_alloc && MINE_ADDR(ARG(1)))
 			m->heap_alloc(st, (uint32_t)ARG(0), ARG(1), ARG(2));
 		return d->nwords;
 	case MN_EV_HEAP_REALLOC:

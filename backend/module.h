@@ -109,6 +109,13 @@ struct mn_module {
 	void (*store)(void *st, uint32_t site, uint64_t addr, uint64_t value, uint32_t size);
 	void (*pointer_create)(void *st, uint32_t site, uint64_t addr, uint32_t type);
 	void (*heap_alloc)(void *st, uint32_t site, uint64_t addr, uint64_t size);
+	/*
+	 * heap_alloc with the allocation's callers, for a module that lists heap_alloc's `context`
+	 * (events.yaml: the innermost call site in bits 0..31, its caller's in 32..63, 0 for none),
+	 * which sets this instead of heap_alloc; allocctx.h makes (site, context) a group key.
+	 */
+	void (*heap_alloc_context)(void *st, uint32_t site, uint64_t context, uint64_t addr,
+				   uint64_t size);
 	void (*heap_realloc)(void *st, uint32_t site, uint64_t old_addr, uint64_t addr, uint64_t size);
 	void (*heap_free)(void *st, uint32_t site, uint64_t addr);
 	void (*stack_alloc)(void *st, uint32_t site, uint64_t addr, uint64_t size);

@@ -28,6 +28,7 @@
 #include "abi.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
@@ -80,7 +81,7 @@ using namespace llvm;
 // bump the ABI version.
 //===----------------------------------------------------------------------===//
 
-constexpr uint32_t MnemoAbiVersion = 6;
+constexpr uint32_t MnemoAbiVersion = 7;
 constexpr char MnemoLoadName[] = "__mnemo_load";
 constexpr char MnemoStoreName[] = "__mnemo_store";
 constexpr char MnemoLoadPtrName[] = "__mnemo_load_ptr";
@@ -108,6 +109,9 @@ constexpr char MnemoGlobalName[] = "__mnemo_global";
 constexpr char MnemoAcquireName[] = "__mnemo_acquire";
 constexpr char MnemoThreadSiteName[] = "__mnemo_thread_site";
 constexpr char MnemoReleaseName[] = "__mnemo_release";
+constexpr char MnemoCtxEnterName[] = "__mnemo_ctx_enter";
+constexpr char MnemoCtxLeaveName[] = "__mnemo_ctx_leave";
+constexpr char MnemoAllocContextsName[] = "__mnemo_alloc_contexts";
 constexpr uint64_t MnemoSyncOpenMP = 1; // MNEMO_SYNC_OPENMP
 constexpr char MnemoRegisterGlobalsName[] = "__mnemo_register_globals";
 constexpr char MnemoSiteTableName[] = "__mnemo_site_table";
@@ -137,6 +141,8 @@ static_assert(std::is_same_v<decltype(__mnemo_store_ptr),
 static_assert(std::is_same_v<decltype(__mnemo_pointer_create),
                              void(uint32_t, const void *, uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_heap_site), void(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_ctx_enter), uint64_t(uint32_t)>);
+static_assert(std::is_same_v<decltype(__mnemo_ctx_leave), void(uint64_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_acquire), void(const void *)>);
 static_assert(std::is_same_v<decltype(__mnemo_thread_site), void(uint32_t)>);
 static_assert(std::is_same_v<decltype(__mnemo_release), void(const void *)>);
@@ -209,6 +215,12 @@ static cl::opt<bool> ClGlobals("mnemo-instrument-globals",
                                cl::desc("Register global variables"),
                                cl::Hidden, cl::init(true));
 
+static cl::opt<int> ClAllocContexts(
+    "mnemo-alloc-contexts",
+    cl::desc("Call sites for allocation contexts: 1 on, 0 off, -1 as the "
+             "module's __mnemo_alloc_contexts says (default)"),
+    cl::Hidden, cl::init(-1));
+
 static cl::opt<bool> ClFunctions("mnemo-instrument-functions",
                                  cl::desc("Instrument function entry and exit"),
                                  cl::Hidden, cl::init(true));
@@ -233,6 +245,9 @@ STATISTIC(NumPointerStores,
           "Number of store events of a pointer value (__mnemo_store_ptr)");
 STATISTIC(NumMemIntrinsics, "Number of memcpy/memmove/memset instrumented");
 STATISTIC(NumHeapSites, "Number of heap call sites marked");
+STATISTIC(NumContextCalls, "Number of calls entered as allocation contexts");
+STATISTIC(NumContextUnleft,
+          "Number of invoke edges without __mnemo_ctx_leave (shared successor)");
 STATISTIC(NumAllocas, "Number of stack objects instrumented");
 STATISTIC(NumGlobals, "Number of global variables registered");
 STATISTIC(NumFunctions, "Number of functions instrumented");
@@ -333,7 +348,8 @@ enum class SiteKind {
   Global,
   Function,
   Loop,
-  Thread
+  Thread,
+  Call
 };
 
 StringRef siteKindName(SiteKind K) {
@@ -360,6 +376,8 @@ StringRef siteKindName(SiteKind K) {
     return "loop";
   case SiteKind::Thread:
     return "thread";
+  case SiteKind::Call:
+    return "call";
   }
   llvm_unreachable("bad site kind");
 }
@@ -772,7 +790,7 @@ struct RuntimeCallbacks {
       StackAlloc, StackFree, FuncEntry, FuncExit, LoopInvoke, LoopIter,
       LoopExit, LoopSummaryLoad, LoopSummaryStore, LoopSummary,
       LoopSummaryOpen, MixedLoad, MixedStore, LoopSummaryClose, Value, ValueDone, Global,
-      Acquire, Release, ThreadSite;
+      Acquire, Release, ThreadSite, CtxEnter, CtxLeave;
 
   explicit RuntimeCallbacks(Module &M) {
     LLVMContext &Ctx = M.getContext();
@@ -815,6 +833,8 @@ struct RuntimeCallbacks {
     Acquire = Get(MnemoAcquireName, Void, {Ptr});
     Release = Get(MnemoReleaseName, Void, {Ptr});
     ThreadSite = Get(MnemoThreadSiteName, Void, {I32});
+    CtxEnter = Get(MnemoCtxEnterName, I64, {I32});
+    CtxLeave = Get(MnemoCtxLeaveName, Void, {I64});
   }
 
   /// The load (store) entry point for a value of type Ty: the _ptr one for a
@@ -888,6 +908,7 @@ public:
   /// qualify under Plan.  Call once, after collect().
   void rewrite(const RuntimeCallbacks &Callbacks, SummaryPlan Plan);
   Function &function() const { return F; }
+  uint32_t functionSite() const { return FunctionSite; }
 
 private:
   struct LoopSite {
@@ -2456,6 +2477,143 @@ Function *GlobalRegistrar::emit(Module &M, const RuntimeCallbacks &RT) const {
 }
 
 //===----------------------------------------------------------------------===//
+// AllocContexts: the call sites of allocation contexts (abi.h,
+// __mnemo_ctx_enter), around every call whose callee may allocate.  Only when
+// the callbacks take them (__mnemo_alloc_contexts); their ids come after the
+// globals', so that no other site's id depends on the modules chosen.
+//===----------------------------------------------------------------------===//
+
+class AllocContexts {
+public:
+  /// -mnemo-alloc-contexts if given, else the module's __mnemo_alloc_contexts.
+  static bool wanted(const Module &M);
+  /// Gives each call to wrap a `call` site, in the order of Targets (the
+  /// instrumented functions with their function sites) and of their
+  /// instructions.  Changes nothing.
+  void collect(Module &M,
+               ArrayRef<std::pair<Function *, uint32_t>> Targets,
+               SiteTable &Sites);
+  /// Inserts the enter and leave calls.
+  void emit(const RuntimeCallbacks &RT) const;
+
+private:
+  static DenseSet<const Function *> mayAllocate(Module &M);
+  static void leaveAt(BasicBlock *BB, Value *Saved, const CallBase &CB,
+                      const RuntimeCallbacks &RT);
+
+  struct Call {
+    CallBase *CB;
+    uint32_t Site;
+  };
+  std::vector<Call> Calls;
+};
+
+bool AllocContexts::wanted(const Module &M) {
+  if (ClAllocContexts >= 0)
+    return ClAllocContexts > 0;
+  if (const GlobalVariable *G = M.getNamedGlobal(MnemoAllocContextsName))
+    if (G->hasDefinitiveInitializer())
+      if (auto *C = dyn_cast<ConstantInt>(G->getInitializer()))
+        return !C->isZero();
+  return false;
+}
+
+/// Defined functions that may reach an allocation: those that call an
+/// allocation function (not free) or make an indirect call, and their
+/// callers, transitively.
+DenseSet<const Function *> AllocContexts::mayAllocate(Module &M) {
+  DenseMap<const Function *, SmallVector<const Function *, 4>> Callers;
+  DenseSet<const Function *> Set;
+  SmallVector<const Function *, 32> Work;
+  for (Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    bool Seed = false;
+    for (Instruction &I : instructions(F)) {
+      auto *CB = dyn_cast<CallBase>(&I);
+      if (!CB || CB->isInlineAsm())
+        continue;
+      const Function *Callee = directCallee(*CB);
+      if (!Callee) {
+        Seed = true;
+        continue;
+      }
+      if (Callee->isIntrinsic() || isMnemoName(Callee->getName()))
+        continue;
+      HeapCall H = classifyHeapFunction(Callee->getName());
+      if (H == HeapCall::Alloc || H == HeapCall::Realloc)
+        Seed = true;
+      else if (!Callee->isDeclaration())
+        Callers[Callee].push_back(&F);
+    }
+    if (Seed && Set.insert(&F).second)
+      Work.push_back(&F);
+  }
+  while (!Work.empty())
+    for (const Function *C : Callers.lookup(Work.pop_back_val()))
+      if (Set.insert(C).second)
+        Work.push_back(C);
+  return Set;
+}
+
+void AllocContexts::collect(Module &M,
+                            ArrayRef<std::pair<Function *, uint32_t>> Targets,
+                            SiteTable &Sites) {
+  DenseSet<const Function *> May = mayAllocate(M);
+  for (auto [F, FunctionSite] : Targets) {
+    std::string FuncName = demangle(F->getName());
+    Sites.setCurrentFunction(FunctionSite);
+    for (Instruction &I : instructions(*F)) {
+      auto *CB = dyn_cast<CallBase>(&I);
+      if (!CB || CB->isInlineAsm() || isa<CallBrInst>(CB))
+        continue;
+      // Nothing may follow a musttail call but its ret.
+      if (auto *CI = dyn_cast<CallInst>(CB); CI && CI->isMustTailCall())
+        continue;
+      // Direct recursion adds no context: a recursive builder's nodes keep
+      // the context of the outermost call, whatever their depth.
+      const Function *Callee = directCallee(*CB);
+      if (Callee && (!May.contains(Callee) || Callee == F))
+        continue;
+      StringRef Name = Callee ? Callee->getName() : StringRef();
+      Calls.push_back({CB, Sites.add(SiteKind::Call, CB, FuncName,
+                                     SourcePos::of(CB->getDebugLoc()),
+                                     demangle(Name))});
+    }
+  }
+  Sites.setCurrentFunction(0);
+}
+
+void AllocContexts::leaveAt(BasicBlock *BB, Value *Saved, const CallBase &CB,
+                            const RuntimeCallbacks &RT) {
+  IRBuilder<> IRB(BB, BB->getFirstInsertionPt());
+  IRB.SetCurrentDebugLocation(CB.getDebugLoc());
+  IRB.CreateCall(RT.CtxLeave, {Saved})->setDoesNotThrow();
+}
+
+void AllocContexts::emit(const RuntimeCallbacks &RT) const {
+  for (const Call &C : Calls) {
+    IRBuilder<> IRB(C.CB);
+    CallInst *Saved = IRB.CreateCall(RT.CtxEnter, {IRB.getInt32(C.Site)});
+    Saved->setDoesNotThrow();
+    ++NumContextCalls;
+    if (auto *II = dyn_cast<InvokeInst>(C.CB)) {
+      // An edge into a block other edges reach too would need a phi of
+      // the saved values; left out: the next leave of a caller repairs it.
+      for (BasicBlock *Succ : {II->getNormalDest(), II->getUnwindDest()})
+        if (Succ->getSinglePredecessor())
+          leaveAt(Succ, Saved, *C.CB, RT);
+        else
+          ++NumContextUnleft;
+      continue;
+    }
+    IRB.SetInsertPoint(C.CB->getNextNode());
+    IRB.SetCurrentDebugLocation(C.CB->getDebugLoc());
+    IRB.CreateCall(RT.CtxLeave, {Saved})->setDoesNotThrow();
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // ModuleInstrumenter: the link-time pass.
 //===----------------------------------------------------------------------===//
 
@@ -2493,6 +2651,7 @@ private:
   Function *StackFreeSlot = nullptr;
   std::vector<std::unique_ptr<FunctionInstrumenter>> Functions;
   GlobalRegistrar Globals;
+  AllocContexts Contexts;
 };
 
 bool ModuleInstrumenter::shouldInstrument(const Function &F) {
@@ -2528,12 +2687,20 @@ bool ModuleInstrumenter::collect() {
   }
   if (ClGlobals)
     Globals.collect(M, Sites);
+  if (AllocContexts::wanted(M)) {
+    std::vector<std::pair<Function *, uint32_t>> Targets;
+    for (auto &FI : Functions)
+      Targets.push_back({&FI->function(), FI->functionSite()});
+    Contexts.collect(M, Targets, Sites);
+  }
   return true;
 }
 
 void ModuleInstrumenter::rewrite() {
   RuntimeCallbacks RT(M);
   SummaryPlan Plan = SummaryPlan::of(M);
+  // First, so that a loop the functions' rewrite copies keeps them.
+  Contexts.emit(RT);
   for (auto &FI : Functions)
     FI->rewrite(RT, Plan);
   Function *Reg = Globals.emit(M, RT);

@@ -15,8 +15,9 @@
 
 #include <stdint.h>
 
-/* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries; 4: mixed loops; 5: __mnemo_value */
-#define MNEMO_ABI_VERSION 6u
+/* 2: __mnemo_load_ptr, __mnemo_store_ptr; 3: loop summaries; 4: mixed loops; 5: __mnemo_value;
+ * 7: allocation contexts (__mnemo_ctx_enter, __mnemo_ctx_leave) */
+#define MNEMO_ABI_VERSION 7u
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +71,21 @@ void __mnemo_pointer_create(uint32_t site, const void *addr, uint32_t type);
  * interposer which site the next heap event of this thread belongs to.  Not an event itself.
  */
 void __mnemo_heap_site(uint32_t site);
+/*
+ * Allocation contexts, only when the merged module's __mnemo_alloc_contexts is 1 (below): around
+ * each call whose callee may allocate (an indirect call, or a call of a defined function that
+ * calls an allocation function, an indirect call or such a function; not the allocation call
+ * itself, whose site is its heap site), saved = __mnemo_ctx_enter(call site) just before it and
+ * __mnemo_ctx_leave(saved) just after (for an invoke, at the start of its normal destination and
+ * of its landing pad when that has no other predecessor).  Call sites have kind `call`.  The
+ * callbacks keep, per thread, the two innermost call sites entered and not left: enter returns
+ * them (innermost in the low 32 bits) and makes site the innermost, leave restores them.  Since
+ * leave restores a value, not a count, a longjmp or exception past some leaves is repaired at the
+ * next leave of an outer call.  Empty (enter returns 0) when no chosen module takes heap_alloc's
+ * `context`.
+ */
+uint64_t __mnemo_ctx_enter(uint32_t site);
+void __mnemo_ctx_leave(uint64_t saved);
 /* A stack object's lifetime begins (alloca at entry, or llvm.lifetime.start) / ends. */
 void __mnemo_stack_alloc(uint32_t site, const void *addr, uint64_t size);
 void __mnemo_stack_free(uint32_t site, const void *addr);
@@ -150,7 +166,7 @@ uint32_t __mnemo_value_done(uint32_t site);
  *   kind \t function \t file \t line \t column \t name \t type_size \t loop \t fields \t
  *   line_nearest \t inlined_into \t inlined_at \n
  *
- * kind: load, store, pointer, alloc, realloc, free, stack, global, function, loop, thread.
+ * kind: load, store, pointer, alloc, realloc, free, stack, global, function, loop, thread, call.
  * function: the demangled name of the enclosing function (for a function site, itself); for
  *           inlined code, the function the line belongs to (the location's subprogram), as
  *           llvm-symbolizer names it.
@@ -158,8 +174,8 @@ uint32_t __mnemo_value_done(uint32_t site);
  *           or line 0: merged locations) takes the nearest preceding located instruction's of
  *           its block, else the block's first located one, else the last located one of the
  *           nearest dominating block that has one (pass/README.md).
- * name: callee for heap sites, variable name for globals and stack objects, type name from
- *       !heapallocsite where known; for loads and stores, the memory intrinsic's base name
+ * name: callee for heap and call sites ("" for an indirect call), variable name for globals
+ *       and stack objects, type name from !heapallocsite where known; for loads and stores, the memory intrinsic's base name
  *       (memcpy, memmove, memset), or "ptr" when the value is a pointer (the accesses
  *       __mnemo_load_ptr and __mnemo_store_ptr report); "" otherwise.
  * type_size: bytes of the allocated or declared type where known, else 0.
@@ -203,6 +219,18 @@ extern const char __mnemo_backend_path[];
 struct mn_wire;                                 /* queue/queue.h */
 extern const struct mn_wire __mnemo_wire;
 extern const uint32_t __mnemo_heap_events;      /* 1 when libmnemo-heap.a must be linked */
+/*
+ * 1 when some chosen module takes heap_alloc's `context` (the allocation's two innermost callers,
+ * __mnemo_ctx_enter above), else 0; `used`, so that the pass, which reads it from the merged LTO
+ * module, adds call sites and their calls only then.  No symbol: 0.
+ */
+extern const uint32_t __mnemo_alloc_contexts;
+/*
+ * Defined by the runtime (libmnemo-rt.a), read by the generated __mnemo_heap_alloc: which of the
+ * two callers heap_alloc's `context` keeps, from MNEMO_ALLOC_DEPTH (runtime/options.def): depth 3
+ * all 64 bits, 2 the low 32 (the innermost caller), 1 none (the allocation site alone).
+ */
+extern uint64_t mn_alloc_context_mask;
 /*
  * What the callbacks do with each kind of access, for the pass, which reads it from the merged
  * LTO module (`used`, so it is there) to choose the loops it summarizes; no symbol means

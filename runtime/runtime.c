@@ -107,6 +107,9 @@ __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
 /* The sampling periods of callbacks built with a countdown (abi.h): every access until set-up. */
 MN_VISIBLE uint32_t mn_sample_lo = 1, mn_sample_span = 1;
 
+/* Which callers heap_alloc's `context` keeps (abi.h): both until set-up reads MNEMO_ALLOC_DEPTH. */
+uint64_t mn_alloc_context_mask = UINT64_MAX;
+
 extern char **environ;
 
 /* rt.state */
@@ -1244,6 +1247,8 @@ static int read_options(struct boot *b)
 		return -1;
 	}
 	rt.verbose = b->opt.verbose;
+	mn_alloc_context_mask = b->opt.alloc_depth >= 3 ? UINT64_MAX :
+				b->opt.alloc_depth == 2 ? UINT32_MAX : 0;
 	return 0;
 }
 

@@ -170,8 +170,10 @@ static const struct abi_entry abi[] = {
 	  { { "iteration", "iteration", "iteration", 64, SATURATE } }, MIXED },
 	{ "global", "__mnemo_global", "uint32_t site, const void *addr, uint64_t size",
 	  { P_SITE, P_ADDR, P_SIZE64 }, ANY },
+	/* context: not a parameter, the thread's callers (put_alloc_contexts()). */
 	{ "heap_alloc", "__mnemo_heap_alloc", "uint32_t site, const void *addr, uint64_t size",
-	  { P_SITE, P_ADDR, P_SIZE64 }, ANY },
+	  { P_SITE, P_ADDR, P_SIZE64,
+	    { "context", "alloc_context()", "alloc_context()", 64, TRUNCATE } }, ANY },
 	{ "heap_realloc", "__mnemo_heap_realloc",
 	  "uint32_t site, const void *old_addr, const void *addr, uint64_t size",
 	  { P_SITE,
@@ -1746,6 +1748,51 @@ static void put_wire(const struct gen *g)
 	fputs("};\n", f);
 }
 
+/* Whether some chosen module takes heap_alloc's `context` (abi.h, __mnemo_ctx_enter). */
+static bool alloc_contexts(const struct gen *g)
+{
+	const struct mn_spec_event *ev = mn_spec_event_find(g->c, "heap_alloc");
+	int a = ev ? mn_spec_arg_find(ev, "context") : -1;
+
+	return a >= 0 && g->w->arg[ev->code][a].bits;
+}
+
+/*
+ * The allocation contexts' entry points and flag (abi.h).  With no module taking them, enter
+ * returns 0 and leave does nothing, and the pass, reading __mnemo_alloc_contexts 0, calls
+ * neither: a build for other modules has no code of them.
+ */
+static void put_alloc_contexts(const struct gen *g)
+{
+	FILE *f = g->f;
+
+	if (!alloc_contexts(g)) {
+		fputs("\n/* Allocation contexts: no chosen module takes heap_alloc's context. */\n"
+		      "__attribute__((used)) const uint32_t __mnemo_alloc_contexts = 0;\n"
+		      "MN_ENTRY uint64_t __mnemo_ctx_enter(uint32_t site)\n{\n\treturn 0;\n}\n"
+		      "MN_ENTRY void __mnemo_ctx_leave(uint64_t saved)\n{\n}\n", f);
+		return;
+	}
+	fputs("\n/*\n * Allocation contexts: this thread's two innermost call sites entered and not\n"
+	      " * left (the innermost in the low 32 bits), which heap_alloc sends as its\n"
+	      " * context, masked to MNEMO_ALLOC_DEPTH (mn_alloc_context_mask).  leave restores\n"
+	      " * what enter returned: a value, so a longjmp past leaves is repaired at the next.\n"
+	      " */\n"
+	      "__attribute__((used)) const uint32_t __mnemo_alloc_contexts = 1;\n"
+	      "/* Volatile: LLVM takes malloc for glibc's, which reads no program memory, and\n"
+	      " * would drop enter's store before an allocation as dead under leave's. */\n"
+	      "static __thread volatile uint64_t ctx_callers\n"
+	      "\t__attribute__((tls_model(\"initial-exec\")));\n\n"
+	      "MN_ENTRY uint64_t __mnemo_ctx_enter(uint32_t site)\n{\n"
+	      "\tuint64_t saved = ctx_callers;\n\n"
+	      "\tctx_callers = saved << 32 | site;\n"
+	      "\treturn saved;\n}\n\n"
+	      "MN_ENTRY void __mnemo_ctx_leave(uint64_t saved)\n{\n"
+	      "\tctx_callers = saved;\n}\n\n"
+	      "static inline uint64_t alloc_context(void)\n{\n"
+	      "\treturn ctx_callers & mn_alloc_context_mask;\n}\n", f);
+}
+
 /* Writes the whole of callbacks.c to g->f; plan_sampling() and summary_plan() have run. */
 static void generate(struct gen *g)
 {
@@ -1762,6 +1809,7 @@ static void generate(struct gen *g)
 		}
 	}
 	put_header(g);
+	put_alloc_contexts(g);
 	if (g->values)
 		put_value_check(g);
 	for (unsigned i = 0; i < NABI; i++) {

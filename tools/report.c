@@ -212,7 +212,7 @@ static char *node_text(const struct mn_pnode *n)
 
 /*
  * Whether a column holds site ids, by its name: site, src, dst, loop (loops are sites too:
- * runtime/abi.h), *_site, *_via.
+ * runtime/abi.h), *_site, *_via, and an allocation's callers, context and *_context.
  */
 static bool site_column(const char *name)
 {
@@ -220,7 +220,8 @@ static bool site_column(const char *name)
 
 	return !strcmp(name, "site") || !strcmp(name, "src") || !strcmp(name, "dst") ||
 	       !strcmp(name, "loop") || (n > 5 && !strcmp(name + n - 5, "_site")) ||
-	       (n > 4 && !strcmp(name + n - 4, "_via"));
+	       (n > 4 && !strcmp(name + n - 4, "_via")) || !strcmp(name, "context") ||
+	       (n > 8 && !strcmp(name + n - 8, "_context"));
 }
 
 /*

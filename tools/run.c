@@ -71,8 +71,12 @@ void print_run_help(FILE *out)
 		"                       one per CPU, at most one per module, for several modules)\n"
 		"  -m, --modules LIST   comma-separated subset of the modules the program was\n"
 		"                       built for (default: all of them)\n"
-		"      --queue-mb N     MiB per queue buffer, 1 to %u (default 4)\n",
-		range_max("MNEMO_WORKERS"), range_max("MNEMO_QUEUE_MB"));
+		"      --queue-mb N     MiB per queue buffer, 1 to %u (default 4)\n"
+		"      --alloc-depth N  allocation contexts, 1 to %u (default 3): an allocation is\n"
+		"                       its site and its N - 1 innermost callers, for the modules\n"
+		"                       that group allocations (1: by site alone)\n",
+		range_max("MNEMO_WORKERS"), range_max("MNEMO_QUEUE_MB"),
+		range_max("MNEMO_ALLOC_DEPTH"));
 	fputs("      --numa MODE      NUMA placement: auto (default) puts the queue's buffers on\n"
 	      "                       the program's node and binds the backends to it; a node\n"
 	      "                       number does the same with that node; off does neither.\n"
@@ -85,7 +89,7 @@ void print_run_help(FILE *out)
 	      "  -h, --help           print this help\n"
 	      "\n"
 	      "Sets MNEMO_OUTPUT, MNEMO_WORKERS, MNEMO_MODULES, MNEMO_QUEUE_MB, MNEMO_NUMA,\n"
-	      "MNEMO_REPRODUCIBLE and MNEMO_VERBOSE for the program; `mnemo --help` lists every variable.\n"
+	      "MNEMO_ALLOC_DEPTH, MNEMO_REPRODUCIBLE and MNEMO_VERBOSE for the program; `mnemo --help` lists every variable.\n"
 	      "\n"
 	      "Example: mnemo run -o out.yaml -m value-pattern -- ./prog input.txt\n", out);
 }
@@ -482,6 +486,7 @@ static int has_site_table(const char *prog)
 /* What mnemo run was asked for, and what it learns of the program as it runs it. */
 struct run {
 	const char *output, *modules, *workers, *queue_mb, *numa;   /* NULL: not given */
+	const char *alloc_depth;                                   /* NULL: not given */
 	bool verbose, reproducible;
 	bool disabled;           /* MNEMO_DISABLE is set: no profile is expected */
 	const char *prog;        /* PROGRAM as given */
@@ -510,6 +515,7 @@ static bool parse_run_options(struct run *run, int argc, char **argv)
 		{ "modules", required_argument, NULL, 'm' },
 		{ "queue-mb", required_argument, NULL, 'Q' },
 		{ "numa", required_argument, NULL, 'N' },
+		{ "alloc-depth", required_argument, NULL, 'D' },
 		{ "reproducible", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -534,6 +540,10 @@ static bool parse_run_options(struct run *run, int argc, char **argv)
 		case 'Q':
 			check_count("--queue-mb", "MNEMO_QUEUE_MB", optarg);
 			run->queue_mb = optarg;
+			break;
+		case 'D':
+			check_count("--alloc-depth", "MNEMO_ALLOC_DEPTH", optarg);
+			run->alloc_depth = optarg;
 			break;
 		case 'N':
 			check_numa(optarg);
@@ -586,6 +596,8 @@ static void set_run_environment(struct run *run)
 		xsetenv("MNEMO_QUEUE_MB", run->queue_mb, run->verbose);
 	if (run->numa)
 		xsetenv("MNEMO_NUMA", run->numa, run->verbose);
+	if (run->alloc_depth)
+		xsetenv("MNEMO_ALLOC_DEPTH", run->alloc_depth, run->verbose);
 	if (run->reproducible)
 		xsetenv("MNEMO_REPRODUCIBLE", "1", run->verbose);
 	if (run->verbose)

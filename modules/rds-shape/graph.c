@@ -3,6 +3,7 @@
  * stores, an edge's index in a map.h reduction map; its types, the cyclic SCCs scc.c keeps; and
  * merging runs, whose graphs unite.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,11 +91,11 @@ uint32_t rds_node_of(struct rds *r, uint32_t site)
 	return (uint32_t)n;
 }
 
-static int by_first_site(const void *a, const void *b)
+static int by_first_site(const void *a, const void *b, void *actx)
 {
 	const struct type *x = a, *y = b;
 
-	return x->first_site < y->first_site ? -1 : x->first_site > y->first_site;
+	return mn_allocctx_cmp(actx, x->first_site, y->first_site);
 }
 
 /*
@@ -123,10 +124,10 @@ int rds_find_types(struct rds *r, struct type **types, uint32_t **type_of, uint3
 			t[k].first_site = r->sites[u].site;
 			of[c] = ++k;
 		}
-		if (r->sites[u].site < t[of[c] - 1].first_site)
+		if (mn_allocctx_cmp(&r->actx, r->sites[u].site, t[of[c] - 1].first_site) < 0)
 			t[of[c] - 1].first_site = r->sites[u].site;
 	}
-	qsort(t, k, sizeof(*t), by_first_site);
+	qsort_r(t, k, sizeof(*t), by_first_site, &r->actx);
 	for (uint32_t i = 0; i < k; i++)
 		of[t[i].comp] = i + 1;
 	for (uint32_t u = 0; u < n; u++)
@@ -146,6 +147,12 @@ int rds_find_types(struct rds *r, struct type **types, uint32_t **type_of, uint3
  * and the rows of both are kept as far as they may be listed.  Instances never join across
  * states: they are sets of one run's objects.
  */
+/* The key in r of f's SSG node n: contexts are keyed per state. */
+static uint32_t key_in(struct rds *r, const struct rds *f, uint32_t n)
+{
+	return mn_allocctx_translate(&r->actx, &f->actx, f->sites[n].site);
+}
+
 void rds_merge(void *into, void *from)
 {
 	struct rds *r = into, *f = from;
@@ -156,8 +163,8 @@ void rds_merge(void *into, void *from)
 
 	for (uint32_t e = 0; e < f->nedges; e++) {
 		const struct ssg_edge *x = &f->edges[e];
-		uint32_t u = rds_node_of(r, f->sites[x->u].site), i;
-		uint32_t v = rds_node_of(r, f->sites[x->v].site);
+		uint32_t u = rds_node_of(r, key_in(r, f, x->u)), i;
+		uint32_t v = rds_node_of(r, key_in(r, f, x->v));
 
 		if (u == UINT32_MAX || v == UINT32_MAX) {
 			r->nomem++;
@@ -173,7 +180,7 @@ void rds_merge(void *into, void *from)
 
 		if (!f->sites[n].ended.instances)
 			continue;
-		if ((u = rds_node_of(r, f->sites[n].site)) == UINT32_MAX) {
+		if ((u = rds_node_of(r, key_in(r, f, n))) == UINT32_MAX) {
 			r->nomem++;
 			continue;
 		}
@@ -182,7 +189,7 @@ void rds_merge(void *into, void *from)
 	for (size_t i = 0; i < f->nrows; i++) {
 		struct row w = f->rows[i];
 
-		if ((w.node = rds_node_of(r, f->sites[w.node].site)) == UINT32_MAX) {
+		if ((w.node = rds_node_of(r, key_in(r, f, w.node))) == UINT32_MAX) {
 			r->nomem++;
 			continue;
 		}

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "allocctx.h"
 #include "map.h"
 #include "objects.h"
 #include "schema.h"
@@ -68,9 +69,10 @@ struct rds_views {
 	struct mn_vec rows;             /* struct rds_list_row */
 };
 
-/* An allocation site: a node of the static shape graph. */
+/* An allocation site, or context (allocctx.h): a node of the static shape graph. */
 struct asite {
-	uint32_t site;                  /* its site id; 0: allocations no instrumented call made */
+	uint32_t site;                  /* its key in actx (a site id, or a context's key); 0:
+					 * allocations no instrumented call made */
 	uint64_t ptr_fields;            /* bit k: a pointer was stored at offset 8k of an object */
 	struct agg ended;               /* instances that ended (died, or the run did), by site */
 };
@@ -137,6 +139,7 @@ struct rds {
 	struct ssg_edge *edges;
 	uint32_t nedges, capedges;
 	struct rds_pending pend;
+	struct mn_allocctx actx;        /* the SSG nodes' allocation contexts */
 	struct inst *inst;              /* by index; [0] unused; free ones have id 0 */
 	uint32_t ninst, capinst, free_inst;
 	struct row *rows;               /* final instances kept for the listing */
@@ -161,7 +164,7 @@ struct rds {
 /* A type: one cyclic SCC of the SSG. */
 struct type {
 	uint32_t comp;                  /* its representative node */
-	uint32_t first_site;            /* its smallest site id: the types' order */
+	uint32_t first_site;            /* its smallest site (mn_allocctx_cmp()): the types' order */
 	struct agg a;
 };
 

@@ -410,6 +410,13 @@ static void rds_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size
 	r->links[s] = (struct link){ 0, 0 };
 }
 
+/* An allocation's SSG node is its site with its callers (allocctx.h, MNEMO_ALLOC_DEPTH). */
+static void rds_heap_alloc_context(void *st, uint32_t site, uint64_t context, uint64_t addr,
+				   uint64_t size)
+{
+	rds_heap_alloc(st, mn_allocctx_key(&((struct rds *)st)->actx, site, context), addr, size);
+}
+
 /* realloc keeps the object: its serial, site and instance (4.1); only its place changes. */
 static void rds_heap_realloc(void *st, uint32_t site, uint64_t old, uint64_t addr, uint64_t size)
 {
@@ -450,6 +457,7 @@ static int rds_init(void *st, const struct mn_run *run)
 	int err;
 
 	rds_scc_init(&r->ssg);
+	mn_allocctx_init(&r->actx, mn_run_site_count(run));
 	r->threshold = T_PERCENT / 100.0;
 	/* Unbuffered, on this thread: a new edge is looked up by the next store. */
 	err = mn_map_create(&r->edge_of, MN_MAP_CONST, 0, 0, 1);
@@ -472,6 +480,7 @@ static void rds_fini(void *st)
 	rds_pending_free(&r->pend);
 	rds_scc_free(&r->ssg);
 	mn_objects_free(&r->obj);
+	mn_allocctx_fini(&r->actx);
 	free(r->inst_of);
 	free(r->links);
 }
@@ -498,6 +507,7 @@ const struct mn_module mn_module_rds_shape = {
 	.load = rds_load,
 	.store = rds_store,
 	.heap_alloc = rds_heap_alloc,
+	.heap_alloc_context = rds_heap_alloc_context,
 	.heap_realloc = rds_heap_realloc,
 	.heap_free = rds_heap_free,
 	.merge = rds_merge,

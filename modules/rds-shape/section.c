@@ -5,6 +5,7 @@
  * struct rds_views; restore() reads them there and rebuilds the state from them, checking what
  * ties them together: the types are the graph's cyclic components, the summary their sum.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,8 @@
 /* A `types:` row: one cyclic SCC of the graph. */
 struct rds_type_row {
 	uint64_t type;                  /* from 1, by smallest site */
-	uint32_t alloc;                 /* its smallest site */
-	struct mn_vec sites;            /* uint64_t, increasing */
+	uint32_t alloc;                 /* its smallest site (a key of actx) */
+	struct mn_vec sites;            /* uint64_t keys, increasing (mn_allocctx_cmp()) */
 	struct agg a;
 };
 
@@ -90,24 +91,42 @@ static const struct mn_field summary_fields[] = {
 static const struct mn_schema summary = MN_SCHEMA("summary", struct rds_summary, summary_fields,
 						  .flow = true);
 
+/* Sites are allocation contexts (allocctx.h): a site alone, or a site with its callers. */
+#define ACTX F(struct rds, actx)
+
 static const struct mn_field type_fields[] = {
 	MN_FIELD("type", MN_FT_U64, F(struct rds_type_row, type), MN_R_KEY),
-	MN_FIELD("alloc_site", MN_FT_SITE, F(struct rds_type_row, alloc), MN_R_NONE),
+	MN_ALLOCCTX_SITE("alloc_site", struct rds_type_row, alloc, ACTX, MN_R_NONE),
+	MN_ALLOCCTX_CONTEXT("context", struct rds_type_row, alloc, ACTX),
 	MN_FIELD("sites", MN_FT_LIST, F(struct rds_type_row, sites), MN_R_NONE,
-		 .flags = MN_FF_FLOW | MN_FF_SORTED, .elem = MN_FT_U64),
+		 .elem = MN_FT_U64, .aux = ACTX, .put = mn_allocctx_put_chains,
+		 .take = mn_allocctx_take_chains),
 	AGG_FIELDS(struct rds_type_row, AVG_DERIVED),
 };
 static const struct mn_schema types = MN_SCHEMA("types", struct rds_type_row, type_fields,
 						.flow = true, .weight = "traversals");
 
 static const struct mn_field edge_fields[] = {
-	MN_FIELD("src_site", MN_FT_SITE, F(struct rds_edge_row, src), MN_R_KEY),
-	MN_FIELD("dst_site", MN_FT_SITE, F(struct rds_edge_row, dst), MN_R_KEY),
+	MN_ALLOCCTX_SITE("src_site", struct rds_edge_row, src, ACTX, MN_R_KEY),
+	MN_ALLOCCTX_CONTEXT("src_context", struct rds_edge_row, src, ACTX),
+	MN_ALLOCCTX_SITE("dst_site", struct rds_edge_row, dst, ACTX, MN_R_KEY),
+	MN_ALLOCCTX_CONTEXT("dst_context", struct rds_edge_row, dst, ACTX),
 	MN_FIELD("stores", MN_FT_U64, F(struct rds_edge_row, stores), MN_R_NONE),
 	MN_FIELD("same_type", MN_FT_BOOL, F(struct rds_edge_row, same), MN_R_NONE),
 };
+/* By source, then destination, each in mn_allocctx_cmp()'s order: the same in every run. */
+static int by_ends(const void *a, const void *b)
+{
+	const struct rds_edge_row *x = a, *y = b;
+	const struct mn_allocctx *t = &((const struct rds *)mn_schema_top())->actx;
+	int c = mn_allocctx_cmp(t, x->src, y->src);
+
+	return c ? c : mn_allocctx_cmp(t, x->dst, y->dst);
+}
+
 static const struct mn_schema edges = MN_SCHEMA("static_shape_graph", struct rds_edge_row,
-						edge_fields, .flow = true, .weight = "stores");
+						edge_fields, .flow = true, .order = by_ends,
+						.weight = "stores");
 
 static bool own_clock(const struct mn_field *f, const void *row)
 {
@@ -223,11 +242,9 @@ const struct mn_schema rds_section = MN_SCHEMA("rds-shape", struct rds, section_
 
 /* ---- Emit: the views of a settled state ------------------------------------------------------ */
 
-static int by_id(const void *a, const void *b)
+static int by_id(const void *a, const void *b, void *actx)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
+	return mn_allocctx_cmp(actx, (uint32_t)*(const uint64_t *)a, (uint32_t)*(const uint64_t *)b);
 }
 
 /* A type's row: its sites, increasing, and totals. */
@@ -239,7 +256,7 @@ static int type_row(struct rds *r, const struct type *t, uint64_t num)
 		return -ENOMEM;
 	for (uint32_t m = t->comp; m != RDS_SCC_NONE; m = r->ssg.v[m].next)
 		*(uint64_t *)mn_vec_push(&y->sites, sizeof(uint64_t)) = r->sites[m].site;
-	qsort(y->sites.v, y->sites.n, sizeof(uint64_t), by_id);
+	qsort_r(y->sites.v, y->sites.n, sizeof(uint64_t), by_id, &r->actx);
 	y->type = num;
 	y->alloc = (uint32_t)*(uint64_t *)y->sites.v;
 	y->a = t->a;

@@ -4,6 +4,7 @@
  * streams; and the integers they come from, so that restore.c can rebuild the state: the put
  * fields of the section's schema (section.c), which writes the rest.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,13 +53,26 @@ static uint64_t declared_size(const struct affinity *a, uint32_t site)
 	return sa_fields_size(s->fields);
 }
 
-static int by_cost(const void *x, const void *y)
+/* Data objects in an order that does not depend on the run: their sites, then callers. */
+static int by_key(const struct affinity *a, uint32_t x, uint32_t y)
+{
+	return mn_allocctx_cmp(&a->actx, x, y);
+}
+
+static int by_cost(const void *x, const void *y, void *st)
 {
 	const struct dobj *a = *(const struct dobj *const *)x, *b = *(const struct dobj *const *)y;
 
 	if (a->cost != b->cost)
 		return a->cost > b->cost ? -1 : 1;
-	return a->site < b->site ? -1 : a->site > b->site;
+	return by_key(st, a->site, b->site);
+}
+
+static int by_dobj(const void *x, const void *y, void *st)
+{
+	const struct dobj *a = *(const struct dobj *const *)x, *b = *(const struct dobj *const *)y;
+
+	return by_key(st, a->site, b->site);
 }
 
 static int by_loop_site(const void *x, const void *y)
@@ -86,6 +100,19 @@ static void kv_object(struct mn_prof *p, const char *key, uint32_t site)
 		mn_prof_kv_site(p, key, site);
 	else
 		mn_prof_kv_u64(p, key, 0);
+}
+
+/* A data object: its site under key, and under ctx_key its callers when it is a context. */
+static void kv_dobj(struct mn_prof *p, const struct affinity *a, const char *key,
+		    const char *ctx_key, uint32_t dobj)
+{
+	uint64_t callers = mn_allocctx_callers(&a->actx, dobj);
+
+	kv_object(p, key, mn_allocctx_site(&a->actx, dobj));
+	if (callers) {
+		mn_prof_key(p, ctx_key);
+		mn_allocctx_emit(p, callers);
+	}
 }
 
 static void kv_size(struct mn_prof *p, const char *key, uint64_t v)
@@ -244,11 +271,13 @@ static void emit_streams(struct mn_prof *p, const struct sa_layout *l, const str
 static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj *d,
 		       struct sa_layout *l)
 {
-	const struct mn_run_site *rs = mn_run_site(a->run, d->site);
+	uint32_t site = mn_allocctx_site(&a->actx, d->site);
+	uint64_t callers = mn_allocctx_callers(&a->actx, d->site);
+	const struct mn_run_site *rs = mn_run_site(a->run, site);
 	struct sa_stream *s = NULL;
 	size_t n = 0, cap = 0;
 	struct insn *in;
-	char advice[512], key[32];
+	char advice[512], key[48];
 
 	MN_SITEVEC_FOREACH(&a->insns, id, in)
 		for (uint32_t i = 0; i < in->n; i++) {
@@ -269,17 +298,20 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 		}
 	if (n)   /* with no stream, s is NULL, which qsort's base must not be */
 		qsort(s, n, sizeof(*s), by_loop_site);
-	sa_layout_build(l, s, n, declared_size(a, d->site), a->opt.threshold);
+	sa_layout_build(l, s, n, declared_size(a, site), a->opt.threshold);
 	if (rs)
 		sa_layout_name(l, rs->fields);
 	sa_layout_advice(l, advice, sizeof(advice));
 
 	/* Keyed, not a list: `mnemo report` prints a mapping of sections each as a section, where
 	 * a list of mappings would become one table of unreadable nested cells. */
-	snprintf(key, sizeof(key), "site_%" PRIu32, d->site);
+	/* A context's key adds its callers: site_26_49_46. */
+	snprintf(key, sizeof(key), "site_%" PRIu32, site);
+	for (uint64_t c = callers; c; c >>= 32)
+		snprintf(key + strlen(key), sizeof(key) - strlen(key), "_%" PRIu32, (uint32_t)c);
 	mn_prof_key(p, key);
 	mn_prof_map_begin(p);
-	mn_prof_kv_site(p, "site", d->site);
+	kv_dobj(p, a, "site", "context", d->site);
 	mn_prof_kv_str(p, "kind", sa_kind_names[d->kind]);
 	mn_prof_kv_str(p, "name", rs ? rs->name : "");
 	if (l->type[0])           /* the layout's name, from debug info */
@@ -307,16 +339,34 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
  * Every data object with an instance, by site: the integers the hot set (Eq. 1) and the structures'
  * rows are computed from, so that a merged profile can recompute them (README "Merging").
  */
-static void emit_objects(struct mn_prof *p, struct affinity *a)
+static int emit_objects(struct mn_prof *p, struct affinity *a)
 {
-	struct dobj *d;
+	struct dobj *d, **v = NULL;
+	size_t n = 0, cap = 0;
 
-	mn_prof_seq_begin(p);
 	MN_SITEVEC_FOREACH(&a->dobjs, id, d) {
 		if (!d->instances && !d->accesses)
 			continue;
+		if (n == cap) {
+			size_t c = cap ? 2 * cap : 64;
+			struct dobj **w = realloc(v, c * sizeof(*w));
+
+			if (!w) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = w;
+			cap = c;
+		}
+		v[n++] = d;
+	}
+	if (n)
+		qsort_r(v, n, sizeof(*v), by_dobj, a);
+	mn_prof_seq_begin(p);
+	for (size_t i = 0; i < n; i++) {
+		d = v[i];
 		mn_prof_map_begin_flow(p);
-		kv_object(p, "site", d->site);
+		kv_dobj(p, a, "site", "context", d->site);
 		mn_prof_kv_str(p, "kind", sa_kind_names[d->kind]);
 		mn_prof_kv_u64(p, "instances", d->instances);
 		mn_prof_kv_u64(p, "bytes", d->max_bytes);
@@ -325,15 +375,17 @@ static void emit_objects(struct mn_prof *p, struct affinity *a)
 		mn_prof_map_end(p);
 	}
 	mn_prof_seq_end(p);
+	free(v);
+	return 0;
 }
 
-static int by_object_loop_site(const void *x, const void *y)
+static int by_object_loop_site(const void *x, const void *y, void *st)
 {
 	const struct stream *a = *(const struct stream *const *)x;
 	const struct stream *b = *(const struct stream *const *)y;
 
 	if (a->dobj != b->dobj)
-		return a->dobj < b->dobj ? -1 : 1;
+		return by_key(st, a->dobj, b->dobj);
 	return by_loop_site(&a->s, &b->s);
 }
 
@@ -367,13 +419,13 @@ static int emit_other_streams(struct mn_prof *p, struct affinity *a)
 			v[n++] = &in->v[i];
 		}
 	if (n)
-		qsort(v, n, sizeof(*v), by_object_loop_site);
+		qsort_r(v, n, sizeof(*v), by_object_loop_site, a);
 	mn_prof_seq_begin(p);
 	for (size_t i = 0; i < n; i++) {
 		const struct sa_stream *s = &v[i]->s;
 
 		mn_prof_map_begin_flow(p);
-		kv_object(p, "object", v[i]->dobj);
+		kv_dobj(p, a, "object", "object_context", v[i]->dobj);
 		kv_loop(p, s->loop);
 		mn_prof_kv_site(p, "site", s->site);
 		mn_prof_kv_u64(p, "cost", s->cost);
@@ -397,7 +449,7 @@ int sa_put_hot(const struct mn_field *f, const void *row, struct mn_prof *p)
 	mn_prof_seq_begin(p);
 	for (size_t i = 0; i < a->nhot; i++) {
 		mn_prof_map_begin_flow(p);
-		mn_prof_kv_site(p, "site", a->hot[i]->site);
+		kv_dobj(p, a, "site", "context", a->hot[i]->site);
 		mn_prof_kv_str(p, "kind", sa_kind_names[a->hot[i]->kind]);
 		mn_prof_kv_u64(p, "cost", a->hot[i]->cost);
 		mn_prof_kv_f64(p, "share", share(a->hot[i]->cost, a->cost));
@@ -426,8 +478,7 @@ int sa_put_structures(const struct mn_field *f, const void *row, struct mn_prof 
 int sa_put_objects(const struct mn_field *f, const void *row, struct mn_prof *p)
 {
 	(void)f;
-	emit_objects(p, (struct affinity *)row);
-	return 0;
+	return emit_objects(p, (struct affinity *)row);
 }
 
 int sa_put_other_streams(const struct mn_field *f, const void *row, struct mn_prof *p)
@@ -460,7 +511,7 @@ static int rank(struct affinity *a)
 		hot[n++] = d;
 	}
 	if (n)   /* with no data object, hot is NULL, which qsort's base must not be */
-		qsort(hot, n, sizeof(*hot), by_cost);
+		qsort_r(hot, n, sizeof(*hot), by_cost, a);
 	a->data_objects = n;
 	a->nhot = n < a->opt.top ? n : a->opt.top;
 	for (size_t i = 0; i < a->nhot; i++)

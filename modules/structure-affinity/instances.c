@@ -72,6 +72,15 @@ void sa_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
 	new_instance(st, site, addr, size, MN_OBJ_HEAP);
 }
 
+/* A heap data object is its allocation context (allocctx.h, MNEMO_ALLOC_DEPTH). */
+void sa_heap_alloc_context(void *st, uint32_t site, uint64_t context, uint64_t addr,
+			   uint64_t size)
+{
+	struct affinity *a = st;
+
+	new_instance(a, mn_allocctx_key(&a->actx, site, context), addr, size, MN_OBJ_HEAP);
+}
+
 void sa_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t addr,
 			    uint64_t size)
 {

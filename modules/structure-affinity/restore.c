@@ -80,21 +80,25 @@ void sa_merge(void *into, void *from)
 		a->conflict = true;
 	sa_merge_counts(a, b);
 	a->serial += b->serial;
+	/* Contexts are keyed per state: b's keys become a's (allocctx.h). */
 	MN_SITEVEC_FOREACH(&b->dobjs, id, f) {
-		struct dobj *d = mn_sitevec_get(&a->dobjs, (uint32_t)id);
+		uint32_t k = mn_allocctx_translate(&a->actx, &b->actx, (uint32_t)id);
+		struct dobj *d = mn_sitevec_get(&a->dobjs, k);
 
 		if (!d) {
 			a->nomem++;
 			continue;
 		}
 		merge_dobj(d, f);
+		d->site = k;
 	}
 	MN_SITEVEC_FOREACH(&b->insns, id, fi) {
 		struct insn *in = mn_sitevec_get(&a->insns, (uint32_t)id);
 
 		for (uint32_t i = 0; i < fi->n; i++) {
 			const struct stream *x = &fi->v[i];
-			struct stream *r = in ? sa_stream_of(in, x->s.loop, x->dobj) : NULL;
+			uint32_t k = mn_allocctx_translate(&a->actx, &b->actx, x->dobj);
+			struct stream *r = in ? sa_stream_of(in, x->s.loop, k) : NULL;
 
 			if (!r) {
 				a->nomem++;
@@ -138,6 +142,35 @@ static int pfield_site(const struct mn_profile *prof, const struct mn_pnode *map
 	return 0;
 }
 
+/*
+ * A data object's site under key and, when given, its callers under ctx_key (`context: [49,
+ * 46]`): its key in a->actx.
+ */
+static int pfield_dobj(struct affinity *a, const struct mn_profile *prof,
+		       const struct mn_pnode *map, const char *key, const char *ctx_key,
+		       uint32_t *v, char *err, size_t errlen)
+{
+	const struct mn_pnode *n = mn_pnode_get(map, ctx_key);
+	uint64_t callers = 0, c;
+	int e = pfield_site(prof, map, key, v, true, err, errlen);
+
+	if (e || !n)
+		return e;
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ || !mn_pnode_len(n) || mn_pnode_len(n) > 2 || !*v)
+		return mn_pnode_errorf(prof, n, err, errlen, "field '%s': expected one or two call "
+				       "sites of an allocation site", ctx_key);
+	for (size_t i = 0; i < mn_pnode_len(n); i++) {
+		if (mn_pnode_u64(mn_pnode_at(n, i), &c) || !c || c > UINT32_MAX ||
+		    !mn_profile_site(prof, (uint32_t)c))
+			return mn_pnode_errorf(prof, mn_pnode_at(n, i), err, errlen, "field '%s': "
+					       "expected a site id of the profile's site table",
+					       ctx_key);
+		callers |= c << (32 * i);
+	}
+	*v = mn_allocctx_key(&a->actx, *v, callers);
+	return mn_allocctx_is_context(&a->actx, *v) ? 0 : -ENOMEM;
+}
+
 /* A required unsigned field; a missing one is an error, not a default. */
 static int pfield_u64(const struct mn_profile *prof, const struct mn_pnode *map, const char *key,
 		      uint64_t *v, char *err, size_t errlen)
@@ -171,7 +204,7 @@ int sa_take_objects(const struct mn_field *f, void *row, const struct mn_profile
 		size_t k;
 		int e;
 
-		if ((e = pfield_site(prof, row, "site", &x.site, true, err, errlen)) ||
+		if ((e = pfield_dobj(a, prof, row, "site", "context", &x.site, err, errlen)) ||
 		    (e = mn_pfield_str(prof, row, "kind", &kind, err, errlen)) ||
 		    (e = pfield_u64(prof, row, "instances", &x.instances, err, errlen)) ||
 		    (e = pfield_u64(prof, row, "bytes", &x.max_bytes, err, errlen)) ||
@@ -214,7 +247,8 @@ static int restore_stream(struct affinity *a, const struct mn_profile *prof,
 	uint64_t bytes;
 	int e;
 
-	if ((!have_object && (e = pfield_site(prof, row, "object", &object, true, err, errlen))) ||
+	if ((!have_object && (e = pfield_dobj(a, prof, row, "object", "object_context", &object,
+					      err, errlen))) ||
 	    (e = pfield_site(prof, row, "site", &s.site, false, err, errlen)) ||
 	    (e = pfield_site(prof, row, "loop", &s.loop, true, err, errlen)) ||
 	    (e = pfield_u64(prof, row, "cost", &s.cost, err, errlen)) ||
@@ -285,7 +319,7 @@ int sa_take_other_streams(const struct mn_field *f, void *row, const struct mn_p
 		uint32_t object;
 
 		o = mn_pnode_at(structs, i);
-		if ((e = pfield_site(prof, o, "site", &object, true, err, errlen)))
+		if ((e = pfield_dobj(a, prof, o, "site", "context", &object, err, errlen)))
 			return e;
 		if (!(t = mn_pfield_node(prof, o, "streams", MN_PNODE_SEQ, err, errlen)))
 			return -EINVAL;

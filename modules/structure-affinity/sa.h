@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "affinity.h"
+#include "allocctx.h"
 #include "cache.h"
 #include "map.h"
 #include "objects.h"
@@ -50,9 +51,9 @@ struct options {
 	double threshold;            /* affinity from which two fields go together */
 };
 
-/* A data object: every instance made at one site. */
+/* A data object: every instance made at one site, or one allocation context (allocctx.h). */
 struct dobj {
-	uint32_t site;
+	uint32_t site;               /* its key in actx: the site, or an allocation context's key */
 	enum mn_obj_kind kind;
 	uint64_t instances, max_bytes;
 	uint64_t accesses, cost;
@@ -89,7 +90,8 @@ struct affinity {
 	struct options opt;
 	const struct mn_run *run;
 	struct mn_objects objs;
-	struct mn_sitevec dobjs;     /* struct dobj by site */
+	struct mn_sitevec dobjs;     /* struct dobj by site (key of actx) */
+	struct mn_allocctx actx;     /* heap data objects' allocation contexts */
 	struct mn_sitevec insns;     /* struct insn by load or store site */
 	struct sa_cache cache;       /* with cost: cache */
 	struct sa_verified verified; /* extents loop summaries found their objects in */
@@ -134,6 +136,8 @@ void sa_cores_fold(struct affinity *a);
 
 /* instances.c: the module's handlers of those events. */
 void sa_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size);
+void sa_heap_alloc_context(void *st, uint32_t site, uint64_t context, uint64_t addr,
+			   uint64_t size);
 void sa_heap_realloc(void *st, uint32_t site, uint64_t old_addr, uint64_t addr, uint64_t size);
 void sa_heap_free(void *st, uint32_t site, uint64_t addr);
 void sa_stack_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size);

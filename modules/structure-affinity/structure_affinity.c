@@ -444,6 +444,7 @@ static void sa_fini(void *st)
 		free(in->v);
 	mn_sitevec_free(&a->insns);
 	mn_sitevec_free(&a->dobjs);
+	mn_allocctx_fini(&a->actx);
 	sa_cores_fold(a);
 	free(a->cores);
 	mn_kv64_free(&a->parked_serial);
@@ -478,6 +479,7 @@ static int sa_init(void *st, const struct mn_run *run)
 		if (err)
 			return err;
 	}
+	mn_allocctx_init(&a->actx, nsites);
 	err = mn_objects_init(&a->objs);
 	if (!err && (mn_sitevec_init(&a->dobjs, sizeof(struct dobj), nsites) ||
 		     mn_sitevec_init(&a->insns, sizeof(struct insn), nsites)))
@@ -557,6 +559,7 @@ const struct mn_module mn_module_structure_affinity = {
 	.load = sa_load,
 	.store = sa_store,
 	.heap_alloc = sa_heap_alloc,
+	.heap_alloc_context = sa_heap_alloc_context,
 	.heap_realloc = sa_heap_realloc,
 	.heap_free = sa_heap_free,
 	.stack_alloc = sa_stack_alloc,

@@ -5,7 +5,8 @@
 # interposes no malloc; built for a module set that uses function, loop and heap events, the same
 # function has queue writes and the binary interposes malloc; built for rds-shape (`accesses:
 # pointer`), a function with only integer loads and stores has no queue write and no __mnemo_ call,
-# and one that stores a pointer has a queue write.
+# and one that stores a pointer has a queue write; built for dependence, whose modules take no
+# allocation context, the binary has no call site and no __mnemo_ctx_* call.
 # Usage: specialization.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -43,6 +44,19 @@ n=$(body ptr_store "$work/rds" | grep -c movnti || true)
 [ "$n" -gt 0 ] || fail "rds-shape build: ptr_store has no queue write, expected the pointer store event"
 MNEMO_OUTPUT="$work/rds.mnemo.yaml" "$work/rds" >/dev/null 2>"$work/rds.err" || fail "rds-shape build: the probe failed: $(cat "$work/rds.err")"
 echo "rds-shape: ints_only 0 queue writes, ptr_store writes"
+
+# 2b. Allocation contexts (abi.h, __mnemo_ctx_enter): only a build whose modules take heap_alloc's
+# context has call sites and their enter/leave calls (wrap.c: main calls an xmalloc wrapper).
+wrap=$src/../rds-shape/contexts/wrap.c
+"$bin/mnemo-cc" -m rds-shape -O2 -g "$wrap" -o "$work/wrap-rds"
+"$bin/mnemo-cc" -m dependence -O2 -g "$wrap" -o "$work/wrap-dep"
+n=$(strings -a "$work/wrap-rds" | grep -c "^call	main	" || true)
+[ "$n" -gt 0 ] || fail "rds-shape build of wrap.c: no call site of main in the site table"
+n=$(strings -a "$work/wrap-dep" | grep -c "^call	" || true)
+[ "$n" -eq 0 ] || fail "dependence build of wrap.c: $n call sites in the site table, expected none"
+calls=$(body main "$work/wrap-dep" | grep -c '__mnemo_ctx' || true)
+[ "$calls" -eq 0 ] || fail "dependence build of wrap.c: main calls __mnemo_ctx_* $calls times"
+echo "allocation contexts: call sites for rds-shape, none for dependence"
 
 # 3. every event (the by-hand flow of README, with a test-only module spec).
 "$bin/mnemo-specialize" --catalogue "$build/share/mnemo/events.yaml" --modules-dir "$src/modules" \

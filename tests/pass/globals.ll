@@ -28,7 +28,7 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK: @__mnemo_site_table = constant [[[#LEN:]] x i8] c"mnemo-sites/3\0A
 ; CHECK: @__mnemo_site_table_size = constant i64 [[#LEN-1]], align 8
 ; CHECK: @__mnemo_site_count = constant i32 5, align 4
-; CHECK: @__mnemo_pass_abi = constant i32 6, align 4
+; CHECK: @__mnemo_pass_abi = constant i32 7, align 4
 ; CHECK: @llvm.used = appending global [5 x ptr] [ptr @__mnemo_site_table, ptr @__mnemo_site_table_size, ptr @__mnemo_site_count, ptr @__mnemo_pass_abi, ptr @__mnemo_register_globals], section "llvm.metadata"
 
 ; The reference to the declaration now reads the definition (and, as an
@@ -56,4 +56,4 @@ define i32 @f() nounwind {
 ; TABLE-NEXT: 3|global|||0|0|table|200
 ; TABLE-NEXT: 4|global|||0|0|.str|6
 ; TABLE-NEXT: 5|global|||0|0|ns::state|16
-; TABLE-NEXT: count=5 abi=6
+; TABLE-NEXT: count=5 abi=7

@@ -121,7 +121,7 @@ define ptr @from_int(i64 %i) {
 ; CHECK-NEXT: %s = call ptr @llvm.stacksave.p0()
 ; CHECK-NEXT: ret ptr %m
 ; TABLE: 20|function|not_sites||0|0||0
-; TABLE-NEXT: count=20 abi=6
+; TABLE-NEXT: count=20 abi=7
 define ptr @not_sites() {
   %m = call ptr @__mnemo_user()
   %s = call ptr @llvm.stacksave.p0()

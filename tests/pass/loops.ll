@@ -139,7 +139,7 @@ lpad:
 ; TABLE-NEXT: 7|loop|nested||0|0||0
 ; TABLE-NEXT: 8|function|eh_exit||0|0||0
 ; TABLE-NEXT: 9|loop|eh_exit||0|0||0
-; TABLE-NEXT: count=9 abi=6
+; TABLE-NEXT: count=9 abi=7
 
 declare void @work(i64) nounwind
 declare i1 @test(i64) nounwind

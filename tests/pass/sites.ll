@@ -138,7 +138,7 @@ entry:
 ; CHECK-NEXT: 25|global||s.c|5|0|cs|32|0|S/16:a@0,b@4,c@8,d@12
 ; CHECK-NEXT: 26|global||s.c|6|0|count|4|0||0||{{$}}
 ; CHECK-NEXT: 27|global||s.c|7|0|piece|4|0||0||{{$}}
-; CHECK-NEXT: count=27 abi=6
+; CHECK-NEXT: count=27 abi=7
 @table = global [2 x { i8, i64, i32, [4 x i32] }] zeroinitializer, !dbg !60
 @cs = constant [2 x [4 x i32]] zeroinitializer, !dbg !62
 @count = global i32 0, !dbg !64

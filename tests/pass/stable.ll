@@ -23,7 +23,7 @@ target triple = "x86_64-pc-linux-gnu"
 ; CHECK-NEXT: 7|alloc|walk||0|0|malloc|0
 ; CHECK-NEXT: 8|function|main||0|0||0
 ; CHECK-NEXT: 9|global|||0|0|g|64
-; CHECK-NEXT: count=9 abi=6
+; CHECK-NEXT: count=9 abi=7
 
 define ptr @walk(ptr %head) nounwind {
 entry:

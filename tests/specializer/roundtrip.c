@@ -61,6 +61,8 @@ __thread uint32_t mn_heap_pending_site;
 static uint64_t buf[64];
 /* The runtime's sampling periods (abi.h), at their defaults: every access. */
 uint32_t mn_sample_lo = 1, mn_sample_span = 1;
+/* The runtime's MNEMO_ALLOC_DEPTH (abi.h), at its default: both callers. */
+uint64_t mn_alloc_context_mask = UINT64_MAX;
 
 void mn_queue_push_slow(const uint64_t *words, unsigned n)
 {
@@ -98,6 +100,8 @@ void mn_queue_push_lamport(const uint64_t *words, unsigned n)
 #define NACC   UINT32_C(0x12345)                /* accesses, saturated at 16 bits */
 #define ITERS  UINT64_C(0x0123456789abcdef)     /* iterations, saturated at 48 bits */
 #define RANK   UINT32_C(256)                    /* a mixed access's rank: at most 256 */
+#define CALLER1 UINT64_C(0x9abcdef1)               /* call sites around heap_alloc */
+#define CALLER2 UINT64_C(0x00c0ffee)
 #define BUF_WORDS (sizeof(buf) / sizeof(buf[0]))
 
 enum fit { T, S };  /* truncated, saturated */
@@ -119,7 +123,9 @@ static const struct call calls[] = {
 	{ "load_ptr", 1, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S }, true },
 	{ "store_ptr", 2, 4, { SITE, A(ADDR), VALUE, SIZE32 }, { T, T, T, S }, true },
 	{ "pointer_create", 3, 3, { SITE, A(ADDR), TYPE }, { T, T, T }, false },
-	{ "heap_alloc", 4, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S }, false },
+	/* Inside two calls entered (__mnemo_ctx_enter): context is both, the inner one low. */
+	{ "heap_alloc", 4, 4, { SITE, A(ADDR), SIZE64, CALLER1 | CALLER2 << 32 }, { T, T, S, T },
+	  false },
 	{ "heap_realloc", 5, 4, { SITE, A(OADDR), A(ADDR), SIZE64 }, { T, T, T, S }, false },
 	{ "heap_free", 6, 2, { SITE, A(ADDR) }, { T, T }, false },
 	{ "stack_alloc", 7, 3, { SITE, A(ADDR), SIZE64 }, { T, T, S }, false },
@@ -171,7 +177,15 @@ static void call(const struct call *c)
 			__mnemo_store(SITE, ADDR, VALUE, SIZE32);
 		break;
 	case 3: __mnemo_pointer_create(SITE, ADDR, TYPE); break;
-	case 4: __mnemo_heap_alloc(SITE, ADDR, SIZE64); break;
+	case 4: {
+		uint64_t outer = __mnemo_ctx_enter((uint32_t)CALLER2);
+		uint64_t inner = __mnemo_ctx_enter((uint32_t)CALLER1);
+
+		__mnemo_heap_alloc(SITE, ADDR, SIZE64);
+		__mnemo_ctx_leave(inner);
+		__mnemo_ctx_leave(outer);
+		break;
+	}
 	case 5: __mnemo_heap_realloc(SITE, OADDR, ADDR, SIZE64); break;
 	case 6: __mnemo_heap_free(SITE, ADDR); break;
 	case 7: __mnemo_stack_alloc(SITE, ADDR, SIZE64); break;
