@@ -108,7 +108,7 @@ __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
 MN_VISIBLE uint32_t mn_sample_lo = 1, mn_sample_span = 1;
 
 /* Which callers heap_alloc's `context` keeps (abi.h): both until set-up reads MNEMO_ALLOC_DEPTH. */
-uint64_t mn_alloc_context_mask = UINT64_MAX;
+MN_VISIBLE uint64_t mn_alloc_context_mask = UINT64_MAX;
 
 extern char **environ;
 

@@ -36,6 +36,7 @@ MN_VISIBLE __thread uint32_t mn_heap_pending_site MN_TLS_IE;
 MN_VISIBLE struct mn_value_set *__mnemo_value_sets;
 MN_VISIBLE uint32_t __mnemo_value_sites;
 MN_VISIBLE uint32_t mn_sample_lo = 1, mn_sample_span = 1;
+MN_VISIBLE uint64_t mn_alloc_context_mask = UINT64_MAX;
 
 /* Called with mn_q_busy set (queue.h): the record is dropped. */
 MN_VISIBLE void mn_queue_push_slow(const uint64_t *words, unsigned n)

@@ -8,10 +8,10 @@
  * order of registration), and the unit's callbacks add it to every site they send (the
  * specializer's --unit mode); until then the base is MN_UNIT_UNSET and they send nothing.  The
  * few runtime symbols the callbacks use (mn_q_*, mn_queue_push_slow/_nested,
- * mn_heap_pending_site, __mnemo_value_sets/_sites, mn_sample_lo/_span) are defined in the unit as
- * dormant stand-ins with default visibility, and exported by an instrumented program, whose
- * definitions then interpose (ELF symbol lookup finds the executable first): a library in an
- * instrumented program pushes into the program's per-thread lanes, one in a plain program into
+ * mn_heap_pending_site, __mnemo_value_sets/_sites, mn_sample_lo/_span, mn_alloc_context_mask)
+ * are defined in the unit as dormant stand-ins with default visibility, and exported by an
+ * instrumented program, whose definitions then interpose (ELF symbol lookup finds the
+ * executable first): a library in an instrumented program pushes into the program's per-thread lanes, one in a plain program into
  * its stand-ins, which drop everything.
  *
  * Never installed: both sides are built from this tree.

@@ -125,7 +125,7 @@ sed '1,/^--$/d' "$LOG" >"$work/link"
 exports=
 for sym in mn_q_cur mn_q_end mn_q_base mn_q_busy mn_queue_push_slow mn_queue_push_nested \
 	mn_heap_pending_site __mnemo_value_sets __mnemo_value_sites mn_sample_lo mn_sample_span \
-	__mnemo_unit_register; do
+	mn_alloc_context_mask __mnemo_unit_register; do
 	exports="$exports -Wl,--export-dynamic-symbol=$sym"
 done
 # shellcheck disable=SC2086  # $exports: one argument each
