@@ -11,8 +11,8 @@
  * mn_heap_pending_site, __mnemo_value_sets/_sites, mn_sample_lo/_span, mn_alloc_context_mask)
  * are defined in the unit as dormant stand-ins with default visibility, and exported by an
  * instrumented program, whose definitions then interpose (ELF symbol lookup finds the
- * executable first): a library in an instrumented program pushes into the program's per-thread lanes, one in a plain program into
- * its stand-ins, which drop everything.
+ * executable first): a library in an instrumented program pushes into the program's
+ * per-thread lanes, one in a plain program into its stand-ins, which drop everything.
  *
  * Never installed: both sides are built from this tree.
  */
