@@ -364,6 +364,9 @@ static void load_run(struct host *h)
 	if (s->values_len)
 		mn_run_values_attach(h->run, (struct mn_value_set *)((char *)s + s->values_off),
 				     s->values_len);
+	/* The program's own table only, as its binary carries it (linked units follow it). */
+	if (s->program_sites_len && s->program_sites_len <= s->sites_len)
+		h->run->blob_hash = mn_fnv1a64(mn_session_sites(s), s->program_sites_len);
 	h->run->verbose = s->verbose != 0;
 	h->run->workers = s->workers ? s->workers : auto_threads(h);
 	if (s->site_count && s->site_count != h->run->count && s->verbose)

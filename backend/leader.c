@@ -8,7 +8,11 @@
  *   format: mnemo-profile/1
  *   program: {argv: [./prog, a], pid: 123, exit_status: 0, signal: null, wall_seconds: 0.53,
  *             events: 123456, summarized_accesses: 0}   (one line)
- *   binary: {site_count: 412, site_table_hash: 9f0c...}   (FNV-1a 64 of the site table blob)
+ *   binary: {site_count: 412, site_table_hash: 9f0c...}   (FNV-1a 64 of the site table blob;
+ *                                    the program's own, without its shared libraries')
+ *   units:                          (only when shared libraries built with mnemo registered)
+ *     - {name: libz.so.1, path: /usr/lib/libz.so.1, first: 413, last: 530}
+ *     - {name: libx.so, path: ./libx.so, profiled: false, why: ...}
  *   complete: true
  *   incomplete_reason: ...          (only when complete is false; reasons joined by "; ")
  *   threads:                        (only when threads other than the main one sent events)
@@ -21,6 +25,7 @@
  *                                    saw it)
  *   sites:
  *     12: {kind: load, function: main, file: prog.c, line: 12, column: 9, loop: 10}
+ *     420: {kind: load, ..., unit: libz.so.1}   (a site of a shared library: its unit)
  *   modules:
  *     value-pattern: {...}          (each section copied verbatim, in session module order)
  *
@@ -510,21 +515,101 @@ static bool add_function_sites(const struct mn_run *run, uint64_t **bits, size_t
 	return ok;
 }
 
-static void write_binary(struct mn_prof *p, const struct mn_run *run)
+/*
+ * The shared library (runtime/unit.h) whose range holds site id, from the session's unit lines
+ * "name \t path \t first \t last \t why \n", into name (size MN_UNIT_NAME); false for the
+ * program's own sites.
+ */
+#define MN_UNIT_NAME 256
+static bool unit_of(const struct mn_session *s, uint32_t id, char *name)
+{
+	const char *t = (const char *)s + s->units_off, *end = t + s->units_len;
+
+	if (!s->units_len || id <= s->program_site_count)
+		return false;
+	while (t < end) {
+		const char *nl = memchr(t, '\n', (size_t)(end - t));
+		unsigned long first, last;
+		int len;
+
+		if (!nl)
+			break;
+		if (sscanf(t, "%*[^\t]%n\t%*[^\t]\t%lu\t%lu", &len, &first, &last) == 2 &&
+		    first && first <= id && id <= last && len < MN_UNIT_NAME) {
+			memcpy(name, t, (size_t)len);
+			name[len] = '\0';
+			return true;
+		}
+		t = nl + 1;
+	}
+	return false;
+}
+
+/*
+ * `units:`, when shared libraries built with mnemo registered: each with its name, path and
+ * range of ids, or, when it was not profiled, why.
+ */
+static void write_units(struct mn_prof *p, const struct mn_session *s)
+{
+	const char *t = (const char *)s + s->units_off, *end = t + s->units_len;
+
+	if (!s->units_len)
+		return;
+	mn_prof_key(p, "units");
+	mn_prof_seq_begin(p);
+	while (t < end) {
+		const char *nl = memchr(t, '\n', (size_t)(end - t)), *f[5];
+		char line[1024], *c;
+		unsigned n = 0;
+
+		if (!nl || (size_t)(nl - t) >= sizeof(line))
+			break;
+		memcpy(line, t, (size_t)(nl - t));
+		line[nl - t] = '\0';
+		t = nl + 1;
+		f[n++] = line;
+		for (c = line; *c && n < 5; c++)
+			if (*c == '\t') {
+				*c = '\0';
+				f[n++] = c + 1;
+			}
+		if (n != 5)
+			continue;
+		mn_prof_map_begin_flow(p);
+		mn_prof_kv_str(p, "name", f[0]);
+		mn_prof_kv_str(p, "path", f[1]);
+		if (f[4][0]) {
+			mn_prof_kv_bool(p, "profiled", false);
+			mn_prof_kv_str(p, "why", f[4]);
+		} else {
+			mn_prof_kv_u64(p, "first", strtoull(f[2], NULL, 10));
+			mn_prof_kv_u64(p, "last", strtoull(f[3], NULL, 10));
+		}
+		mn_prof_map_end(p);
+	}
+	mn_prof_seq_end(p);
+}
+
+static void write_binary(struct mn_prof *p, const struct mn_run *run,
+			 const struct mn_session *s)
 {
 	char hash[17];
 
 	snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)run->blob_hash);
 	mn_prof_key(p, "binary");
 	mn_prof_map_begin_flow(p);
-	mn_prof_kv_u64(p, "site_count", mn_run_site_count(run));
+	/* The program's own table: linked units' sites follow it (units:). */
+	mn_prof_kv_u64(p, "site_count", s->program_sites_len ? s->program_site_count :
+			mn_run_site_count(run));
 	mn_prof_kv_str(p, "site_table_hash", hash);
 	mn_prof_map_end(p);
 }
 
 static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint64_t *bits,
-			size_t nwords)
+			size_t nwords, const struct mn_session *s)
 {
+	char unit[MN_UNIT_NAME];
+
 	mn_prof_key(p, "sites");
 	mn_prof_map_begin(p);
 	for (size_t w = 0; w < nwords; w++) {
@@ -541,6 +626,7 @@ static void write_sites(struct mn_prof *p, const struct mn_run *run, const uint6
 					.column = site->column, .name = site->name,
 					.type_size = site->type_size, .loop = site->loop,
 					.fields = site->fields,
+					.unit = unit_of(s, id, unit) ? unit : "",
 				};
 			mn_prof_site_row(p, &row);
 		}
@@ -816,7 +902,8 @@ static int write_document(struct finish *f, struct mn_prof *p)
 	mn_prof_key(p, "program");
 	write_program(p, in, f->ended, f->events, f->summarized);
 	if (in->run)   /* NULL only when the table could not be loaded */
-		write_binary(p, in->run);
+		write_binary(p, in->run, in->s);
+	write_units(p, in->s);
 	if (!in->s->reproducible)
 		write_backends(p, f->s, f->sec, f->names);
 	mn_prof_kv_bool(p, "complete", f->r.len == 0);
@@ -824,7 +911,7 @@ static int write_document(struct finish *f, struct mn_prof *p)
 		mn_prof_kv_str(p, "incomplete_reason", f->r.buf);
 	if (in->nthreads)
 		write_threads(p, in);
-	write_sites(p, in->run, f->bits, f->nwords);
+	write_sites(p, in->run, f->bits, f->nwords, in->s);
 	err = copy_sections(f, p);
 	mn_prof_map_end(p);
 	return err;

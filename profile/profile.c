@@ -612,6 +612,8 @@ void mn_prof_site_row(struct mn_prof *p, const struct mn_site *s)
 			mn_prof_kv_u64(p, "loop", s->loop);
 		if (s->fields[0])
 			mn_prof_kv_str(p, "fields", s->fields);
+		if (s->unit && s->unit[0])
+			mn_prof_kv_str(p, "unit", s->unit);
 	}
 	mn_prof_map_end(p);
 }

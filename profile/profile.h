@@ -155,6 +155,8 @@ struct mn_site {
 				      * 0 outside every loop */
 	const char *fields;          /* alloc, realloc, stack, global: the structure's layout,
 				      * "Name/size:field@offset,..."; "" when unknown */
+	const char *unit;            /* the shared library the site is in (the profile's
+				      * `units:`); "" or NULL for the program */
 };
 
 /*

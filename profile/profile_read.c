@@ -821,7 +821,8 @@ static int load_sites(struct mn_profile *p, const struct err *e, yaml_document_t
 		    (ret = opt_str(e, d, v, "function", &s->function)) ||
 		    (ret = opt_str(e, d, v, "file", &s->file)) ||
 		    (ret = opt_str(e, d, v, "name", &s->name)) ||
-		    (ret = opt_str(e, d, v, "fields", &s->fields)))
+		    (ret = opt_str(e, d, v, "fields", &s->fields)) ||
+		    (ret = opt_str(e, d, v, "unit", &s->unit)))
 			return ret;
 		if ((ret = opt_uint(e, d, v, "line", UINT32_MAX, &u)))
 			return ret;

@@ -88,10 +88,13 @@ static inline bool lamport_linked(void)
 /* The one producer of this process; set by mn_queue_producer_start(). */
 static struct mn_queue *producer;
 
-MN_EXPORT __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
-MN_EXPORT __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
-MN_EXPORT __thread unsigned char mn_q_busy __attribute__((tls_model("initial-exec")));
-MN_EXPORT __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
+/* Default visibility even in the runtime's copy: an instrumented program exports them (and the
+ * two push paths below) to the shared libraries it loads (runtime/unit.h). */
+#define MN_UNIT_VISIBLE __attribute__((visibility("default")))
+MN_UNIT_VISIBLE __thread uint64_t *mn_q_cur __attribute__((tls_model("initial-exec")));
+MN_UNIT_VISIBLE __thread uint64_t *mn_q_end __attribute__((tls_model("initial-exec")));
+MN_UNIT_VISIBLE __thread unsigned char mn_q_busy __attribute__((tls_model("initial-exec")));
+MN_UNIT_VISIBLE __thread uint64_t *mn_q_base __attribute__((tls_model("initial-exec")));
 
 /* The lane this thread holds in queue my_q, or NULL: the slow path's, never the fast path's. */
 static __thread struct mn_qplane *my_plane __attribute__((tls_model("initial-exec")));
@@ -775,13 +778,13 @@ static void push_slow(const uint64_t *words, unsigned n)
 /* Entered from mn_queue_push() with mn_q_busy set: it stays set throughout, so that a signal
  * handler's push is dropped and counted (mn_queue_push_nested()) rather than racing with this one,
  * and is cleared at the end. */
-MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t *words, unsigned n)
+MN_UNIT_VISIBLE __attribute__((cold, noinline)) void mn_queue_push_slow(const uint64_t *words, unsigned n)
 {
 	push_slow(words, n);
 	mn_store_signal(&mn_q_busy, 0);
 }
 
-MN_EXPORT __attribute__((cold, noinline)) void mn_queue_push_nested(void)
+MN_UNIT_VISIBLE __attribute__((cold, noinline)) void mn_queue_push_nested(void)
 {
 	/* Pairs with the release store in mn_queue_producer_start(). */
 	struct mn_queue *q = mn_load_acquire(&producer);

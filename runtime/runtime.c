@@ -105,7 +105,7 @@ extern const unsigned char __mnemo_queue_lamport __attribute__((weak));
 __thread unsigned mn_rt_quiet __attribute__((tls_model("initial-exec")));
 
 /* The sampling periods of callbacks built with a countdown (abi.h): every access until set-up. */
-uint32_t mn_sample_lo = 1, mn_sample_span = 1;
+MN_VISIBLE uint32_t mn_sample_lo = 1, mn_sample_span = 1;
 
 extern char **environ;
 
@@ -400,6 +400,16 @@ static void end_of_run(int exit_status, int term_signal, const char *exec_path)
 		line_str(&reason, rt.failure);
 	} else if (other) {
 		reason_add(&reason, other, " of the main thread", "");
+	}
+	/* Shared libraries built with mnemo that this session does not profile (units.c). */
+	if (reason.len + 3 < sizeof(reason.buf)) {
+		size_t at = reason.len ? reason.len + 2 : 0;
+		size_t k = mn_units_reason(reason.buf + at, sizeof(reason.buf) - 1 - at);
+
+		if (k && reason.len)
+			memcpy(reason.buf + reason.len, "; ", 2);
+		if (k)
+			reason.len = at + k;
 	}
 
 	/*
@@ -1212,6 +1222,8 @@ struct boot {
 	char *output;
 	const char *backend;                               /* locate_backend() */
 	uint64_t sites_len, values_len;                    /* size_session() */
+	uint64_t program_sites_len, units_len;             /* ... linked units (units.c) */
+	uint32_t site_total;
 	char *args;                                        /* argv_blob(); fill_session() frees */
 	size_t argv_len;
 	uint32_t argc_seen;
@@ -1376,14 +1388,22 @@ static int locate_backend(struct boot *b)
 /* What the session block carries after its header (session.h), and how many backends read it. */
 static void size_session(struct boot *b)
 {
+	uint64_t unit_sites;
+
 	if (&__mnemo_site_table && &__mnemo_site_table_size)
 		b->sites_len = __mnemo_site_table_size;
+	/* The shared libraries that registered so far: their tables after the program's. */
+	b->program_sites_len = b->sites_len;
+	mn_units_layout(&__mnemo_site_count ? __mnemo_site_count : 0, &unit_sites, &b->units_len,
+			&b->site_total);
+	if (b->sites_len)
+		b->sites_len += unit_sites;
 	b->args = argv_blob(b->argc, b->argv, &b->argv_len, &b->argc_seen);
 	/* One backend for every module, or one per module (MNEMO_BACKENDS=per-module). */
 	b->nback = mn_options_choice(b->opt.backends, mn_options_backends) == 1 ? b->nmod : 1;
 	/* One value set per site id, when a module takes `value` (abi.h); 7 bytes to align them. */
 	b->values_len = &__mnemo_value_sets && &__mnemo_value_sites && &__mnemo_site_count ?
-			((uint64_t)__mnemo_site_count + 1) * sizeof(struct mn_value_set) : 0;
+			((uint64_t)b->site_total + 1) * sizeof(struct mn_value_set) : 0;
 }
 
 /* The event queue, with room for the session block; in its Lamport mode when callbacks.c asks. */
@@ -1396,7 +1416,7 @@ static int create_queue(struct boot *b)
 	cfg.nbufs = MN_RT_NBUFS;
 	cfg.nconsumers = (unsigned)b->nback;
 	cfg.extra_bytes = sizeof(struct mn_session) + b->sites_len + b->argv_len + 7 +
-			  b->values_len;
+			  b->values_len + b->units_len;
 	cfg.lamport = &__mnemo_queue_lamport && __mnemo_queue_lamport;
 	/* The Lamport queue is one ring, the main thread's: other threads' events are dropped. */
 	cfg.threads = cfg.lamport ? 0 : b->opt.threads;
@@ -1444,7 +1464,8 @@ static void fill_session(struct boot *b)
 	s->workers = workers_env && *workers_env ? b->opt.workers : 0;
 	s->verbose = b->opt.verbose;
 	s->reproducible = b->opt.reproducible;
-	s->site_count = &__mnemo_site_count ? __mnemo_site_count : 0;
+	s->program_site_count = &__mnemo_site_count ? __mnemo_site_count : 0;
+	s->site_count = b->site_total;
 	s->start_realtime = clock_seconds(CLOCK_REALTIME);
 	s->start_monotonic = clock_seconds(CLOCK_MONOTONIC);
 	memcpy(s->output, b->output, sizeof(s->output));
@@ -1453,8 +1474,11 @@ static void fill_session(struct boot *b)
 		s->wire = __mnemo_wire;
 	s->sites_off = sizeof(*s);
 	s->sites_len = b->sites_len;
-	if (b->sites_len)
-		memcpy((char *)s + s->sites_off, __mnemo_site_table, b->sites_len);
+	s->program_sites_len = b->program_sites_len;
+	if (b->sites_len) {
+		memcpy((char *)s + s->sites_off, __mnemo_site_table, b->program_sites_len);
+		mn_units_copy_sites((char *)s + s->sites_off + b->program_sites_len);
+	}
 	s->argv_off = s->sites_off + b->sites_len;
 	s->argv_len = b->argv_len;
 	s->argc = b->argc_seen;
@@ -1466,6 +1490,8 @@ static void fill_session(struct boot *b)
 	 * publish_value_sets()). */
 	s->values_off = (s->argv_off + b->argv_len + 7) & ~(uint64_t)7;
 	s->values_len = b->values_len;
+	s->units_off = s->values_off + s->values_len;
+	s->units_len = mn_units_copy_text((char *)s + s->units_off, b->units_len);
 }
 
 /* Before any backend exists (they bind to the node) and before any buffer is touched. */
@@ -1553,7 +1579,7 @@ static void publish_value_sets(const struct boot *b)
 {
 	if (b->values_len && !b->opt.all_values) {
 		__mnemo_value_sets = (struct mn_value_set *)((char *)rt.s + rt.s->values_off);
-		__mnemo_value_sites = __mnemo_site_count + 1;
+		__mnemo_value_sites = b->site_total + 1;
 	}
 }
 
@@ -1632,6 +1658,7 @@ static int start_session(bool first)
 		__mnemo_program_start((uint32_t)rt.pid);
 	if (__mnemo_register_globals)
 		__mnemo_register_globals();
+	mn_units_start();
 	rt.cur_at_start = mn_q_cur;
 	return 0;
 }

@@ -167,4 +167,23 @@ void mn_rt_fatal_signal(int sig, void *info, void *ctx);
  */
 void mn_rt_end_of_run_signal(int sig);
 
+/* ---- Linked units (units.c, unit.h) ---- */
+
+/*
+ * At the session's start: decides which registered units are profiled and their bases, after
+ * the program's program_count sites; *sites_len: bytes of their tables' lines, *text_len: at most
+ * the bytes mn_units_copy_text() writes, *total_count: the highest id of all.
+ */
+void mn_units_layout(uint32_t program_count, uint64_t *sites_len, uint64_t *text_len,
+		     uint32_t *total_count);
+/* The profiled units' site lines (no header), back to back, into dst; returns the bytes. */
+uint64_t mn_units_copy_sites(char *dst);
+/* The session's unit lines (session.h, units_off) into dst, at most cap bytes; returns bytes. */
+uint64_t mn_units_copy_text(char *dst, uint64_t cap);
+/* Once the session runs: the units' callbacks on, their globals registered. */
+void mn_units_start(void);
+/* "library x not profiled: why; ..." for the end-of-run record, at most len bytes, no NUL;
+ * returns the bytes.  Async-signal-safe. */
+size_t mn_units_reason(char *buf, size_t len);
+
 #endif /* MNEMO_RUNTIME_INTERNAL_H */

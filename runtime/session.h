@@ -25,9 +25,10 @@
 #include "queue.h"  /* installed side by side in include/mnemo/ */
 
 #define MN_SESSION_MAGIC   UINT64_C(0x314e4f4953534d4e)  /* "NMSSION1" little-endian */
-#define MN_SESSION_VERSION 4u  /* 2: ready_off, ready_len; 3: values_off, values_len;
+#define MN_SESSION_VERSION 5u  /* 2: ready_off, ready_len; 3: values_off, values_len;
 				 * 4: wire.flags, one backend for every module (image,
-				 * exec_ended and parent_pid took padding that was 0) */
+				 * exec_ended and parent_pid took padding that was 0);
+				 * 5: linked units (program_site_count .. units_len) */
 #define MN_MAX_MODULES     8
 #define MN_MODULE_NAME_MAX 32
 #define MN_PATH_MAX        4096
@@ -140,6 +141,17 @@ struct mn_session {
 	} backend[MN_MAX_MODULES];
 	uint32_t profile_done;              /* enum mn_profile_state; futex word, written by backend 0 */
 	int32_t parent_pid;                 /* the forking process, for a fork child's; else 0 */
+
+	/* Linked units (runtime/unit.h): the site table at sites_off is the program's own
+	 * (program_sites_len bytes, ids 1..program_site_count) followed by the lines of every
+	 * profiled shared library, at the ids its base gives; site_count counts them all.  Written
+	 * with the configuration. */
+	uint32_t program_site_count;
+	uint32_t nunits_pad;
+	uint64_t program_sites_len;
+	uint64_t units_off, units_len;      /* one line per library that registered:
+					     * "name \t path \t first \t last \t why \n"; first and
+					     * last 0 and why not empty when it was not profiled */
 };
 
 static inline const char *mn_session_sites(const struct mn_session *s)

@@ -38,7 +38,8 @@
  * order themselves (put_mixed_sampling()).
  *
  *   mnemo-specialize --catalogue events.yaml --modules-dir DIR --modules a,b [--backend PATH]
- *                    [--all-events] [--no-summarize] [--queue=pingpong|lamport] -o OUTDIR
+ *                    [--all-events] [--no-summarize] [--queue=pingpong|lamport] [--unit]
+ *                    -o OUTDIR
  *
  * writes OUT/callbacks.c (only when its content changes, so builds stay incremental) and prints
  * heap=1 or heap=0: whether the program must link libmnemo-heap.a, the heap interposer.
@@ -1882,7 +1883,7 @@ static void usage(FILE *f)
 	static const char text[] =
 		"usage: " PROG " [--catalogue FILE] [--modules-dir DIR] --modules a,b\n"
 		"                        [--backend PATH] [--all-events] [--no-summarize]\n"
-		"                        [--queue=pingpong|lamport] -o OUTDIR\n"
+		"                        [--queue=pingpong|lamport] [--unit] -o OUTDIR\n"
 		"       " PROG " [--catalogue FILE] [--modules-dir DIR] --list | --defaults\n"
 		"       " PROG " [--catalogue FILE] --check DIR/<name>/events.yaml\n"
 		"\n"
@@ -1914,6 +1915,9 @@ static void usage(FILE *f)
 		"                       the ping-pong queue (PROMPT 5.2); lamport: through the\n"
 		"                       out-of-line mn_queue_push_lamport(), a conventional queue,\n"
 		"                       the baseline of the overhead breakdown (docs/internals.md)\n"
+		"  --unit               the callbacks of a shared library (mnemo-cc -shared): hidden,\n"
+		"                       sites moved by the unit's base, silent until the program's\n"
+		"                       runtime registers the unit (runtime/unit.h)\n"
 		"  --list               list the modules in DIR with their doc line\n"
 		"  --defaults           print the default modules in DIR, those whose spec says\n"
 		"                       `default: true`, as a,b (mnemo-cc's set without -m)\n"
@@ -2115,10 +2119,96 @@ static int value_module(const struct mn_module_spec **vm, const struct mn_catalo
 	return 0;
 }
 
+/*
+ * --unit (`mnemo-cc -shared`): the callbacks of a shared library, a linked unit of its own
+ * (runtime/unit.h), made from the program's text.  Everything callbacks.c defines becomes hidden,
+ * so that a library's callbacks and tables never bind to another unit's; __mnemo_value_sets and
+ * __mnemo_value_sites are the program's (declared in abi.h, defined as stand-ins by
+ * libmnemo-unit.a); and every entry point with a body and a site first adds the unit's base to
+ * it, or returns at once while the unit is not registered: one load and branch per event, in
+ * library code only.  Returns the new text (malloc'ed), or NULL when out of memory.
+ */
+static char *unit_text(const char *text)
+{
+	static const char entry_def[] = "#define MN_ENTRY __attribute__((used))\n";
+	static const char unit_defs[] =
+		"#define MN_ENTRY __attribute__((used))\n"
+		"\n"
+		"/*\n"
+		" * A linked unit (mnemo-specialize --unit, runtime/unit.h): a shared library with\n"
+		" * site ids of its own, which the program's runtime moves to [base + 1, base +\n"
+		" * count].  Until it does (a plain program, a unit refused), nothing is sent.\n"
+		" */\n"
+		"extern uint32_t __mnemo_unit_base __attribute__((visibility(\"hidden\")));\n"
+		"#define MN_UNIT_SITE_OR(site, ret)\t\t\t\t\t\t\\\n"
+		"\tdo {\t\t\t\t\t\t\t\t\\\n"
+		"\t\tuint32_t base_ = __mnemo_unit_base;\t\t\t\\\n"
+		"\t\tif (__builtin_expect(base_ == UINT32_MAX, 0))\t\t\\\n"
+		"\t\t\treturn ret;\t\t\t\t\t\\\n"
+		"\t\tsite += base_;\t\t\t\t\t\t\\\n"
+		"\t} while (0)\n"
+		"#define MN_UNIT_SITE(site) MN_UNIT_SITE_OR(site, )\n"
+		"#pragma GCC visibility push(hidden)\n";
+	static const char sets_def[] =
+		"struct mn_value_set *__mnemo_value_sets;\nuint32_t __mnemo_value_sites;\n";
+	static const char sets_unit[] =
+		"/* __mnemo_value_sets, __mnemo_value_sites: the program's (abi.h). */\n";
+	size_t len = strlen(text), cap = len + sizeof(unit_defs) + 64 * 1024, n = 0;
+	char *out = malloc(cap);
+	const char *p = text;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t ll = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		const char *add = NULL;
+
+		if (n + ll + sizeof(unit_defs) + 64 > cap) {
+			char *o = realloc(out, cap *= 2);
+
+			if (!o) {
+				free(out);
+				return NULL;
+			}
+			out = o;
+		}
+		if (!strncmp(p, entry_def, ll) && ll == sizeof(entry_def) - 1) {
+			memcpy(out + n, unit_defs, sizeof(unit_defs) - 1);
+			n += sizeof(unit_defs) - 1;
+			p += ll;
+			continue;
+		}
+		if (!strncmp(p, sets_def, sizeof(sets_def) - 1)) {
+			memcpy(out + n, sets_unit, sizeof(sets_unit) - 1);
+			n += sizeof(sets_unit) - 1;
+			p += sizeof(sets_def) - 1;
+			continue;
+		}
+		/* "MN_ENTRY <type> <name>(uint32_t site, ...)\n{\n" and a body that is not "}". */
+		if (!strncmp(p, "MN_ENTRY ", 9) && memmem(p, ll, "(uint32_t site", 14) &&
+		    !strncmp(p + ll, "{\n", 2) && strncmp(p + ll + 2, "}\n", 2))
+			add = !strncmp(p, "MN_ENTRY void ", 14) ? "\tMN_UNIT_SITE(site);\n" :
+			      "\tMN_UNIT_SITE_OR(site, 0);\n";
+		memcpy(out + n, p, ll);
+		n += ll;
+		p += ll;
+		if (add) {
+			memcpy(out + n, "{\n", 2);
+			n += 2;
+			p += 2;
+			memcpy(out + n, add, strlen(add));
+			n += strlen(add);
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
 /* The default mode: write outdir/callbacks.c and print heap=.  Returns the exit status. */
 static int specialize(const struct mn_catalogue *c, const char *dir, const char *modules,
 		      const char *backend, const char *outdir, bool lamport, bool all_events,
-		      bool summarize)
+		      bool summarize, bool unit)
 {
 	struct mn_module_spec *m[MN_MAX_MODULES], all;
 	const struct mn_module_spec *gm[MN_MAX_MODULES + 1];
@@ -2177,6 +2267,17 @@ static int specialize(const struct mn_catalogue *c, const char *dir, const char 
 		fprintf(stderr, PROG ": out of memory\n");
 		goto out;
 	}
+	if (unit) {
+		char *u = unit_text(buf);
+
+		if (!u) {
+			fprintf(stderr, PROG ": out of memory\n");
+			goto out;
+		}
+		free(buf);
+		buf = u;
+		len = strlen(u);
+	}
 	if (write_file(outdir, "callbacks.c", buf, len))
 		goto out;
 	printf("heap=%d\n", g.heap);
@@ -2192,7 +2293,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_CATALOGUE = 256, OPT_MODULES_DIR, OPT_MODULES, OPT_BACKEND, OPT_LIST, OPT_CHECK,
-		OPT_DEFAULTS, OPT_QUEUE, OPT_ALL_EVENTS, OPT_NO_SUMMARIZE,
+		OPT_DEFAULTS, OPT_QUEUE, OPT_ALL_EVENTS, OPT_NO_SUMMARIZE, OPT_UNIT,
 	};
 	static const struct option opts[] = {
 		{ "catalogue", required_argument, NULL, OPT_CATALOGUE },
@@ -2206,6 +2307,7 @@ int main(int argc, char **argv)
 		{ "queue", required_argument, NULL, OPT_QUEUE },
 		{ "all-events", no_argument, NULL, OPT_ALL_EVENTS },
 		{ "no-summarize", no_argument, NULL, OPT_NO_SUMMARIZE },
+		{ "unit", no_argument, NULL, OPT_UNIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2214,6 +2316,7 @@ int main(int argc, char **argv)
 	struct mn_catalogue *c = NULL;
 	struct mn_spec_error err;
 	bool list = false, defaults = false, lamport = false, all_events = false, summarize = true;
+	bool unit = false;
 	int opt, status = 2;
 
 	opterr = 0;  /* our own messages, with our own prefix */
@@ -2237,6 +2340,7 @@ int main(int argc, char **argv)
 			return 2;
 		case OPT_ALL_EVENTS: all_events = true; break;
 		case OPT_NO_SUMMARIZE: summarize = false; break;
+		case OPT_UNIT: unit = true; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, PROG ": option '%s' needs an argument (see --help)\n",
@@ -2283,7 +2387,7 @@ int main(int argc, char **argv)
 		status = check_module(c, check);
 	else
 		status = specialize(c, dir, modules, backend, outdir, lamport, all_events,
-				    summarize);
+				    summarize, unit);
 out:
 	mn_spec_catalogue_free(c);
 	free(def_catalogue);

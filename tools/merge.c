@@ -287,6 +287,24 @@ static bool node_equal(const struct mn_pnode *a, const struct mn_pnode *b)
 	return true;
 }
 
+/*
+ * The shared libraries of the runs (`units:`, leader.c): the same in every input, or the merge is
+ * refused (their sites would share ids); NULL when the runs had none.
+ */
+static const struct mn_pnode *one_units(const struct input *in, size_t n)
+{
+	const struct mn_pnode *u = mn_pnode_get(mn_profile_root(in[0].prof), "units");
+
+	for (size_t i = 1; i < n; i++) {
+		const struct mn_pnode *v = mn_pnode_get(mn_profile_root(in[i].prof), "units");
+
+		if (!u != !v || (u && !node_equal(u, v)))
+			die(1, "merge: '%s' and '%s' are runs with different shared libraries "
+			    "(units:)", in[0].path, in[i].path);
+	}
+	return u;
+}
+
 /* A node as short text for a message: a scalar's text, a collection's flow form, cut at 60. */
 static void node_text(const struct mn_pnode *n, char *buf, size_t len)
 {
@@ -579,6 +597,7 @@ int cmd_merge(int argc, char **argv)
 	};
 	const char *out = NULL, **names, *reason;
 	const struct mn_binary *ref;
+	const struct mn_pnode *units;
 	struct input *in;
 	struct urow *rows;
 	struct mn_prof *w;
@@ -619,6 +638,7 @@ int cmd_merge(int argc, char **argv)
 	}
 
 	nrows = one_binary(in, n, &rows, &ref, &ref_in);
+	units = one_units(in, n);
 	names = module_order(in, n, &nmods);
 	for (size_t j = 0; j < nmods; j++) {
 		const struct mn_module *mod = mn_module_find(names[j]);
@@ -632,6 +652,9 @@ int cmd_merge(int argc, char **argv)
 		check_settings(mod, in, n);
 	}
 	count = ref ? ref->site_count : nrows ? rows[nrows - 1].s->id : 0;
+	/* Sites of shared libraries (units:) follow the binary's own. */
+	if (nrows && rows[nrows - 1].s->id > count)
+		count = rows[nrows - 1].s->id;
 	if (ref && count > PROFILE_SITE_COUNT_MAX)
 		die(1, "merge: '%s': binary.site_count %u is implausible (more than %u sites)",
 		    in[ref_in].path, count, PROFILE_SITE_COUNT_MAX);
@@ -658,6 +681,10 @@ int cmd_merge(int argc, char **argv)
 		mn_prof_kv_u64(w, "site_count", ref->site_count);
 		mn_prof_kv_str(w, "site_table_hash", ref->site_table_hash);
 		mn_prof_map_end(w);
+	}
+	if (units) {
+		mn_prof_key(w, "units");
+		copy_node(w, units, 1);
 	}
 	/* One run's own costs; of several, they would only say which run came first. */
 	if (n == 1 && mn_pnode_get(mn_profile_root(in[0].prof), "backend")) {

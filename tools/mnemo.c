@@ -377,6 +377,9 @@ int profile_check(const struct mn_profile *prof, char *err, size_t errlen)
 	/* The count and the run as merge makes them from this profile alone (merge.c). */
 	if (bin && bin->site_table_hash && bin->site_table_hash[0]) {
 		count = bin->site_count;
+		/* Sites of shared libraries (units:) follow the binary's own. */
+		if (nrows && mn_profile_site_at(prof, nrows - 1)->id > count)
+			count = mn_profile_site_at(prof, nrows - 1)->id;
 		if (count > PROFILE_SITE_COUNT_MAX) {
 			snprintf(err, errlen, "'%s': binary.site_count %u is implausible (more than "
 				 "%u sites)", mn_profile_path(prof), count, PROFILE_SITE_COUNT_MAX);

@@ -270,6 +270,12 @@ static char *site_text(const struct mn_profile *p, uint64_t id, size_t cols)
 		if (text != loc)
 			free(loc);
 	}
+	/* A site of a shared library built with mnemo -shared (the profile's units:) names it. */
+	if (s && s->unit && *s->unit) {
+		cut = xasprintf("[%s] %s", s->unit, text);
+		free(text);
+		text = cut;
+	}
 	if (cols && ucols(text) > cols) {
 		cut = ellipsize(text, cols);
 		free(text);

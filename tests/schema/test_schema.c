@@ -906,10 +906,10 @@ static const struct mn_module K = {
  * a loop nor restored, are not. */
 static void test_sites_of_kind(void **state)
 {
-	static const struct mn_site s1 = { 1, "load", "f", "a.c", 1, 1, "", 0, 0, "" },
-				    s2 = { 2, "loop", "f", "a.c", 2, 1, "", 0, 0, "" },
-				    s3 = { 3, "loop", "f", "a.c", 3, 1, "", 0, 0, "" },
-				    s4 = { 4, "function", "f", "a.c", 4, 1, "", 0, 0, "" };
+	static const struct mn_site s1 = { 1, "load", "f", "a.c", 1, 1, "", 0, 0, "", "" },
+				    s2 = { 2, "loop", "f", "a.c", 2, 1, "", 0, 0, "", "" },
+				    s3 = { 3, "loop", "f", "a.c", 3, 1, "", 0, 0, "", "" },
+				    s4 = { 4, "function", "f", "a.c", 4, 1, "", 0, 0, "", "" };
 	const struct mn_site *rows[] = { &s1, &s2, &s3, &s4 };
 	struct mn_run *run;
 	struct ktop *t;

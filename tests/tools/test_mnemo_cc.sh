@@ -134,11 +134,19 @@ check "link: callbacks compiled" has "$LOG" "$tmpdir/callbacks.c"
 check "link: callbacks include dir" has "$LOG" "-I$P/include/mnemo"
 check "link: temp dir removed" test -n "$tmpdir" -a ! -e "$tmpdir"
 sed '1,/^--$/d' "$LOG" >"$work/link"
+# The program exports what shared libraries built with mnemo -shared interpose (runtime/unit.h).
+exports=
+for sym in mn_q_cur mn_q_end mn_q_base mn_q_busy mn_queue_push_slow mn_queue_push_nested \
+	mn_heap_pending_site __mnemo_value_sets __mnemo_value_sites mn_sample_lo mn_sample_span \
+	__mnemo_unit_register; do
+	exports="$exports -Wl,--export-dynamic-symbol=$sym"
+done
+# shellcheck disable=SC2086  # $exports: one argument each
 expected=$(printf '%s\n' -flto -fuse-ld=lld "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so" \
 	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" -Wl,--fat-lto-objects a.o "lib b.a" \
 	-o prog -lm \
 	"$tmpdir/callbacks.o" -Wl,--whole-archive "$P/lib/mnemo/libmnemo-rt.a" \
-	-Wl,--no-whole-archive -lpthread -ldl --)
+	-Wl,--no-whole-archive -lpthread -ldl $exports --)
 if [ "$(cat "$work/link")" = "$expected" ]; then ok "link: command line"; else
 	bad "link: command line" "expected: $(echo "$expected" | tr '\n' ' ')" \
 		"got:      $(tr '\n' ' ' <"$work/link")"
