@@ -115,14 +115,14 @@ rp_compare() {
 		rp_bad "$cname" "standard error differs (native, instrumented):" \
 			"$(diff "$work/n.err" "$work/m.err" | head -n 10)"
 	else
-		rp_ok "$cname: same output ($(wc -l <"$work/n.out") lines) and status $ns"
+		rp_ok "$cname: same output ($(wc -l <"$work/n.out") lines, $(wc -l <"$work/n.err") on stderr) and status $ns"
 	fi
 }
 
 # rp_sites PROFILE REGEX: how many sites of PROFILE's site table are in a file whose name matches
 # REGEX (an extended regular expression on the file field's value).
 rp_sites() {
-	sed -n '/^sites:/,/^[a-z]/p' "$1" | grep -cE "file: \"([^\"]*/)?($2)\"" || true
+	sed -n '/^sites:/,/^[a-z]/p' "$1" | grep -cE "file: \"?([^\",]*/)?($2)\"?," || true
 }
 
 # rp_check_profile NAME PROFILE REGEX: the profile is complete and has sites in the project's
