@@ -29,4 +29,5 @@ rp_compare wordfreq "$work/native" "$work/mnemo" ./wordfreq
 set -- "$work/mnemo/profiles/wordfreq-"*.mnemo.yaml
 rp_check_profile "wordfreq: profile, C library" "$1" 'ring\.c'
 rp_check_profile "wordfreq: profile, C++ program" "$1" 'wordfreq\.cpp'
+rp_report "mnemo report (wordfreq)" "$1" 'ring\.c|wordfreq\.cpp'
 rp_finish

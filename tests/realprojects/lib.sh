@@ -157,3 +157,15 @@ rp_clean_log() {
 		rp_ok "$1"
 	fi
 }
+
+# rp_report NAME PROFILE REGEX: `mnemo report` reads the profile and prints rows located in the
+# project's sources (REGEX: file names), as file:line.
+rp_report() {
+	if ! mnemo report "$2" >"$work/report" 2>"$work/report.err"; then
+		rp_bad "$1" "mnemo report $2 failed: $(head -n 3 "$work/report.err")"
+	elif n=$(grep -cE "(^|[ /])($3):[0-9]+" "$work/report") && [ "$n" -gt 0 ]; then
+		rp_ok "$1: $n rows at file:line in ($3)"
+	else
+		rp_bad "$1" "mnemo report names no line of ($3); its first rows:" "$(sed -n 1,12p "$work/report")"
+	fi
+}

@@ -26,6 +26,10 @@ fi
 rp_clean_log "make linux CC=mnemo-cc: no archiver or linker complaint" "$work/mnemo.log"
 
 rp_compare make-test "$work/native" "$work/mnemo" 'make test'
+# The profile of a build without -m: its backend runs the default modules, those whose spec says
+# `default: true` (no measurement module).
+defaults=$(mnemo-specialize --catalogue "$rp_build/share/mnemo/events.yaml" \
+	--modules-dir "$rp_build/share/mnemo/modules" --defaults | tr , +)
 src_re='lvm\.c|ltable\.c|lgc\.c|lstring\.c|lapi\.c|ldo\.c|lparser\.c|llex\.c'
 for script in "$here"/lua/*.lua; do
 	t=$(basename "$script" .lua)
@@ -34,4 +38,10 @@ for script in "$here"/lua/*.lua; do
 	set -- "$work/mnemo/profiles/$t.lua-"*.mnemo.yaml
 	rp_check_profile "$t.lua: profile" "$1" "$src_re"
 done
+if [ -n "$defaults" ] && grep -qx "  $defaults: {.*" "$1"; then
+	rp_ok "the default modules ran: $defaults"
+else
+	rp_bad "the default modules ran" "expected '$defaults'; $1's backend: $(sed -n '/^backend:/{n;p}' "$1")"
+fi
+rp_report "mnemo report (tables.lua)" "$(ls "$work/mnemo/profiles/tables.lua-"*.mnemo.yaml)" "$src_re"
 rp_finish

@@ -67,6 +67,7 @@ if [ -s "$1" ]; then
 			"units: $(grep -A1 '^units:' "$1" | tail -n 1)"
 	fi
 fi
+rp_report "mnemo report (examplesh)" "$(ls "$work/mnemo/profiles/examplesh-"*.mnemo.yaml)" "$zre"
 
 # A native program with the instrumented library: unprofiled and silent.
 mkdir -p "$work/plain"
