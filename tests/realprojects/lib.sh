@@ -53,7 +53,7 @@ rp_finish() {
 
 # rp_skip WHY: the project could not be fetched; not Mnemo's failure (ctest reports it skipped).
 rp_skip() {
-	echo "SKIPPED: $rp_name: $*"
+	echo "SKIPPED: $rp_name: $*" >&2
 	exit 77
 }
 
