@@ -1658,7 +1658,7 @@ static int start_session(bool first)
 		__mnemo_program_start((uint32_t)rt.pid);
 	if (__mnemo_register_globals)
 		__mnemo_register_globals();
-	mn_units_start();
+	mn_units_start(rt.verbose);
 	rt.cur_at_start = mn_q_cur;
 	return 0;
 }

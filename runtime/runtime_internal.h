@@ -180,8 +180,9 @@ void mn_units_layout(uint32_t program_count, uint64_t *sites_len, uint64_t *text
 uint64_t mn_units_copy_sites(char *dst);
 /* The session's unit lines (session.h, units_off) into dst, at most cap bytes; returns bytes. */
 uint64_t mn_units_copy_text(char *dst, uint64_t cap);
-/* Once the session runs: the units' callbacks on, their globals registered. */
-void mn_units_start(void);
+/* Once the session runs: the units' callbacks on, their globals registered; verbose: one line
+ * per unit on stderr. */
+void mn_units_start(bool verbose);
 /* "library x not profiled: why; ..." for the end-of-run record, at most len bytes, no NUL;
  * returns the bytes.  Async-signal-safe. */
 size_t mn_units_reason(char *buf, size_t len);

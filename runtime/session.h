@@ -147,7 +147,7 @@ struct mn_session {
 	 * profiled shared library, at the ids its base gives; site_count counts them all.  Written
 	 * with the configuration. */
 	uint32_t program_site_count;
-	uint32_t nunits_pad;
+	uint32_t units_pad;
 	uint64_t program_sites_len;
 	uint64_t units_off, units_len;      /* one line per library that registered:
 					     * "name \t path \t first \t last \t why \n"; first and

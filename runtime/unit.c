@@ -90,6 +90,7 @@ __attribute__((constructor)) static void unit_register(void)
 	unit.wire = &__mnemo_wire;
 	unit.register_globals = __mnemo_register_globals;
 	unit.base = &__mnemo_unit_base;
+	unit.q_cur = &mn_q_cur;
 	__mnemo_unit_register(&unit);
 }
 

@@ -43,6 +43,10 @@ struct mn_unit {
 	void (*thread_site)(uint32_t site);
 	void (*acquire)(const void *object);
 	void (*release)(const void *object);
+	/* The unit's mn_q_cur as its code resolves it, on the registering thread: the runtime's own
+	 * unless the library binds its symbols to itself (-Bsymbolic: DF_SYMBOLIC), which makes the
+	 * program's definitions unable to interpose; such a unit is refused. */
+	uint64_t **q_cur;
 };
 
 /*

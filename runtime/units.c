@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "abi.h"
 #include "barrier.h"
@@ -25,11 +26,12 @@
 
 #define MN_VISIBLE __attribute__((visibility("default")))
 #define UNITS_MAX 64
-#define SITES_HEADER "mnemo-sites/2\n"
 
 #pragma weak __mnemo_modules
 #pragma weak __mnemo_wire
 #pragma weak __mnemo_pass_abi
+#pragma weak __mnemo_site_table
+#pragma weak __mnemo_site_table_size
 
 /* One registered unit: what it says of itself, and what the session start decided. */
 struct unit_row {
@@ -47,6 +49,14 @@ static struct {
 	uint32_t started;       /* the session's layout is fixed; later units are refused */
 } units;
 
+/* Bytes of a site table's first line ("mnemo-sites/N\n", abi.h), or 0 when it has none. */
+static size_t header_len(const char *table, uint64_t size)
+{
+	const char *nl = size ? memchr(table, '\n', size) : NULL;
+
+	return nl ? (size_t)(nl - table) + 1 : 0;
+}
+
 /* Why the program's session cannot take unit u, or NULL. */
 static const char *refusal(const struct mn_unit *u)
 {
@@ -61,9 +71,16 @@ static const char *refusal(const struct mn_unit *u)
 	if (memcmp(u->wire, &__mnemo_wire, sizeof(__mnemo_wire)))
 		return "its events are packed differently from the program's (other modules or "
 		       "options)";
-	if (u->site_table_size < sizeof(SITES_HEADER) - 1 ||
-	    memcmp(u->site_table, SITES_HEADER, sizeof(SITES_HEADER) - 1))
-		return "its site table is not mnemo-sites/2";
+	if (u->q_cur != &mn_q_cur)
+		return "it binds the runtime's symbols to its own (linked with -Bsymbolic?), so "
+		       "its events cannot reach the program's queue";
+	if (!&__mnemo_site_table || !&__mnemo_site_table_size ||
+	    !header_len(u->site_table, u->site_table_size) ||
+	    header_len(u->site_table, u->site_table_size) !=
+	    header_len(__mnemo_site_table, __mnemo_site_table_size) ||
+	    memcmp(u->site_table, __mnemo_site_table,
+		   header_len(u->site_table, u->site_table_size)))
+		return "its site table has another format than the program's";
 	return NULL;
 }
 
@@ -91,11 +108,12 @@ MN_VISIBLE void __mnemo_unit_register(struct mn_unit *u)
 
 /*
  * Unit r's site lines without the header, with the one field that holds a site id (the 8th,
- * `loop`, abi.h) moved by the unit's base, into dst (NULL: only counted).  Returns the bytes.
+ * `loop`, abi.h; a later format must keep it there or change this) moved by the unit's base,
+ * into dst (NULL: only counted).  Returns the bytes.
  */
 static uint64_t rebased_lines(const struct unit_row *r, char *dst)
 {
-	const char *c = r->u->site_table + sizeof(SITES_HEADER) - 1;
+	const char *c = r->u->site_table + header_len(r->u->site_table, r->u->site_table_size);
 	const char *end = r->u->site_table + r->u->site_table_size;
 	unsigned field = 0;
 	uint64_t n = 0;
@@ -176,12 +194,18 @@ uint64_t mn_units_copy_text(char *dst, uint64_t cap)
 	return n;
 }
 
-void mn_units_start(void)
+void mn_units_start(bool verbose)
 {
 	mn_store_release(&units.started, 1);
 	for (unsigned i = 0; i < units.n; i++) {
 		struct unit_row *r = &units.row[i];
 
+		if (verbose && r->why)
+			dprintf(STDERR_FILENO, "mnemo: library %s not profiled: %s\n", r->path,
+				r->why);
+		else if (verbose)
+			dprintf(STDERR_FILENO, "mnemo: library %s: sites %u..%u\n", r->path,
+				r->base + 1, r->base + r->u->site_count);
 		if (r->why)
 			continue;
 		r->u->thread_site = __mnemo_thread_site;

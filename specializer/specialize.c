@@ -2146,6 +2146,7 @@ static char *unit_text(const char *text)
 		"\t\tif (__builtin_expect(base_ == UINT32_MAX, 0))\t\t\\\n"
 		"\t\t\treturn ret;\t\t\t\t\t\\\n"
 		"\t\tsite += base_;\t\t\t\t\t\t\\\n"
+		"\t\t(void)site;  /* bodies that send no site */\t\t\\\n"
 		"\t} while (0)\n"
 		"#define MN_UNIT_SITE(site) MN_UNIT_SITE_OR(site, )\n"
 		"#pragma GCC visibility push(hidden)\n";

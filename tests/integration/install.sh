@@ -12,7 +12,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 P=$work/prefix
 for f in bin/mnemo bin/mnemo-cc bin/mnemo-c++ bin/mnemo-backend bin/mnemo-specialize \
-	lib/mnemo/mnemo-pass.so lib/mnemo/libmnemo-rt.a lib/mnemo/libmnemo-heap.a \
+	lib/mnemo/mnemo-pass.so lib/mnemo/libmnemo-rt.a lib/mnemo/libmnemo-heap.a lib/mnemo/libmnemo-unit.a \
 	include/mnemo/abi.h include/mnemo/queue.h include/mnemo/profile.h include/mnemo/module.h \
 	share/mnemo/events.yaml share/mnemo/modules/value-pattern/events.yaml; do
 	[ -e "$P/$f" ] || fail "not installed: $f"

@@ -13,7 +13,8 @@
 #  4. dlopen after the session started: the program is profiled, the library is not and the
 #     profile says so; a plain program's dlopen is silent.
 #  5. A library built for other modules than the program: refused and said, the program profiled.
-#  6. The default module set, library and program: profiled.
+#  6. -Bsymbolic-functions: profiled; -Bsymbolic: refused and said.
+#  7. The default module set, library and program: profiled.
 # Usage: shared_lib.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2/shared
@@ -27,7 +28,7 @@ cd "$work"
 # 1. The probe.
 "$bin/mnemo-cc" -m $mods -fPIC -c "$src/probe.c" -o probe.o
 "$bin/mnemo-cc" -m $mods -shared -Wl,-soname,libprobe.so.1,--version-script,"$src/libshared.map" \
-	probe.o -o libprobe.so || fail "the zlib-style probe (-shared, version script) does not link"
+	probe.o -o libprobe.so || fail "the zlib-style probe (-shared, version script) fails"
 echo "probe: links"
 
 # 2. Instrumented library and program.
@@ -47,7 +48,8 @@ p=prog.yaml
 grep -qx 'complete: true' $p || fail "profile not complete: $(grep incomplete $p || true)"
 count=$(sed -n 's/^binary: {site_count: \([0-9]*\),.*/\1/p' $p)
 unit=$(grep -A1 '^units:' $p | tail -n 1 || true)
-[[ $unit =~ ^-\ \{name:\ libshared\.so,\ path:\ [^,]*libshared\.so,\ first:\ ([0-9]+),\ last:\ ([0-9]+)\}$ ]] ||
+re='^- \{name: libshared\.so, path: [^,]*libshared\.so, first: ([0-9]+), last: ([0-9]+)\}$'
+[[ $unit =~ $re ]] ||
 	fail "units: says '$unit'"
 first=${BASH_REMATCH[1]} last=${BASH_REMATCH[2]}
 [ "$first" -eq $((count + 1)) ] || fail "library ids start at $first, program has $count sites"
@@ -56,15 +58,23 @@ while read -r id rest; do
 	id=${id%:}
 	case $rest in
 	*'function: lib_'*|*'function: twice'*)
-		[ "$id" -ge "$first" ] && [ "$id" -le "$last" ] || fail "library site $id outside [$first, $last]"
-		[[ $rest == *'unit: libshared.so}' ]] || fail "library site $id names no unit: $rest" ;;
+		[ "$id" -ge "$first" ] && [ "$id" -le "$last" ] ||
+			fail "library site $id outside [$first, $last]"
+		[[ $rest == *'unit: libshared.so}' ]] || fail "library site $id names no unit: $rest"
+		# its loop field, a site id too, rebased with it
+		if [[ $rest =~ loop:\ ([0-9]+) ]]; then
+			[ "${BASH_REMATCH[1]}" -ge "$first" ] && [ "${BASH_REMATCH[1]}" -le "$last" ] ||
+				fail "library site $id: loop ${BASH_REMATCH[1]} not rebased"
+		fi ;;
 	*'function: main'*)
 		[ "$id" -le "$count" ] || fail "program site $id above $count"
 		[[ $rest != *unit:* ]] || fail "program site $id names a unit: $rest" ;;
 	esac
 done < <(sed -n '/^sites:/,/^modules:/p' $p | grep -E '^  [0-9]+:')
-load=$(grep -E '^  [0-9]+: \{kind: load, function: lib_sum' $p | sed 's/^  \([0-9]*\):.*/\1/' || true)
-alloc=$(grep -E '^  [0-9]+: \{kind: alloc, function: lib_alloc' $p | sed 's/^  \([0-9]*\):.*/\1/' || true)
+# site_id KIND FUNCTION: the id of the site of that kind in that function.
+site_id() { sed -n "s/^  \([0-9]*\): {kind: $1, function: $2,.*/\1/p" $p; }
+load=$(site_id load lib_sum)
+alloc=$(site_id alloc lib_alloc)
 [ -n "$load" ] && [ -n "$alloc" ] || fail "no load site in lib_sum or alloc site in lib_alloc"
 grep -qE "^    - \{site: $load, access: load, executions: 64," $p ||
 	fail "value-pattern: the library's load $load not 64 executions"
@@ -106,12 +116,27 @@ echo "dlopen: refused and said; plain dlopen silent"
 MNEMO_OUTPUT=$work/other.yaml ./prog >other.out 2>other.err || fail "prog (other modules) exited $?"
 cmp -s other.out prog.out && [ ! -s other.err ] || fail "prog (other modules): output changed"
 grep -qE '^- \{name: libshared.so, path: [^,]*, profiled: false, why: built for other modules' \
-	other.yaml || fail "other modules: units: does not say why: $(grep -A1 '^units:' other.yaml || true)"
+	other.yaml || fail "other modules: units: says $(grep -A1 '^units:' other.yaml || true)"
 grep -q "^incomplete_reason: .*library libshared.so not profiled" other.yaml ||
 	fail "other modules: not in incomplete_reason"
 echo "other modules: refused and said"
 
-# 6. The default module set.
+# 6. -Bsymbolic-functions: still profiled; -Bsymbolic (DF_SYMBOLIC: the library's own stand-ins
+#    win at run time): refused and said.
+"$bin/mnemo-cc" -m $mods -shared -Wl,-Bsymbolic-functions \
+	-Wl,--version-script,"$src/libshared.map" libshared.o -o libshared.so
+MNEMO_OUTPUT=$work/bf.yaml ./prog >bf.out 2>&1 || fail "prog (-Bsymbolic-functions) exited $?"
+grep -qx 'complete: true' bf.yaml && grep -q 'unit: libshared.so}' bf.yaml ||
+	fail "-Bsymbolic-functions: library not profiled"
+"$bin/mnemo-cc" -m $mods -shared -Wl,-Bsymbolic -Wl,--version-script,"$src/libshared.map" \
+	libshared.o -o libshared.so
+MNEMO_OUTPUT=$work/bs.yaml ./prog >bs.out 2>bs.err || fail "prog (-Bsymbolic) exited $?"
+cmp -s bs.out prog.out && [ ! -s bs.err ] || fail "prog (-Bsymbolic): output changed"
+grep -q "^incomplete_reason: .*library libshared.so not profiled: .*-Bsymbolic" bs.yaml ||
+	fail "-Bsymbolic: not refused and said"
+echo "-Bsymbolic-functions profiled, -Bsymbolic refused and said"
+
+# 7. The default module set.
 "$bin/mnemo-cc" -O2 -g -fPIC -c "$src/libshared.c" -o libshared.o
 "$bin/mnemo-cc" -shared -Wl,--version-script,"$src/libshared.map" libshared.o -o libshared.so
 "$bin/mnemo-cc" -O2 -g "$src/main.c" -L. -lshared -Wl,-rpath,"$work" -o progdef

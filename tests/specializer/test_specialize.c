@@ -1922,6 +1922,63 @@ static void expect_some_body(const char *text, const char *fn, bool full)
  * with the stand-in module all-events as what needs every access; every argument sent (null,
  * which takes no value, gets the values).
  */
+/* Entry points of text with a `uint32_t site` first and a body: those --unit moves. */
+static unsigned site_entries_with_body(const char *text)
+{
+	unsigned n = 0;
+
+	for (const char *p = strstr(text, "MN_ENTRY "); p; p = strstr(p + 1, "MN_ENTRY ")) {
+		const char *nl = strchr(p, '\n'), *site = strstr(p, "(uint32_t site");
+
+		if (nl && site && site < nl && !strncmp(nl + 1, "{\n", 2) &&
+		    strncmp(nl + 3, "}\n", 2))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * --unit (mnemo-cc -shared, runtime/unit.h): the same callbacks, hidden, without their own value
+ * sets, every entry point with a site and a body moving it by the unit's base first; they
+ * compile, -fPIC.
+ */
+static void test_unit_option(void **state)
+{
+	static const char *const sets[] = { "value-pattern", "structure-affinity",
+					    "null,value-pattern,rds-shape" };
+	static char plain[65536], unit[65536];
+	struct fixture *fx = *state;
+	char path[256], obj[256];
+	struct run r;
+
+	snprintf(path, sizeof(path), "%s/callbacks.c", fx->out);
+	snprintf(obj, sizeof(obj), "%s/callbacks.o", fx->out);
+	for (unsigned i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		const char *args[] = { "-flto", "-fPIC", "-c", path, "-o", obj, NULL };
+		unsigned want;
+
+		specialize(fx, &r, MNEMO_MODULES_DIR, sets[i]);
+		expect_ok(&r);
+		read_file(path, plain, sizeof(plain));
+		specialize_opt(fx, &r, MNEMO_MODULES_DIR, sets[i], "--unit");
+		expect_ok(&r);
+		read_file(path, unit, sizeof(unit));
+		want = site_entries_with_body(plain);
+		assert_true(want > 0);
+		if (count(unit, "\tMN_UNIT_SITE(site);\n") + count(unit, "\tMN_UNIT_SITE_OR(site, 0);\n") !=
+		    want)
+			fail_msg("%s: --unit: expected %u entry points moved by the base, got:\n%s",
+				 sets[i], want, unit);
+		assert_int_equal(count(unit, "#pragma GCC visibility push(hidden)\n"), 1);
+		assert_int_equal(count(unit, "\nstruct mn_value_set *__mnemo_value_sets;"), 0);
+		assert_int_equal(count(unit, "MN_ENTRY "), count(plain, "MN_ENTRY "));
+		clang(fx, &r, args);
+		if (r.status)
+			fail_msg("clang on --unit callbacks.c for %s: exit %d: %s", sets[i],
+				 r.status, r.err);
+	}
+}
+
 static void test_all_events(void **state)
 {
 	static char text[65536], abi[32768];
@@ -2563,6 +2620,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roundtrip_sampled_mixed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sampled_mixed_callbacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_option, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unit_option, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_all_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roundtrip_ablation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_plan, setup, teardown),

@@ -151,6 +151,19 @@ if [ "$(cat "$work/link")" = "$expected" ]; then ok "link: command line"; else
 	bad "link: command line" "expected: $(echo "$expected" | tr '\n' ' ')" \
 		"got:      $(tr '\n' ' ' <"$work/link")"
 fi
+# -shared: a linked unit (runtime/unit.h): unit callbacks compiled -fPIC, libmnemo-unit.a and
+# no runtime, the stand-ins kept exported, version scripts as GNU ld takes them.
+: >"$P/lib/mnemo/libmnemo-unit.a"
+FAKE_HEAP=1 fake "$cc" -m value-pattern -shared a.o -Wl,--version-script,v.map -o liba.so
+check "-shared: specializer --unit" has "$LOG.spec" "--unit"
+check "-shared: callbacks -fPIC" has "$LOG" "-fPIC"
+sed '1,/^--$/d' "$LOG" >"$work/link"
+check "-shared: unit archive" has "$work/link" "$P/lib/mnemo/libmnemo-unit.a"
+check "-shared: no runtime" test -z "$(grep -e libmnemo-rt -e libmnemo-heap "$work/link")"
+check "-shared: --undefined-version" has "$work/link" "-Wl,--undefined-version"
+check "-shared: the stand-ins' version script" test -n "$(grep -e '-Wl,--version-script=.*unit.map' "$work/link")"
+check "-shared: the user's version script" has "$work/link" "-Wl,--version-script,v.map"
+rm -f "$P/lib/mnemo/libmnemo-unit.a"
 FAKE_HEAP=1 fake "$cc" --mnemo-modules=dependence a.o -o prog
 check "link heap=1: heap library" has "$LOG" "$P/lib/mnemo/libmnemo-heap.a"
 check "--mnemo-modules=" has "$LOG.spec" "dependence"
