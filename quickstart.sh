@@ -38,7 +38,7 @@ build() {
 
 demo() {
 	build
-	say "profiling examples/demo.c with every module"
+	say "profiling examples/demo.c with the default modules (the five profiling modules)"
 	"$BUILD_DIR"/bin/mnemo-cc -O2 -g examples/demo.c -o "$BUILD_DIR"/demo
 	(cd "$BUILD_DIR" && ./demo)
 	"$BUILD_DIR"/bin/mnemo report "$BUILD_DIR"/demo.mnemo.yaml

@@ -45,7 +45,8 @@
 # two threads (issue 22): zstd, Zstandard 1.5.7 from the npm registry's zstd-napi (bench/zstd/
 # fetch.sh, cached in BUILD_DIR/bench-cache, never committed) driven by bench/zstd/driver.c,
 # compressing 16 MiB with 1 thread and with 2 compression threads, each module's slowdown at both
-# and the check ratio_2 <= 1.5 x ratio_1; and the harness's time.
+# and the check ratio_2 <= 1.5 x ratio_1; then, without --quick, the link time of Lua instrumented
+# against its plain LTO link (bench/linktime.sh); and the harness's time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -732,6 +733,11 @@ if [ $quick = 0 ] && [ "$breakdown" != 2 ] && [ "$threads_bench" != 0 ] && [ -n 
 		done
 		echo "two threads: ratio_2 <= 1.5 x ratio_1 on every module: $verdict"
 	fi
+fi
+# Link time (issue 23): Lua's instrumented link against its plain LTO link, once each (bench/
+# linktime.sh, which fetches Lua; run it alone for the best of 3).  Not with --quick.
+if [ $quick = 0 ] && [ "$breakdown" != 2 ] && [ "$threads_bench" != 2 ]; then
+	"$here/linktime.sh" "$build" -r 1 || echo "bench/run.sh: bench/linktime.sh failed: no link time" >&2
 fi
 # The harness's own time (issue: under 20 minutes in full, under 3 with --quick), builds included.
 elapsed=$(echo "$(now) - $started" | bc -l)

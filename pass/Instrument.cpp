@@ -2404,6 +2404,7 @@ public:
 
 private:
   static bool shouldRegister(const GlobalVariable &G);
+  void emitLoop(Module &M, const RuntimeCallbacks &RT, IRBuilder<> &IRB) const;
 
   struct Entry {
     GlobalVariable *G;
@@ -2469,11 +2470,53 @@ Function *GlobalRegistrar::emit(Module &M, const RuntimeCallbacks &RT) const {
   Reg->setVisibility(GlobalValue::DefaultVisibility);
   Reg->addFnAttr(Attribute::NoUnwind);
   IRBuilder<> IRB(BasicBlock::Create(Ctx, "entry", Reg));
-  for (const Entry &E : Globals)
-    IRB.CreateCall(RT.Global, {IRB.getInt32(E.Site), E.G, IRB.getInt64(E.Size)})
-        ->setDoesNotThrow();
+  if (!Globals.empty())
+    emitLoop(M, RT, IRB);
   IRB.CreateRetVoid();
   return Reg;
+}
+
+// A loop over a constant table of (site, &g, size), not one call per global:
+// LTO inlines __mnemo_global's body into each call, and the one function of
+// thousands of copies (Lua: a global per string literal) took more of the
+// link's code generation than the whole interpreter.  The calls and their
+// order are the same.
+void GlobalRegistrar::emitLoop(Module &M, const RuntimeCallbacks &RT,
+                               IRBuilder<> &IRB) const {
+  LLVMContext &Ctx = M.getContext();
+  auto *EntryTy = StructType::get(IRB.getInt32Ty(), IRB.getPtrTy(),
+                                  IRB.getInt64Ty());
+  auto *TableTy = ArrayType::get(EntryTy, Globals.size());
+  std::vector<Constant *> Rows;
+  for (const Entry &E : Globals)
+    Rows.push_back(ConstantStruct::get(
+        EntryTy, {IRB.getInt32(E.Site), E.G, IRB.getInt64(E.Size)}));
+  auto *Table = new GlobalVariable(M, TableTy, /*isConstant=*/true,
+                                   GlobalValue::PrivateLinkage,
+                                   ConstantArray::get(TableTy, Rows),
+                                   "__mnemo_globals_table");
+  Function *Reg = IRB.GetInsertBlock()->getParent();
+  BasicBlock *Entry = IRB.GetInsertBlock();
+  BasicBlock *Loop = BasicBlock::Create(Ctx, "row", Reg);
+  BasicBlock *Done = BasicBlock::Create(Ctx, "done", Reg);
+  IRB.CreateBr(Loop);
+  IRB.SetInsertPoint(Loop);
+  PHINode *I = IRB.CreatePHI(IRB.getInt64Ty(), 2);
+  I->addIncoming(IRB.getInt64(0), Entry);
+  auto Field = [&](unsigned K, Type *Ty) {
+    return IRB.CreateLoad(
+        Ty, IRB.CreateInBoundsGEP(TableTy, Table,
+                                  {IRB.getInt64(0), I, IRB.getInt32(K)}));
+  };
+  Value *Site = Field(0, IRB.getInt32Ty());
+  Value *G = Field(1, IRB.getPtrTy());
+  Value *Size = Field(2, IRB.getInt64Ty());
+  IRB.CreateCall(RT.Global, {Site, G, Size})->setDoesNotThrow();
+  Value *Next = IRB.CreateAdd(I, IRB.getInt64(1));
+  I->addIncoming(Next, Loop);
+  IRB.CreateCondBr(IRB.CreateICmpEQ(Next, IRB.getInt64(Globals.size())),
+                   Done, Loop);
+  IRB.SetInsertPoint(Done);
 }
 
 //===----------------------------------------------------------------------===//

@@ -542,8 +542,8 @@ int mn_spec_arg_find(const struct mn_spec_event *ev, const char *name)
 
 /* ---- Module specs --------------------------------------------------------------------------- */
 
-static const char *const module_keys[] = { "module", "doc", "shard", "shard_shift", "accesses",
-					   "sample", "events", NULL };
+static const char *const module_keys[] = { "module", "doc", "default", "shard", "shard_shift",
+					   "accesses", "sample", "events", NULL };
 
 /* "load, store, ..." or "site, address, ..." into buf. */
 static void event_names(char *buf, size_t size, const struct mn_catalogue *c)
@@ -669,6 +669,23 @@ static int parse_accesses(struct mn_module_spec *m, yaml_document_t *doc, const 
 }
 
 /*
+ * Parses `default:` of the root mapping into m: true or false (the default), nothing else, so that
+ * a module joins builds without -m only when its spec says so in so many words.
+ */
+static int parse_default(struct mn_module_spec *m, yaml_document_t *doc, const yaml_node_t *root,
+			 struct mn_spec_error *err)
+{
+	const yaml_node_t *v = map_get(doc, root, "default");
+	const char *s = v ? scalar(v) : "false";
+
+	if (!s || (strcmp(s, "true") && strcmp(s, "false")))
+		return errf(err, m->path, &v->start_mark, "default must be true or false, got '%s'",
+			    s ? s : node_kind(v));
+	m->is_default = !strcmp(s, "true");
+	return 0;
+}
+
+/*
  * Parses `sample:` of the root mapping into m: the name of the environment variable giving N.  Run
  * after the events: it needs load or store among them.
  */
@@ -735,6 +752,8 @@ static int parse_module(struct mn_module_spec *m, const struct mn_catalogue *c,
 	ret = parse_shard(m, doc, root, err);
 	if (!ret)
 		ret = parse_accesses(m, doc, root, err);
+	if (!ret)
+		ret = parse_default(m, doc, root, err);
 	if (ret)
 		return ret;
 	events = map_get(doc, root, "events");

@@ -7,6 +7,7 @@
  *
  *   module: value-pattern              # must equal the name of its folder
  *   doc: constant and few-valued loads and stores, dominant address strides
+ *   default: true                      # true | false (default): built when mnemo-cc has no -m
  *   shard: site                        # none (default) | site | address
  *   shard_shift: 6                     # only with `shard: address`, 0..47
  *   accesses: all                      # all (default) | pointer
@@ -27,6 +28,11 @@
  * flag), and its plain entry points send `value` only when an `accesses: all` module lists it (0
  * otherwise, which leaves them summarizable).  Without the flag, every access record is a pointer
  * access, or no chosen module tells them apart.
+ *
+ * `default: true` puts the module in the default set, the modules mnemo-cc builds for when given
+ * no -m (mnemo-specialize --defaults): the profiling modules, not those that measure Mnemo itself
+ * (null, shadow-cost) or serve as an example (alloc-sizes).  Absent means false, so that a module
+ * someone adds does not join every build unasked.
  *
  * `sample: VAR` says that the module is content with one load or store in N, N being read from the
  * environment variable VAR (MNEMO_[A-Z0-9_]+) at program start; 1 or unset means every access.  It
@@ -120,6 +126,7 @@ struct mn_module_spec {
 	char *path;
 	char *name;                 /* "value-pattern" */
 	char *doc;                  /* one line */
+	bool is_default;            /* `default: true`: in the set mnemo-cc builds without -m */
 	enum mn_shard shard;
 	unsigned shard_shift;       /* with MN_SHARD_ADDRESS */
 	enum mn_spec_accesses accesses;

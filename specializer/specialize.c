@@ -1932,7 +1932,7 @@ static void usage(FILE *f)
 		"usage: " PROG " [--catalogue FILE] [--modules-dir DIR] --modules a,b\n"
 		"                        [--backend PATH] [--all-events] [--no-summarize]\n"
 		"                        [--queue=pingpong|lamport] [--unit] -o OUTDIR\n"
-		"       " PROG " [--catalogue FILE] [--modules-dir DIR] --list\n"
+		"       " PROG " [--catalogue FILE] [--modules-dir DIR] --list | --defaults\n"
 		"       " PROG " [--catalogue FILE] --check DIR/<name>/events.yaml\n"
 		"\n"
 		"Writes OUTDIR/callbacks.c, the frontend callbacks specialized for the chosen\n"
@@ -1967,6 +1967,8 @@ static void usage(FILE *f)
 		"                       sites moved by the unit's base, silent until the program's\n"
 		"                       runtime registers the unit (runtime/unit.h)\n"
 		"  --list               list the modules in DIR with their doc line\n"
+		"  --defaults           print the default modules in DIR, those whose spec says\n"
+		"                       `default: true`, as a,b (mnemo-cc's set without -m)\n"
 		"  --check FILE         validate one module spec (module: must name its folder)\n"
 		"  -h, --help           this text\n"
 		"\n"
@@ -2008,12 +2010,16 @@ static bool listed(char *const *names, const char *name)
 	return false;
 }
 
-/* --list: every module of dir with its doc line.  Returns the exit status. */
-static int list_modules(const struct mn_catalogue *c, const char *dir)
+/*
+ * --list: every module of dir with its doc line; --defaults (defaults true): the default set, the
+ * modules whose spec says `default: true`, as "a,b" on one line (what mnemo-cc builds for without
+ * -m).  Returns the exit status.
+ */
+static int list_modules(const struct mn_catalogue *c, const char *dir, bool defaults)
 {
 	struct mn_spec_error err;
 	char **names, path[PATH_MAX];
-	int status = 0;
+	int status = 0, n = 0;
 
 	if (mn_spec_module_names(&names, dir, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -2028,9 +2034,14 @@ static int list_modules(const struct mn_catalogue *c, const char *dir)
 			status = 1;
 			continue;
 		}
-		printf("%-20s %s\n", m->name, m->doc);
+		if (!defaults)
+			printf("%-20s %s\n", m->name, m->doc);
+		else if (m->is_default)
+			printf("%s%s", n++ ? "," : "", m->name);
 		mn_spec_module_free(m);
 	}
+	if (defaults)
+		putchar('\n');
 	mn_spec_names_free(names);
 	return status;
 }
@@ -2331,7 +2342,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_CATALOGUE = 256, OPT_MODULES_DIR, OPT_MODULES, OPT_BACKEND, OPT_LIST, OPT_CHECK,
-		OPT_QUEUE, OPT_ALL_EVENTS, OPT_NO_SUMMARIZE, OPT_UNIT,
+		OPT_DEFAULTS, OPT_QUEUE, OPT_ALL_EVENTS, OPT_NO_SUMMARIZE, OPT_UNIT,
 	};
 	static const struct option opts[] = {
 		{ "catalogue", required_argument, NULL, OPT_CATALOGUE },
@@ -2340,6 +2351,7 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, OPT_BACKEND },
 		{ "output", required_argument, NULL, 'o' },
 		{ "list", no_argument, NULL, OPT_LIST },
+		{ "defaults", no_argument, NULL, OPT_DEFAULTS },
 		{ "check", required_argument, NULL, OPT_CHECK },
 		{ "queue", required_argument, NULL, OPT_QUEUE },
 		{ "all-events", no_argument, NULL, OPT_ALL_EVENTS },
@@ -2352,7 +2364,8 @@ int main(int argc, char **argv)
 	char *check = NULL, *def_catalogue = NULL, *def_dir = NULL;
 	struct mn_catalogue *c = NULL;
 	struct mn_spec_error err;
-	bool list = false, lamport = false, all_events = false, summarize = true, unit = false;
+	bool list = false, defaults = false, lamport = false, all_events = false, summarize = true;
+	bool unit = false;
 	int opt, status = 2;
 
 	opterr = 0;  /* our own messages, with our own prefix */
@@ -2364,6 +2377,7 @@ int main(int argc, char **argv)
 		case OPT_BACKEND: backend = optarg; break;
 		case 'o': outdir = optarg; break;
 		case OPT_LIST: list = true; break;
+		case OPT_DEFAULTS: defaults = true; break;
 		case OPT_CHECK: check = optarg; break;
 		case OPT_QUEUE:
 			if (!strcmp(optarg, "lamport") || !strcmp(optarg, "pingpong")) {
@@ -2391,9 +2405,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": unexpected argument '%s' (see --help)\n", argv[optind]);
 		return 2;
 	}
-	if ((list + !!check + !!modules) != 1) {
-		fprintf(stderr,
-			PROG ": give exactly one of --modules, --list, --check (see --help)\n");
+	if ((list + defaults + !!check + !!modules) != 1) {
+		fprintf(stderr, PROG ": give exactly one of --modules, --list, --defaults, --check "
+			"(see --help)\n");
 		return 2;
 	}
 	if (modules && !outdir) {
@@ -2416,8 +2430,8 @@ int main(int argc, char **argv)
 	}
 	if (check_abi(c))
 		goto out;
-	if (list)
-		status = list_modules(c, dir);
+	if (list || defaults)
+		status = list_modules(c, dir, defaults);
 	else if (check)
 		status = check_module(c, check);
 	else

@@ -415,6 +415,62 @@ static void test_makefile_project(void **state)
 			       PROGRAMS_DIR, work, work, BINDIR, work, BINDIR), 0);
 }
 
+/*
+ * A Makefile whose AR carries its flags and which runs ranlib, as Lua's (AR= ar rc, RANLIB=
+ * ranlib), with GNU ar: the fat objects archive and index without an LLVM plugin (no "failed to
+ * create LTO module"), and the link instruments the archive's functions from their bitcode.  Its
+ * CFLAGS have no -g: the sites' files come from the line tables mnemo-cc adds.
+ */
+static void test_makefile_ar_flags(void **state)
+{
+	assert_int_equal(shell("rm -rf %s/arproj && cp -r %s/../makeproj %s/arproj && "
+			       "make -s -C %s/arproj -f Makefile.arflags CC=%s/mnemo-cc >%s/ar.log 2>&1",
+			       work, PROGRAMS_DIR, work, work, BINDIR, work), 0);
+	assert_int_not_equal(shell("grep -q 'LTO module' %s/ar.log", work), 0);
+	assert_int_equal(shell("cd %s/arproj && ./app >out && grep -qx '5050 [0-9]*' out && "
+			       "%s/mnemo report app.mnemo.yaml >report && grep -q 'add.c' report && "
+			       "grep -q 'mul.c' report && "
+			       "grep -q 'function: add_all, file: add.c' app.mnemo.yaml && "
+			       "grep -q 'function: mul_all, file: mul.c' app.mnemo.yaml",
+			       work, BINDIR), 0);
+}
+
+/* Sites' files of a build of stride.c with extra mnemo-cc flags: how many have one, of how many. */
+static void count_located(const char *flags, const char *name, size_t *located, size_t *all)
+{
+	char exe[512];
+	struct mn_profile *p;
+	struct run r;
+
+	snprintf(exe, sizeof(exe), "%s/%s", work, name);
+	assert_int_equal(shell("%s/mnemo-cc -m value-pattern -O2 %s %s/stride.c -o %s", BINDIR,
+			       flags, PROGRAMS_DIR, exe), 0);
+	run(exe, NULL, &r);
+	assert_int_equal(r.status, 0);
+	p = load(exe);
+	*all = mn_profile_site_count(p);
+	*located = 0;
+	for (size_t i = 0; i < *all; i++)
+		*located += mn_profile_site_at(p, i)->file[0] != 0;
+	if (!strcmp(flags, ""))
+		assert_int_equal(vp_line(p, "stride.c", mark_line("stride.c", "stride8"), "load")
+					 .executions, 5000);
+	mn_profile_close(p);
+}
+
+/* Without a -g option mnemo-cc compiles with line tables; an explicit -g0 has none. */
+static void test_debug_info_by_default(void **state)
+{
+	size_t located, all;
+
+	count_located("", "stride_nog", &located, &all);
+	if (located < 4)
+		fail_msg("no -g: expected sites with a file, got %zu of %zu", located, all);
+	count_located("-g0", "stride_g0", &located, &all);
+	if (located != 0 || all < 4)
+		fail_msg("-g0: expected no site with a file, got %zu of %zu", located, all);
+}
+
 /* ---- The queue: its size, its NUMA placement, its memory on every way out ------------------- */
 
 /* Runs `mnemo run ARGS -- exe` in the work directory; stderr into err.  Returns the exit status. */
@@ -718,6 +774,8 @@ int main(void)
 		cmocka_unit_test(test_unwritable_output),
 		cmocka_unit_test(test_unknown_module_at_build_time),
 		cmocka_unit_test(test_makefile_project),
+		cmocka_unit_test(test_makefile_ar_flags),
+		cmocka_unit_test(test_debug_info_by_default),
 		cmocka_unit_test(test_queue_mb_same_profile),
 		cmocka_unit_test(test_numa_modes),
 		cmocka_unit_test(test_numa_bad_value),

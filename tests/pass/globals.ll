@@ -25,6 +25,7 @@ target triple = "x86_64-pc-linux-gnu"
 @llvm.compiler.used = appending global [1 x ptr] [ptr @meta], section "llvm.metadata"
 @__mnemo_site_count = external constant i32
 
+; CHECK: @__mnemo_globals_table = private constant [4 x { i32, ptr, i64 }] [{ i32, ptr, i64 } { i32 2, ptr @counter, i64 4 }, { i32, ptr, i64 } { i32 3, ptr @table, i64 200 }, { i32, ptr, i64 } { i32 4, ptr @.str, i64 6 }, { i32, ptr, i64 } { i32 5, ptr @_ZN2ns5stateE, i64 16 }]
 ; CHECK: @__mnemo_site_table = constant [[[#LEN:]] x i8] c"mnemo-sites/3\0A
 ; CHECK: @__mnemo_site_table_size = constant i64 [[#LEN-1]], align 8
 ; CHECK: @__mnemo_site_count = constant i32 5, align 4
@@ -42,12 +43,24 @@ define i32 @f() nounwind {
   ret i32 %n
 }
 
+; The calls' arguments are rows of a table, walked by a loop: LTO inlines
+; __mnemo_global's body once, not once per global.
 ; CHECK-LABEL: define void @__mnemo_register_globals()
 ; CHECK-NEXT: entry:
-; CHECK-NEXT: call void @__mnemo_global(i32 2, ptr @counter, i64 4)
-; CHECK-NEXT: call void @__mnemo_global(i32 3, ptr @table, i64 200)
-; CHECK-NEXT: call void @__mnemo_global(i32 4, ptr @.str, i64 6)
-; CHECK-NEXT: call void @__mnemo_global(i32 5, ptr @_ZN2ns5stateE, i64 16)
+; CHECK-NEXT: br label %row
+; CHECK: row:
+; CHECK-NEXT: %[[I:[0-9]+]] = phi i64 [ 0, %entry ], [ %[[NEXT:[0-9]+]], %row ]
+; CHECK-NEXT: %[[P0:[0-9]+]] = getelementptr inbounds [4 x { i32, ptr, i64 }], ptr @__mnemo_globals_table, i64 0, i64 %[[I]], i32 0
+; CHECK-NEXT: %[[SITE:[0-9]+]] = load i32, ptr %[[P0]]
+; CHECK-NEXT: %[[P1:[0-9]+]] = getelementptr inbounds [4 x { i32, ptr, i64 }], ptr @__mnemo_globals_table, i64 0, i64 %[[I]], i32 1
+; CHECK-NEXT: %[[G:[0-9]+]] = load ptr, ptr %[[P1]]
+; CHECK-NEXT: %[[P2:[0-9]+]] = getelementptr inbounds [4 x { i32, ptr, i64 }], ptr @__mnemo_globals_table, i64 0, i64 %[[I]], i32 2
+; CHECK-NEXT: %[[SIZE:[0-9]+]] = load i64, ptr %[[P2]]
+; CHECK-NEXT: call void @__mnemo_global(i32 %[[SITE]], ptr %[[G]], i64 %[[SIZE]])
+; CHECK-NEXT: %[[NEXT]] = add i64 %[[I]], 1
+; CHECK-NEXT: %[[END:[0-9]+]] = icmp eq i64 %[[NEXT]], 4
+; CHECK-NEXT: br i1 %[[END]], label %done, label %row
+; CHECK: done:
 ; CHECK-NEXT: ret void
 
 ; TABLE:      header=mnemo-sites/3

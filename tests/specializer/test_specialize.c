@@ -408,10 +408,17 @@ static void test_list_and_check(void **state)
 	struct fixture *fx = *state;
 	const char *list[] = { MNEMO_SPECIALIZE, "--catalogue", catalogue_path(), "--modules-dir",
 			       MNEMO_MODULES_DIR, "--list", NULL };
+	const char *defaults[] = { MNEMO_SPECIALIZE, "--catalogue", catalogue_path(), "--modules-dir",
+				   MNEMO_MODULES_DIR, "--defaults", NULL };
 	const char *help[] = { MNEMO_SPECIALIZE, "--help", NULL };
 	const char *none[] = { MNEMO_SPECIALIZE, NULL };
 	struct run r;
 
+	/* The default set (mnemo-cc without -m): the five profiling modules, by their specs. */
+	run(fx, &r, defaults);
+	expect_ok(&r);
+	assert_string_equal(r.out,
+			    "dependence,object-relative,rds-shape,structure-affinity,value-pattern\n");
 	run(fx, &r, list);
 	expect_ok(&r);
 	expect_contains("--list", r.out, "value-pattern");
@@ -1067,6 +1074,17 @@ static void test_bad_summary_event(void **state)
 			"events:\n"
 			"  mixed_load: [site, address]\n",          /* line 4 */
 			4, 3, "event 'mixed_load' is not for modules");
+}
+
+static void test_bad_default(void **state)
+{
+	expect_bad_spec(*state,
+			"module: bad\n"
+			"doc: d\n"
+			"default: yes\n"
+			"events:\n"
+			"  load: [site]\n",
+			3, 10, "default must be true or false, got 'yes'");
 }
 
 static void test_bad_accesses(void **state)
@@ -2584,6 +2602,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_duplicates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_module_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_shard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_default, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_accesses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_summary_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_module_name, setup, teardown),

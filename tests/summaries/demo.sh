@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The quick-start demo, profiled as README says (mnemo-cc -O2 -g examples/demo.c, every module),
+# The quick-start demo, profiled as README says (mnemo-cc -O2 -g examples/demo.c, default modules),
 # lists each source access once: one value-pattern row per (line, column), the loops' iteration
 # counts are the source's (256 and 100000 iterations, not a vectorized or unrolled fraction), and
 # every stride is a whole element of its array.  Before the compile step kept loops as written,

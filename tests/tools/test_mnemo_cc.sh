@@ -3,7 +3,8 @@
 #  1. with a fake clang that logs its arguments: modes, quoting, the specializer's call and
 #     result, the link line, clean-up, errors;
 #  2. with the real clang-19 and lld, a no-op pass plugin and a stand-in runtime: an ordinary
-#     Makefile project (CC=mnemo-cc AR=llvm-ar-19), -O0, C++, paths with spaces.
+#     Makefile project (CC=mnemo-cc with GNU ar rc and ranlib, and with AR=llvm-ar-19), -O0, C++,
+#     paths with spaces.
 # Usage: test_mnemo_cc.sh path/to/tools/mnemo-cc.  Prints "N passed, N failed"; exit 1 on failure.
 set -u
 
@@ -48,9 +49,17 @@ echo 'module: dependence' >"$P/share/mnemo/modules/dependence/events.yaml"
 : >"$P/lib/mnemo/libmnemo-rt.a"
 : >"$P/lib/mnemo/libmnemo-heap.a"
 
-# The specializer stand-in: logs its arguments, writes OUTDIR/callbacks.c, prints $FAKE_HEAP.
+# The specializer stand-in: logs its arguments, writes OUTDIR/callbacks.c, prints $FAKE_HEAP;
+# with --defaults, logs them in $LOG.defaults and prints $FAKE_DEFAULTS (exit $FAKE_DEFAULTS_FAIL).
 cat >"$P/bin/mnemo-specialize" <<'EOF'
 #!/bin/sh
+for a in "$@"; do
+	[ "$a" = --defaults ] || continue
+	printf '%s\n' "$@" >"$LOG.defaults"
+	[ "${FAKE_DEFAULTS_FAIL:-0}" = 0 ] || { echo "mnemo-specialize: x/events.yaml: bad" >&2; exit 1; }
+	printf '%s\n' "${FAKE_DEFAULTS-dependence,value-pattern}"
+	exit 0
+done
 printf '%s\n' "$@" >"$LOG.spec"
 out=
 while [ $# -gt 0 ]; do
@@ -74,7 +83,7 @@ chmod +x "$work/fakeclang"
 export LOG="$work/log"
 cc="$P/bin/mnemo-cc"
 fake() {
-	rm -f "$LOG" "$LOG.spec"
+	rm -f "$LOG" "$LOG.spec" "$LOG.defaults"
 	MNEMO_CLANG="$work/fakeclang" MNEMO_CLANGXX="$work/fakeclang" "$@"
 }
 
@@ -84,12 +93,16 @@ check "mnemo-cc --help: own usage" has "$work/help" \
 	"Usage: mnemo-cc [MNEMO OPTIONS] [CLANG OPTIONS] FILES..."
 check "mnemo-cc --help: -m" contains "$work/help" "-m MODULES, --mnemo-modules=MODULES"
 check "mnemo-cc --help: default modules" contains "$work/help" "dependence,value-pattern"
+check "mnemo-cc --help: where the default set comes from" contains "$work/help" "default: true"
+check "mnemo-cc --help: no llvm-ar needed" sh -c "! grep -q 'llvm-ar' '$work/help'"
+check "mnemo-cc --help: line tables" contains "$work/help" "-gline-tables-only"
 check "mnemo-cc --help: clang options" contains "$work/help" "Other options go to clang-19"
 "$P/bin/mnemo-c++" --mnemo-help >"$work/help" 2>&1
 check "mnemo-c++ --help names clang++-19" contains "$work/help" "Other options go to clang++-19"
 
 fake "$cc" -O0 -c "dir with space/a.c" -o "a b.o" "-DX=1 2"
 check "compile: -flto first" has "$LOG" "-flto"
+check "compile: fat LTO objects" has "$LOG" "-ffat-lto-objects"
 check "compile: the plugin" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so"
 check "compile: args kept whole" has "$LOG" "dir with space/a.c"
 check "compile: -D kept whole" has "$LOG" "-DX=1 2"
@@ -130,7 +143,8 @@ for sym in mn_q_cur mn_q_end mn_q_base mn_q_busy mn_queue_push_slow mn_queue_pus
 done
 # shellcheck disable=SC2086  # $exports: one argument each
 expected=$(printf '%s\n' -flto -fuse-ld=lld "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so" \
-	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" a.o "lib b.a" -o prog -lm \
+	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" -Wl,--fat-lto-objects \
+	-Wl,--lto-partitions=2 a.o "lib b.a" -o prog -lm \
 	"$tmpdir/callbacks.o" -Wl,--whole-archive "$P/lib/mnemo/libmnemo-rt.a" \
 	-Wl,--no-whole-archive -lpthread -ldl $exports --)
 if [ "$(cat "$work/link")" = "$expected" ]; then ok "link: command line"; else
@@ -153,8 +167,35 @@ rm -f "$P/lib/mnemo/libmnemo-unit.a"
 FAKE_HEAP=1 fake "$cc" --mnemo-modules=dependence a.o -o prog
 check "link heap=1: heap library" has "$LOG" "$P/lib/mnemo/libmnemo-heap.a"
 check "--mnemo-modules=" has "$LOG.spec" "dependence"
+check "link with -m: no default set asked" test ! -e "$LOG.defaults"
 fake "$cc" a.o -o prog
-check "link: default modules are all installed" has "$LOG.spec" "dependence,value-pattern"
+check "link without -m: the specializer's default set" has "$LOG.defaults" --defaults
+check "link without -m: defaults from the modules dir" has "$LOG.defaults" \
+	"$P/share/mnemo/modules"
+check "link without -m: specialized for the default set" has "$LOG.spec" \
+	"dependence,value-pattern"
+FAKE_DEFAULTS_FAIL=1 fake "$cc" a.o -o prog 2>"$work/err"
+check "default set unreadable: the specializer's status" test $? = 1
+check "default set unreadable: its message" contains "$work/err" "x/events.yaml: bad"
+check "default set unreadable: no link" test ! -e "$LOG"
+FAKE_DEFAULTS= fake "$cc" a.o -o prog 2>"$work/err"
+check "no default module: exit 2" test $? = 2
+check "no default module: message" contains "$work/err" "choose some with -m"
+
+# Debug info: line tables unless the user gives a -g option of their own (-g0 too), on every step
+# that compiles; a link of objects compiles nothing.
+fake "$cc" -O2 -c a.c
+check "no -g: line tables" has "$LOG" -gline-tables-only
+for g in -g -g0 -ggdb3 -gdwarf-4 -gline-directives-only; do
+	fake "$cc" -O2 "$g" -c a.c
+	check "$g: no line tables added" sh -c "! grep -q -- '-gline-tables-only' '$LOG'"
+done
+fake "$cc" -O2 -o -gx -c a.c
+check "an option's value is no -g option (-o -gx)" has "$LOG" -gline-tables-only
+fake "$cc" -O2 main.c util.o -o prog
+check "link with a source: line tables" has "$LOG" -gline-tables-only
+fake "$cc" -O2 a.o -o prog
+check "link of objects: no line tables" sh -c "! grep -q -- '-gline-tables-only' '$LOG'"
 
 FAKE_SPEC_FAIL=1 fake "$cc" a.o -o prog 2>"$work/err"
 status=$?
@@ -179,8 +220,8 @@ loops=$(printf '%s\n' -fno-unroll-loops -fno-vectorize -fno-slp-vectorize)
 # last_call: the arguments of the last clang call in $LOG, one a line, without its "--".
 last_call() { sed '$d' "$LOG" | tac | sed '/^--$/,$d' | tac; }
 fake "$cc" -O2 -c a.c -o a.o
-expected=$(printf '%s\n' -flto "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so" -O2 -c a.c -o a.o \
-	"$loops" --)
+expected=$(printf '%s\n' -flto -ffat-lto-objects "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so" \
+	-gline-tables-only -O2 -c a.c -o a.o "$loops" --)
 if [ "$(cat "$LOG")" = "$expected" ]; then ok "compile: loop flags after the user's"; else
 	bad "compile: loop flags after the user's" "expected: $(echo "$expected" | tr '\n' ' ')" \
 		"got:      $(tr '\n' ' ' <"$LOG")"
@@ -222,12 +263,14 @@ check "--use compile: -fpass-plugin" has "$LOG" "-fpass-plugin=$P/lib/mnemo/mnem
 check "--use compile: -mllvm" has "$LOG" "-mllvm"
 check "--use compile: absolute profile path" has "$LOG" "-mnemo-use=$work/prof dir/p.yaml"
 check "--use compile: args kept" has "$LOG" "a.c"
+check "--use compile: fat LTO objects" has "$LOG" "-ffat-lto-objects"
+check "--use compile: line tables, as the profiling build" has "$LOG" "-gline-tables-only"
 check "--use compile: loop flags last (site ids as profiled)" test "$(last_call | tail -n 3)" = \
 	"$loops"
 fake "$cc" "--use=$work/prof dir/p.yaml" -m value-pattern a.o -o prog -lm
 expected=$(printf '%s
 ' -flto -fuse-ld=lld "-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" \
-	a.o -o prog -lm --)
+	-Wl,--fat-lto-objects a.o -o prog -lm --)
 if [ "$(cat "$LOG")" = "$expected" ]; then ok "--use link: command line"; else
 	bad "--use link: command line" "expected: $(echo "$expected" | tr '\n' ' ')" \
 		"got:      $(tr '\n' ' ' <"$LOG")"
@@ -258,8 +301,10 @@ mv "$P/lib/mnemo/x.so" "$P/lib/mnemo/mnemo-pass.so"
 
 # ---- 2. Real clang-19 and lld, no-op plugin ----
 if ! command -v clang-19 >/dev/null || ! command -v llvm-config-19 >/dev/null ||
-	! command -v llvm-ar-19 >/dev/null || ! command -v make >/dev/null; then
-	echo "skipping the real-clang part: clang-19, llvm-config-19, llvm-ar-19 or make missing"
+	! command -v llvm-ar-19 >/dev/null || ! command -v make >/dev/null ||
+	! command -v ar >/dev/null || ! command -v ranlib >/dev/null; then
+	echo "skipping the real-clang part: clang-19, llvm-config-19, llvm-ar-19, make, ar or" \
+		"ranlib missing"
 else
 	cat >"$work/noop.cpp" <<'EOF'
 #include "llvm/Passes/PassBuilder.h"
@@ -293,9 +338,32 @@ EOF
 		>"$proj/main.c"
 	(cd "$proj" && make -s CC="$cc" AR=llvm-ar-19) >"$work/make.log" 2>&1
 	check "make CC=mnemo-cc AR=llvm-ar-19" test $? = 0
-	check "objects are bitcode" sh -c "head -c 4 '$proj/util.o' | od -An -c | grep -q 'B   C'"
+	check "objects are fat: ELF with the bitcode in .llvm.lto" sh -c \
+		"head -c 4 '$proj/util.o' | od -An -c | grep -q 'E   L   F' &&
+		llvm-readelf-19 -S '$proj/util.o' | grep -q '[.]llvm[.]lto'"
 	"$proj/prog" a b
 	check "the program runs" test $? = 7
+
+	# Lua's way: AR carries its flags, ranlib indexes, GNU binutils (no LLVM plugin needed).
+	gproj="$work/gnu ar"
+	mkdir -p "$gproj"
+	cp "$proj/util.c" "$proj/main.c" "$gproj/"
+	cat >"$gproj/Makefile" <<'EOF'
+CFLAGS = -O2
+AR = ar rc
+RANLIB = ranlib
+prog: main.o libutil.a
+	$(CC) $(CFLAGS) -o $@ main.o libutil.a
+libutil.a: util.o
+	$(AR) $@ util.o
+	$(RANLIB) $@
+EOF
+	(cd "$gproj" && make -s CC="$cc") >"$work/gnu.log" 2>&1
+	check "make CC=mnemo-cc with AR = ar rc, RANLIB = ranlib" test $? = 0
+	check "GNU ar: no LTO plugin noise" sh -c "! grep -q 'LTO module' '$work/gnu.log'"
+	check "GNU ar: the archive is indexed" sh -c "nm -s '$gproj/libutil.a' | grep -q 'twice in'"
+	"$gproj/prog" a b
+	check "the GNU ar program runs" test $? = 7
 
 	(cd "$proj" && "$cc" -O0 -g -c util.c -o util0.o && "$cc" -O0 main.c util0.o -o prog0) \
 		>"$work/o0.log" 2>&1
@@ -309,7 +377,7 @@ EOF
 	check "mnemo-c++ compiles and links C++" test $? = 0
 	"$proj/prog++"
 	check "the C++ program runs" test $? = 3
-	[ "$failed" = 0 ] || { cat "$work/make.log" "$work/o0.log" "$work/cxx.log"; }
+	[ "$failed" = 0 ] || cat "$work/make.log" "$work/gnu.log" "$work/o0.log" "$work/cxx.log"
 fi
 
 echo "$passed passed, $failed failed"
