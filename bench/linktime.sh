@@ -110,4 +110,3 @@ printf '  %-40s %7.2f s wall %7.2f s cpu\n' "plain: clang-19 -O2 -flto -fuse-ld=
 printf '  %-40s %7.2f s wall %7.2f s cpu\n' "mnemo: mnemo-cc -O2 (default modules)" "$mw" "$mc"
 printf '  ratio: %.2fx wall, %.2fx cpu (target <= 2x wall): %s\n' "$ratio" \
 	"$(echo "$mc / $pc" | bc -l)" "$verdict"
-echo "  (mnemo-cc generates code on two threads: its wall time needs two idle cores)"
