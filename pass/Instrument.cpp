@@ -63,6 +63,7 @@
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
+#include <dlfcn.h>
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -2739,6 +2740,27 @@ bool ModuleInstrumenter::collect() {
   return true;
 }
 
+/// A local symbol named like a function or variable of libc (or of any
+/// library loaded here: lld links them too) gets a suffix no C or C++ name
+/// has, as ThinLTO's promotion gives one: lld's parallel code generation
+/// (--lto-partitions) makes locals external (hidden) under their names, and
+/// the runtime's call to libc's connect() would then call a program's static
+/// connect().  Other names stay as the user wrote them (perf, nm).
+static void suffixLibcNamedLocals(Module &M) {
+  auto Suffix = [](GlobalValue &G) {
+    if (G.hasLocalLinkage() && G.hasName() && !G.getName().contains('.') &&
+        !isMnemoName(G.getName()) &&
+        dlsym(RTLD_DEFAULT, G.getName().str().c_str()))
+      G.setName(G.getName() + ".mnemo");
+  };
+  for (Function &F : M)
+    Suffix(F);
+  for (GlobalVariable &G : M.globals())
+    Suffix(G);
+  for (GlobalAlias &A : M.aliases())
+    Suffix(A);
+}
+
 void ModuleInstrumenter::rewrite() {
   RuntimeCallbacks RT(M);
   SummaryPlan Plan = SummaryPlan::of(M);
@@ -2752,6 +2774,7 @@ void ModuleInstrumenter::rewrite() {
     GlobalValue *Used = Reg;
     appendToUsed(M, Used);
   }
+  suffixLibcNamedLocals(M);
 }
 
 } // namespace

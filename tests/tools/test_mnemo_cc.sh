@@ -143,8 +143,8 @@ for sym in mn_q_cur mn_q_end mn_q_base mn_q_busy mn_queue_push_slow mn_queue_pus
 done
 # shellcheck disable=SC2086  # $exports: one argument each
 expected=$(printf '%s\n' -flto -fuse-ld=lld "-fpass-plugin=$P/lib/mnemo/mnemo-pass.so" \
-	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" -Wl,--fat-lto-objects a.o "lib b.a" \
-	-o prog -lm \
+	"-Wl,--load-pass-plugin=$P/lib/mnemo/mnemo-pass.so" -Wl,--fat-lto-objects \
+	-Wl,--lto-partitions=2 a.o "lib b.a" -o prog -lm \
 	"$tmpdir/callbacks.o" -Wl,--whole-archive "$P/lib/mnemo/libmnemo-rt.a" \
 	-Wl,--no-whole-archive -lpthread -ldl $exports --)
 if [ "$(cat "$work/link")" = "$expected" ]; then ok "link: command line"; else
