@@ -42,7 +42,7 @@
  * of a merged profile (README "Merging") are replayed apart: times and objects are per run; so
  * are those of different threads, whose times are per thread. */
 struct objrel_dstream {
-	uint32_t group;
+	uint32_t group;          /* its site; an allocation context's a number above every site */
 	uint32_t run;            /* 0 but in a merged profile */
 	uint32_t thread;         /* 0 but in a profile of several threads (README "Threads") */
 	bool full;               /* points after its last LMAD were not captured */

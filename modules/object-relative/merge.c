@@ -4,20 +4,21 @@
  * of one run, keyed by a hash of everything its section holds, so that merged runs stay side by
  * side, streams apart, counts added.
  */
+#define _GNU_SOURCE   /* qsort_r */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "objrel_internal.h"
 
-/* Streams by group, then run, then thread: within an instruction a total order (one stream
- * per triple). */
-int objrel_by_group(const void *a, const void *b)
+/* Streams by group (site, then callers: mn_allocctx_cmp(), the same in every run), then run,
+ * then thread: within an instruction a total order (one stream per triple). */
+int objrel_by_group(const void *a, const void *b, void *r)
 {
 	const struct stream *x = a, *y = b;
 
 	if (x->group != y->group)
-		return x->group < y->group ? -1 : 1;
+		return mn_allocctx_cmp(&((const struct objrel *)r)->actx, x->group, y->group);
 	if (x->run != y->run)
 		return x->run < y->run ? -1 : 1;
 	return x->thread < y->thread ? -1 : x->thread > y->thread;
@@ -45,7 +46,7 @@ void objrel_finalize(struct objrel *r)
 		for (uint32_t i = 0; !r->clocks && i < in->n; i++)
 			in->s[i].thread = 0;   /* one thread: its streams say none */
 		if (in->n > 1)   /* s is NULL while empty, and qsort's base must not be */
-			qsort(in->s, in->n, sizeof(*in->s), objrel_by_group);
+			qsort_r(in->s, in->n, sizeof(*in->s), objrel_by_group, r);
 	}
 }
 
@@ -60,21 +61,32 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
 	return h;
 }
 
+/* A group's key as the profile writes it: its site, and its callers when a context (none at
+ * MNEMO_ALLOC_DEPTH=1, whose keys stay those of profiles before contexts). */
+static uint64_t fnv_group(uint64_t h, const struct objrel *r, uint32_t key)
+{
+	uint64_t callers = mn_allocctx_callers(&r->actx, key);
+
+	h = fnv_u64(h, mn_allocctx_site(&r->actx, key));
+	return callers ? fnv_u64(h, callers) : h;
+}
+
 /* Everything a live run's section holds but its key, so equal keys mean equal runs. */
 static uint64_t run_key(const struct objrel *r)
 {
 	uint64_t h = 0xcbf29ce484222325u;
 	const struct group *g;
 	const struct insn *in;
+	size_t n = 0;
+	struct group **v = objrel_groups_sorted(r, &n);
 
 	h = fnv_u64(h, r->clock);
 	h = fnv_u64(h, r->objs.aliases);
 	h = fnv_u64(h, r->nomem);
 	h = fnv_u64(h, r->unknown_frees);
-	MN_SITEVEC_FOREACH(&r->groups, id, g) {
-		if (!g->seen)
-			continue;
-		h = fnv_u64(h, g->site);
+	for (size_t i = 0; i < n; i++) {   /* n is 0 without memory: the key leaves groups out */
+		g = v[i];
+		h = fnv_group(h, r, g->site);
 		h = fnv_u64(h, g->kind);
 		h = fnv_u64(h, g->objects);
 		h = fnv_u64(h, g->bytes);
@@ -84,6 +96,7 @@ static uint64_t run_key(const struct objrel *r)
 		for (int b = 0; b < LIFE_BUCKETS; b++)
 			h = fnv_u64(h, g->life_log2[b]);
 	}
+	free(v);
 	MN_SITEVEC_FOREACH(&r->insns, id, in) {
 		h = fnv_u64(h, in->site);
 		h = fnv_u64(h, in->store);
@@ -92,7 +105,7 @@ static uint64_t run_key(const struct objrel *r)
 		for (uint32_t i = 0; i < in->n; i++) {
 			const struct objrel_lmads *l = &in->s[i].l;
 
-			h = fnv_u64(h, in->s[i].group);
+			h = fnv_group(h, r, in->s[i].group);
 			if (in->s[i].thread)
 				h = fnv_u64(h, in->s[i].thread);
 			h = fnv_u64(h, l->points);
@@ -210,8 +223,10 @@ static void merge_group(struct group *g, const struct group *f)
 		g->life_log2[b] += f->life_log2[b];
 }
 
-/* Moves from's streams to in, their runs renumbered by map; 0 or -ENOMEM (nothing moved). */
-static int merge_streams(struct insn *in, struct insn *f, const uint32_t *map)
+/* Moves from's streams to in, their runs renumbered by map, their groups made into's keys
+ * (contexts are keyed per state, allocctx.h); 0 or -ENOMEM (nothing moved). */
+static int merge_streams(struct objrel *into, const struct objrel *from, struct insn *in,
+			 struct insn *f, const uint32_t *map)
 {
 	if (in->n + f->n > in->alloc) {
 		uint32_t a = in->n + f->n;
@@ -224,6 +239,8 @@ static int merge_streams(struct insn *in, struct insn *f, const uint32_t *map)
 	}
 	for (uint32_t i = 0; i < f->n; i++) {
 		in->s[in->n] = f->s[i];
+		in->s[in->n].group = mn_allocctx_translate(&into->actx, &from->actx,
+							   f->s[i].group);
 		in->s[in->n++].run = map[f->s[i].run];
 	}
 	f->n = 0;   /* the LMAD arrays are in's now */
@@ -236,6 +253,7 @@ void objrel_merge(void *into_, void *from_)
 	uint32_t *map[2] = { NULL, NULL };
 	struct group *g, *f;
 	struct insn *in, *fi;
+	uint32_t k;
 
 	if (objrel_runs_materialize(into) || objrel_runs_materialize(from) ||
 	    merge_runs(into, from, map)) {
@@ -247,7 +265,7 @@ void objrel_merge(void *into_, void *from_)
 			in->s[i].run = map[0][in->s[i].run];
 	MN_SITEVEC_FOREACH(&from->insns, id, fi) {
 		in = mn_sitevec_get(&into->insns, (uint32_t)id);
-		if (!in || merge_streams(in, fi, map[1])) {
+		if (!in || merge_streams(into, from, in, fi, map[1])) {
 			into->nomem++;
 			continue;
 		}
@@ -256,17 +274,19 @@ void objrel_merge(void *into_, void *from_)
 		in->accesses += fi->accesses;
 		in->unattributed += fi->unattributed;
 		if (in->n > 1)
-			qsort(in->s, in->n, sizeof(*in->s), objrel_by_group);
+			qsort_r(in->s, in->n, sizeof(*in->s), objrel_by_group, into);
 	}
 	MN_SITEVEC_FOREACH(&from->groups, id, f) {
 		if (!f->seen)
 			continue;
-		g = mn_sitevec_get(&into->groups, (uint32_t)id);
+		k = mn_allocctx_translate(&into->actx, &from->actx, (uint32_t)id);
+		g = mn_sitevec_get(&into->groups, k);
 		if (!g) {
 			into->nomem++;
 			continue;
 		}
 		merge_group(g, f);
+		g->site = k;
 	}
 	into->clock += from->clock;
 	into->nomem += from->nomem;

@@ -205,6 +205,16 @@ static void or_heap_alloc(void *st, uint32_t site, uint64_t addr, uint64_t size)
 	r->clock++;
 }
 
+/* A heap object's group is its allocation context: the site with its callers (allocctx.h,
+ * MNEMO_ALLOC_DEPTH), the site alone at depth 1. */
+static void or_heap_alloc_context(void *st, uint32_t site, uint64_t context, uint64_t addr,
+				  uint64_t size)
+{
+	struct objrel *r = st;
+
+	or_heap_alloc(r, mn_allocctx_key(&r->actx, site, context), addr, size);
+}
+
 static void or_global(void *st, uint32_t site, uint64_t addr, uint64_t size)
 {
 	struct objrel *r = st;
@@ -468,6 +478,7 @@ static int or_init(void *st, const struct mn_run *run)
 		objrel_lossless_free(r->ll);
 		return err;
 	}
+	mn_allocctx_init(&r->actx, nsites);
 	if (mn_sitevec_init(&r->groups, sizeof(struct group), nsites) ||
 	    mn_sitevec_init(&r->insns, sizeof(struct insn), nsites)) {
 		mn_sitevec_free(&r->groups);
@@ -489,6 +500,8 @@ static void or_fini(void *st)
 		free(in->s);
 	}
 	mn_sitevec_free(&r->groups);
+	mn_allocctx_fini(&r->actx);
+	mn_vec_free(&r->rows);
 	mn_sitevec_free(&r->insns);
 	mn_objects_free(&r->objs);
 	objrel_lossless_free(r->ll);
@@ -532,6 +545,7 @@ const struct mn_module mn_module_object_relative = {
 	.load = or_load,
 	.store = or_store,
 	.heap_alloc = or_heap_alloc,
+	.heap_alloc_context = or_heap_alloc_context,
 	.heap_realloc = or_heap_realloc,
 	.heap_free = or_heap_free,
 	.stack_alloc = or_stack_alloc,

@@ -9,10 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "allocctx.h"
 #include "backend.h"
 #include "lmad.h"
 #include "module.h"
 #include "objects.h"
+#include "schema.h"
 #include "sequitur.h"
 #include "sitevec.h"
 
@@ -22,7 +24,7 @@
 #define LIFE_BUCKETS 65
 
 struct group {
-	uint32_t site;
+	uint32_t site;               /* its key in the state's actx: a site, or an allocation context */
 	bool seen;
 	uint8_t kind;                /* enum mn_obj_kind (an MN_FT_ENUM of the section) */
 	uint64_t objects, bytes;     /* objects made, sum of their sizes when made */
@@ -80,7 +82,9 @@ struct objcheck {
 struct objrel {
 	struct mn_objects objs;
 	struct lossless *ll;         /* NULL unless MNEMO_OBJREL_LOSSLESS=1 */
-	struct mn_sitevec groups;    /* struct group by site id */
+	struct mn_sitevec groups;    /* struct group by key of actx (site id, or context) */
+	struct mn_allocctx actx;     /* heap groups' allocation contexts (MNEMO_ALLOC_DEPTH) */
+	struct mn_vec rows;          /* emit() and restore(): the groups as the section's rows */
 	struct mn_sitevec insns;     /* struct insn by site id */
 	uint64_t clock;
 	uint32_t limit;              /* LMADs per (instruction, group) */
@@ -140,12 +144,16 @@ void objrel_loop_summary(void *st, uint32_t site, uint64_t iterations,
 
 /* ---- merge.c: the end of a run, runs, merge() ------------------------------------------------ */
 
-int objrel_by_group(const void *a, const void *b);
+int objrel_by_group(const void *a, const void *b, void *r);   /* qsort_r, r the state */
 void objrel_finalize(struct objrel *r);
 int objrel_runs_materialize(struct objrel *r);
 void objrel_merge(void *into, void *from);
 
 /* ---- section.c: emit() and restore() --------------------------------------------------------- */
+
+/* The groups seen, in mn_allocctx_cmp() order (malloc'd, *n of them); NULL and *n 0 when none
+ * or without memory. */
+struct group **objrel_groups_sorted(const struct objrel *r, size_t *n);
 
 int objrel_emit(void *st, struct mn_prof *p);
 int objrel_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,

@@ -110,12 +110,24 @@ static const char *group_check(const void *top, const void *row, uint64_t key)
 	return NULL;
 }
 
-/* Merged by merge.c (merge_group()): the lifetimes' minimum and maximum are those of runs that
- * have lifetimes. */
+/* Groups by site, then callers (allocctx.h): the same order in every run. */
+static int by_group_key(const void *a, const void *b)
+{
+	const struct objrel *r = mn_schema_top();
+
+	return mn_allocctx_cmp(&r->actx, ((const struct group *)a)->site,
+			       ((const struct group *)b)->site);
+}
+
+/* A heap group is an allocation context: `group: 26, context: [49, 46]` (allocctx.h), the
+ * site alone without callers.  Merged by merge.c (merge_group()): the lifetimes' minimum and
+ * maximum are those of runs that have lifetimes. */
+#define ACTX offsetof(struct objrel, actx)
 #define G(field) offsetof(struct group, field)
 _Static_assert(MN_OBJ_HEAP == 0 && MN_OBJ_STACK == 1 && MN_OBJ_GLOBAL == 2, "kind's choices");
 static const struct mn_field group_fields[] = {
-	MN_FIELD("group", MN_FT_SITE, G(site), MN_R_KEY),
+	MN_ALLOCCTX_SITE("group", struct group, site, ACTX, MN_R_KEY),
+	MN_ALLOCCTX_CONTEXT("context", struct group, site, ACTX),
 	MN_FIELD("kind", MN_FT_ENUM, G(kind), MN_R_NONE, .choices = "heap|stack|global"),
 	MN_FIELD("objects", MN_FT_U64, G(objects), MN_R_NONE),
 	MN_FIELD("bytes", MN_FT_U64, G(bytes), MN_R_NONE),
@@ -129,7 +141,8 @@ static const struct mn_field group_fields[] = {
 		 .put = put_life, .take = take_life),
 };
 static const struct mn_schema groups = MN_SCHEMA("groups", struct group, group_fields,
-						 .flow = true, .skip = unseen, .check = group_check,
+						 .flow = true, .order = by_group_key,
+						 .skip = unseen, .check = group_check,
 						 .weight = "accesses");
 
 /* ---- The instructions' table ---------------------------------------------------------------- */
@@ -191,7 +204,7 @@ static const char *insn_check(const void *top, const void *row, uint64_t key)
 	if (in->unattributed > in->accesses)
 		return "field 'unattributed': more than 'accesses'";
 	for (uint32_t i = 1; i < in->n; i++)
-		if (objrel_by_group(&in->s[i - 1], &in->s[i]) >= 0)
+		if (objrel_by_group(&in->s[i - 1], &in->s[i], (void *)top) >= 0)
 			return "field 'group': streams not sorted by group, then run, then thread";
 	return NULL;
 }
@@ -224,7 +237,8 @@ static const struct mn_schema lmads = MN_SCHEMA("lmads", struct objrel_lmad, lma
 /* Streams never fold (merge() appends them, their runs renumbered): keys only, for the order. */
 #define S(field) offsetof(struct stream, field)
 static const struct mn_field stream_fields[] = {
-	MN_FIELD("group", MN_FT_SITE, S(group), MN_R_KEY),
+	MN_ALLOCCTX_SITE("group", struct stream, group, ACTX, MN_R_KEY),
+	MN_ALLOCCTX_CONTEXT("context", struct stream, group, ACTX),
 	MN_FIELD("run", MN_FT_U32, S(run), MN_R_KEY, .when = show_run),
 	MN_FIELD("thread", MN_FT_U32, S(thread), MN_R_KEY, .when = show_thread),
 	MN_FIELD("accesses", MN_FT_U64, S(l.points), MN_R_NONE),
@@ -238,8 +252,15 @@ static const struct mn_field stream_fields[] = {
 	MN_FIELD("offset_granularity", MN_FT_U64, S(l.gran[1]), MN_R_NONE),
 	MN_FIELD("lmads", MN_FT_ROWS, S(l.v), MN_R_NONE, .sub = &lmads),
 };
+/* The order merge() and finalize left them in: by group (site, then callers), run, thread. */
+static int stream_order(const void *a, const void *b)
+{
+	return objrel_by_group(a, b, (void *)mn_schema_top());
+}
+
 static const struct mn_schema streams = MN_SCHEMA("streams", struct stream, stream_fields,
-						  .check = stream_check, .weight = "accesses");
+						  .order = stream_order, .check = stream_check,
+						  .weight = "accesses");
 
 #define I(field) offsetof(struct insn, field)
 static const struct mn_field insn_fields[] = {
@@ -263,10 +284,28 @@ _Static_assert(offsetof(struct objrel_lmads, n) == offsetof(struct mn_vec, n) &&
 
 /* ---- The section's top: the run, its quality, its losses, lossless mode ---------------------- */
 
+/* A grammar's output: the profile, and for the group stream the numbers its contexts' keys take
+ * (rank[key - base]), NULL for the others' values. */
+struct rules_out {
+	struct mn_prof *p;
+	const struct mn_allocctx *actx;
+	const uint32_t *rank;
+};
+
+/* A context's key in the group stream: the site count + 1 + its rank in the groups' order, not
+ * the order the run met it in (threads, MNEMO_ALLOC_DEPTH): a site's own group keeps its id. */
+static uint64_t group_symbol(const struct rules_out *o, uint64_t v)
+{
+	if (!o->rank || v > UINT32_MAX || !mn_allocctx_is_context(o->actx, (uint32_t)v))
+		return v;
+	return o->actx->base + (uint64_t)o->rank[v - o->actx->base];
+}
+
 /* One rule as the text mn_seq_write() writes for it ("R1 -> 18 3 R2"), as a string of the list. */
 static int emit_rule(void *arg, uint64_t id, const struct mn_seq_sym *rhs, size_t n)
 {
-	struct mn_prof *p = arg;
+	const struct rules_out *o = arg;
+	struct mn_prof *p = o->p;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -275,7 +314,8 @@ static int emit_rule(void *arg, uint64_t id, const struct mn_seq_sym *rhs, size_
 		return -ENOMEM;
 	fprintf(f, "R%" PRIu64 " ->", id);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, rhs[i].rule ? " R%" PRIu64 : " %" PRIu64, rhs[i].value);
+		fprintf(f, rhs[i].rule ? " R%" PRIu64 : " %" PRIu64,
+			rhs[i].rule ? rhs[i].value : group_symbol(o, rhs[i].value));
 	if (fclose(f)) {
 		free(text);
 		return -ENOMEM;
@@ -287,8 +327,10 @@ static int emit_rule(void *arg, uint64_t id, const struct mn_seq_sym *rhs, size_
 
 /* A grammar whose rules could not all be listed (no memory) has a list that does not parse or
  * does not give `length` symbols: `mnemo expand` refuses it. */
-static void emit_grammar(struct mn_prof *p, const char *name, struct mn_seq *g)
+static void emit_grammar(struct rules_out *o, const char *name, struct mn_seq *g)
 {
+	struct mn_prof *p = o->p;
+
 	mn_prof_key(p, name);
 	mn_prof_map_begin(p);
 	mn_prof_kv_u64(p, "length", mn_seq_length(g));
@@ -296,7 +338,7 @@ static void emit_grammar(struct mn_prof *p, const char *name, struct mn_seq *g)
 	mn_prof_kv_u64(p, "size", mn_seq_size(g));
 	mn_prof_key(p, "grammar");
 	mn_prof_seq_begin(p);
-	mn_seq_rules(g, emit_rule, p);
+	mn_seq_rules(g, emit_rule, o);
 	mn_prof_seq_end(p);
 	mn_prof_map_end(p);
 }
@@ -306,10 +348,32 @@ static bool has_ll(const struct mn_field *f, const void *row)
 	return ((const struct objrel *)row)->ll;
 }
 
+/* The contexts' ranks in the groups' order (by key - base), for group_symbol(); NULL without
+ * contexts, or memory (the keys are then written as they are). */
+static uint32_t *context_ranks(const struct objrel *r)
+{
+	uint32_t *rank = r->actx.n ? calloc(r->actx.n, sizeof(*rank)) : NULL, next = 0;
+	size_t n;
+	struct group **v = rank ? objrel_groups_sorted(r, &n) : NULL;
+
+	for (size_t i = 0; v && i < n; i++)
+		if (mn_allocctx_is_context(&r->actx, v[i]->site))
+			rank[v[i]->site - r->actx.base] = next++;
+	if (!v) {
+		free(rank);
+		rank = NULL;
+	}
+	free(v);
+	return rank;
+}
+
 static int put_lossless(const struct mn_field *f, const void *row, struct mn_prof *p)
 {
-	const struct lossless *ll = ((const struct objrel *)row)->ll;
+	const struct objrel *r = row;
+	const struct lossless *ll = r->ll;
 	uint64_t total = 0, raw = mn_seq_size(ll->raw);
+	struct rules_out o = { p, &r->actx, NULL };
+	uint32_t *rank = context_ranks(r);
 
 	for (int i = 0; i < LL_STREAMS; i++)
 		total += mn_seq_size(ll->g[i]);
@@ -322,10 +386,13 @@ static int put_lossless(const struct mn_field *f, const void *row, struct mn_pro
 	mn_prof_kv_f64(p, "size_ratio", raw ? (double)total / (double)raw : 0.0);
 	mn_prof_key(p, "streams");
 	mn_prof_map_begin(p);
-	for (int i = 0; i < LL_STREAMS; i++)
-		emit_grammar(p, ll_names[i], ll->g[i]);
+	for (int i = 0; i < LL_STREAMS; i++) {
+		o.rank = i == LL_GROUP ? rank : NULL;
+		emit_grammar(&o, ll_names[i], ll->g[i]);
+	}
 	mn_prof_map_end(p);
 	mn_prof_map_end(p);
+	free(rank);
 	return 0;
 }
 
@@ -496,7 +563,9 @@ static const struct mn_field section_fields[] = {
 	MN_FIELD("sample_quality", MN_FT_U64, 0, MN_R_NONE, .when = always, .put = put_quality,
 		 .take = take_nothing),
 	MN_FIELD("lost", MN_FT_U64, 0, MN_R_NONE, .put = put_lost, .take = take_lost),
-	MN_FIELD("groups", MN_FT_SITES, T(groups), MN_R_NONE, .sub = &groups),
+	/* Rows of r->rows, the groups' copies emit() makes and restore() moves into the table by
+	 * key: a site table would hold one row per site, and a site has a group per context. */
+	MN_FIELD("groups", MN_FT_ROWS, T(rows), MN_R_NONE, .sub = &groups),
 	MN_FIELD("instructions", MN_FT_SITES, T(insns), MN_R_NONE, .sub = &insns),
 	MN_FIELD("lossless", MN_FT_U64, T(ll), MN_R_NONE, .when = has_ll, .put = put_lossless,
 		 .take = refuse_lossless),
@@ -518,10 +587,69 @@ static void group_accesses(struct objrel *r)
 				g->accesses += in->s[i].l.points;
 }
 
+static int by_group_ptr(const void *a, const void *b, void *r)
+{
+	return mn_allocctx_cmp(&((const struct objrel *)r)->actx, (*(struct group *const *)a)->site,
+			       (*(struct group *const *)b)->site);
+}
+
+struct group **objrel_groups_sorted(const struct objrel *r, size_t *n)
+{
+	struct group **v = malloc((r->groups.n ? r->groups.n : 1) * sizeof(*v)), *g;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	MN_SITEVEC_FOREACH(&r->groups, id, g)
+		if (g->seen)
+			v[(*n)++] = g;
+	qsort_r(v, *n, sizeof(*v), by_group_ptr, (void *)r);
+	return v;
+}
+
+/* The groups' rows, copies in the section's order, for the schema to write. */
+static int groups_to_rows(struct objrel *r)
+{
+	size_t n;
+	struct group **v = objrel_groups_sorted(r, &n);
+
+	if (!v)
+		return -ENOMEM;
+	r->rows.n = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct group *g = mn_vec_push(&r->rows, sizeof(*g));
+
+		if (!g) {
+			free(v);
+			return -ENOMEM;
+		}
+		*g = *v[i];
+	}
+	free(v);
+	return 0;
+}
+
+/* The rows restore() read, moved into the groups' table by key (restore checked they differ). */
+static int rows_to_groups(struct objrel *r)
+{
+	const struct group *x = r->rows.v;
+
+	for (uint32_t i = 0; i < r->rows.n; i++) {
+		struct group *g = mn_sitevec_get(&r->groups, x[i].site);
+
+		if (!g)
+			return -ENOMEM;
+		*g = x[i];
+	}
+	mn_vec_free(&r->rows);
+	return 0;
+}
+
 int objrel_emit(void *st, struct mn_prof *p)
 {
 	struct objrel *r = st;
 	struct insn *in;
+	int e;
 
 	objrel_finalize(r);
 	if (objrel_runs_materialize(r))
@@ -530,7 +658,11 @@ int objrel_emit(void *st, struct mn_prof *p)
 		for (uint32_t i = 0; i < in->n; i++)
 			in->s[i].show_run = r->nruns > 1;
 	group_accesses(r);
-	return mn_schema_emit(&objrel_section, r, p);
+	e = groups_to_rows(r);
+	if (!e)
+		e = mn_schema_emit(&objrel_section, r, p);
+	mn_vec_free(&r->rows);
+	return e;
 }
 
 int objrel_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *sec,
@@ -542,6 +674,8 @@ int objrel_restore(void *st, const struct mn_profile *prof, const struct mn_pnod
 	objrel_lossless_free(r->ll);   /* the section's mode, whatever the settings */
 	r->ll = NULL;
 	e = mn_schema_restore(&objrel_section, r, prof, sec, err, errlen);
+	if (!e)
+		e = rows_to_groups(r);
 	if (!e)
 		r->finalized = true;   /* a run that ended: no live objects, streams in order */
 	return e == -ENOENT ? -EINVAL : e;

@@ -39,6 +39,60 @@ static int read_lmad(const struct mn_profile *p, const struct mn_pnode *row,
 	return e;
 }
 
+/* The allocation contexts a profile's streams name, (site, callers) by number. */
+struct ctx_names {
+	uint64_t (*v)[2];
+	size_t n, cap;
+};
+
+/* Above every site id: the number of a stream's group that is the context named i. */
+#define CONTEXT_GROUP 0x80000000u
+
+/*
+ * A stream's group: its site, or for `group: 26, context: [49, 46]` (an allocation context,
+ * allocctx.h) a number of its own above every site (CONTEXT_GROUP + i), so that two contexts of
+ * one site are two groups.
+ */
+static int read_group(const struct mn_profile *p, const struct mn_pnode *row,
+		      struct ctx_names *t, uint32_t *group, char *err, size_t errlen)
+{
+	const struct mn_pnode *c = mn_pnode_get(row, "context");
+	uint64_t callers = 0, v;
+	size_t i;
+
+	if (mn_pfield_u32(p, row, "group", group, err, errlen))
+		return -EINVAL;
+	if (!c)
+		return 0;
+	if (mn_pnode_kind(c) != MN_PNODE_SEQ || !mn_pnode_len(c) || mn_pnode_len(c) > 2 ||
+	    *group >= CONTEXT_GROUP)
+		return mn_pnode_errorf(p, c, err, errlen, "field 'context': expected one or two "
+				       "call sites of a site below %u", CONTEXT_GROUP);
+	for (i = 0; i < mn_pnode_len(c); i++) {
+		if (mn_pnode_u64(mn_pnode_at(c, i), &v) || !v || v > UINT32_MAX)
+			return mn_pnode_errorf(p, mn_pnode_at(c, i), err, errlen,
+					       "field 'context': expected a site id");
+		callers |= v << (32 * i);
+	}
+	for (i = 0; i < t->n && (t->v[i][0] != *group || t->v[i][1] != callers); i++)
+		;
+	if (i == t->n) {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 16;
+			uint64_t (*w)[2] = realloc(t->v, cap * sizeof(*w));
+
+			if (!w || cap >= CONTEXT_GROUP)
+				return -ENOMEM;
+			t->v = w;
+			t->cap = cap;
+		}
+		t->v[t->n][0] = *group;
+		t->v[t->n++][1] = callers;
+	}
+	*group = CONTEXT_GROUP + (uint32_t)i;
+	return 0;
+}
+
 static int expect_seq(const struct mn_profile *p, const struct mn_pnode *row, const char *key,
 		      char *err, size_t errlen)
 {
@@ -50,6 +104,7 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 {
 	const struct mn_pnode *sec = mn_profile_module(p, module), *insns;
 	size_t ns = 0, nl = 0, si = 0, li = 0;
+	struct ctx_names ctx = { 0 };
 	int e;
 
 	memset(out, 0, sizeof(*out));
@@ -124,7 +179,7 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 			struct objrel_dstream *s = &out->streams[si++];
 			int r;
 
-			e = mn_pfield_u32(p, srow, "group", &s->group, err, errlen) ? -EINVAL : 0;
+			e = read_group(p, srow, &ctx, &s->group, err, errlen);
 			/* run: only in a merged profile (README "Merging"); 0 without it. */
 			s->run = 0;
 			if (!e && (r = mn_pfield_u32(p, srow, "run", &s->run, err, errlen)) &&
@@ -157,7 +212,10 @@ int objrel_load(const struct mn_profile *p, const char *module, struct objrel_lo
 					      errlen);
 		}
 	}
+	free(ctx.v);
 	if (e)
 		objrel_loaded_free(out);
+	if (e == -ENOMEM)
+		snprintf(err, errlen, "%s: %s", mn_profile_path(p), strerror(ENOMEM));
 	return e == -ENOENT ? -EINVAL : e;   /* a missing field: err names it */
 }
