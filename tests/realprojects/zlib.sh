@@ -5,8 +5,8 @@
 # the head of zlib.h that defines NO_GZCOMPRESS and NO_GZIP (README.optipng.txt), is removed first:
 # with it minigzip cannot compress and zlib's own `make test` fails natively.
 #
-# Built as zlib's README says, `./configure && make`, with CC=clang-19 and with CC='mnemo-cc -m
-# alloc-sizes' (one module, whose links are quick: zlib's `make` makes seven).  configure's
+# Built as zlib's README says, `./configure && make`, with CC=clang-19 and with CC=mnemo-cc (the
+# default modules; zlib's `make` makes seven programs and the library).  configure's
 # shared-library probe links a test object with -shared and the full zlib.map, and falls back to a
 # static-only build without a word in make's output, so the test checks that the instrumented
 # build made libz.so.1.2.11-optipng.
@@ -31,10 +31,10 @@ cp -r "$zsrc" "$work/mnemo"
 
 (cd "$work/native" && CC=clang-19 ./configure && make -j2) >"$work/native.log" 2>&1 ||
 	rp_die "native build" "$work/native.log"
-if (cd "$work/mnemo" && CC='mnemo-cc -m alloc-sizes' ./configure) >"$work/mnemo.log" 2>&1; then
-	rp_ok "CC='mnemo-cc -m alloc-sizes' ./configure"
+if (cd "$work/mnemo" && CC=mnemo-cc ./configure) >"$work/mnemo.log" 2>&1; then
+	rp_ok "CC=mnemo-cc ./configure"
 else
-	rp_die "CC='mnemo-cc -m alloc-sizes' ./configure" "$work/mnemo.log"
+	rp_die "CC=mnemo-cc ./configure" "$work/mnemo.log"
 fi
 if grep -q '^Building shared library libz.so' "$work/mnemo.log"; then
 	rp_ok "configure's shared-library probe passes"
