@@ -4,9 +4,9 @@
 # tarball drops build_detect_platform's executable bit, which the Makefile needs; the test restores
 # it, as a user would.
 #
-# Built with `make CC=clang-19 CXX=clang++-19` and with CC/CXX='mnemo-cc/mnemo-c++ -m alloc-sizes'
-# (one module: each test program is one LTO link of the whole library, and the default set would
-# take minutes): the static library and two of LevelDB's own test programs, c_test (a database
+# Built with `make CC=clang-19 CXX=clang++-19` and with `make CC=mnemo-cc CXX=mnemo-c++` (the
+# default modules; each test program is one LTO link of the whole library, about 30 s): the
+# static library and two of LevelDB's own test programs, c_test (a database
 # opened, written, compacted, iterated, snapshotted and repaired through the C API; compiled by CC)
 # and memenv_test (linked against the archives libmemenv.a and libleveldb.a), run in both trees:
 # same output, same status; the instrumented runs' profiles name allocation sites in LevelDB's
@@ -30,7 +30,7 @@ for t in $tests; do targets="$targets out-static/$t"; done
 make -C "$work/native" -j2 CC=clang-19 CXX=clang++-19 $targets >"$work/native.log" 2>&1 ||
 	rp_die "native build" "$work/native.log"
 # shellcheck disable=SC2086  # $targets: several
-if make -C "$work/mnemo" -j2 CC='mnemo-cc -m alloc-sizes' CXX='mnemo-c++ -m alloc-sizes' $targets \
+if make -C "$work/mnemo" -j2 CC=mnemo-cc CXX=mnemo-c++ $targets \
 	>"$work/mnemo.log" 2>&1; then
 	rp_ok "make CC=mnemo-cc CXX=mnemo-c++"
 else
