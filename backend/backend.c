@@ -742,6 +742,9 @@ static int consume(struct host *h)
 				job_run(&j, i);
 		thread_count(h, j.thread, st ? st->events - before :
 				      count_records(&h->s->wire, words, n), words, n);
+		/* One store a buffer, for `mnemo run --progress`, which reads it once a second;
+		 * nothing orders it (a count on a status line). */
+		mn_store_relaxed(&h->s->backend[h->mods[0].index].events, h->threads_events);
 		mn_queue_release(h->q);
 		if (timed)
 			balance(h);

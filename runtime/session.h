@@ -135,7 +135,10 @@ struct mn_session {
 	struct {
 		uint32_t state;             /* enum mn_backend_state; futex word */
 		int32_t pid;
-		uint64_t events;            /* events this backend consumed */
+		uint64_t events;            /* events this backend consumed: while it runs, every
+					     * thread's so far, in its first slot (stored after each
+					     * buffer, for mnemo run --progress); at its end, each
+					     * module's own */
 		char section_path[MN_PATH_MAX];
 		char why[256];
 	} backend[MN_MAX_MODULES];

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <libgen.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,16 +21,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/personality.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "barrier.h"
 #include "mnemo_internal.h"
+#include "queue_internal.h"
+#include "session.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 
 /* The ranges of the runtime's uint options (options.def): `mnemo run` refuses what it would. */
 static const struct {
@@ -85,6 +95,14 @@ void print_run_help(FILE *out)
 	      "                       profile and run PROGRAM without address randomization\n"
 	      "                       (as setarch -R), so two runs' profiles compare byte for\n"
 	      "                       byte\n"
+	      "      --progress       while PROGRAM runs, a status line on stderr when it is a\n"
+	      "                       terminal, rewritten every second and erased at the end:\n"
+	      "                       time, events the backend decoded, events per second over\n"
+	      "                       the last second, and the backend lag: MiB (and buffers)\n"
+	      "                       of events PROGRAM queued that the slowest backend has not\n"
+	      "                       read yet; \"full\" when a thread's 4 buffers all wait, so\n"
+	      "                       PROGRAM waits for the backend.  Nothing without a\n"
+	      "                       terminal (-v says why)\n"
 	      "  -v, --verbose        say what mnemo and the runtime do, on stderr\n"
 	      "  -h, --help           print this help\n"
 	      "\n"
@@ -276,30 +294,33 @@ static pid_t parent_of(const char *pid)
  * Whether process pid runs a backend: 1 when its command line holds `--fd N --index I`, the
  * arguments the runtime starts every backend with (mnemo-backend, or a MNEMO_BACKEND script that
  * execs it), 0 when it does not, -1 when it has none to read: a zombie, or a process exiting (its
- * memory is released before it becomes a zombie).
+ * memory is released before it becomes a zombie).  *fd, if fd is not NULL: N, the queue's.
  */
-static int is_backend(const char *pid)
+static int is_backend(const char *pid, int *fd)
 {
 	char path[64], buf[4096];
 	const char *arg[8] = { NULL };
 	size_t nargs = 0;
 	ssize_t n;
-	int fd;
+	int cfd;
 
 	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	cfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (cfd < 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = read(cfd, buf, sizeof(buf) - 1);
+	close(cfd);
 	if (n <= 0)
 		return -1;	/* a zombie, or exiting */
 	buf[n] = '\0';
 	for (char *a = buf; a < buf + n && nargs < 8; a += strlen(a) + 1)
 		arg[nargs++] = a;
 	for (size_t i = 0; i + 3 < nargs; i++)
-		if (!strcmp(arg[i], "--fd") && !strcmp(arg[i + 2], "--index"))
+		if (!strcmp(arg[i], "--fd") && !strcmp(arg[i + 2], "--index")) {
+			if (fd)
+				*fd = atoi(arg[i + 1]);
 			return 1;
+		}
 	return 0;
 }
 
@@ -322,7 +343,7 @@ static pid_t backend_child(bool *exiting)
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9' || parent_of(de->d_name) != self)
 			continue;
-		backend = is_backend(de->d_name);
+		backend = is_backend(de->d_name, NULL);
 		if (backend) {
 			found = (pid_t)atoi(de->d_name);
 			*exiting = backend < 0;
@@ -479,6 +500,339 @@ static int has_site_table(const char *prog)
 	return found;
 }
 
+/* ---- --progress: a status line on the terminal while the program runs -------------------------- */
+
+/*
+ * Once a second mnemo run reads counters the backends and the queue keep anyway, in the queue's
+ * shared memory (queue/queue_internal.h, runtime/session.h), which it maps read-only through a
+ * backend's `--fd N` (/proc/PID/fd/N of a backend child, found as wait_backends() finds them):
+ *
+ *   events   the most any backend of a session has decoded (mn_session.backend[].events, stored
+ *            by the backend after every buffer), summed over the sessions (one per image of the
+ *            program: a fork child profiled has its own);
+ *   lag      the bytes of records the program has published to the queue and the slowest backend
+ *            (consumer) has not yet released: the buffers whose readers bit is still set for it
+ *            (mn_qctl.readers, .used), the worst consumer of every session.  A lane holds at most
+ *            nbufs buffers: when the slowest backend is that far behind, the program waits.
+ *
+ * Nothing is added to the program's path: the producer's counters are read as they are, and the
+ * backend's store is one a buffer.  The line goes to stderr only, and only to a terminal.
+ */
+
+#define PROGRESS_QUEUES 16    /* sessions followed: a program that forks many shows the first */
+
+/* One session's queue, mapped read-only. */
+struct pqueue {
+	dev_t dev;
+	ino_t ino;
+	const unsigned char *map;
+	size_t len;
+	const struct mn_session *s;   /* NULL when the block is not this mnemo's session */
+};
+
+struct progress {
+	bool on;
+	int pidfd;                    /* the program's, readable once it ends */
+	struct pqueue q[PROGRESS_QUEUES];
+	unsigned nq;
+	double start, next;           /* CLOCK_MONOTONIC seconds: program start, next line */
+	double last_at;               /* when last_events was read */
+	uint64_t last_events;
+	bool shown;                   /* a status line is on the terminal */
+};
+
+/* What one look at the counters found. */
+struct pcounts {
+	uint64_t events;
+	uint64_t lag_bytes;           /* the worst consumer's */
+	uint32_t lag_buffers;
+	bool full;                    /* some lane has every buffer waiting for that consumer */
+};
+
+static double monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Whether the header of a queue of file_bytes bytes is one this mnemo reads. */
+static bool pqueue_header_ok(const struct mn_qhdr *h, uint64_t file_bytes)
+{
+	if (h->magic != MN_QUEUE_MAGIC || h->version != MN_QUEUE_VERSION ||
+	    h->mode > MN_QMODE_LAMPORT || h->nbufs < 2 || h->nbufs > 1024 || h->nlanes < 1 ||
+	    h->nlanes > MN_QUEUE_MAX_LANES || h->nconsumers < 1 ||
+	    h->nconsumers > MN_QUEUE_MAX_CONSUMERS || h->map_bytes != file_bytes)
+		return false;
+	return h->header_bytes == mn_qhdr_bytes(h->nbufs, h->nlanes) &&
+	       h->header_bytes <= file_bytes && h->extra_off <= file_bytes && h->extra_bytes <= file_bytes - h->extra_off;
+}
+
+/* Maps the queue of backend pid's descriptor fd, unless it is mapped already. */
+static void pqueue_add(struct progress *p, const char *pid, int fd)
+{
+	char path[64];
+	struct stat st;
+	struct mn_qhdr h;
+	struct pqueue *q = &p->q[p->nq];
+	void *map;
+	int qfd;
+
+	snprintf(path, sizeof(path), "/proc/%s/fd/%d", pid, fd);
+	qfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (qfd < 0)
+		return;
+	if (fstat(qfd, &st))
+		goto out;
+	for (unsigned i = 0; i < p->nq; i++)
+		if (p->q[i].dev == st.st_dev && p->q[i].ino == st.st_ino)
+			goto out;
+	if (pread(qfd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    !pqueue_header_ok(&h, (uint64_t)st.st_size))
+		goto out;
+	map = mmap(NULL, h.map_bytes, PROT_READ, MAP_SHARED, qfd, 0);
+	if (map == MAP_FAILED)
+		goto out;
+	*q = (struct pqueue){ .dev = st.st_dev, .ino = st.st_ino, .map = map, .len = h.map_bytes };
+	q->s = (const struct mn_session *)(q->map + h.extra_off);
+	if (h.extra_bytes < sizeof(*q->s) || q->s->magic != MN_SESSION_MAGIC ||
+	    q->s->version != MN_SESSION_VERSION)
+		q->s = NULL;
+	p->nq++;
+out:
+	close(qfd);
+}
+
+/* Maps the queue of every backend child not mapped yet (a new session: the program forked). */
+static void pqueue_find(struct progress *p)
+{
+	pid_t self = getpid();
+	struct dirent *de;
+	DIR *proc;
+
+	if (p->nq == PROGRESS_QUEUES || !(proc = opendir("/proc")))
+		return;
+	while (p->nq < PROGRESS_QUEUES && (de = readdir(proc))) {
+		int fd;
+
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
+		    parent_of(de->d_name) == self && is_backend(de->d_name, &fd) > 0)
+			pqueue_add(p, de->d_name, fd);
+	}
+	closedir(proc);
+}
+
+/* The most events any backend of session s decoded so far. */
+static uint64_t session_events(const struct mn_session *s)
+{
+	uint64_t most = 0;
+
+	for (unsigned i = 0; i < MN_MAX_MODULES; i++) {
+		uint64_t e = mn_load_relaxed(&s->backend[i].events);
+
+		most = e > most ? e : most;
+	}
+	return most;
+}
+
+/*
+ * Adds queue q's worst consumer lag to *c: bytes published and not yet released by a consumer.
+ * The counters are read without locks while both sides move: a count for the eye, not exact.
+ */
+static void pqueue_lag(const struct pqueue *q, struct pcounts *c)
+{
+	const struct mn_qhdr *h = (const struct mn_qhdr *)q->map;
+	const struct mn_qctl *ctl = (const struct mn_qctl *)(q->map + MN_QUEUE_CTL_OFF);
+	uint64_t bytes[MN_QUEUE_MAX_CONSUMERS] = { 0 };
+	uint32_t bufs[MN_QUEUE_MAX_CONSUMERS] = { 0 };
+	bool full[MN_QUEUE_MAX_CONSUMERS] = { false };
+
+	if (h->mode == MN_QMODE_LAMPORT) {
+		/* One ring, one consumer: words pushed and not yet released. */
+		uint64_t w = mn_load_relaxed(&h->lwrite), r = mn_load_relaxed(&h->lread);
+
+		bytes[0] = w > r ? (w - r) * 8 : 0;
+	} else {
+		for (uint32_t l = 0; l < h->nlanes; l++) {
+			uint32_t inlane[MN_QUEUE_MAX_CONSUMERS] = { 0 };
+
+			for (uint32_t k = 0; k < h->nbufs; k++) {
+				const struct mn_qctl *g = &ctl[(uint64_t)l * h->nbufs + k];
+				uint32_t readers = mn_load_relaxed(&g->readers);
+				uint64_t used = mn_load_relaxed(&g->used);
+
+				for (unsigned i = 0; i < h->nconsumers; i++)
+					if (readers & (UINT32_C(1) << i)) {
+						bytes[i] += used;
+						bufs[i]++;
+						full[i] |= ++inlane[i] == h->nbufs;
+					}
+			}
+		}
+	}
+	for (unsigned i = 0; i < h->nconsumers; i++)
+		if (bytes[i] > c->lag_bytes || (bytes[i] == c->lag_bytes && bufs[i] > c->lag_buffers)) {
+			c->lag_bytes = bytes[i];
+			c->lag_buffers = bufs[i];
+			c->full = full[i];
+		}
+}
+
+static struct pcounts progress_read(const struct progress *p)
+{
+	struct pcounts c = { 0 };
+
+	for (unsigned i = 0; i < p->nq; i++) {
+		if (p->q[i].s)
+			c.events += session_events(p->q[i].s);
+		pqueue_lag(&p->q[i], &c);
+	}
+	return c;
+}
+
+/* n in at most 4 characters of digits and a suffix: 987, 12.3k, 4.56M, 789G. */
+static void human(char *buf, size_t len, double n)
+{
+	static const char suffix[] = " kMGTPE";
+	unsigned i = 0;
+
+	while (n >= 999.5 && i + 1 < sizeof(suffix) - 1) {
+		n /= 1000;
+		i++;
+	}
+	if (!i)
+		snprintf(buf, len, "%.0f", n);
+	else
+		snprintf(buf, len, "%.*f%c", n < 9.995 ? 2 : n < 99.95 ? 1 : 0, n, suffix[i]);
+}
+
+/* The status line's text for counts c, seen at time now. */
+static void progress_text(const struct progress *p, const struct pcounts *c, double now,
+			  char *buf, size_t len)
+{
+	long secs = (long)(now - p->start);
+	char events[16], rate[16];
+	double dt = now - p->last_at;
+
+	if (!p->nq) {
+		snprintf(buf, len, "mnemo: %ld:%02ld  waiting for the backend", secs / 60,
+			 secs % 60);
+		return;
+	}
+	human(events, sizeof(events), (double)c->events);
+	human(rate, sizeof(rate), dt > 0 && c->events >= p->last_events ?
+		(double)(c->events - p->last_events) / dt : 0);
+	snprintf(buf, len, "mnemo: %ld:%02ld  %s events, %s/s  backend lag: %.1f MiB (%u buffer%s%s)",
+		 secs / 60, secs % 60, events, rate, (double)c->lag_bytes / (1024 * 1024),
+		 c->lag_buffers, c->lag_buffers == 1 ? "" : "s", c->full ? ", full" : "");
+}
+
+/* The terminal's width in columns, or 80. */
+static size_t tty_columns(void)
+{
+	struct winsize ws;
+
+	return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col : 80;
+}
+
+/* Writes all of buf to stderr; a terminal that fails loses a status line, nothing more. */
+static void tty_write(const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDERR_FILENO, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Rewrites the status line in place: back to column 0, erase to the end of the line, the text. */
+static void progress_tick(struct progress *p, double now)
+{
+	char text[256], line[sizeof(text) + 8];
+	struct pcounts c;
+	size_t cols = tty_columns(), n;
+
+	pqueue_find(p);
+	c = progress_read(p);
+	progress_text(p, &c, now, text, sizeof(text));
+	/* One column short of the width: a line that wraps would not be erased by \r and ESC[K. */
+	n = strlen(text);
+	if (n > cols - 1)
+		n = cols - 1;
+	tty_write(line, (size_t)snprintf(line, sizeof(line), "\r\033[K%.*s", (int)n, text));
+	p->shown = true;
+	p->last_events = c.events;
+	p->last_at = now;
+}
+
+/*
+ * Turns the status line on when asked for and stderr is a terminal that takes ESC[K; otherwise
+ * it stays off, said with -v only.  pid: the program, running.
+ */
+static void progress_start(struct progress *p, pid_t pid, bool verbose)
+{
+	const char *term = getenv("TERM");
+	const char *why = NULL;
+
+	p->pidfd = -1;
+	if (!isatty(STDERR_FILENO))
+		why = "stderr is not a terminal";
+	else if (!term || !*term || !strcmp(term, "dumb"))
+		why = "the terminal cannot erase a line (TERM is unset or dumb)";
+	else if ((p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0)
+		why = "no pidfd_open() to wait on the program with (Linux 5.3)";
+	if (why) {
+		if (verbose)
+			warning("--progress: %s: no status line", why);
+		return;
+	}
+	p->on = true;
+	p->start = p->last_at = monotonic();
+	p->next = p->start + 1;
+}
+
+/* Waits until the program ends, a signal comes, or the next line is due (then shows it). */
+static void progress_wait(struct progress *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+	double now = monotonic();
+	int ms = p->next > now ? (int)((p->next - now) * 1000) + 1 : 0;
+
+	if (poll(&pfd, 1, ms) != 0)
+		return;   /* the program ended, or a signal: the caller looks */
+	now = monotonic();
+	if (now < p->next)
+		return;
+	progress_tick(p, now);
+	while (p->next <= now)
+		p->next += 1;
+}
+
+/* Erases the status line, if one is up, and lets go of the sessions. */
+static void progress_stop(struct progress *p)
+{
+	static const char clear[] = "\r\033[K";
+
+	if (!p->on)
+		return;
+	if (p->shown)
+		tty_write(clear, sizeof(clear) - 1);
+	p->shown = false;
+	for (unsigned i = 0; i < p->nq; i++)
+		munmap((void *)p->q[i].map, p->q[i].len);
+	p->nq = 0;
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
+	p->on = false;
+}
+
 /* ---- mnemo run, step by step ------------------------------------------------------------------ */
 
 #define NFORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
@@ -488,6 +842,7 @@ struct run {
 	const char *output, *modules, *workers, *queue_mb, *numa;   /* NULL: not given */
 	const char *alloc_depth;                                   /* NULL: not given */
 	bool verbose, reproducible;
+	bool progress;           /* --progress */
 	bool disabled;           /* MNEMO_DISABLE is set: no profile is expected */
 	const char *prog;        /* PROGRAM as given */
 	char **args;             /* PROGRAM and its arguments, as execvp() takes them */
@@ -504,6 +859,7 @@ struct run {
 	/* The signal mask and handlers mnemo run had before the program started. */
 	sigset_t oldmask;
 	struct sigaction old_int, old_quit, old_fwd[NFORWARDED];
+	struct progress line;    /* the --progress line */
 };
 
 /* Reads the options into *run; false after --help (printed), and exits on a usage error. */
@@ -517,6 +873,7 @@ static bool parse_run_options(struct run *run, int argc, char **argv)
 		{ "numa", required_argument, NULL, 'N' },
 		{ "alloc-depth", required_argument, NULL, 'D' },
 		{ "reproducible", no_argument, NULL, 'R' },
+		{ "progress", no_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -551,6 +908,9 @@ static bool parse_run_options(struct run *run, int argc, char **argv)
 			break;
 		case 'R':
 			run->reproducible = true;
+			break;
+		case 'P':
+			run->progress = true;
 			break;
 		case 'v':
 			run->verbose = true;
@@ -742,18 +1102,29 @@ static void read_exec_error(struct run *run)
 	run->exec_failed = r == (ssize_t)sizeof(run->exec_err);
 }
 
-/* Waits for the program; then mnemo run's own signals act on it again while the backends finish. */
+/*
+ * Waits for the program, showing the --progress line meanwhile; then erases it, and mnemo run's
+ * own signals act on it again while the backends finish.
+ */
 static void wait_program(struct run *run)
 {
+	if (run->progress && !run->exec_failed && !run->disabled)
+		progress_start(&run->line, run->pid, run->verbose);
 	/* Any child: a backend that ends first is reaped now, the program's status kept. */
 	for (;;) {
-		pid_t w = waitpid(-1, &run->status, 0);
+		pid_t w;
 
+		if (run->line.on)
+			progress_wait(&run->line);
+		w = waitpid(-1, &run->status, run->line.on ? WNOHANG : 0);
 		if (w == run->pid)
 			break;
-		if (w < 0 && errno != EINTR)
+		if (w < 0 && errno != EINTR) {
+			progress_stop(&run->line);
 			die(2, "waitpid: %s", strerror(errno));
+		}
 	}
+	progress_stop(&run->line);
 	child_pid = 0;
 	restore_handlers(run);
 }
