@@ -604,22 +604,47 @@ out:
 	close(qfd);
 }
 
-/* Maps the queue of every backend child not mapped yet (a new session: the program forked). */
+/* Maps the queue of child pid (a name in /proc) if it is a backend not mapped yet. */
+static void pqueue_child(struct progress *p, const char *pid)
+{
+	int fd;
+
+	if (p->nq < PROGRESS_QUEUES && is_backend(pid, &fd) > 0)
+		pqueue_add(p, pid, fd);
+}
+
+/*
+ * Maps the queue of every backend child not mapped yet (a new session: the program forked).  The
+ * children come from /proc/PID/task/PID/children where the kernel has it (CONFIG_PROC_CHILDREN;
+ * mnemo run is one thread), else from a walk of /proc as wait_backends() does.
+ */
 static void pqueue_find(struct progress *p)
 {
+	char path[64], buf[4096], *save = NULL;
 	pid_t self = getpid();
 	struct dirent *de;
+	ssize_t n = -1;
 	DIR *proc;
+	int fd;
 
-	if (p->nq == PROGRESS_QUEUES || !(proc = opendir("/proc")))
+	if (p->nq == PROGRESS_QUEUES)
 		return;
-	while (p->nq < PROGRESS_QUEUES && (de = readdir(proc))) {
-		int fd;
-
-		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' &&
-		    parent_of(de->d_name) == self && is_backend(de->d_name, &fd) > 0)
-			pqueue_add(p, de->d_name, fd);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)self, (int)self);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
 	}
+	if (n >= 0) {
+		buf[n] = '\0';
+		for (char *pid = strtok_r(buf, " \n", &save); pid; pid = strtok_r(NULL, " \n", &save))
+			pqueue_child(p, pid);
+		return;
+	}
+	if (!(proc = opendir("/proc")))
+		return;
+	while ((de = readdir(proc)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9' && parent_of(de->d_name) == self)
+			pqueue_child(p, de->d_name);
 	closedir(proc);
 }
 
@@ -751,6 +776,18 @@ static void tty_write(const char *buf, size_t n)
 	}
 }
 
+/*
+ * Whether mnemo run may write to the terminal: its process group is the terminal's foreground one
+ * (a job put in the background keeps quiet, and is never stopped by SIGTTOU under `stty tostop`),
+ * or the terminal is not the controlling one.
+ */
+static bool tty_foreground(void)
+{
+	pid_t fg = tcgetpgrp(STDERR_FILENO);
+
+	return fg < 0 || fg == getpgrp();
+}
+
 /* Rewrites the status line in place: back to column 0, erase to the end of the line, the text. */
 static void progress_tick(struct progress *p, double now)
 {
@@ -761,14 +798,16 @@ static void progress_tick(struct progress *p, double now)
 	pqueue_find(p);
 	c = progress_read(p);
 	progress_text(p, &c, now, text, sizeof(text));
+	p->last_events = c.events;
+	p->last_at = now;
+	if (!tty_foreground())
+		return;
 	/* One column short of the width: a line that wraps would not be erased by \r and ESC[K. */
 	n = strlen(text);
 	if (n > cols - 1)
 		n = cols - 1;
 	tty_write(line, (size_t)snprintf(line, sizeof(line), "\r\033[K%.*s", (int)n, text));
 	p->shown = true;
-	p->last_events = c.events;
-	p->last_at = now;
 }
 
 /*
@@ -821,7 +860,7 @@ static void progress_stop(struct progress *p)
 
 	if (!p->on)
 		return;
-	if (p->shown)
+	if (p->shown && tty_foreground())
 		tty_write(clear, sizeof(clear) - 1);
 	p->shown = false;
 	for (unsigned i = 0; i < p->nq; i++)
