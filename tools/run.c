@@ -566,7 +566,8 @@ static bool pqueue_header_ok(const struct mn_qhdr *h, uint64_t file_bytes)
 	    h->nconsumers > MN_QUEUE_MAX_CONSUMERS || h->map_bytes != file_bytes)
 		return false;
 	return h->header_bytes == mn_qhdr_bytes(h->nbufs, h->nlanes) &&
-	       h->header_bytes <= file_bytes && h->extra_off <= file_bytes && h->extra_bytes <= file_bytes - h->extra_off;
+	       h->header_bytes <= file_bytes && h->extra_off <= file_bytes &&
+	       h->extra_bytes <= file_bytes - h->extra_off;
 }
 
 /* Maps the queue of backend pid's descriptor fd, unless it is mapped already. */
@@ -634,10 +635,11 @@ static void pqueue_find(struct progress *p)
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
 	}
-	if (n >= 0) {
+	/* A full buffer may end in half a pid: walk /proc instead. */
+	if (n >= 0 && n < (ssize_t)sizeof(buf) - 1) {
 		buf[n] = '\0';
-		for (char *pid = strtok_r(buf, " \n", &save); pid; pid = strtok_r(NULL, " \n", &save))
-			pqueue_child(p, pid);
+		for (char *c = strtok_r(buf, " \n", &save); c; c = strtok_r(NULL, " \n", &save))
+			pqueue_child(p, c);
 		return;
 	}
 	if (!(proc = opendir("/proc")))
@@ -696,12 +698,16 @@ static void pqueue_lag(const struct pqueue *q, struct pcounts *c)
 			}
 		}
 	}
-	for (unsigned i = 0; i < h->nconsumers; i++)
-		if (bytes[i] > c->lag_bytes || (bytes[i] == c->lag_bytes && bufs[i] > c->lag_buffers)) {
-			c->lag_bytes = bytes[i];
-			c->lag_buffers = bufs[i];
-			c->full = full[i];
-		}
+	for (unsigned i = 0; i < h->nconsumers; i++) {
+		bool worse = bytes[i] > c->lag_bytes ||
+			     (bytes[i] == c->lag_bytes && bufs[i] > c->lag_buffers);
+
+		if (!worse)
+			continue;
+		c->lag_bytes = bytes[i];
+		c->lag_buffers = bufs[i];
+		c->full = full[i];
+	}
 }
 
 static struct pcounts progress_read(const struct progress *p)
@@ -741,16 +747,17 @@ static void progress_text(const struct progress *p, const struct pcounts *c, dou
 	double dt = now - p->last_at;
 
 	if (!p->nq) {
-		snprintf(buf, len, "mnemo: %ld:%02ld  waiting for the backend", secs / 60,
+		snprintf(buf, len, "mnemo: %ld:%02ld  no backend running yet", secs / 60,
 			 secs % 60);
 		return;
 	}
 	human(events, sizeof(events), (double)c->events);
 	human(rate, sizeof(rate), dt > 0 && c->events >= p->last_events ?
 		(double)(c->events - p->last_events) / dt : 0);
-	snprintf(buf, len, "mnemo: %ld:%02ld  %s events, %s/s  backend lag: %.1f MiB (%u buffer%s%s)",
-		 secs / 60, secs % 60, events, rate, (double)c->lag_bytes / (1024 * 1024),
-		 c->lag_buffers, c->lag_buffers == 1 ? "" : "s", c->full ? ", full" : "");
+	snprintf(buf, len, "mnemo: %ld:%02ld  %s events, %s/s  backend lag: %.1f MiB "
+		 "(%u buffer%s%s)", secs / 60, secs % 60, events, rate,
+		 (double)c->lag_bytes / (1024 * 1024), c->lag_buffers,
+		 c->lag_buffers == 1 ? "" : "s", c->full ? ", full" : "");
 }
 
 /* The terminal's width in columns, or 80. */
