@@ -547,6 +547,7 @@ struct pcounts {
 	uint64_t lag_bytes;           /* the worst consumer's */
 	uint32_t lag_buffers;
 	bool full;                    /* some lane has every buffer waiting for that consumer */
+	bool ring;                    /* a Lamport ring (a build's queues are alike): no buffers */
 };
 
 static double monotonic(void)
@@ -680,6 +681,7 @@ static void pqueue_lag(const struct pqueue *q, struct pcounts *c)
 		uint64_t w = mn_load_relaxed(&h->lwrite), r = mn_load_relaxed(&h->lread);
 
 		bytes[0] = w > r ? (w - r) * 8 : 0;
+		c->ring = true;
 	} else {
 		for (uint32_t l = 0; l < h->nlanes; l++) {
 			uint32_t inlane[MN_QUEUE_MAX_CONSUMERS] = { 0 };
@@ -754,6 +756,11 @@ static void progress_text(const struct progress *p, const struct pcounts *c, dou
 	human(events, sizeof(events), (double)c->events);
 	human(rate, sizeof(rate), dt > 0 && c->events >= p->last_events ?
 		(double)(c->events - p->last_events) / dt : 0);
+	if (c->ring) {
+		snprintf(buf, len, "mnemo: %ld:%02ld  %s events, %s/s  backend lag: %.1f MiB",
+			 secs / 60, secs % 60, events, rate, (double)c->lag_bytes / (1024 * 1024));
+		return;
+	}
 	snprintf(buf, len, "mnemo: %ld:%02ld  %s events, %s/s  backend lag: %.1f MiB "
 		 "(%u buffer%s%s)", secs / 60, secs % 60, events, rate,
 		 (double)c->lag_bytes / (1024 * 1024), c->lag_buffers,
