@@ -28,7 +28,7 @@
 #define MAX_SOURCE (64u << 20)        /* bytes of a source file included in the page */
 #define MAX_GRAPH_EDGES 80            /* more is not readable as a picture: the table lists them */
 #define MAX_GRAPHS 200                /* graphs laid out per module and profile */
-#define JSON_INT_MAX 9007199254740992.0   /* 2^53: larger integers lose digits as JS numbers */
+#define JSON_INT_MAX (INT64_C(1) << 53)   /* larger integers lose digits as JavaScript numbers */
 
 /* The styles and script of the page, compiled in from tools/html/ (embed.cmake). */
 extern const char mnemo_report_css[], mnemo_report_js[];
@@ -219,7 +219,7 @@ static void json_scalar(FILE *f, const struct mn_pnode *n)
 
 	if (!n || mn_pnode_is_null(n))
 		fputs("null", f);
-	else if (mn_pnode_i64(n, &i) == 0 && fabs((double)i) <= JSON_INT_MAX)
+	else if (mn_pnode_i64(n, &i) == 0 && i >= -JSON_INT_MAX && i <= JSON_INT_MAX)
 		fprintf(f, "%" PRId64, i);
 	else if (mn_pnode_i64(n, &i) == 0)
 		fprintf(f, "\"%" PRId64 "\"", i);
