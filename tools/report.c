@@ -433,8 +433,7 @@ struct report {
 	 * from many places, and a 700-byte file of aliases of aliases would print gigabytes.  The
 	 * writer never emits aliases; a node met again is named, not printed again.
 	 */
-	const struct mn_pnode **seen;   /* open addressing on the pointer; NULL: empty */
-	size_t nseen, seen_cap;
+	struct ptrset seen;
 	const char *html;           /* --html: write this page instead (html/html.h) */
 	char **source_dirs;         /* --source-dir, for the page */
 	size_t nsource_dirs;
@@ -1157,41 +1156,6 @@ static void print_inline(struct report *r, const char *key, const struct mn_pnod
 	free(text);
 }
 
-static size_t seen_slot(const struct mn_pnode **v, size_t cap, const struct mn_pnode *n)
-{
-	size_t i = (size_t)(((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15u >> 20) & (cap - 1);
-
-	while (v[i] && v[i] != n)
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-/* Records n as printed; false when it already was. */
-static bool first_visit(struct report *r, const struct mn_pnode *n)
-{
-	size_t i;
-
-	if (2 * (r->nseen + 1) > r->seen_cap) {
-		size_t cap = r->seen_cap ? 2 * r->seen_cap : 256;
-		const struct mn_pnode **v = xmalloc(cap * sizeof(*v));
-
-		memset(v, 0, cap * sizeof(*v));
-
-		for (size_t k = 0; k < r->seen_cap; k++)
-			if (r->seen[k])
-				v[seen_slot(v, cap, r->seen[k])] = r->seen[k];
-		free(r->seen);
-		r->seen = v;
-		r->seen_cap = cap;
-	}
-	i = seen_slot(r->seen, r->seen_cap, n);
-	if (r->seen[i])
-		return false;
-	r->seen[i] = n;
-	r->nseen++;
-	return true;
-}
-
 /*
  * Prints a section or part of one: scalars first, as `key: value`, then tables and sub-parts; d
  * is what the module's schema declares of n.
@@ -1201,7 +1165,7 @@ static void print_node(struct report *r, const char *title, const struct mn_pnod
 {
 	size_t len = mn_pnode_len(n);
 
-	if (!first_visit(r, n)) {
+	if (!ptrset_add(&r->seen, n)) {
 		fprintf(r->out, "%*s(printed above: a YAML alias of a node shown earlier)\n",
 			(int)indent, "");
 		return;
@@ -1579,7 +1543,7 @@ static void free_report(struct report *r)
 	for (size_t i = 0; i < r->ncolumns_seen; i++)
 		free(r->columns_seen[i]);
 	free(r->columns_seen);
-	free(r->seen);
+	ptrset_free(&r->seen);
 	free(r->source_dirs);
 	for (size_t i = 0; i < r->nonly; i++)
 		free(r->only[i]);

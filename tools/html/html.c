@@ -157,56 +157,6 @@ static void json_coord(FILE *f, double v)
 
 /* ---- YAML as JSON ---------------------------------------------------------------------------- */
 
-/*
- * The collections written so far: a YAML alias makes one node reachable from many places, and a
- * few hundred bytes of aliases of aliases would expand to gigabytes.  A collection met again is
- * written as null.
- */
-struct seen {
-	const void **v;             /* open addressing on the pointer; NULL: empty */
-	size_t n, cap;
-};
-
-static size_t seen_slot(const void **v, size_t cap, const void *p)
-{
-	size_t i = (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15u >> 20) & (cap - 1);
-
-	while (v[i] && v[i] != p)
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-/* Records p; false when it was recorded already. */
-static bool seen_first(struct seen *s, const void *p)
-{
-	size_t i;
-
-	if (2 * (s->n + 1) > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		const void **v = xmalloc(cap * sizeof(*v));
-
-		memset(v, 0, cap * sizeof(*v));
-		for (size_t k = 0; k < s->cap; k++)
-			if (s->v[k])
-				v[seen_slot(v, cap, s->v[k])] = s->v[k];
-		free(s->v);
-		s->v = v;
-		s->cap = cap;
-	}
-	i = seen_slot(s->v, s->cap, p);
-	if (s->v[i])
-		return false;
-	s->v[i] = p;
-	s->n++;
-	return true;
-}
-
-static void seen_clear(struct seen *s)
-{
-	free(s->v);
-	*s = (struct seen){ 0 };
-}
-
 /* A scalar: numbers as numbers while JavaScript holds them exactly, else as their digits. */
 static void json_scalar(FILE *f, const struct mn_pnode *n)
 {
@@ -235,9 +185,9 @@ static void json_scalar(FILE *f, const struct mn_pnode *n)
 		json_strn(f, s, len);
 }
 
-static void json_node(FILE *f, struct seen *seen, const struct mn_pnode *n, int depth);
+static void json_node(FILE *f, struct ptrset *seen, const struct mn_pnode *n, int depth);
 
-static void json_map(FILE *f, struct seen *seen, const struct mn_pnode *n, int depth)
+static void json_map(FILE *f, struct ptrset *seen, const struct mn_pnode *n, int depth)
 {
 	putc('{', f);
 	for (size_t i = 0; i < mn_pnode_len(n); i++) {
@@ -252,7 +202,7 @@ static void json_map(FILE *f, struct seen *seen, const struct mn_pnode *n, int d
 	putc('}', f);
 }
 
-static void json_node(FILE *f, struct seen *seen, const struct mn_pnode *n, int depth)
+static void json_node(FILE *f, struct ptrset *seen, const struct mn_pnode *n, int depth)
 {
 	enum mn_pnode_kind k = mn_pnode_kind(n);
 
@@ -260,7 +210,8 @@ static void json_node(FILE *f, struct seen *seen, const struct mn_pnode *n, int 
 		json_scalar(f, n);
 		return;
 	}
-	if (depth > MAX_DEPTH || !seen_first(seen, n)) {
+	/* A collection met again, through a YAML alias, is written once: null the next times. */
+	if (depth > MAX_DEPTH || !ptrset_add(seen, n)) {
 		fputs("null", f);
 		return;
 	}
@@ -282,7 +233,7 @@ static void json_node(FILE *f, struct seen *seen, const struct mn_pnode *n, int 
 struct page {
 	FILE *f;
 	const struct html_options *o;
-	struct seen seen;           /* per profile: see struct seen */
+	struct ptrset seen;         /* collections written, per profile: aliases written once */
 	struct layout g;            /* the graph being laid out */
 };
 
@@ -398,7 +349,7 @@ static struct decl decl_at(struct decl d, const char *key)
 
 struct weights {
 	FILE *f;
-	struct seen seen;
+	struct ptrset seen;
 	char path[512];             /* the keys down to the node, "/"-joined, "[]" for an item */
 	size_t n;                   /* pairs written */
 	char **done;                /* the paths written, each once */
@@ -442,7 +393,7 @@ static void weights_walk(struct weights *w, const struct mn_pnode *n, struct dec
 	enum mn_pnode_kind k = mn_pnode_kind(n);
 
 	if (!d.s || k == MN_PNODE_SCALAR || k == MN_PNODE_NONE || depth > MAX_DEPTH ||
-	    !seen_first(&w->seen, n))
+	    !ptrset_add(&w->seen, n))
 		return;
 	if (d.table && d.s->weight)
 		weight_found(w, d.s->weight);
@@ -467,7 +418,7 @@ static void json_weights(FILE *f, const struct mn_module *m, const struct mn_pno
 	for (size_t i = 0; i < w.ndone; i++)
 		free(w.done[i]);
 	free(w.done);
-	seen_clear(&w.seen);
+	ptrset_free(&w.seen);
 }
 
 static void json_modules(struct page *pg, const struct mn_profile *p)
@@ -906,7 +857,7 @@ static void json_profile(struct page *pg, const struct mn_profile *p, const char
 	json_str(f, path);
 	fputs(",\"root\":", f);
 	json_root(pg, p);
-	seen_clear(&pg->seen);
+	ptrset_free(&pg->seen);
 	fprintf(f, ",\"complete\":%s,\"incomplete_reason\":", complete ? "true" : "false");
 	if (complete)
 		fputs("null", f);
@@ -1201,7 +1152,7 @@ int html_write(const struct html_options *o, struct mn_profile *const *profiles,
 	setvbuf(out.f, NULL, _IOFBF, 1 << 20);
 	write_page(&pg, profiles, paths, n);
 	layout_done();
-	seen_clear(&pg.seen);
+	ptrset_free(&pg.seen);
 	errno = 0;
 	if (fflush(out.f) || ferror(out.f)) {
 		err = errno ? errno : EIO;
