@@ -221,6 +221,30 @@ data gone.html
 expect "the notice names the folders" gone.html.json "d['sources']['/build/x/prog.c']" \
 	"{'missing': 'cannot open /build/x/prog.c: No such file or directory (also looked in nowhere)'}"
 
+# ---- Graph limits: 80 edges a loop, 200 loops -------------------------------------------------
+# Loop 1 has 81 rows (9 stores x 9 loads); loops 2..204 one row each, fewer iterations the higher
+# their id: the 200 with the most iterations are drawn, loop 1 and the last three are not.
+awk 'BEGIN {
+	print "format: mnemo-profile/1\nprogram: {argv: [./limits], exit_status: 0}\ncomplete: true\nsites:"
+	for (l = 1; l <= 204; l++) print "  " l ": {kind: loop, function: f, file: l.c, line: " l ", column: 1}"
+	for (s = 1000; s < 1018; s++)
+		print "  " s ": {kind: " (s < 1009 ? "store" : "load") ", function: f, file: l.c, line: " s ", column: 1}"
+	print "modules:\n  dependence:\n    granularity: 8\n    context: false\n    loops:"
+	for (l = 1; l <= 204; l++) print "    - {loop: " l ", invocations: 1, iterations: " 1000 - l "}"
+	print "    dependences:"
+	for (s = 1000; s < 1009; s++)
+		for (d = 1009; d < 1018; d++)
+			print "    - {loop: 1, kind: raw, src: " s ", dst: " d ", carried: false, count: 1}"
+	for (l = 2; l <= 204; l++)
+		print "    - {loop: " l ", kind: raw, src: 1000, dst: 1009, carried: false, count: 1}"
+	print "    lost: {aliases: 0, nomem: 0, clipped: 0, clock_resets: 0}"
+}' >limits.yaml
+"$bin/mnemo" report --html limits.html limits.yaml 2>err || bad "limits: page refused: $(cat err)"
+data limits.html
+expect "limits: 80 edges a loop, 200 loops" limits.html.json \
+	'[(k, v["skipped"]) for k, v in d["profiles"][0]["graphs"]["dependence"].items() if "skipped" in v] + [sum("nodes" in v for v in d["profiles"][0]["graphs"]["dependence"].values())]' \
+	"[('1', '81 dependences: more than 80 to draw; the table lists them'), ('202', 'only the 200 loops with the most iterations are drawn'), ('203', 'only the 200 loops with the most iterations are drawn'), ('204', 'only the 200 loops with the most iterations are drawn'), 200]"
+
 # ---- --module, aliases, numbers JavaScript cannot hold -----------------------------------------
 "$bin/mnemo" report --html one.html --module dependence p.yaml 2>err || bad "--module: $(cat err)"
 data one.html

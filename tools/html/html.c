@@ -666,6 +666,7 @@ static void dep_graphs(struct page *pg, const struct mn_profile *p, const struct
 	size_t n;
 	struct dep_loop *loops = dep_loops(sec, &n);
 	FILE *f = pg->f;
+	size_t drawn = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		char *why = NULL;
@@ -674,7 +675,7 @@ static void dep_graphs(struct page *pg, const struct mn_profile *p, const struct
 		if (loops[i].nrows > MAX_GRAPH_EDGES)
 			why = xasprintf("%zu dependences: more than %d to draw; the table lists them",
 					loops[i].nrows, MAX_GRAPH_EDGES);
-		else if (i >= MAX_GRAPHS)
+		else if (drawn++ >= MAX_GRAPHS)
 			why = xasprintf("only the %d loops with the most iterations are drawn",
 					MAX_GRAPHS);
 		if (why)
@@ -796,26 +797,46 @@ static size_t shape_graph(struct page *pg, const struct mn_profile *p, const str
 	return edges;
 }
 
+/* A type and its weight (the schema's: traversals), for drawing the heaviest types first. */
+struct shape_type {
+	const struct mn_pnode *row;
+	uint64_t traversals;
+	size_t index;               /* in the file: ties keep file order */
+};
+
+static int by_traversals(const void *a, const void *b)
+{
+	const struct shape_type *x = a, *y = b;
+
+	if (x->traversals != y->traversals)
+		return x->traversals < y->traversals ? 1 : -1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
 static void shape_graphs(struct page *pg, const struct mn_profile *p, const struct mn_pnode *sec)
 {
 	const struct mn_pnode *types = mn_pnode_get(sec, "types");
 	const struct mn_pnode *rows = mn_pnode_get(sec, "static_shape_graph");
-	size_t ne = mn_pnode_len(rows);
+	size_t ne = mn_pnode_len(rows), nt = mn_pnode_len(types), drawn = 0;
 	struct shape_edge *e = shape_edges(p, rows);
+	struct shape_type *t = xmalloc((nt + 1) * sizeof(*t));
 	FILE *f = pg->f;
 
-	for (size_t i = 0; i < mn_pnode_len(types); i++) {
-		const struct mn_pnode *t = mn_pnode_at(types, i);
-
-		fprintf(f, "%s\"%" PRIu64 "\":", i ? "," : "", node_u64(t, "type"));
-		if (i >= MAX_GRAPHS)
-			json_skipped(f, "only the first 200 types are drawn");
-		else if (shape_graph(pg, p, t, e, ne) > MAX_GRAPH_EDGES)
+	for (size_t i = 0; i < nt; i++)
+		t[i] = (struct shape_type){ mn_pnode_at(types, i),
+					    node_u64(mn_pnode_at(types, i), "traversals"), i };
+	qsort(t, nt, sizeof(*t), by_traversals);
+	for (size_t i = 0; i < nt; i++) {
+		fprintf(f, "%s\"%" PRIu64 "\":", i ? "," : "", node_u64(t[i].row, "type"));
+		if (shape_graph(pg, p, t[i].row, e, ne) > MAX_GRAPH_EDGES)
 			json_skipped(f, "more than 80 edges to draw; the table lists them");
+		else if (drawn++ >= MAX_GRAPHS)
+			json_skipped(f, "only the 200 types with the most traversals are drawn");
 		else
 			json_layout(pg);
 		layout_clear(&pg->g);
 	}
+	free(t);
 	for (size_t i = 0; i < ne; i++) {
 		free(e[i].src);
 		free(e[i].dst);
