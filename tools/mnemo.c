@@ -144,6 +144,47 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
+/* ---- Pointer sets ---------------------------------------------------------------------------- */
+
+static size_t ptrset_slot(const void **v, size_t cap, const void *p)
+{
+	size_t i = (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15u >> 20) & (cap - 1);
+
+	while (v[i] && v[i] != p)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+bool ptrset_add(struct ptrset *s, const void *p)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		const void **v = xmalloc(cap * sizeof(*v));
+
+		memset(v, 0, cap * sizeof(*v));
+		for (size_t k = 0; k < s->cap; k++)
+			if (s->v[k])
+				v[ptrset_slot(v, cap, s->v[k])] = s->v[k];
+		free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	i = ptrset_slot(s->v, s->cap, p);
+	if (s->v[i])
+		return false;
+	s->v[i] = p;
+	s->n++;
+	return true;
+}
+
+void ptrset_free(struct ptrset *s)
+{
+	free(s->v);
+	*s = (struct ptrset){ 0 };
+}
+
 /* ---- Text layout ----------------------------------------------------------------------------- */
 
 /* Display columns of UTF-8 text: every byte that does not continue a character. */

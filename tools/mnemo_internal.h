@@ -58,6 +58,24 @@ char *xstrdup(const char *s);
 /* The formatted text in a string of its own, to free. */
 char *__attribute__((format(printf, 1, 2))) xasprintf(const char *fmt, ...);
 
+/* ---- Pointer sets (mnemo.c) -------------------------------------------------------------------- */
+
+/*
+ * A set of pointers, for walks that must reach each node once: a YAML alias makes one node
+ * reachable from many places, and a few hundred bytes of aliases of aliases would expand to
+ * gigabytes.  Zeroed is empty.
+ */
+struct ptrset {
+	const void **v;             /* open addressing on the pointer; NULL: empty */
+	size_t n, cap;
+};
+
+/* Adds p; returns false when it was there already.  Dies with status 1 when memory is out. */
+bool ptrset_add(struct ptrset *s, const void *p);
+
+/* Frees the set's memory; it is empty again. */
+void ptrset_free(struct ptrset *s);
+
 /* ---- Text layout (mnemo.c) ------------------------------------------------------------------- */
 
 /* Display columns of UTF-8 text: every byte that does not continue a character. */

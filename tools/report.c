@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html/html.h"
 #include "mnemo_internal.h"
 #include "profile.h"
 #include "registry.h"
@@ -32,6 +33,7 @@
 void print_report_help(FILE *out)
 {
 	fputs("Usage: mnemo report [OPTIONS] PROFILE...\n"
+	      "       mnemo report --html OUT.html [--source-dir DIR]... PROFILE...\n"
 	      "\n"
 	      "Prints each profile: the program, its exit, wall time and event count, whether\n"
 	      "the profile is complete, then every module section, its lists as tables whose\n"
@@ -45,14 +47,36 @@ void print_report_help(FILE *out)
 	      "one line names its file, line and field (exit status 1).  Sections of modules\n"
 	      "this mnemo does not have are printed as written, marked unchecked.\n"
 	      "\n"
+	      "With --html, writes the profiles as one HTML page instead: per profile its\n"
+	      "header, a Source tab showing each source file its sites name, every line\n"
+	      "with its executions and each module's key figure for its sites (click a line\n"
+	      "for their rows), then a tab per module with every table, paged and sortable,\n"
+	      "and pictures: dependence graphs per loop, structure-affinity heatmaps and\n"
+	      "field layouts, rds-shape shape graphs and lifetime CDFs, object-relative\n"
+	      "offset plots and lifetime histograms, value-pattern stride histograms.  The\n"
+	      "page is one self-contained file (styles, script and data inline; it loads\n"
+	      "nothing, so it opens offline and can be mailed or archived as it is): open it\n"
+	      "with `xdg-open OUT.html`, or in any browser as file:///path/to/OUT.html.\n"
+	      "Sources are read when the page is written, from the paths the profile gives\n"
+	      "(relative ones from the current folder), else from --source-dir; one not found\n"
+	      "gets a notice in the page.  When a profile is refused, no page is written and\n"
+	      "an existing OUT.html stays as it was.\n"
+	      "\n"
 	      "Options:\n"
 	      "      --top N          print at most N rows of each table (default 20; 0: all)\n"
 	      "      --module M       print only module M (repeat, or M1,M2, for several)\n"
 	      "      --sort COLUMN    sort tables that have COLUMN by it: numbers largest\n"
 	      "                       first, text in alphabetical order, sites by id\n"
+	      "                       (--top and --sort are for text: the page sorts itself)\n"
+	      "      --html FILE      write one HTML page to FILE instead of text\n"
+	      "      --source-dir DIR with --html: where to look for a source file whose path\n"
+	      "                       does not open: DIR/path, then DIR/ and the path without\n"
+	      "                       its leading folders, one by one (repeat for several)\n"
 	      "  -h, --help           print this help\n"
 	      "\n"
-	      "Example: mnemo report --top 10 --sort count prog.mnemo.yaml\n", out);
+	      "Examples: mnemo report --top 10 --sort count prog.mnemo.yaml\n"
+	      "          mnemo report --html prog.html prog.mnemo.yaml && xdg-open prog.html\n",
+	      out);
 }
 
 /* ---- mnemo report: values -------------------------------------------------------------------- */
@@ -409,8 +433,11 @@ struct report {
 	 * from many places, and a 700-byte file of aliases of aliases would print gigabytes.  The
 	 * writer never emits aliases; a node met again is named, not printed again.
 	 */
-	const struct mn_pnode **seen;   /* open addressing on the pointer; NULL: empty */
-	size_t nseen, seen_cap;
+	struct ptrset seen;
+	const char *html;           /* --html: write this page instead (html/html.h) */
+	char **source_dirs;         /* --source-dir, for the page */
+	size_t nsource_dirs;
+	const char *text_option;    /* --top or --sort, when given: not for the page */
 };
 
 enum coltype { C_EMPTY, C_NUMBER, C_BOOL, C_TEXT, C_SITE };
@@ -1129,41 +1156,6 @@ static void print_inline(struct report *r, const char *key, const struct mn_pnod
 	free(text);
 }
 
-static size_t seen_slot(const struct mn_pnode **v, size_t cap, const struct mn_pnode *n)
-{
-	size_t i = (size_t)(((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15u >> 20) & (cap - 1);
-
-	while (v[i] && v[i] != n)
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-/* Records n as printed; false when it already was. */
-static bool first_visit(struct report *r, const struct mn_pnode *n)
-{
-	size_t i;
-
-	if (2 * (r->nseen + 1) > r->seen_cap) {
-		size_t cap = r->seen_cap ? 2 * r->seen_cap : 256;
-		const struct mn_pnode **v = xmalloc(cap * sizeof(*v));
-
-		memset(v, 0, cap * sizeof(*v));
-
-		for (size_t k = 0; k < r->seen_cap; k++)
-			if (r->seen[k])
-				v[seen_slot(v, cap, r->seen[k])] = r->seen[k];
-		free(r->seen);
-		r->seen = v;
-		r->seen_cap = cap;
-	}
-	i = seen_slot(r->seen, r->seen_cap, n);
-	if (r->seen[i])
-		return false;
-	r->seen[i] = n;
-	r->nseen++;
-	return true;
-}
-
 /*
  * Prints a section or part of one: scalars first, as `key: value`, then tables and sub-parts; d
  * is what the module's schema declares of n.
@@ -1173,7 +1165,7 @@ static void print_node(struct report *r, const char *title, const struct mn_pnod
 {
 	size_t len = mn_pnode_len(n);
 
-	if (!first_visit(r, n)) {
+	if (!ptrset_add(&r->seen, n)) {
 		fprintf(r->out, "%*s(printed above: a YAML alias of a node shown earlier)\n",
 			(int)indent, "");
 		return;
@@ -1354,6 +1346,8 @@ static int parse_report_options(struct report *r, int argc, char **argv)
 		{ "top", required_argument, NULL, 't' },
 		{ "module", required_argument, NULL, 'm' },
 		{ "sort", required_argument, NULL, 's' },
+		{ "html", required_argument, NULL, 'H' },
+		{ "source-dir", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1370,6 +1364,7 @@ static int parse_report_options(struct report *r, int argc, char **argv)
 				usage_error("report ", "--top: expected a number, got '%s'",
 					    optarg);
 			r->top = (size_t)v;
+			r->text_option = "--top";
 			break;
 		}
 		case 'm': {
@@ -1389,6 +1384,19 @@ static int parse_report_options(struct report *r, int argc, char **argv)
 			if (!*optarg)
 				usage_error("report ", "--sort: empty column name");
 			r->sort = optarg;
+			r->text_option = "--sort";
+			break;
+		case 'H':
+			if (!*optarg)
+				usage_error("report ", "--html: empty file name");
+			r->html = optarg;
+			break;
+		case 'S':
+			if (!*optarg)
+				usage_error("report ", "--source-dir: empty folder name");
+			r->source_dirs = xrealloc(r->source_dirs,
+						  (r->nsource_dirs + 1) * sizeof(*r->source_dirs));
+			r->source_dirs[r->nsource_dirs++] = optarg;
 			break;
 		case 'h':
 			print_report_help(stdout);
@@ -1399,6 +1407,11 @@ static int parse_report_options(struct report *r, int argc, char **argv)
 	}
 	if (optind >= argc)
 		usage_error("report ", "no profile given");
+	if (r->html && r->text_option)
+		usage_error("report ", "%s is for the text report: the HTML page lists every row, "
+			    "paged, and sorts by any column", r->text_option);
+	if (r->nsource_dirs && !r->html)
+		usage_error("report ", "--source-dir is for the HTML page: give --html FILE too");
 	return optind;
 }
 
@@ -1443,26 +1456,36 @@ static void print_modules(struct report *r)
 	}
 }
 
+/* The profile at path, read and checked as merge reads it; NULL after one line on stderr. */
+static struct mn_profile *open_checked(const char *path)
+{
+	struct mn_profile *p;
+	char err[1024];
+
+	if (mn_profile_open(&p, path, err, sizeof(err))) {
+		warning("%s", err);
+		return NULL;
+	}
+	/* What merge would refuse is not printed either: one reader, one set of rules. */
+	if (profile_check(p, err, sizeof(err))) {
+		warning("%s", err);
+		mn_profile_close(p);
+		return NULL;
+	}
+	return p;
+}
+
 /*
  * Reports the profile at path, after a blank line unless it is the first; false when it cannot
  * be read, fails the checks merge makes, or lacks a --module (each said on stderr).
  */
 static bool report_profile(struct report *r, const char *path, bool first)
 {
-	struct mn_profile *p;
-	char err[1024];
+	struct mn_profile *p = open_checked(path);
 	bool ok;
 
-	if (mn_profile_open(&p, path, err, sizeof(err))) {
-		warning("%s", err);
+	if (!p)
 		return false;
-	}
-	/* What merge would refuse is not printed either: one reader, one set of rules. */
-	if (profile_check(p, err, sizeof(err))) {
-		warning("%s", err);
-		mn_profile_close(p);
-		return false;
-	}
 	r->p = p;
 	if (!first)
 		fputc('\n', r->out);
@@ -1472,6 +1495,33 @@ static bool report_profile(struct report *r, const char *path, bool first)
 	mn_profile_close(p);
 	r->p = NULL;
 	return ok;
+}
+
+/*
+ * --html: every profile opened and checked as for the text report (each failure said on stderr),
+ * then the page written, only when all passed.  Returns the exit status.
+ */
+static int report_html(struct report *r, char **paths, size_t n)
+{
+	struct mn_profile **ps = xmalloc(n * sizeof(*ps));
+	const struct html_options o = { .out = r->html, .source_dirs = r->source_dirs,
+					.nsource_dirs = r->nsource_dirs, .only = r->only,
+					.nonly = r->nonly };
+	bool ok = true;
+	int ret = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		r->p = ps[i] = open_checked(paths[i]);
+		if (!ps[i] || !check_modules_given(r, paths[i]))
+			ok = false;
+	}
+	r->p = NULL;
+	if (ok)
+		ret = html_write(&o, ps, paths, n);
+	for (size_t i = 0; i < n; i++)
+		mn_profile_close(ps[i]);
+	free(ps);
+	return ret;
 }
 
 /* Whether --sort named a column no table has (said on stderr); not when no table was printed. */
@@ -1493,7 +1543,8 @@ static void free_report(struct report *r)
 	for (size_t i = 0; i < r->ncolumns_seen; i++)
 		free(r->columns_seen[i]);
 	free(r->columns_seen);
-	free(r->seen);
+	ptrset_free(&r->seen);
+	free(r->source_dirs);
 	for (size_t i = 0; i < r->nonly; i++)
 		free(r->only[i]);
 	free(r->only);
@@ -1509,6 +1560,11 @@ int cmd_report(int argc, char **argv)
 	first = parse_report_options(&r, argc, argv);
 	if (!first)
 		return 0;
+	if (r.html) {
+		ret = report_html(&r, argv + first, (size_t)(argc - first));
+		free_report(&r);
+		return ret;
+	}
 	/* The report is built in memory so that a --sort no table knows can fail cleanly. */
 	r.out = open_memstream(&buf, &buflen);
 	if (!r.out)
