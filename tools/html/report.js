@@ -1,6 +1,7 @@
 /*
  * Mnemo HTML report: the page script.  `mnemo report --html` embeds it verbatim after the data
- * (<script type="application/json" id="mnemo-data">, format "mnemo-html/1", tools/html/html.c).
+ * (the JSON script element #mnemo-data, format "mnemo-html/1", tools/html/html.c), so this file
+ * must never hold a closing tag, a comment opener or a script opener in its text.
  * It builds every element with createElement/createElementNS and textContent/setAttribute only:
  * every string of the data (file names, function names, source text) comes from the profiled
  * program, so none is ever parsed as markup.  Large profiles: only the first page of a table and
@@ -252,7 +253,7 @@
 	function shareBar(v) {
 		const w = Math.max(0, Math.min(1, v));
 		return el("span", { class: "share" },
-			el("span", { class: "bar", style: "width:" + (w * 100).toFixed(1) + "%" }),
+			el("span", { class: "bar", style: "width:" + (w * 60).toFixed(1) + "px" }),
 			el("span", { class: "pct" }, fmtPct(v)));
 	}
 
@@ -321,12 +322,13 @@
 		return out;
 	}
 
-	/* opts: weight, columns (shown, in order), tip {col: text}, rowClick(row, tr), caption. */
+	/* opts: weight, columns (shown, in order), tip {col: text}, rowClick(row, tr), pageSize. */
 	function pagedTable(view, rows, opts) {
 		opts = opts || {};
 		const cols = opts.columns || columnsOf(rows);
 		const tie = cols.find(siteColumn);
 		let by = defaultSort(rows, cols, opts.weight), desc = true, page = 0, sorted = null;
+		const size = opts.pageSize || PAGE;
 		const wrap = el("div", { class: "table-wrap" });
 		const table = el("table", { class: "data" });
 		const thead = el("thead"), tbody = el("tbody");
@@ -367,7 +369,7 @@
 				sorted = by ? sortRows(rows, by, desc, tie) : rows;
 			head();
 			tbody.textContent = "";
-			const first = page * PAGE, last = Math.min(sorted.length, first + PAGE);
+			const first = page * size, last = Math.min(sorted.length, first + size);
 			for (let i = first; i < last; i++) {
 				const r = sorted[i];
 				const tr = el("tr");
@@ -383,7 +385,7 @@
 				add(tbody, tr);
 			}
 			nav.textContent = "";
-			const pages = Math.ceil(sorted.length / PAGE);
+			const pages = Math.ceil(sorted.length / size);
 			if (pages > 1) {
 				const prev = el("button", { type: "button" }, "‹ prev");
 				const next = el("button", { type: "button" }, "next ›");
@@ -526,7 +528,9 @@
 		for (const n of lay.nodes || []) {
 			const g = svg("g", { class: "node" });
 			add(g, svg("rect", { x: n.x - n.w / 2, y: n.y - n.h / 2, width: n.w, height: n.h, rx: 4 }),
-				svg("text", { x: n.x, y: n.y + 4, "text-anchor": "middle" }, n.label),
+				/* the layout measured the label in its own font: squeeze it if ours looks wider */
+				svg("text", { x: n.x, y: n.y + 4, "text-anchor": "middle", textLength: String(n.label).length * 5.8 > n.w - 6 ? n.w - 6 : null,
+				              lengthAdjust: "spacingAndGlyphs" }, n.label),
 				svg("title", null, "site " + n.id + ": " + n.label));
 			add(s, g);
 		}
@@ -675,7 +679,15 @@
 				add(s, g);
 			});
 		});
-		return el("div", { class: "figure" }, s);
+		return el("div", { class: "figure" }, s, legend("affinity", 0, 1));
+	}
+	/* The heat scale from lo to hi, as a small bar. */
+	function legend(what, lo, hi) {
+		const s = svg("svg", { class: "legend", width: 170, height: 26, role: "img" });
+		for (let i = 0; i < 20; i++)
+			add(s, svg("rect", { x: 30 + i * 6, y: 2, width: 6, height: 10, fill: heat(i / 19) }));
+		add(s, axisText(26, 11, fmtNum(lo), "end"), axisText(156, 11, fmtNum(hi), "start"), axisText(90, 24, what));
+		return el("div", null, s);
 	}
 	function fieldLayout(st) {
 		const fields = Array.isArray(st.fields) ? st.fields : [];
@@ -720,6 +732,7 @@
 		add(box, cardList(sortRows(types, "traversals", true, "type"), function (t) {
 			const card = el("div", { class: "card rds" });
 			add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, "type " + t.type + " "), siteCell(view, t.alloc_site),
+				Array.isArray(t.context) && t.context.length ? [el("span", { class: "stats" }, "called from"), chainCell(view, t.context)] : null,
 				el("span", { class: "stats" }, fmtInt(numeric(t.instances) || 0) + " instances · " + fmtNum(t.avg_nodes) + " nodes each · " +
 					fmtInt(numeric(t.forward_edges) || 0) + " forward, " + fmtInt(numeric(t.backward_edges) || 0) + " backward, " +
 					fmtInt(numeric(t.self_edges) || 0) + " self edges · " + fmtInt(numeric(t.traversals) || 0) + " traversals")));
@@ -812,7 +825,7 @@
 		for (const st of streams.slice(0, 20))
 			for (const l of Array.isArray(st.lmads) ? st.lmads : [])
 				rows.push(Object.assign({ group: st.group }, l));
-		add(body, el("div", { class: "lmads" }, pagedTable(view, rows, { weight: "count",
+		add(body, el("div", { class: "lmads" }, pagedTable(view, rows, { weight: "count", pageSize: 10,
 			columns: ["group", "object", "offset", "object_stride", "offset_stride", "count", "first_time", "last_time"],
 			tip: { group: "the stream's allocation group (a site id)" } }),
 			streams.length > 20 ? el("p", { class: "note" }, "LMADs of the first 20 of " + streams.length + " streams.") : null,
@@ -845,19 +858,22 @@
 			axisText(L, H - B + 13, fmtNum(t0), "start"), axisText(W - R, H - B + 13, fmtNum(t1), "end"),
 			axisText((L + W) / 2, H - 3, "time (events)", "middle", "axis-label"),
 			svg("text", { transform: "translate(12," + ((H - B) / 2) + ") rotate(-90)", "text-anchor": "middle", class: "axis-label" }, "offset (bytes)"));
+		/* each LMAD: its line, and its accesses as dots (one path, at most 400 dots a plot) */
+		const per = Math.max(2, Math.floor(400 / segs.length));
 		for (const g of segs) {
-			/* up to 40 points per LMAD: the k-th access at offset + k*stride, spread over its time span */
-			const n = Math.min(g.c, 40);
-			const grp = svg("g", { class: "lmad" });
-			add(grp, svg("line", { x1: px(g.a), y1: py(g.off), x2: px(g.b), y2: py(g.end), class: "lmad-line" }));
+			const n = Math.min(g.c, per);
+			let d = "";
 			for (let k = 0; k < n; k++) {
 				const f = n === 1 ? 0 : k / (n - 1);
-				add(grp, svg("circle", { cx: px(g.a + f * (g.b - g.a)), cy: py(g.off + f * (g.end - g.off)), r: 2 }));
+				d += "M" + px(g.a + f * (g.b - g.a)).toFixed(1) + "," + py(g.off + f * (g.end - g.off)).toFixed(1) + "h0";
 			}
-			add(grp, svg("title", null, "offset " + g.l.offset + " + k × " + g.l.offset_stride + ", " + fmtInt(g.c) + " accesses, time " + g.a + "–" + g.b));
+			const grp = svg("g", { class: "lmad" });
+			add(grp, svg("line", { x1: px(g.a), y1: py(g.off), x2: px(g.b), y2: py(g.end), class: "lmad-line" }),
+				svg("path", { d: d, class: "dots" }),
+				svg("title", null, "offset " + g.l.offset + " + k × " + g.l.offset_stride + ", " + fmtInt(g.c) + " accesses, time " + g.a + "–" + g.b));
 			add(s, grp);
 		}
-		return el("div", { class: "figure" }, el("div", { class: "caption" }, "Offset vs time, object 0 of group " + st.group), s);
+		return el("div", { class: "figure" }, el("div", { class: "caption" }, "Offset vs time: the LMADs from object 0 of group " + st.group), s);
 	}
 
 	VIEWS["value-pattern"] = function (view, mod, sec, box) {
@@ -1155,10 +1171,9 @@
 				}
 			}
 		};
+		/* a hidden or detached pane has no layout: scroll once it is shown (ProfileView.select) */
+		this.pending = body.clientHeight ? null : go;
 		go();
-		/* a hidden pane has no layout yet: scroll again once it is shown */
-		if (!body.clientHeight)
-			requestAnimationFrame(go);
 	};
 	SourceView.prototype.details = function (f, ln, rowEl) {
 		const view = this.view, ids = f.lines.get(ln) || [];
@@ -1236,6 +1251,12 @@
 			const on = t.name === name;
 			if (on)
 				this.fill(t);
+			if (on && t.name === "source" && this.src.pending && document.body.contains(t.sec)) {
+				const go = this.src.pending;
+				this.src.pending = null;
+				t.sec.classList.add("active");
+				go();
+			}
 			t.tab.classList.toggle("active", on);
 			t.tab.setAttribute("aria-selected", on ? "true" : "false");
 			t.sec.classList.toggle("active", on);
@@ -1358,7 +1379,11 @@
 			const sel = el("select", { class: "profile-select", "aria-label": "profile" });
 			profiles.forEach(function (p, i) { add(sel, el("option", { value: String(i) }, p.path)); });
 			sel.addEventListener("change", function () {
-				app.views.forEach(function (v, i) { v.box.classList.toggle("active", String(i) === sel.value); });
+				app.views.forEach(function (v, i) {
+					v.box.classList.toggle("active", String(i) === sel.value);
+					if (String(i) === sel.value)
+						v.select(v.tabs.find(function (t) { return t.sec.classList.contains("active"); }).name);
+				});
 			});
 			add(root, el("div", { class: "profile-bar" }, el("label", null, "Profile "), sel, " (" + profiles.length + " profiles)"));
 		}
@@ -1369,6 +1394,8 @@
 				v.box.classList.add("active");
 			app.views.push(v);
 			add(root, v.box);
+			if (i === 0)
+				v.select(v.tabs.find(function (t) { return t.sec.classList.contains("active"); }).name);
 		});
 		console.log("mnemo report: built in " + Math.round(performance.now() - t0) + " ms, " + Math.round(performance.now()) + " ms after navigation");
 	}

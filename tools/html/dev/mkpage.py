@@ -3,7 +3,9 @@
 `dot -Tjson`, so report.js/report.css can be worked on without the C writer.  Not used by the
 build or the tests; the weights are guessed from column names, not read from the schemas.
 
-    python3 tools/html/dev/mkpage.py OUT.html PROFILE.mnemo.yaml...
+    python3 tools/html/dev/mkpage.py [--inject SCRIPT.js] OUT.html PROFILE.mnemo.yaml...
+
+--inject adds SCRIPT.js after report.js (interaction checks: tools/html/dev/clicks.js).
 """
 import json, os, subprocess, sys
 import yaml
@@ -124,7 +126,12 @@ def shape_graphs(sec, sites):
 
 
 def main():
-    out, paths = sys.argv[1], sys.argv[2:]
+    global INJECT
+    args = sys.argv[1:]
+    if args[0] == '--inject':
+        INJECT = open(args[1], encoding='utf-8').read()
+        args = args[2:]
+    out, paths = args[0], args[1:]
     data = {'format': 'mnemo-html/1', 'profiles': [], 'sources': {}}
     for p in paths:
         root = yaml.safe_load(open(p))
@@ -154,6 +161,9 @@ def main():
     wrap(out, os.path.basename(paths[0]), js)
 
 
+INJECT = ''
+
+
 def wrap(out, title, js):
     rd = lambda n: open(os.path.join(HERE, '..', n), encoding='utf-8').read()
     esc = title.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')
@@ -164,8 +174,9 @@ def wrap(out, title, js):
                 '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
                 '<title>Mnemo report: %s</title>\n<style>\n%s</style></head>\n'
                 '<body><div id="mnemo-app"><noscript>This report needs JavaScript.</noscript></div>\n'
-                '<script type="application/json" id="mnemo-data">%s</script>\n<script>\n%s</script></body></html>\n'
-                % (esc, rd('report.css'), js, rd('report.js')))
+                '<script type="application/json" id="mnemo-data">%s</script>\n<script>\n%s</script>%s</body></html>\n'
+                % (esc, rd('report.css'), js, rd('report.js'),
+                   '<script>\n%s</script>' % INJECT if INJECT else ''))
 
 
 if __name__ == '__main__':
