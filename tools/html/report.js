@@ -96,6 +96,12 @@
 			return v.toExponential(2);
 		return String(Number(v.toPrecision(4)));
 	}
+	/* A count: a number, or a big integer written as its digits (exact, with separators). */
+	function fmtCount(v) {
+		if (typeof v === "string" && /^-?\d+$/.test(v))
+			return v.replace(/\B(?=(\d{3})+$)/g, ",");
+		return isNum(v) ? fmtInt(v) : "0";
+	}
 	function fmtPct(v) {
 		return isNum(v) ? (v * 100).toFixed(v >= 0.1 ? 1 : 2) + "%" : String(v);
 	}
@@ -235,7 +241,7 @@
 		if (isNum(v))
 			return fmtNum(v);
 		if (typeof v === "string")
-			return v;
+			return /^-?\d{16,}$/.test(v) ? fmtCount(v) : v;
 		if (Array.isArray(v)) {
 			if (v.length && typeof v[0] === "object" && v[0] !== null)
 				return el("span", { class: "nested" }, v.length + " rows");
@@ -281,7 +287,7 @@
 		if (weight && cols.indexOf(weight) >= 0)
 			return weight;
 		for (const c of cols)
-			if (!siteColumn(c) && rows.length && isNum(rows[0][c]))
+			if (!siteColumn(c) && rows.length && numeric(rows[0][c]) !== null)
 				return c;
 		return null;
 	}
@@ -552,9 +558,9 @@
 		"rds-shape": "Recursive data structures: types are strongly connected groups of allocation sites linked by pointers; instances are the connected structures built from them. Stability factor: how many of the largest traversal intervals between alterations hold 99% of the traversals (1: built, then walked unchanged).",
 		"object-relative": "Each load and store as object-relative streams: which object of which allocation group, at which offset, over time, summarized as LMADs (offset + k × stride). Groups are allocation sites (with contexts).",
 		"value-pattern": "Values and address strides seen per load and store: constant and few-valued sites, and the strides between successive addresses (strongly strided: one stride covers at least the threshold fraction of them).",
-		"null": "Event counts: what the instrumented program sent.",
-		"shadow-cost": "The cost of the shadow memory: granules touched and bytes written.",
-		"alloc-sizes": "Allocation sizes per allocation site, bucketed by powers of two."
+		"null": "Events per kind, decoded and thrown away: this module measures what the instrumentation and the backend's decode loop cost; it says nothing about the program.",
+		"shadow-cost": "Shadow memory written for every load and store (8 bytes per 8-byte word touched): this module measures what shadow memory costs the backend; it says nothing about the program.",
+		"alloc-sizes": "Per heap allocation site: allocations (count), their bytes, the smallest, the largest and the mean size; log2 is the histogram of sizes, 2^k: n allocations of a size in [2^k, 2^(k+1))."
 	};
 
 	VIEWS["dependence"] = function (view, mod, sec, box) {
@@ -582,7 +588,7 @@
 			const it = numeric(l.iterations) || 0;
 			const card = el("div", { class: "card loop" });
 			add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, "loop "), siteCell(view, l.loop),
-				el("span", { class: "stats" }, fmtInt(numeric(l.invocations) || 0) + " invocations · " + fmtInt(it) + " iterations · "),
+				el("span", { class: "stats" }, fmtCount(l.invocations) + " invocations · " + fmtInt(it) + " iterations · "),
 				shareBar(total ? it / total : 0)));
 			const verdict = el("div", { class: "verdict " + (carried.length ? "carried" : "clean") });
 			if (!carried.length) {
@@ -633,8 +639,8 @@
 		const size = st.size && typeof st.size === "object" ? st.size : {};
 		add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, st.kind + " "), siteCell(view, st.site),
 			st.name ? el("code", null, " " + st.name) : null, st.type ? el("span", { class: "type" }, " struct " + st.type) : null,
-			el("span", { class: "stats" }, fmtInt(numeric(st.instances) || 0) + " instances · " + fmtInt(numeric(st.bytes) || 0) +
-				" bytes · " + fmtInt(numeric(st.accesses) || 0) + " accesses · size " + (size.used !== undefined ? size.used : "?") +
+			el("span", { class: "stats" }, fmtCount(st.instances) + " instances · " + fmtCount(st.bytes) +
+				" bytes · " + fmtCount(st.accesses) + " accesses · size " + (size.used !== undefined ? size.used : "?") +
 				" bytes (" + (size.source || "?") + ") · "), shareBar(st.share)));
 		const body = el("div", { class: "card-body" });
 		add(body, heatmap(st), el("div", { class: "advice" }, el("div", { class: "advice-title" }, "Advice"),
@@ -733,15 +739,15 @@
 			const card = el("div", { class: "card rds" });
 			add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, "type " + t.type + " "), siteCell(view, t.alloc_site),
 				Array.isArray(t.context) && t.context.length ? [el("span", { class: "stats" }, "called from"), chainCell(view, t.context)] : null,
-				el("span", { class: "stats" }, fmtInt(numeric(t.instances) || 0) + " instances · " + fmtNum(t.avg_nodes) + " nodes each · " +
-					fmtInt(numeric(t.forward_edges) || 0) + " forward, " + fmtInt(numeric(t.backward_edges) || 0) + " backward, " +
-					fmtInt(numeric(t.self_edges) || 0) + " self edges · " + fmtInt(numeric(t.traversals) || 0) + " traversals")));
+				el("span", { class: "stats" }, fmtCount(t.instances) + " instances · " + fmtNum(t.avg_nodes) + " nodes each · " +
+					fmtCount(t.forward_edges) + " forward, " + fmtCount(t.backward_edges) + " backward, " +
+					fmtCount(t.self_edges) + " self edges · " + fmtCount(t.traversals) + " traversals")));
 			const mine = byType.get(String(t.type)) || [];
 			const stab = el("div", { class: "advice" }, el("div", { class: "advice-title" }, "Stability factor"),
 				el("p", { class: "big" }, fmtNum(t.avg_stability_factor)),
-				el("p", null, "average over the " + fmtInt(numeric(t.traversed_instances) || 0) + " traversed instances; largest " + fmtNum(t.max_stability_factor) +
+				el("p", null, "average over the " + fmtCount(t.traversed_instances) + " traversed instances; largest " + fmtNum(t.max_stability_factor) +
 					". 1: built, then walked unchanged; 0: never traversed."),
-				el("p", null, "Traversals: " + fmtInt(numeric(t.dfs_like) || 0) + " dfs-like, " + fmtInt(numeric(t.bfs_like) || 0) + " bfs-like pairs. " +
+				el("p", null, "Traversals: " + fmtCount(t.dfs_like) + " dfs-like, " + fmtCount(t.bfs_like) + " bfs-like pairs. " +
 					"Average lifetime " + fmtPct(t.avg_lifetime) + " of the run."));
 			add(card, el("div", { class: "card-body" },
 				el("div", null, el("div", { class: "caption" }, "Shape graph: allocation sites, edges = pointer stores between their objects"),
@@ -796,8 +802,8 @@
 			add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, "group " + g.group + " (" + g.kind + ") "),
 				String(g.group) === "0" ? "allocations from uninstrumented code" : siteCell(view, g.group),
 				g.context ? [" via ", chainCell(view, g.context)] : null,
-				el("span", { class: "stats" }, fmtInt(numeric(g.objects) || 0) + " objects · " + fmtInt(numeric(g.bytes) || 0) + " bytes · " +
-					fmtInt(numeric(g.accesses) || 0) + " accesses · lifetime min " + fmtNum(g.lifetime_min) + ", median " + fmtNum(g.lifetime_median) +
+				el("span", { class: "stats" }, fmtCount(g.objects) + " objects · " + fmtCount(g.bytes) + " bytes · " +
+					fmtCount(g.accesses) + " accesses · lifetime min " + fmtNum(g.lifetime_min) + ", median " + fmtNum(g.lifetime_median) +
 					", max " + fmtNum(g.lifetime_max))));
 			const h = Array.isArray(g.lifetime_log2) ? g.lifetime_log2 : [];
 			add(card, el("div", { class: "card-body" }, barChart("lifetime-hist", h.map(function (c, b) {
@@ -812,7 +818,7 @@
 		const card = el("div", { class: "card insn" });
 		const streams = Array.isArray(ins.streams) ? ins.streams : [];
 		add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, String(ins.access) + " "), siteCell(view, ins.site),
-			el("span", { class: "stats" }, fmtInt(numeric(ins.accesses) || 0) + " accesses · " + fmtInt(numeric(ins.unattributed) || 0) +
+			el("span", { class: "stats" }, fmtCount(ins.accesses) + " accesses · " + fmtCount(ins.unattributed) +
 				" unattributed · " + streams.length + (streams.length === 1 ? " stream" : " streams"))));
 		if (!streams.length) {
 			add(card, el("p", { class: "note" }, "No stream: no object holds the addresses of its accesses (unattributed)."));
@@ -890,7 +896,7 @@
 		add(box, cardList(sortRows(entries.filter(function (e) { return e.strides && typeof e.strides === "object"; }), "executions", true, "site"), function (e) {
 			const card = el("div", { class: "card vp" });
 			add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, String(e.access) + " "), siteCell(view, e.site),
-				el("span", { class: "stats" }, fmtInt(numeric(e.executions) || 0) + " executions · dominant stride " + e.stride +
+				el("span", { class: "stats" }, fmtCount(e.executions) + " executions · dominant stride " + e.stride +
 					(e.strongly_strided ? " (strongly strided) · " : " · ")), shareBar(e.stride_fraction)));
 			const keys = Object.keys(e.strides).sort(function (a, b) { return Number(a) - Number(b); });
 			add(card, el("div", { class: "card-body" }, barChart("stride-hist", keys.map(function (k) {
@@ -942,9 +948,13 @@
 				continue;
 			const fig = new Map();
 			let label = null;
-			for (const path of Object.keys(mod.weights || {})) {
-				const rows = sec[path], w = mod.weights[path];
-				if (path.indexOf("/") >= 0 || !Array.isArray(rows) || !rows.length)
+			/* the section's top-level tables, by their weight (else the text report's guess) */
+			for (const path of Object.keys(sec)) {
+				const rows = sec[path];
+				if (!Array.isArray(rows) || !rows.length || !rows[0] || typeof rows[0] !== "object")
+					continue;
+				const w = (mod.weights || {})[path] || defaultSort(rows, columnsOf(rows), null);
+				if (!w)
 					continue;
 				const col = "site" in rows[0] ? "site" : (w === "iterations" && "loop" in rows[0] ? "loop" : null);
 				if (!col)
@@ -1068,6 +1078,8 @@
 			for (const ln of Array.from(f.lines.keys()).sort(function (a, b) { return a - b; }))
 				add(body, this.row(f, ln, null));
 			add(this.pane, body);
+			if (line)
+				this.scrollTo(body, line, true);
 			return;
 		}
 		const n = src.lines.length;
@@ -1190,7 +1202,7 @@
 		const want = new Set(ids);
 		for (const id of ids)
 			add(p, el("div", { class: "panel-site" }, el("b", null, view.sites.kind(id) + " "), siteCell(view, id),
-				el("span", { class: "stats" }, " executions " + fmtNum(this.idx.exec.get(id) || 0))));
+				this.idx.exec.has(id) ? el("span", { class: "stats" }, " executions " + fmtNum(this.idx.exec.get(id))) : null));
 		for (const mod of view.p.modules) {
 			const sec = (view.p.root.modules || {})[mod.name];
 			const found = rowsNaming(sec, want, mod.weights || {});
@@ -1201,6 +1213,8 @@
 				add(p, el("div", { class: "panel-table" }, el("div", { class: "caption" }, t.path.replace(/\//g, " › ")),
 					pagedTable(view, t.rows, { weight: t.weight })));
 		}
+		if (p.scrollIntoView)
+			p.scrollIntoView({ block: "nearest" });
 	};
 	/* The rows of a section's tables (nested ones too) whose site columns name one of ids. */
 	function rowsNaming(sec, ids, weights) {
