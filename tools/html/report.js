@@ -665,27 +665,32 @@
 				return el("li", null, "{" + (Array.isArray(c) ? c : [c]).map(function (o) { return fieldName(st, o); }).join(", ") + "}");
 			})));
 	}
+	const HEAT_FIELDS = 40; /* a larger matrix shows the fields of the largest cost */
 	function heatmap(st) {
-		const rows = Array.isArray(st.affinity) ? st.affinity : [];
-		const n = rows.length, C = n > 16 ? 16 : 26, L = 70, T = 70;
+		let rows = Array.isArray(st.affinity) ? st.affinity : [];
+		const all = rows.length;
+		if (all > HEAT_FIELDS)
+			rows = sortRows(rows, "cost", true, "field").slice(0, HEAT_FIELDS).sort(function (a, b) { return numeric(a.field) - numeric(b.field); });
+		const names = rows.map(function (r) { return fieldName(st, r.field); });
+		const longest = names.reduce(function (m, x) { return Math.max(m, x.length); }, 0);
+		const n = rows.length, C = n > 16 ? 14 : 26;
+		const L = Math.min(130, 12 + longest * 6.2), T = Math.min(110, 14 + longest * 5.4);
 		const s = svg("svg", { class: "heatmap", width: L + n * C + 4, height: T + n * C + 4, role: "img" });
 		add(s, svg("title", null, "Affinity between fields: 1 = always accessed together"));
 		rows.forEach(function (r, i) {
-			const name = fieldName(st, r.field);
-			add(s, svg("text", { x: L - 4, y: T + i * C + C / 2 + 4, "text-anchor": "end", class: "axis" }, name));
-			add(s, svg("text", { x: 0, y: 0, transform: "translate(" + (L + i * C + C / 2 + 4) + "," + (T - 4) + ") rotate(-60)", class: "axis" }, name));
+			add(s, svg("text", { x: L - 4, y: T + i * C + C / 2 + 4, "text-anchor": "end", class: "axis" }, names[i]));
+			add(s, svg("text", { x: 0, y: 0, transform: "translate(" + (L + i * C + C / 2 + 4) + "," + (T - 4) + ") rotate(-60)", class: "axis" }, names[i]));
 			rows.forEach(function (c, j) {
 				const v = r[String(c.field)];
 				const t = isNum(v) ? v : 0;
-				const g = svg("g");
-				add(g, svg("rect", { x: L + j * C, y: T + i * C, width: C - 1, height: C - 1, fill: isNum(v) ? heat(t) : "#eee" }));
+				add(s, svg("rect", { x: L + j * C, y: T + i * C, width: C - 1, height: C - 1, fill: isNum(v) ? heat(t) : "#eee" },
+					svg("title", null, names[i] + " × " + names[j] + ": affinity " + (isNum(v) ? v.toFixed(3) : "—"))));
 				if (C >= 26 && isNum(v))
-					add(g, svg("text", { x: L + j * C + C / 2, y: T + i * C + C / 2 + 3, "text-anchor": "middle", class: "cell", fill: ink(t) }, v.toFixed(2)));
-				add(g, svg("title", null, name + " × " + fieldName(st, c.field) + ": affinity " + (isNum(v) ? v.toFixed(3) : "—")));
-				add(s, g);
+					add(s, svg("text", { x: L + j * C + C / 2, y: T + i * C + C / 2 + 3, "text-anchor": "middle", class: "cell", fill: ink(t) }, v.toFixed(2)));
 			});
 		});
-		return el("div", { class: "figure" }, s, legend("affinity", 0, 1));
+		return el("div", { class: "figure" }, el("div", { class: "caption" }, all > n ? "Affinity of the " + n + " costliest of " + all + " fields" : "Affinity between fields"),
+			s, legend("affinity", 0, 1));
 	}
 	/* The heat scale from lo to hi, as a small bar. */
 	function legend(what, lo, hi) {
