@@ -926,6 +926,8 @@
 			return s;
 		}
 		let skip = new Set();
+		const top = el("div", { class: "summary" });
+		add(s, top);
 		if (VIEWS[mod.name]) {
 			try {
 				skip = VIEWS[mod.name](view, mod, sec, s) || skip;
@@ -934,10 +936,15 @@
 				console.error(e);
 			}
 		}
+		/* the section's scalars first, its other tables last */
 		const sc = scalars(sec, skip);
+		if (sc && VIEWS[mod.name])
+			add(top, el("details", { class: "figures" }, el("summary", null, "Section figures (" + sc.childNodes.length / 2 + ")"), sc));
+		else
+			add(top, sc);
 		const tables = genericTables(view, mod, sec, skip);
-		if (sc || tables)
-			add(s, el("h3", null, VIEWS[mod.name] ? "Other figures" : "Figures"), sc, tables);
+		if (tables)
+			add(s, el("h3", null, VIEWS[mod.name] ? "Other tables" : "Tables"), tables);
 		return s;
 	}
 
