@@ -28,6 +28,7 @@ profile='<script>prog.mnemo.yaml'
 grep -qF "file: $file," "$profile" || fail "$profile: no site in $file"
 grep -qF "function: 'long walk<script>(script const*, int)'" "$profile" ||
 	fail "$profile: no site in function walk<script>"
+! grep -qF "walk<script>" "$file" || fail "$file names walk<script>: the page could show it from there"
 
 "$bin/mnemo" report --html page.html "$profile" || fail "mnemo report --html: exit $?"
 [ -s page.html ] || fail "mnemo report --html wrote no page.html"

@@ -1,7 +1,8 @@
 // Strings a page must show as text, never as markup (escaping.sh): this comment,
 // <script>alert(1)</script> <img src=x onerror=alert(1)>
-// the file's name, which escaping.sh gives it (<script> and an <img> in it), and the function
-// walk<script>, a template instantiated with a type named script.
+// the file's name, which escaping.sh gives it (<script> and an <img> in it), and the name of the
+// function walk instantiated with the type named script (written nowhere here, so that the page
+// can show it only from the site table).
 #include <cstdio>
 #include <cstdlib>
 
