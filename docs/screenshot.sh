@@ -20,11 +20,13 @@ work=$(mktemp -d /tmp/mnemo-screenshot.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 unset MNEMO_WORKERS MNEMO_OUTPUT MNEMO_MODULES
 
-# As quickstart.sh demo: compiled from the repository's root, run in another directory.  The page
-# then names demo.mnemo.yaml and examples/demo.c, found through --source-dir.
+# As quickstart.sh demo: compiled from the repository's root, run in another directory.  A link to
+# examples/ beside the profile lets the page name demo.mnemo.yaml and examples/demo.c, no path of
+# this machine.
 (cd "$root" && "$bin/mnemo-cc" -O2 -g examples/demo.c -o "$work/demo") || die "mnemo-cc failed"
 (cd "$work" && ./demo >/dev/null) || die "demo failed"
-(cd "$work" && "$bin/mnemo" report --html report.html --source-dir "$root" demo.mnemo.yaml) ||
+ln -s "$root/examples" "$work/examples"
+(cd "$work" && "$bin/mnemo" report --html report.html demo.mnemo.yaml) ||
 	die "mnemo report --html failed"
 
 timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \

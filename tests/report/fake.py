@@ -6,6 +6,7 @@ and textContent), to check the checkers (selftest.sh): the sound page passes the
   svg          the heatmap SVG is missing          module    the value-pattern section is missing
   count        the walk line's count cell is empty        error     the script throws (div.mnemo-error)
   console      console.error at load               csp       a CSP violation (a remote image)
+  warning      console.warn at load (every stand-in logs its build time, which is no error)
   img          an <img onerror=...> injected       script    a third <script> element injected
   blank        the page draws nothing
   innerhtml    source lines set as innerHTML       rawjson   <, >, & left raw in the JSON
@@ -77,7 +78,9 @@ if (!data.blank) {
   app.appendChild(src);
 }
 if (data.fault === 'error') data.missing.field = 1;
-if (data.fault === 'console') console.error('something went wrong');
+console.log('fake report: built in 5 ms');
+if (data.fault === 'console') console.error('TypeError: something went wrong');
+if (data.fault === 'warning') console.warn('Warning: ' + data.file + ' looks odd');
 if (data.fault === 'csp') {
   var im = new Image();
   im.src = 'https://example.com/x.png';

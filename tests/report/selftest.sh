@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The checkers of browser.sh and escaping.sh can fail: fake.py writes a stand-in for the report of
 # programs/every.c (the skeleton, the DOM built by script); the sound one passes check_page, and
-# each fault fails it with its own message:
+# each fault fails it with its own message (every stand-in logs its build time, as the report
+# does, which is no error):
 #   svg (no heatmap), module (no value-pattern section), count (an empty count cell), error (an
-#   uncaught exception: div.mnemo-error), console (console.error), csp (a CSP violation), img (an
-#   injected <img onerror>), script (a third <script>), blank (a page that draws nothing);
-#   and for escaping.sh's checks, innerhtml and rawjson (see below).
+#   uncaught exception: div.mnemo-error), console (console.error), warning (console.warn), csp
+#   (a CSP violation), img (an injected <img onerror>), script (a third <script>), blank (a page
+#   that draws nothing); and for escaping.sh's checks, innerhtml and rawjson (see below).
 # Usage: selftest.sh SOURCE_DIR (tests/report).  Exit 77: no Chromium.
 set -euo pipefail
 src=$1
@@ -35,7 +36,8 @@ breaks svg 'no <svg class="heatmap">'
 breaks module 'no <section class="module" data-module="value-pattern">'
 breaks count "count cell [''], expected a number > 0"
 breaks error 'the page reports a script error'
-breaks console '"something went wrong"'
+breaks console '"TypeError: something went wrong"'
+breaks warning '"Warning: every.c looks odd"'
 breaks csp 'violates the following Content Security Policy directive'
 breaks img 'injected element <img'
 breaks script '3 <script> elements'
@@ -66,4 +68,4 @@ for fault in innerhtml rawjson; do
 	grep -qF 'injected element <img' "$fault.err" || fail "fault $fault: no injected <img> found:
 $(cat "$fault.err")"
 done
-echo "report checkers: the sound stand-ins pass, each of 12 faults fails"
+echo "report checkers: the sound stand-ins pass, each of 13 faults fails"
