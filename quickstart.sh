@@ -11,7 +11,8 @@ cd "$(dirname "$0")"
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 DEPS="clang-19 llvm-19-dev llvm-19-tools lld-19 libclang-rt-19-dev libnuma-dev libyaml-dev libcmocka-dev
-      libck-dev libglib2.0-dev cmake make pkg-config bc time valgrind libomp-19-dev curl graphviz libgraphviz-dev"
+      libck-dev libglib2.0-dev cmake make pkg-config bc time valgrind libomp-19-dev curl
+      chromium fonts-dejavu-core python3 graphviz libgraphviz-dev"
 
 say() { printf '\n== %s\n' "$*"; }
 

@@ -16,7 +16,6 @@ work=$(mktemp -d /tmp/mnemo-report-browser.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$src/lib.sh"
 need_browser
-need_html
 unset MNEMO_WORKERS MNEMO_OUTPUT MNEMO_MODULES
 MODULES=dependence,object-relative,rds-shape,structure-affinity,value-pattern,null,shadow-cost,alloc-sizes
 

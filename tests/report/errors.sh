@@ -15,7 +15,6 @@ bin=$1/bin src=$2
 work=$(mktemp -d /tmp/mnemo-report-errors.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$src/lib.sh"
-need_html
 unset MNEMO_WORKERS MNEMO_OUTPUT MNEMO_MODULES
 
 cd "$work"

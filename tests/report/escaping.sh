@@ -14,7 +14,6 @@ work=$(mktemp -d /tmp/mnemo-report-escaping.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 . "$src/lib.sh"
 need_browser
-need_html
 unset MNEMO_WORKERS MNEMO_OUTPUT MNEMO_MODULES
 
 cd "$work"

@@ -105,11 +105,3 @@ check_escaped() {
 	quiet_console "$page.dom.log"
 }
 
-# need_html: `mnemo report` has --html, or exit 77.  Until issue 24's report lands (then this guard
-# can go): the tests are written against its spec and skip on a mnemo without it.
-need_html() {
-	"$bin/mnemo" report --help 2>&1 | grep -q -- '--html' || {
-		echo "SKIP: $bin/mnemo report has no --html" >&2
-		exit 77
-	}
-}
