@@ -76,11 +76,21 @@ static bool json_plain(unsigned char c)
 static void json_escape(FILE *f, unsigned char c)
 {
 	switch (c) {
-	case '"': fputs("\\\"", f); break;
-	case '\\': fputs("\\\\", f); break;
-	case '\n': fputs("\\n", f); break;
-	case '\t': fputs("\\t", f); break;
-	case '\r': fputs("\\r", f); break;
+	case '"':
+		fputs("\\\"", f);
+		break;
+	case '\\':
+		fputs("\\\\", f);
+		break;
+	case '\n':
+		fputs("\\n", f);
+		break;
+	case '\t':
+		fputs("\\t", f);
+		break;
+	case '\r':
+		fputs("\\r", f);
+		break;
 	default:
 		if (c < 0x80)   /* control characters, and < > & so that nothing ends the script */
 			fprintf(f, "\\u%04x", c);
