@@ -284,6 +284,8 @@ usage() {
 		bad "$name: exit $status, '$(cat err)', expected $want_status and '$want'"
 }
 usage "empty --html" 2 "mnemo: --html: empty file name" --html '' p.yaml
+usage "--html naming a profile" 2 "mnemo: --html p.yaml: a profile's name" --html p.yaml evil.yaml
+grep -q '^format: mnemo-profile/1' p.yaml || bad "--html naming a profile: the profile was replaced"
 usage "--top with --html" 2 "mnemo: --top is for the text report" --top 5 --html x.html p.yaml
 usage "--source-dir alone" 2 "mnemo: --source-dir is for the HTML page" --source-dir d p.yaml
 usage "a folder that does not exist" 1 \
