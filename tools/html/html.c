@@ -565,7 +565,8 @@ static uint64_t node_u64(const struct mn_pnode *n, const char *key)
 struct dep_loop {
 	uint64_t loop;
 	uint64_t iterations;        /* its share of the accesses: the order loops are drawn in */
-	size_t *rows, nrows;
+	const size_t *rows;         /* indices into `dependences`, in file order */
+	size_t nrows;
 };
 
 static int by_share(const void *a, const void *b)
@@ -577,37 +578,63 @@ static int by_share(const void *a, const void *b)
 	return (x->loop > y->loop) - (x->loop < y->loop);
 }
 
-/* The loops of the dependence rows (loop 0, outside every loop, left out), largest first. */
-static struct dep_loop *dep_loops(const struct mn_pnode *sec, size_t *nloops)
+struct loop_row {
+	uint64_t loop;
+	size_t row;
+};
+
+static int by_loop(const void *a, const void *b)
+{
+	const struct loop_row *x = a, *y = b;
+
+	if (x->loop != y->loop)
+		return x->loop < y->loop ? -1 : 1;
+	return (x->row > y->row) - (x->row < y->row);
+}
+
+static int by_id(const void *key, const void *elem)
+{
+	uint64_t loop = *(const uint64_t *)key, id = ((const struct dep_loop *)elem)->loop;
+
+	return (loop > id) - (loop < id);
+}
+
+/*
+ * The loops of the dependence rows (loop 0, outside every loop, left out), largest first.  Their
+ * rows point into one array, *rows, for the caller to free.
+ */
+static struct dep_loop *dep_loops(const struct mn_pnode *sec, size_t *nloops, size_t **rows)
 {
 	const struct mn_pnode *deps = mn_pnode_get(sec, "dependences");
 	const struct mn_pnode *loops = mn_pnode_get(sec, "loops");
-	struct dep_loop *v = NULL;
-	size_t n = 0, j;
+	size_t nrows = mn_pnode_len(deps), k = 0, n = 0;
+	struct loop_row *lr = xmalloc((nrows + 1) * sizeof(*lr));
+	struct dep_loop *v;
 
-	for (size_t i = 0; i < mn_pnode_len(deps); i++) {
+	for (size_t i = 0; i < nrows; i++) {
 		uint64_t loop = node_u64(mn_pnode_at(deps, i), "loop");
 
-		if (!loop)
-			continue;
-		/* Rows of one loop come together (the module writes them by loop): look back first. */
-		for (j = n; j > 0 && v[j - 1].loop != loop; j--)
-			;
-		if (!j) {
-			v = xrealloc(v, (n + 1) * sizeof(*v));
-			v[n] = (struct dep_loop){ .loop = loop };
-			j = ++n;
-		}
-		v[j - 1].rows = xrealloc(v[j - 1].rows, (v[j - 1].nrows + 1) * sizeof(size_t));
-		v[j - 1].rows[v[j - 1].nrows++] = i;
+		if (loop)
+			lr[k++] = (struct loop_row){ loop, i };
 	}
+	/* By loop, so that each loop's rows are together, in file order: any file, any order. */
+	qsort(lr, k, sizeof(*lr), by_loop);
+	*rows = xmalloc((k + 1) * sizeof(**rows));
+	v = xmalloc((k + 1) * sizeof(*v));
+	for (size_t i = 0; i < k; i++) {
+		(*rows)[i] = lr[i].row;
+		if (!n || v[n - 1].loop != lr[i].loop)
+			v[n++] = (struct dep_loop){ .loop = lr[i].loop, .rows = &(*rows)[i] };
+		v[n - 1].nrows++;
+	}
+	free(lr);
 	for (size_t i = 0; i < mn_pnode_len(loops); i++) {
 		const struct mn_pnode *row = mn_pnode_at(loops, i);
 		uint64_t loop = node_u64(row, "loop");
+		struct dep_loop *l = bsearch(&loop, v, n, sizeof(*v), by_id);
 
-		for (j = 0; j < n; j++)
-			if (v[j].loop == loop)
-				v[j].iterations = node_u64(row, "iterations");
+		if (l)
+			l->iterations = node_u64(row, "iterations");
 	}
 	qsort(v, n, sizeof(*v), by_share);
 	*nloops = n;
@@ -673,10 +700,9 @@ static void dep_graph(struct page *pg, const struct mn_profile *p, const struct 
 static void dep_graphs(struct page *pg, const struct mn_profile *p, const struct mn_pnode *sec)
 {
 	const struct mn_pnode *deps = mn_pnode_get(sec, "dependences");
-	size_t n;
-	struct dep_loop *loops = dep_loops(sec, &n);
+	size_t n, *rows, drawn = 0;
+	struct dep_loop *loops = dep_loops(sec, &n, &rows);
 	FILE *f = pg->f;
-	size_t drawn = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		char *why = NULL;
@@ -693,8 +719,8 @@ static void dep_graphs(struct page *pg, const struct mn_profile *p, const struct
 		else
 			dep_graph(pg, p, deps, &loops[i]);
 		free(why);
-		free(loops[i].rows);
 	}
+	free(rows);
 	free(loops);
 }
 
