@@ -255,7 +255,7 @@ expect "--module: one section" one.html.json \
 	sed -n '1,/^modules:/p' p.yaml | sed '$d'
 	echo 'extra: &e [1, 2, 3]'
 	echo 'again: *e'
-	echo 'numbers: [18446744073709551615, -9007199254740993, 9007199254740992, .nan, -.inf, "12", 0.1]'
+	echo 'numbers: [18446744073709551615, -9007199254740993, 9007199254740992, .nan, -.inf, "12", 0.1, infinity]'
 	# Ten aliases of ten aliases, seven deep: 10^7 items (50 MB) if each were written out.
 	echo 'b0: &b0 [x, x, x, x, x, x, x, x, x, x]'
 	for k in 1 2 3 4 5 6 7; do
@@ -271,7 +271,7 @@ expect "aliases: written once" alias.html.json \
 [ "$(wc -c <alias.html)" -lt $(($(wc -c <p.html) + 10000)) ] && ok "aliases: the page stays small" ||
 	bad "aliases: the page grew to $(wc -c <alias.html) bytes"
 expect "numbers" alias.html.json 'd["profiles"][0]["root"]["numbers"]' \
-	"['18446744073709551615', '-9007199254740993', 9007199254740992, 'nan', '-inf', '12', 0.1]"
+	"['18446744073709551615', '-9007199254740993', 9007199254740992, 'nan', '-inf', '12', 0.1, 'infinity']"
 
 # ---- usage ----------------------------------------------------------------------------------
 # usage NAME STATUS MESSAGE ARGS...

@@ -187,7 +187,7 @@ static void json_scalar(FILE *f, const struct mn_pnode *n)
 		fprintf(f, u <= (uint64_t)JSON_INT_MAX ? "%" PRIu64 : "\"%" PRIu64 "\"", u);
 	else if (mn_pnode_f64(n, &d) == 0 && isfinite(d))
 		json_double(f, d);
-	else if (mn_pnode_f64(n, &d) == 0)
+	else if (mn_pnode_f64(n, &d) == 0 && strchr(s, '.'))   /* YAML's .nan, .inf, -.inf */
 		fputs(isnan(d) ? "\"nan\"" : d < 0 ? "\"-inf\"" : "\"inf\"", f);
 	else if (mn_pnode_bool(n, &b) == 0)
 		fputs(b ? "true" : "false", f);
