@@ -75,28 +75,16 @@ static bool json_plain(unsigned char c)
 /* The escape of byte c (not plain, not the start of a character), or of one invalid byte. */
 static void json_escape(FILE *f, unsigned char c)
 {
-	switch (c) {
-	case '"':
-		fputs("\\\"", f);
-		break;
-	case '\\':
-		fputs("\\\\", f);
-		break;
-	case '\n':
-		fputs("\\n", f);
-		break;
-	case '\t':
-		fputs("\\t", f);
-		break;
-	case '\r':
-		fputs("\\r", f);
-		break;
-	default:
-		if (c < 0x80)   /* control characters, and < > & so that nothing ends the script */
-			fprintf(f, "\\u%04x", c);
-		else
-			fputs("\\ufffd", f);
-	}
+	static const char *const named[0x80] = {
+		['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\t'] = "\\t", ['\r'] = "\\r",
+	};
+
+	if (c >= 0x80)
+		fputs("\\ufffd", f);
+	else if (named[c])
+		fputs(named[c], f);
+	else   /* control characters, and < > & so that nothing ends the script */
+		fprintf(f, "\\u%04x", c);
 }
 
 /*
