@@ -55,6 +55,8 @@ mkdir srcdir
 {
 	printf '/* An HTML test: </script><script>alert(1)</script> and <!-- stay text; '
 	printf 'bad UTF-8 \377 and a line separator \342\200\250 too. */\n'
+	# An overlong '/', a UTF-16 surrogate, a 4-byte character, a cut one.
+	printf '/* \300\257 \355\240\200 \360\237\230\200 \342\202 */\n'
 	cat <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +157,8 @@ expect "escaping: the name reads back" evil.html.json \
 expect "escaping: bad UTF-8 and U+2028 in a source" evil.html.json \
 	'[c in d["sources"]["prog.c"]["lines"][0] for c in ("\ufffd", "\u2028", "</script><script>")]' \
 	'[True, True, True]'
+expect "escaping: invalid UTF-8 byte by byte" evil.html.json \
+	'd["sources"]["prog.c"]["lines"][1] == "/* \ufffd\ufffd \ufffd\ufffd\ufffd \U0001f600 \ufffd\ufffd */"' True
 tags=$(grep -o -i -e '<script' -e '</script' -e '<img' -e '<title' -e '</title' -e '<!--' evil.html |
 	tr '\n' ' ')
 [ "$tags" = "<title </title <script </script <script </script " ] &&
@@ -220,6 +224,20 @@ expect "--source-dir: by the path's last components" moved.html.json \
 data gone.html
 expect "the notice names the folders" gone.html.json "d['sources']['/build/x/prog.c']" \
 	"{'missing': 'cannot open /build/x/prog.c: No such file or directory (also looked in nowhere)'}"
+
+# Too big, or not a file: a notice, without reading it.
+sed 's|file: prog.c|file: huge.c|' p.yaml >huge.yaml
+truncate -s 65M huge.c
+sed 's|file: prog.c|file: srcdir|' p.yaml >dir.yaml
+"$bin/mnemo" report --html huge.html huge.yaml 2>err && "$bin/mnemo" report --html dir.html dir.yaml 2>>err ||
+	bad "sources: page refused: $(cat err)"
+data huge.html
+data dir.html
+expect "a source over 64 MiB gets a notice" huge.html.json "d['sources']['huge.c']" \
+	"{'missing': 'huge.c is larger than 64 MiB: not included'}"
+expect "a folder gets a notice" dir.html.json "d['sources']['srcdir']" \
+	"{'missing': 'srcdir is not a regular file: not included'}"
+rm -f huge.c
 
 # ---- Graph limits: 80 edges a loop, 200 loops -------------------------------------------------
 # Loop 1 has 81 rows (9 stores x 9 loads); loops 2..204 one row each, fewer iterations the higher
