@@ -1339,6 +1339,13 @@ static bool wanted(const struct report *r, const char *name)
 	return false;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
 /* Reads the options into *r; returns the index of the first profile, or 0 after --help. */
 static int parse_report_options(struct report *r, int argc, char **argv)
 {
@@ -1389,6 +1396,10 @@ static int parse_report_options(struct report *r, int argc, char **argv)
 		case 'H':
 			if (!*optarg)
 				usage_error("report ", "--html: empty file name");
+			/* `--html a.yaml b.yaml` meant two profiles, and would replace the first. */
+			if (ends_with(optarg, ".yaml") || ends_with(optarg, ".yml"))
+				usage_error("report ", "--html %s: a profile's name; the page's file "
+					    "comes first, e.g. --html report.html", optarg);
 			r->html = optarg;
 			break;
 		case 'S':

@@ -55,6 +55,8 @@ mkdir srcdir
 {
 	printf '/* An HTML test: </script><script>alert(1)</script> and <!-- stay text; '
 	printf 'bad UTF-8 \377 and a line separator \342\200\250 too. */\n'
+	# An overlong '/', a UTF-16 surrogate, a 4-byte character, a cut one.
+	printf '/* \300\257 \355\240\200 \360\237\230\200 \342\202 */\n'
 	cat <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +157,8 @@ expect "escaping: the name reads back" evil.html.json \
 expect "escaping: bad UTF-8 and U+2028 in a source" evil.html.json \
 	'[c in d["sources"]["prog.c"]["lines"][0] for c in ("\ufffd", "\u2028", "</script><script>")]' \
 	'[True, True, True]'
+expect "escaping: invalid UTF-8 byte by byte" evil.html.json \
+	'd["sources"]["prog.c"]["lines"][1] == "/* \ufffd\ufffd \ufffd\ufffd\ufffd \U0001f600 \ufffd\ufffd */"' True
 tags=$(grep -o -i -e '<script' -e '</script' -e '<img' -e '<title' -e '</title' -e '<!--' evil.html |
 	tr '\n' ' ')
 [ "$tags" = "<title </title <script </script <script </script " ] &&
@@ -221,6 +225,20 @@ data gone.html
 expect "the notice names the folders" gone.html.json "d['sources']['/build/x/prog.c']" \
 	"{'missing': 'cannot open /build/x/prog.c: No such file or directory (also looked in nowhere)'}"
 
+# Too big, or not a file: a notice, without reading it.
+sed 's|file: prog.c|file: huge.c|' p.yaml >huge.yaml
+truncate -s 65M huge.c
+sed 's|file: prog.c|file: srcdir|' p.yaml >dir.yaml
+"$bin/mnemo" report --html huge.html huge.yaml 2>err && "$bin/mnemo" report --html dir.html dir.yaml 2>>err ||
+	bad "sources: page refused: $(cat err)"
+data huge.html
+data dir.html
+expect "a source over 64 MiB gets a notice" huge.html.json "d['sources']['huge.c']" \
+	"{'missing': 'huge.c is larger than 64 MiB: not included'}"
+expect "a folder gets a notice" dir.html.json "d['sources']['srcdir']" \
+	"{'missing': 'srcdir is not a regular file: not included'}"
+rm -f huge.c
+
 # ---- Graph limits: 80 edges a loop, 200 loops -------------------------------------------------
 # Loop 1 has 81 rows (9 stores x 9 loads); loops 2..204 one row each, fewer iterations the higher
 # their id: the 200 with the most iterations are drawn, loop 1 and the last three are not.
@@ -255,7 +273,7 @@ expect "--module: one section" one.html.json \
 	sed -n '1,/^modules:/p' p.yaml | sed '$d'
 	echo 'extra: &e [1, 2, 3]'
 	echo 'again: *e'
-	echo 'numbers: [18446744073709551615, -9007199254740993, 9007199254740992, .nan, -.inf, "12", 0.1]'
+	echo 'numbers: [18446744073709551615, -9007199254740993, 9007199254740992, .nan, -.inf, "12", 0.1, infinity]'
 	# Ten aliases of ten aliases, seven deep: 10^7 items (50 MB) if each were written out.
 	echo 'b0: &b0 [x, x, x, x, x, x, x, x, x, x]'
 	for k in 1 2 3 4 5 6 7; do
@@ -271,7 +289,7 @@ expect "aliases: written once" alias.html.json \
 [ "$(wc -c <alias.html)" -lt $(($(wc -c <p.html) + 10000)) ] && ok "aliases: the page stays small" ||
 	bad "aliases: the page grew to $(wc -c <alias.html) bytes"
 expect "numbers" alias.html.json 'd["profiles"][0]["root"]["numbers"]' \
-	"['18446744073709551615', '-9007199254740993', 9007199254740992, 'nan', '-inf', '12', 0.1]"
+	"['18446744073709551615', '-9007199254740993', 9007199254740992, 'nan', '-inf', '12', 0.1, 'infinity']"
 
 # ---- usage ----------------------------------------------------------------------------------
 # usage NAME STATUS MESSAGE ARGS...
@@ -284,6 +302,8 @@ usage() {
 		bad "$name: exit $status, '$(cat err)', expected $want_status and '$want'"
 }
 usage "empty --html" 2 "mnemo: --html: empty file name" --html '' p.yaml
+usage "--html naming a profile" 2 "mnemo: --html p.yaml: a profile's name" --html p.yaml evil.yaml
+grep -q '^format: mnemo-profile/1' p.yaml || bad "--html naming a profile: the profile was replaced"
 usage "--top with --html" 2 "mnemo: --top is for the text report" --top 5 --html x.html p.yaml
 usage "--source-dir alone" 2 "mnemo: --source-dir is for the HTML page" --source-dir d p.yaml
 usage "a folder that does not exist" 1 \

@@ -75,18 +75,16 @@ static bool json_plain(unsigned char c)
 /* The escape of byte c (not plain, not the start of a character), or of one invalid byte. */
 static void json_escape(FILE *f, unsigned char c)
 {
-	switch (c) {
-	case '"': fputs("\\\"", f); break;
-	case '\\': fputs("\\\\", f); break;
-	case '\n': fputs("\\n", f); break;
-	case '\t': fputs("\\t", f); break;
-	case '\r': fputs("\\r", f); break;
-	default:
-		if (c < 0x80)   /* control characters, and < > & so that nothing ends the script */
-			fprintf(f, "\\u%04x", c);
-		else
-			fputs("\\ufffd", f);
-	}
+	static const char *const named[0x80] = {
+		['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n", ['\t'] = "\\t", ['\r'] = "\\r",
+	};
+
+	if (c >= 0x80)
+		fputs("\\ufffd", f);
+	else if (named[c])
+		fputs(named[c], f);
+	else   /* control characters, and < > & so that nothing ends the script */
+		fprintf(f, "\\u%04x", c);
 }
 
 /*
@@ -177,7 +175,7 @@ static void json_scalar(FILE *f, const struct mn_pnode *n)
 		fprintf(f, u <= (uint64_t)JSON_INT_MAX ? "%" PRIu64 : "\"%" PRIu64 "\"", u);
 	else if (mn_pnode_f64(n, &d) == 0 && isfinite(d))
 		json_double(f, d);
-	else if (mn_pnode_f64(n, &d) == 0)
+	else if (mn_pnode_f64(n, &d) == 0 && strchr(s, '.'))   /* YAML's .nan, .inf, -.inf */
 		fputs(isnan(d) ? "\"nan\"" : d < 0 ? "\"-inf\"" : "\"inf\"", f);
 	else if (mn_pnode_bool(n, &b) == 0)
 		fputs(b ? "true" : "false", f);
@@ -555,7 +553,8 @@ static uint64_t node_u64(const struct mn_pnode *n, const char *key)
 struct dep_loop {
 	uint64_t loop;
 	uint64_t iterations;        /* its share of the accesses: the order loops are drawn in */
-	size_t *rows, nrows;
+	const size_t *rows;         /* indices into `dependences`, in file order */
+	size_t nrows;
 };
 
 static int by_share(const void *a, const void *b)
@@ -567,37 +566,63 @@ static int by_share(const void *a, const void *b)
 	return (x->loop > y->loop) - (x->loop < y->loop);
 }
 
-/* The loops of the dependence rows (loop 0, outside every loop, left out), largest first. */
-static struct dep_loop *dep_loops(const struct mn_pnode *sec, size_t *nloops)
+struct loop_row {
+	uint64_t loop;
+	size_t row;
+};
+
+static int by_loop(const void *a, const void *b)
+{
+	const struct loop_row *x = a, *y = b;
+
+	if (x->loop != y->loop)
+		return x->loop < y->loop ? -1 : 1;
+	return (x->row > y->row) - (x->row < y->row);
+}
+
+static int by_id(const void *key, const void *elem)
+{
+	uint64_t loop = *(const uint64_t *)key, id = ((const struct dep_loop *)elem)->loop;
+
+	return (loop > id) - (loop < id);
+}
+
+/*
+ * The loops of the dependence rows (loop 0, outside every loop, left out), largest first.  Their
+ * rows point into one array, *rows, for the caller to free.
+ */
+static struct dep_loop *dep_loops(const struct mn_pnode *sec, size_t *nloops, size_t **rows)
 {
 	const struct mn_pnode *deps = mn_pnode_get(sec, "dependences");
 	const struct mn_pnode *loops = mn_pnode_get(sec, "loops");
-	struct dep_loop *v = NULL;
-	size_t n = 0, j;
+	size_t nrows = mn_pnode_len(deps), k = 0, n = 0;
+	struct loop_row *lr = xmalloc((nrows + 1) * sizeof(*lr));
+	struct dep_loop *v;
 
-	for (size_t i = 0; i < mn_pnode_len(deps); i++) {
+	for (size_t i = 0; i < nrows; i++) {
 		uint64_t loop = node_u64(mn_pnode_at(deps, i), "loop");
 
-		if (!loop)
-			continue;
-		/* Rows of one loop come together (the module writes them by loop): look back first. */
-		for (j = n; j > 0 && v[j - 1].loop != loop; j--)
-			;
-		if (!j) {
-			v = xrealloc(v, (n + 1) * sizeof(*v));
-			v[n] = (struct dep_loop){ .loop = loop };
-			j = ++n;
-		}
-		v[j - 1].rows = xrealloc(v[j - 1].rows, (v[j - 1].nrows + 1) * sizeof(size_t));
-		v[j - 1].rows[v[j - 1].nrows++] = i;
+		if (loop)
+			lr[k++] = (struct loop_row){ loop, i };
 	}
+	/* By loop, so that each loop's rows are together, in file order: any file, any order. */
+	qsort(lr, k, sizeof(*lr), by_loop);
+	*rows = xmalloc((k + 1) * sizeof(**rows));
+	v = xmalloc((k + 1) * sizeof(*v));
+	for (size_t i = 0; i < k; i++) {
+		(*rows)[i] = lr[i].row;
+		if (!n || v[n - 1].loop != lr[i].loop)
+			v[n++] = (struct dep_loop){ .loop = lr[i].loop, .rows = &(*rows)[i] };
+		v[n - 1].nrows++;
+	}
+	free(lr);
 	for (size_t i = 0; i < mn_pnode_len(loops); i++) {
 		const struct mn_pnode *row = mn_pnode_at(loops, i);
 		uint64_t loop = node_u64(row, "loop");
+		struct dep_loop *l = bsearch(&loop, v, n, sizeof(*v), by_id);
 
-		for (j = 0; j < n; j++)
-			if (v[j].loop == loop)
-				v[j].iterations = node_u64(row, "iterations");
+		if (l)
+			l->iterations = node_u64(row, "iterations");
 	}
 	qsort(v, n, sizeof(*v), by_share);
 	*nloops = n;
@@ -663,10 +688,9 @@ static void dep_graph(struct page *pg, const struct mn_profile *p, const struct 
 static void dep_graphs(struct page *pg, const struct mn_profile *p, const struct mn_pnode *sec)
 {
 	const struct mn_pnode *deps = mn_pnode_get(sec, "dependences");
-	size_t n;
-	struct dep_loop *loops = dep_loops(sec, &n);
+	size_t n, *rows, drawn = 0;
+	struct dep_loop *loops = dep_loops(sec, &n, &rows);
 	FILE *f = pg->f;
-	size_t drawn = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		char *why = NULL;
@@ -683,8 +707,8 @@ static void dep_graphs(struct page *pg, const struct mn_profile *p, const struct
 		else
 			dep_graph(pg, p, deps, &loops[i]);
 		free(why);
-		free(loops[i].rows);
 	}
+	free(rows);
 	free(loops);
 }
 
