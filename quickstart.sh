@@ -2,6 +2,7 @@
 # Mnemo quick start.  On a fresh Debian 12 machine, as root:
 #
 #   ./quickstart.sh demo    install what is missing, build, profile examples/demo.c, print the report
+#                           and write it as a web page (build/demo.html)
 #   ./quickstart.sh test    install what is missing, build, run the whole test suite (what CI runs)
 #
 # Also: `build` (install + build only), `deps` (install only), `bench` (run bench/run.sh).
@@ -43,6 +44,8 @@ demo() {
 	"$BUILD_DIR"/bin/mnemo-cc -O2 -g examples/demo.c -o "$BUILD_DIR"/demo
 	(cd "$BUILD_DIR" && ./demo)
 	"$BUILD_DIR"/bin/mnemo report "$BUILD_DIR"/demo.mnemo.yaml
+	"$BUILD_DIR"/bin/mnemo report --html "$BUILD_DIR"/demo.html "$BUILD_DIR"/demo.mnemo.yaml
+	say "the same profile as a web page: xdg-open $BUILD_DIR/demo.html (or file://$(realpath "$BUILD_DIR")/demo.html in a browser)"
 }
 
 tests() {
@@ -68,6 +71,6 @@ build) build ;;
 demo) demo ;;
 test) tests ;;
 bench) build; bench/run.sh "$BUILD_DIR" ;;
--h|--help|help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h|--help|help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) echo "quickstart.sh: unknown command '$1' (demo, test, build, deps, bench)" >&2; exit 2 ;;
 esac
