@@ -157,8 +157,28 @@
 				p = p.slice(0, p.lastIndexOf("/", p.length - 2) + 1);
 		return p;
 	}
+	/* A file as the page shows it: its basename when no other file of the profile has it, else
+	 * its path less the folders every file shares. */
 	Sites.prototype.file = function (f) {
-		return f && this.prefix && f.startsWith(this.prefix) ? f.slice(this.prefix.length) : f;
+		if (!f)
+			return f;
+		if (!this.short) {
+			const count = new Map();
+			this.short = new Map();
+			for (const id in this.sites) {
+				const g = this.sites[id].file;
+				if (g && !this.short.has(g)) {
+					this.short.set(g, null);
+					const b = g.slice(g.lastIndexOf("/") + 1);
+					count.set(b, (count.get(b) || 0) + 1);
+				}
+			}
+			for (const g of this.short.keys()) {
+				const b = g.slice(g.lastIndexOf("/") + 1);
+				this.short.set(g, count.get(b) === 1 ? b : (this.prefix && g.startsWith(this.prefix) ? g.slice(this.prefix.length) : g));
+			}
+		}
+		return this.short.get(f) || f;
 	};
 	Sites.prototype.text = function (id) {
 		id = String(id);
@@ -203,7 +223,7 @@
 		const site = view.sites.sites[String(id)];
 		if (site && site.file && site.line) {
 			s.classList.add("link");
-			title(s, (site.kind || "site") + " site " + id + ": click to show it in the source");
+			title(s, (site.kind || "site") + " site " + id + " in " + site.file + ": click to show it in the source");
 			s.addEventListener("click", function () { view.goto(site.file, site.line); });
 		} else {
 			title(s, (site && site.kind ? site.kind + " " : "") + "site " + id);
