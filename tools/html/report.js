@@ -178,7 +178,7 @@
 				this.short.set(g, count.get(b) === 1 ? b : (this.prefix && g.startsWith(this.prefix) ? g.slice(this.prefix.length) : g));
 			}
 		}
-		return this.short.get(f) || f;
+		return this.short.get(f) || (this.prefix && f.startsWith(this.prefix) ? f.slice(this.prefix.length) : f);
 	};
 	Sites.prototype.text = function (id) {
 		id = String(id);
@@ -190,7 +190,7 @@
 		let t;
 		let fn = s.function || "";
 		if (s.inlined_into)
-			fn += ", inlined into " + s.inlined_into + (s.inlined_at ? " at " + s.inlined_at : "");
+			fn += ", inlined into " + s.inlined_into + (s.inlined_at ? " at " + this.place(s.inlined_at) : "");
 		if (!s.file) {
 			t = "site " + id + " (no debug info)" + (fn ? " " + fn : "");
 		} else {
@@ -208,6 +208,11 @@
 			t = "[" + (name || "unit " + s.unit) + "] " + t;
 		}
 		return t;
+	};
+	/* "file:line:col" with the file as the page names it. */
+	Sites.prototype.place = function (text) {
+		const m = /^(.*?)(:\d+(?::\d+)?)$/.exec(String(text));
+		return m ? this.file(m[1]) + m[2] : String(text);
 	};
 	Sites.prototype.kind = function (id) {
 		const s = this.sites[String(id)];
@@ -240,6 +245,9 @@
 		return span;
 	}
 
+	/* Columns of numbers that name things: shown without thousands separators. */
+	const ID_COLUMNS = new Set(["group", "type", "instance", "field", "object", "key"]);
+
 	/* One value of a table cell. */
 	function cell(view, col, v, row) {
 		if (v === undefined)
@@ -251,7 +259,7 @@
 				return siteCell(view, v);
 		}
 		if (row && row.pointer === true && (col === "value" || col === "values"))
-			return Array.isArray(v) ? v.map(hex).join(", ") : hex(v);
+			return Array.isArray(v) ? shortList(v.map(hex)) : hex(v);
 		if (v === null)
 			return el("span", { class: "none" }, "—");
 		if (typeof v === "boolean")
@@ -259,15 +267,21 @@
 		if ((col === "share" || col.endsWith("_fraction")) && isNum(v))
 			return shareBar(v);
 		if (isNum(v))
-			return fmtNum(v);
+			return ID_COLUMNS.has(col) ? String(v) : fmtNum(v);
 		if (typeof v === "string")
 			return /^-?\d{16,}$/.test(v) ? fmtCount(v) : v;
 		if (Array.isArray(v)) {
 			if (v.length && typeof v[0] === "object" && v[0] !== null)
 				return el("span", { class: "nested" }, v.length + " rows");
-			return "[" + v.map(function (x) { return isNum(x) ? fmtNum(x) : String(x); }).join(", ") + "]";
+			return shortList(v.map(function (x) { return isNum(x) ? String(x) : compact(x); }));
 		}
 		return compact(v);
+	}
+	/* A list of values: the first 8, the whole in the tooltip. */
+	function shortList(list) {
+		if (list.length <= 8)
+			return el("span", { class: "vlist" }, list.join(", "));
+		return title(el("span", { class: "vlist" }, list.slice(0, 8).join(", ") + ", … (" + list.length + " in all)"), list.join(", "));
 	}
 	function compact(v) {
 		if (v === null || typeof v !== "object")
@@ -658,7 +672,8 @@
 		const card = el("div", { class: "card struct" });
 		const size = st.size && typeof st.size === "object" ? st.size : {};
 		add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, st.kind + " "), siteCell(view, st.site),
-			st.name ? el("code", null, " " + st.name) : null, st.type ? el("span", { class: "type" }, " struct " + st.type) : null,
+			st.name ? el("code", null, " " + st.name) : null,
+			Array.isArray(st.context) && st.context.length ? [el("span", { class: "stats" }, "called from"), chainCell(view, st.context)] : null, st.type ? el("span", { class: "type" }, " struct " + st.type) : null,
 			el("span", { class: "stats" }, fmtCount(st.instances) + " instances · " + fmtCount(st.bytes) +
 				" bytes · " + fmtCount(st.accesses) + " accesses · size " + (size.used !== undefined ? size.used : "?") +
 				" bytes (" + (size.source || "?") + ") · "), shareBar(st.share)));
@@ -850,8 +865,14 @@
 			return card;
 		}
 		const body = el("div", { class: "card-body" });
-		const first = streams[0];
-		add(body, offsetPlot(first));
+		/* the plot: object 0 of the first stream that has an LMAD there, else the first stream's
+		 * lowest object */
+		const has0 = function (st) {
+			return (Array.isArray(st.lmads) ? st.lmads : []).some(function (l) { return numeric(l.object) === 0; });
+		};
+		const first = streams.find(has0) || streams[0];
+		const objs = (Array.isArray(first.lmads) ? first.lmads : []).map(function (l) { return numeric(l.object); }).filter(isNum);
+		add(body, offsetPlot(first, objs.length && !has0(first) ? Math.min.apply(null, objs) : 0));
 		const rows = [];
 		for (const st of streams.slice(0, 20))
 			for (const l of Array.isArray(st.lmads) ? st.lmads : [])
@@ -860,15 +881,15 @@
 			columns: ["group", "object", "offset", "object_stride", "offset_stride", "count", "first_time", "last_time"],
 			tip: { group: "the stream's allocation group (a site id)" } }),
 			streams.length > 20 ? el("p", { class: "note" }, "LMADs of the first 20 of " + streams.length + " streams.") : null,
-			first.full ? el("p", { class: "note" }, "The first stream is full: an LMAD was refused, later points only in its min/max/granularity.") : null));
+			first.full ? el("p", { class: "note" }, "The plotted stream is full: an LMAD was refused, its later accesses are only in its min/max/granularity.") : null));
 		add(card, body);
 		return card;
 	}
-	function offsetPlot(st) {
+	function offsetPlot(st, obj) {
 		const W = 320, H = 170, L = 58, B = 30, T = 10, R = 10;
-		const lm = (Array.isArray(st.lmads) ? st.lmads : []).filter(function (l) { return String(l.object) === "0" || (numeric(l.object) === 0); });
+		const lm = (Array.isArray(st.lmads) ? st.lmads : []).filter(function (l) { return numeric(l.object) === obj; });
 		const s = svg("svg", { class: "offset-plot", width: W, height: H, role: "img" });
-		add(s, svg("title", null, "Offset against time in object 0 of group " + st.group + ": each LMAD a line of points"));
+		add(s, svg("title", null, "Offset against time in object " + obj + " of group " + st.group + ": each LMAD a line of points"));
 		let t0 = Infinity, t1 = -Infinity, o0 = Infinity, o1 = -Infinity;
 		const segs = lm.map(function (l) {
 			const c = numeric(l.count) || 1, a = numeric(l.first_time) || 0, b = numeric(l.last_time) || a;
@@ -877,7 +898,7 @@
 			return { a: a, b: b, off: off, end: end, c: c, l: l };
 		});
 		if (!segs.length) {
-			add(s, axisText(W / 2, H / 2, "no LMAD in object 0"));
+			add(s, axisText(W / 2, H / 2, "no LMAD in object " + obj));
 			return el("div", { class: "figure" }, s);
 		}
 		if (t1 === t0) t1 = t0 + 1;
@@ -904,7 +925,7 @@
 				svg("title", null, "offset " + g.l.offset + " + k × " + g.l.offset_stride + ", " + fmtInt(g.c) + " accesses, time " + g.a + "–" + g.b));
 			add(s, grp);
 		}
-		return el("div", { class: "figure" }, el("div", { class: "caption" }, "Offset vs time: the LMADs from object 0 of group " + st.group), s);
+		return el("div", { class: "figure" }, el("div", { class: "caption" }, "Offset vs time: the LMADs from object " + obj + " of group " + st.group), s);
 	}
 
 	VIEWS["value-pattern"] = function (view, mod, sec, box) {
