@@ -581,7 +581,27 @@
 			return el("p", { class: "note" }, "No " + what + " in the data.");
 		if (lay.skipped)
 			return el("p", { class: "note skipped" }, "Graph not drawn: " + lay.skipped);
-		return el("div", { class: "graph" }, graphSvg(cls, lay));
+		const g = graphSvg(cls, lay), box = el("div", { class: "graph" }, g);
+		/* a wide graph starts fitted to 880 pixels; a click toggles its full size */
+		const W = Number(g.getAttribute("width")), H = Number(g.getAttribute("height"));
+		if (W > 880) {
+			let fit = true;
+			const size = function () {
+				const k = fit ? 880 / W : 1;
+				g.setAttribute("width", String(W * k));
+				g.setAttribute("height", String(H * k));
+			};
+			size();
+			box.classList.add("zoomable");
+			title(box, "Click to toggle between fitted and full size");
+			box.addEventListener("click", function (ev) {
+				if (ev.target.closest && ev.target.closest(".link"))
+					return;
+				fit = !fit;
+				size();
+			});
+		}
+		return box;
 	}
 
 	/* ---------- module views ---------- */
