@@ -14,7 +14,7 @@
 	const CARDS = 20;     /* cards (and so graphs) drawn at load, and per "more" click */
 	const VIRTUAL = 5000; /* source files longer than this render only their visible lines */
 	const LINE_PX = 18;   /* a source row's height: fixed, as virtualization needs it */
-	const DEBUG = /[?&]debug\b/.test(location.search);
+	const DEBUG = /[?&]debug\b/.test(location.search); /* report.html?debug: timings on the console */
 
 	/* ---------- errors: visible on the page, and on the console for the browser tests ---------- */
 	function showError(msg) {
@@ -1484,7 +1484,8 @@
 			if (i === 0)
 				v.select(v.tabs.find(function (t) { return t.sec.classList.contains("active"); }).name);
 		});
-		console.log("mnemo report: built in " + Math.round(performance.now() - t0) + " ms, " + Math.round(performance.now()) + " ms after navigation");
+		if (DEBUG)
+			console.log("mnemo report: built in " + Math.round(performance.now() - t0) + " ms, " + Math.round(performance.now()) + " ms after navigation");
 	}
 	try {
 		main();
