@@ -1115,7 +1115,10 @@
 		for (const f of this.order) {
 			const li = el("li", { class: "file", "data-file": f.name }, el("span", { class: "fname" }, this.view.sites.file(f.name)),
 				el("span", { class: "fexec" }, f.exec ? fmtNum(f.exec) : ""));
-			title(li, f.name + ": " + f.lines.size + " annotated lines");
+			const src = (app.data.sources || {})[f.name];
+			if (!src || !Array.isArray(src.lines))
+				li.classList.add("no-source");
+			title(li, f.name + ": " + f.lines.size + " annotated lines" + (src && src.missing ? " (" + src.missing + ")" : ""));
 			li.addEventListener("click", function () { self.show(f.name); });
 			this.fileItems.set(f.name, li);
 			add(list, li);
