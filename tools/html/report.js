@@ -1368,7 +1368,10 @@
 		for (const mod of p.modules || [])
 			entries.push({ name: mod.name, label: mod.name, make: function () { return moduleSection(self, mod); } });
 		/* report.html#dependence opens that tab (links, screenshots) */
-		const hash = decodeURIComponent((location.hash || "").slice(1));
+		let hash = "";
+		try {
+			hash = decodeURIComponent((location.hash || "").slice(1));
+		} catch (err) { /* a malformed #fragment opens the Source tab */ }
 		const want = entries.some(function (e) { return e.name === hash; }) ? hash : "source";
 		for (const e of entries) {
 			const tab = el("button", { type: "button", class: "tab", role: "tab", "data-tab": e.name }, e.label);
