@@ -605,6 +605,10 @@
 	}
 
 	/* ---------- module views ---------- */
+	/* table[name] when the table itself has it (a module named "constructor" has no view) */
+	function own(table, name) {
+		return Object.prototype.hasOwnProperty.call(table, name) ? table[name] : undefined;
+	}
 	const VIEWS = {};
 	const LEDE = {
 		"dependence": "Memory dependences that manifested in each loop: which access was the source and which the destination, the kind (raw: read after write, war: write after read, waw: write after write), whether the loop carried it (the source ran in an earlier iteration) and at which distances in iterations.",
@@ -979,7 +983,7 @@
 	function moduleSection(view, mod) {
 		const sec = (view.p.root.modules || {})[mod.name];
 		const s = el("section", { class: "module", "data-module": mod.name, id: view.id + "-m-" + view.p.modules.indexOf(mod) });
-		add(s, el("h2", null, mod.name), LEDE[mod.name] ? el("p", { class: "lede" }, LEDE[mod.name]) : null);
+		add(s, el("h2", null, mod.name), own(LEDE, mod.name) ? el("p", { class: "lede" }, own(LEDE, mod.name)) : null);
 		if (!mod.known || view.p.unchecked && view.p.unchecked.indexOf(mod.name) >= 0)
 			add(s, el("p", { class: "note" }, "This mnemo does not know the module '" + mod.name + "': its section is shown as it is, unchecked."));
 		if (!sec || typeof sec !== "object") {
@@ -989,9 +993,9 @@
 		let skip = new Set();
 		const top = el("div", { class: "summary" });
 		add(s, top);
-		if (VIEWS[mod.name]) {
+		if (own(VIEWS, mod.name)) {
 			try {
-				skip = VIEWS[mod.name](view, mod, sec, s) || skip;
+				skip = own(VIEWS, mod.name)(view, mod, sec, s) || skip;
 			} catch (e) {
 				showError(mod.name + ": " + e.message);
 				console.error(e);
@@ -999,13 +1003,13 @@
 		}
 		/* the section's scalars first, its other tables last */
 		const sc = scalars(sec, skip);
-		if (sc && VIEWS[mod.name])
+		if (sc && own(VIEWS, mod.name))
 			add(top, el("details", { class: "figures" }, el("summary", null, "Section figures (" + sc.childNodes.length / 2 + ")"), sc));
 		else
 			add(top, sc);
 		const tables = genericTables(view, mod, sec, skip);
 		if (tables)
-			add(s, el("h3", null, VIEWS[mod.name] ? "Other tables" : "Tables"), tables);
+			add(s, el("h3", null, own(VIEWS, mod.name) ? "Other tables" : "Tables"), tables);
 		return s;
 	}
 
