@@ -14,7 +14,7 @@
 	const CARDS = 20;     /* cards (and so graphs) drawn at load, and per "more" click */
 	const VIRTUAL = 5000; /* source files longer than this render only their visible lines */
 	const LINE_PX = 18;   /* a source row's height: fixed, as virtualization needs it */
-	const DEBUG = /[?&]debug\b/.test(location.search);
+	const DEBUG = /[?&]debug\b/.test(location.search); /* report.html?debug: timings on the console */
 
 	/* ---------- errors: visible on the page, and on the console for the browser tests ---------- */
 	function showError(msg) {
@@ -157,8 +157,28 @@
 				p = p.slice(0, p.lastIndexOf("/", p.length - 2) + 1);
 		return p;
 	}
+	/* A file as the page shows it: its basename when no other file of the profile has it, else
+	 * its path less the folders every file shares. */
 	Sites.prototype.file = function (f) {
-		return f && this.prefix && f.startsWith(this.prefix) ? f.slice(this.prefix.length) : f;
+		if (!f)
+			return f;
+		if (!this.short) {
+			const count = new Map();
+			this.short = new Map();
+			for (const id in this.sites) {
+				const g = this.sites[id].file;
+				if (g && !this.short.has(g)) {
+					this.short.set(g, null);
+					const b = g.slice(g.lastIndexOf("/") + 1);
+					count.set(b, (count.get(b) || 0) + 1);
+				}
+			}
+			for (const g of this.short.keys()) {
+				const b = g.slice(g.lastIndexOf("/") + 1);
+				this.short.set(g, count.get(b) === 1 ? b : (this.prefix && g.startsWith(this.prefix) ? g.slice(this.prefix.length) : g));
+			}
+		}
+		return this.short.get(f) || (this.prefix && f.startsWith(this.prefix) ? f.slice(this.prefix.length) : f);
 	};
 	Sites.prototype.text = function (id) {
 		id = String(id);
@@ -170,7 +190,7 @@
 		let t;
 		let fn = s.function || "";
 		if (s.inlined_into)
-			fn += ", inlined into " + s.inlined_into + (s.inlined_at ? " at " + s.inlined_at : "");
+			fn += ", inlined into " + s.inlined_into + (s.inlined_at ? " at " + this.place(s.inlined_at) : "");
 		if (!s.file) {
 			t = "site " + id + " (no debug info)" + (fn ? " " + fn : "");
 		} else {
@@ -189,6 +209,11 @@
 		}
 		return t;
 	};
+	/* "file:line:col" with the file as the page names it. */
+	Sites.prototype.place = function (text) {
+		const m = /^(.*?)(:\d+(?::\d+)?)$/.exec(String(text));
+		return m ? this.file(m[1]) + m[2] : String(text);
+	};
 	Sites.prototype.kind = function (id) {
 		const s = this.sites[String(id)];
 		return s ? s.kind || "" : "";
@@ -203,7 +228,7 @@
 		const site = view.sites.sites[String(id)];
 		if (site && site.file && site.line) {
 			s.classList.add("link");
-			title(s, (site.kind || "site") + " site " + id + ": click to show it in the source");
+			title(s, (site.kind || "site") + " site " + id + " in " + site.file + ": click to show it in the source");
 			s.addEventListener("click", function () { view.goto(site.file, site.line); });
 		} else {
 			title(s, (site && site.kind ? site.kind + " " : "") + "site " + id);
@@ -220,6 +245,9 @@
 		return span;
 	}
 
+	/* Columns of numbers that name things: shown without thousands separators. */
+	const ID_COLUMNS = new Set(["group", "type", "instance", "field", "object", "key"]);
+
 	/* One value of a table cell. */
 	function cell(view, col, v, row) {
 		if (v === undefined)
@@ -231,7 +259,7 @@
 				return siteCell(view, v);
 		}
 		if (row && row.pointer === true && (col === "value" || col === "values"))
-			return Array.isArray(v) ? v.map(hex).join(", ") : hex(v);
+			return Array.isArray(v) ? shortList(v.map(hex)) : hex(v);
 		if (v === null)
 			return el("span", { class: "none" }, "—");
 		if (typeof v === "boolean")
@@ -239,15 +267,21 @@
 		if ((col === "share" || col.endsWith("_fraction")) && isNum(v))
 			return shareBar(v);
 		if (isNum(v))
-			return fmtNum(v);
+			return ID_COLUMNS.has(col) ? String(v) : fmtNum(v);
 		if (typeof v === "string")
 			return /^-?\d{16,}$/.test(v) ? fmtCount(v) : v;
 		if (Array.isArray(v)) {
 			if (v.length && typeof v[0] === "object" && v[0] !== null)
 				return el("span", { class: "nested" }, v.length + " rows");
-			return "[" + v.map(function (x) { return isNum(x) ? fmtNum(x) : String(x); }).join(", ") + "]";
+			return shortList(v.map(function (x) { return isNum(x) ? String(x) : compact(x); }));
 		}
 		return compact(v);
+	}
+	/* A list of values: the first 8, the whole in the tooltip. */
+	function shortList(list) {
+		if (list.length <= 8)
+			return el("span", { class: "vlist" }, list.join(", "));
+		return title(el("span", { class: "vlist" }, list.slice(0, 8).join(", ") + ", … (" + list.length + " in all)"), list.join(", "));
 	}
 	function compact(v) {
 		if (v === null || typeof v !== "object")
@@ -547,10 +581,34 @@
 			return el("p", { class: "note" }, "No " + what + " in the data.");
 		if (lay.skipped)
 			return el("p", { class: "note skipped" }, "Graph not drawn: " + lay.skipped);
-		return el("div", { class: "graph" }, graphSvg(cls, lay));
+		const g = graphSvg(cls, lay), box = el("div", { class: "graph" }, g);
+		/* a wide graph starts fitted to 880 pixels; a click toggles its full size */
+		const W = Number(g.getAttribute("width")), H = Number(g.getAttribute("height"));
+		if (W > 880) {
+			let fit = true;
+			const size = function () {
+				const k = fit ? 880 / W : 1;
+				g.setAttribute("width", String(W * k));
+				g.setAttribute("height", String(H * k));
+			};
+			size();
+			box.classList.add("zoomable");
+			title(box, "Click to toggle between fitted and full size");
+			box.addEventListener("click", function (ev) {
+				if (ev.target.closest && ev.target.closest(".link"))
+					return;
+				fit = !fit;
+				size();
+			});
+		}
+		return box;
 	}
 
 	/* ---------- module views ---------- */
+	/* table[name] when the table itself has it (a module named "constructor" has no view) */
+	function own(table, name) {
+		return Object.prototype.hasOwnProperty.call(table, name) ? table[name] : undefined;
+	}
 	const VIEWS = {};
 	const LEDE = {
 		"dependence": "Memory dependences that manifested in each loop: which access was the source and which the destination, the kind (raw: read after write, war: write after read, waw: write after write), whether the loop carried it (the source ran in an earlier iteration) and at which distances in iterations.",
@@ -638,7 +696,8 @@
 		const card = el("div", { class: "card struct" });
 		const size = st.size && typeof st.size === "object" ? st.size : {};
 		add(card, el("div", { class: "card-head" }, el("span", { class: "label" }, st.kind + " "), siteCell(view, st.site),
-			st.name ? el("code", null, " " + st.name) : null, st.type ? el("span", { class: "type" }, " struct " + st.type) : null,
+			st.name ? el("code", null, " " + st.name) : null,
+			Array.isArray(st.context) && st.context.length ? [el("span", { class: "stats" }, "called from"), chainCell(view, st.context)] : null, st.type ? el("span", { class: "type" }, " struct " + st.type) : null,
 			el("span", { class: "stats" }, fmtCount(st.instances) + " instances · " + fmtCount(st.bytes) +
 				" bytes · " + fmtCount(st.accesses) + " accesses · size " + (size.used !== undefined ? size.used : "?") +
 				" bytes (" + (size.source || "?") + ") · "), shareBar(st.share)));
@@ -830,8 +889,14 @@
 			return card;
 		}
 		const body = el("div", { class: "card-body" });
-		const first = streams[0];
-		add(body, offsetPlot(first));
+		/* the plot: object 0 of the first stream that has an LMAD there, else the first stream's
+		 * lowest object */
+		const has0 = function (st) {
+			return (Array.isArray(st.lmads) ? st.lmads : []).some(function (l) { return numeric(l.object) === 0; });
+		};
+		const first = streams.find(has0) || streams[0];
+		const objs = (Array.isArray(first.lmads) ? first.lmads : []).map(function (l) { return numeric(l.object); }).filter(isNum);
+		add(body, offsetPlot(first, objs.length && !has0(first) ? Math.min.apply(null, objs) : 0));
 		const rows = [];
 		for (const st of streams.slice(0, 20))
 			for (const l of Array.isArray(st.lmads) ? st.lmads : [])
@@ -840,15 +905,15 @@
 			columns: ["group", "object", "offset", "object_stride", "offset_stride", "count", "first_time", "last_time"],
 			tip: { group: "the stream's allocation group (a site id)" } }),
 			streams.length > 20 ? el("p", { class: "note" }, "LMADs of the first 20 of " + streams.length + " streams.") : null,
-			first.full ? el("p", { class: "note" }, "The first stream is full: an LMAD was refused, later points only in its min/max/granularity.") : null));
+			first.full ? el("p", { class: "note" }, "The plotted stream is full: an LMAD was refused, its later accesses are only in its min/max/granularity.") : null));
 		add(card, body);
 		return card;
 	}
-	function offsetPlot(st) {
+	function offsetPlot(st, obj) {
 		const W = 320, H = 170, L = 58, B = 30, T = 10, R = 10;
-		const lm = (Array.isArray(st.lmads) ? st.lmads : []).filter(function (l) { return String(l.object) === "0" || (numeric(l.object) === 0); });
+		const lm = (Array.isArray(st.lmads) ? st.lmads : []).filter(function (l) { return numeric(l.object) === obj; });
 		const s = svg("svg", { class: "offset-plot", width: W, height: H, role: "img" });
-		add(s, svg("title", null, "Offset against time in object 0 of group " + st.group + ": each LMAD a line of points"));
+		add(s, svg("title", null, "Offset against time in object " + obj + " of group " + st.group + ": each LMAD a line of points"));
 		let t0 = Infinity, t1 = -Infinity, o0 = Infinity, o1 = -Infinity;
 		const segs = lm.map(function (l) {
 			const c = numeric(l.count) || 1, a = numeric(l.first_time) || 0, b = numeric(l.last_time) || a;
@@ -857,7 +922,7 @@
 			return { a: a, b: b, off: off, end: end, c: c, l: l };
 		});
 		if (!segs.length) {
-			add(s, axisText(W / 2, H / 2, "no LMAD in object 0"));
+			add(s, axisText(W / 2, H / 2, "no LMAD in object " + obj));
 			return el("div", { class: "figure" }, s);
 		}
 		if (t1 === t0) t1 = t0 + 1;
@@ -884,7 +949,7 @@
 				svg("title", null, "offset " + g.l.offset + " + k × " + g.l.offset_stride + ", " + fmtInt(g.c) + " accesses, time " + g.a + "–" + g.b));
 			add(s, grp);
 		}
-		return el("div", { class: "figure" }, el("div", { class: "caption" }, "Offset vs time: the LMADs from object 0 of group " + st.group), s);
+		return el("div", { class: "figure" }, el("div", { class: "caption" }, "Offset vs time: the LMADs from object " + obj + " of group " + st.group), s);
 	}
 
 	VIEWS["value-pattern"] = function (view, mod, sec, box) {
@@ -918,7 +983,7 @@
 	function moduleSection(view, mod) {
 		const sec = (view.p.root.modules || {})[mod.name];
 		const s = el("section", { class: "module", "data-module": mod.name, id: view.id + "-m-" + view.p.modules.indexOf(mod) });
-		add(s, el("h2", null, mod.name), LEDE[mod.name] ? el("p", { class: "lede" }, LEDE[mod.name]) : null);
+		add(s, el("h2", null, mod.name), own(LEDE, mod.name) ? el("p", { class: "lede" }, own(LEDE, mod.name)) : null);
 		if (!mod.known || view.p.unchecked && view.p.unchecked.indexOf(mod.name) >= 0)
 			add(s, el("p", { class: "note" }, "This mnemo does not know the module '" + mod.name + "': its section is shown as it is, unchecked."));
 		if (!sec || typeof sec !== "object") {
@@ -928,9 +993,9 @@
 		let skip = new Set();
 		const top = el("div", { class: "summary" });
 		add(s, top);
-		if (VIEWS[mod.name]) {
+		if (own(VIEWS, mod.name)) {
 			try {
-				skip = VIEWS[mod.name](view, mod, sec, s) || skip;
+				skip = own(VIEWS, mod.name)(view, mod, sec, s) || skip;
 			} catch (e) {
 				showError(mod.name + ": " + e.message);
 				console.error(e);
@@ -938,13 +1003,13 @@
 		}
 		/* the section's scalars first, its other tables last */
 		const sc = scalars(sec, skip);
-		if (sc && VIEWS[mod.name])
+		if (sc && own(VIEWS, mod.name))
 			add(top, el("details", { class: "figures" }, el("summary", null, "Section figures (" + sc.childNodes.length / 2 + ")"), sc));
 		else
 			add(top, sc);
 		const tables = genericTables(view, mod, sec, skip);
 		if (tables)
-			add(s, el("h3", null, VIEWS[mod.name] ? "Other tables" : "Tables"), tables);
+			add(s, el("h3", null, own(VIEWS, mod.name) ? "Other tables" : "Tables"), tables);
 		return s;
 	}
 
@@ -1054,7 +1119,10 @@
 		for (const f of this.order) {
 			const li = el("li", { class: "file", "data-file": f.name }, el("span", { class: "fname" }, this.view.sites.file(f.name)),
 				el("span", { class: "fexec" }, f.exec ? fmtNum(f.exec) : ""));
-			title(li, f.name + ": " + f.lines.size + " annotated lines");
+			const src = (app.data.sources || {})[f.name];
+			if (!src || !Array.isArray(src.lines))
+				li.classList.add("no-source");
+			title(li, f.name + ": " + f.lines.size + " annotated lines" + (src && src.missing ? " (" + src.missing + ")" : ""));
 			li.addEventListener("click", function () { self.show(f.name); });
 			this.fileItems.set(f.name, li);
 			add(list, li);
@@ -1304,7 +1372,10 @@
 		for (const mod of p.modules || [])
 			entries.push({ name: mod.name, label: mod.name, make: function () { return moduleSection(self, mod); } });
 		/* report.html#dependence opens that tab (links, screenshots) */
-		const hash = decodeURIComponent((location.hash || "").slice(1));
+		let hash = "";
+		try {
+			hash = decodeURIComponent((location.hash || "").slice(1));
+		} catch (err) { /* a malformed #fragment opens the Source tab */ }
 		const want = entries.some(function (e) { return e.name === hash; }) ? hash : "source";
 		for (const e of entries) {
 			const tab = el("button", { type: "button", class: "tab", role: "tab", "data-tab": e.name }, e.label);
@@ -1423,7 +1494,8 @@
 			if (i === 0)
 				v.select(v.tabs.find(function (t) { return t.sec.classList.contains("active"); }).name);
 		});
-		console.log("mnemo report: built in " + Math.round(performance.now() - t0) + " ms, " + Math.round(performance.now()) + " ms after navigation");
+		if (DEBUG)
+			console.log("mnemo report: built in " + Math.round(performance.now() - t0) + " ms, " + Math.round(performance.now()) + " ms after navigation");
 	}
 	try {
 		main();
