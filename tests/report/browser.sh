@@ -34,4 +34,19 @@ profiled=$(sed -n '/^modules:/,$s/^  "\{0,1\}\([a-z-]*\)"\{0,1\}:$/\1/p' every.m
 
 every_args every.c $profiled
 check_page every.html "${args[@]}"
+# Interactions: the same page with tests/report/clicks.js after its own script, which clicks a line
+# (its sites' rows), every tab, a next page, a header (sorting), "show more", a site link (back to
+# its source line) and logs CHECK lines.
+python3 - "$src/clicks.js" every.html clicks.html <<'PY'
+import sys
+js = open(sys.argv[1]).read()
+page = open(sys.argv[2], encoding="utf-8").read()
+end = page.rindex("</body>")
+open(sys.argv[3], "w", encoding="utf-8").write(page[:end] + "<script>" + js + "</script>" + page[end:])
+PY
+dump clicks.html clicks.dom
+grep -q 'CHECK done' clicks.dom.log || fail "clicks.js did not finish: $(grep CHECK clicks.dom.log)"
+! grep 'CHECK FAIL' clicks.dom.log || fail "interactions failed (above)"
+[ "$(grep -c 'CHECK ok' clicks.dom.log)" -ge 10 ] || fail "too few interactions checked: $(grep CHECK clicks.dom.log)"
+echo "interactions: $(grep -c 'CHECK ok' clicks.dom.log) checked"
 echo "report browser: every module's section, source lines with counts, every picture, a quiet console, a screenshot"

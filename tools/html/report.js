@@ -202,11 +202,9 @@
 			if (fn)
 				t += " " + fn;
 		}
-		if (s.unit !== undefined && s.unit !== null) {
-			const u = this.units && this.units[s.unit];
-			const name = u && typeof u === "object" ? u.name : u;
-			t = "[" + (name || "unit " + s.unit) + "] " + t;
-		}
+		/* A library's site names its unit (the profile's units: name, libz.so.1). */
+		if (typeof s.unit === "string" && s.unit)
+			t = "[" + s.unit + "] " + t;
 		return t;
 	};
 	/* "file:line:col" with the file as the page names it. */
@@ -1494,6 +1492,8 @@
 			if (i === 0)
 				v.select(v.tabs.find(function (t) { return t.sec.classList.contains("active"); }).name);
 		});
+		/* For bench/html.sh: when the first view was drawn, from navigation start. */
+		document.documentElement.setAttribute("data-ready-ms", String(Math.round(performance.now())));
 		if (DEBUG)
 			console.log("mnemo report: built in " + Math.round(performance.now() - t0) + " ms, " + Math.round(performance.now()) + " ms after navigation");
 	}

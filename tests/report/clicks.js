@@ -1,6 +1,6 @@
-/* Developer check of the report page's interactions (mkpage.py --inject): clicks through it and
- * logs "CHECK ok|FAIL what" lines on the console; run the page in headless chromium with
- * --virtual-time-budget and grep the log. */
+/* The report page's interactions, checked in headless Chromium (browser.sh adds this script after
+ * the page's own): clicks through it and logs "CHECK ok|FAIL what" lines on the console, then
+ * "CHECK done". */
 "use strict";
 (function () {
 	const log = function (ok, what) { console.log("CHECK " + (ok ? "ok " : "FAIL ") + what); };
