@@ -30,9 +30,11 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/LoopIterator.h"
@@ -54,6 +56,7 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/EscapeEnumerator.h"
@@ -64,6 +67,7 @@
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #include <dlfcn.h>
+#include <mutex>
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -390,6 +394,45 @@ std::string subprogramName(const DISubprogram *SP) {
   return demangle(Linkage.empty() ? SP->getName() : Linkage);
 }
 
+/// A source file's name as the site table gives it: as the compiler was given
+/// it, relative to the folder it compiled in (the unit's directory).  Where
+/// clang split an absolute path at another folder (the path's common prefix
+/// with the working folder: /work/src/a.c compiled in /work/build becomes
+/// "src/a.c" in "/work"), the two are joined again, so that a relative name is
+/// always relative to the compile folder and a reader can open it.
+static StringRef sourceFile(const DIFile *File, const DICompileUnit *CU) {
+  static std::mutex Lock;
+  static StringSet<> Joined; // owns the joined names the sites refer to
+  if (!File)
+    return "";
+  StringRef Name = File->getFilename(), Dir = File->getDirectory();
+  if (Name.empty() || sys::path::is_absolute(Name) || Dir.empty() || !CU ||
+      Dir == CU->getDirectory())
+    return Name;
+  SmallString<256> Path(Dir);
+  sys::path::append(Path, Name);
+  std::lock_guard<std::mutex> G(Lock);
+  return Joined.insert(Path).first->getKey();
+}
+
+static StringRef sourceFile(const DILocation *L) {
+  const DISubprogram *SP = L ? L->getScope()->getSubprogram() : nullptr;
+  return L ? sourceFile(L->getFile(), SP ? SP->getUnit() : nullptr) : StringRef();
+}
+
+static StringRef sourceFile(const DISubprogram *SP) {
+  return SP ? sourceFile(SP->getFile(), SP->getUnit()) : StringRef();
+}
+
+static StringRef sourceFile(const DILocalVariable *Var) {
+  const DISubprogram *SP = Var->getScope()->getSubprogram();
+  return sourceFile(Var->getFile(), SP ? SP->getUnit() : nullptr);
+}
+
+static StringRef sourceFile(const DIGlobalVariable *Var) {
+  return sourceFile(Var->getFile(), dyn_cast_or_null<DICompileUnit>(Var->getScope()));
+}
+
 /// Where a site is in the source: "" and 0 without debug information.
 struct SourcePos {
   StringRef File;
@@ -412,7 +455,7 @@ struct SourcePos {
     const DILocation *L = DL.get();
     if (!L)
       return P;
-    P.File = L->getFilename();
+    P.File = sourceFile(L);
     P.Line = L->getLine();
     P.Column = L->getColumn();
     if (!L->getInlinedAt())
@@ -423,7 +466,7 @@ struct SourcePos {
          At = At->getInlinedAt()) {
       if (!P.InlinedAt.empty())
         P.InlinedAt += " < ";
-      P.InlinedAt += At->getFilename().str() + ":" +
+      P.InlinedAt += sourceFile(At).str() + ":" +
                      std::to_string(At->getLine());
       if (At->getColumn())
         P.InlinedAt += ":" + std::to_string(At->getColumn());
@@ -1165,7 +1208,7 @@ void FunctionInstrumenter::collect() {
   DISubprogram *SP = F.getSubprogram();
   SourcePos FnPos;
   if (SP) {
-    FnPos.File = SP->getFilename();
+    FnPos.File = sourceFile(SP);
     FnPos.Line = SP->getLine();
   }
   FunctionSite = Sites.add(SiteKind::Function, &F, FuncName, FnPos);
@@ -1424,7 +1467,7 @@ void FunctionInstrumenter::collectAlloca(AllocaInst &AI) {
   if (Var) {
     Name = Var->getName();
     if (!AI.getDebugLoc()) {
-      Pos.File = Var->getFilename();
+      Pos.File = sourceFile(Var);
       Pos.Line = Var->getLine();
       // A variable of inlined code: named by its own function.
       const DISubprogram *VarSP = Var->getScope()->getSubprogram();
@@ -2435,7 +2478,7 @@ void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
     G.getDebugInfo(GVEs);
     if (!GVEs.empty()) {
       DIGlobalVariable *Var = GVEs.front()->getVariable();
-      Pos.File = Var->getFilename();
+      Pos.File = sourceFile(Var);
       Pos.Line = Var->getLine();
     }
     uint64_t Size = DL.getTypeAllocSize(G.getValueType()).getKnownMinValue();
