@@ -28,10 +28,10 @@ static int edge_index_put(struct rds *r, uint64_t key, uint32_t i)
 }
 
 /*
- * Adds the SSG edge u -> v (not there yet) with `stores` stores.  Returns 1 when the components
- * changed, 0 when not, -ENOMEM.
+ * Adds the SSG edge u -> v (not there yet) with the counts of add (its u and v are not read).
+ * Returns 1 when the components changed, 0 when not, -ENOMEM.
  */
-int rds_ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, uint64_t stores)
+int rds_ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, const struct ssg_edge *add)
 {
 	uint64_t key = mn_map_key(u, v);
 	int changed;
@@ -50,7 +50,8 @@ int rds_ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, uint64_t stores)
 	changed = rds_scc_add_edge(&r->ssg, u, v);
 	if (changed < 0)
 		return changed;   /* the map says the edge exists: its objects will stay pending */
-	r->edges[r->nedges++] = (struct ssg_edge){ u, v, stores };
+	r->edges[r->nedges] = (struct ssg_edge){ .u = u, .v = v };
+	rds_edge_fold(&r->edges[r->nedges++], add);
 	return changed;
 }
 
@@ -143,7 +144,8 @@ int rds_find_types(struct rds *r, struct type **types, uint32_t **type_of, uint3
 
 /*
  * Folds run (or runs) `from` into `into` (README, Merging): counts add, peaks take the larger,
- * the SSGs unite with their edges' stores added (types follow at emit), each site's totals add,
+ * the SSGs unite with their edges' stores and directions added and fields united (types follow
+ * at emit), each site's totals add,
  * and the rows of both are kept as far as they may be listed.  Instances never join across
  * states: they are sets of one run's objects.
  */
@@ -171,8 +173,8 @@ void rds_merge(void *into, void *from)
 			continue;
 		}
 		if ((i = rds_edge_index(r, mn_map_key(u, v))))
-			r->edges[i - 1].stores += x->stores;
-		else if (rds_ssg_new_edge(r, u, v, x->stores) < 0)
+			rds_edge_fold(&r->edges[i - 1], x);
+		else if (rds_ssg_new_edge(r, u, v, x) < 0)
 			r->nomem++;
 	}
 	for (uint32_t n = 0; n < f->ssg.n; n++) {

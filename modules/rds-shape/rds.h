@@ -81,7 +81,19 @@ struct asite {
 struct ssg_edge {
 	uint32_t u, v;
 	uint64_t stores;                /* edge_add events between their objects */
+	uint64_t fields;                /* bit k: one of them stored at offset 8k of its source */
+	uint64_t fwd, bwd;              /* of the stores, those from an older object to a younger
+					 * one, and from a younger to an older (self-stores: neither) */
 };
+
+/* Adds the counts of add to e's: stores and directions add, fields unite. */
+static inline void rds_edge_fold(struct ssg_edge *e, const struct ssg_edge *add)
+{
+	e->stores += add->stores;
+	e->fields |= add->fields;
+	e->fwd += add->fwd;
+	e->bwd += add->bwd;
+}
 
 /* An RDS instance (live: it has live members).  What every traversal touches comes first, in the
  * record's first cache line. */
@@ -193,7 +205,7 @@ static inline void close_interval(struct rds *r, struct inst *I)
 
 uint32_t rds_node_of(struct rds *r, uint32_t site);                 /* UINT32_MAX: nomem */
 uint32_t rds_edge_index(struct rds *r, uint64_t key);               /* index + 1, 0: none */
-int rds_ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, uint64_t stores);
+int rds_ssg_new_edge(struct rds *r, uint32_t u, uint32_t v, const struct ssg_edge *add);
 int rds_find_types(struct rds *r, struct type **types, uint32_t **type_of, uint32_t *ntypes);
 void rds_merge(void *into, void *from);                             /* mn_module.merge */
 

@@ -199,8 +199,9 @@ static bool take_pending(void *arg, const struct rds_pend *e)
 	return true;
 }
 
-/* Counts a store between objects of nodes u and v on the SSG edge u -> v, adding it if new. */
-static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
+/* Counts a store between objects of nodes u and v (add: its field, direction) on the SSG edge
+ * u -> v, adding it if new. */
+static int ssg_edge(struct rds *r, uint32_t u, uint32_t v, const struct ssg_edge *add)
 {
 	uint64_t key = mn_map_key(u, v);
 	struct edge_memo *m;
@@ -208,19 +209,19 @@ static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
 	int changed;
 
 	if (key == r->hot_key && r->hot_edge) {   /* a loop of stores repeats one edge */
-		r->edges[r->hot_edge - 1].stores++;
+		rds_edge_fold(&r->edges[r->hot_edge - 1], add);
 		return 0;
 	}
 	m = &r->memo[mn_hash64(key) & (EDGE_MEMO - 1)];
 	e = m->key == key ? m->e : 0;
 	if (e || (e = rds_edge_index(r, key))) {
-		r->edges[e - 1].stores++;
+		rds_edge_fold(&r->edges[e - 1], add);
 		*m = (struct edge_memo){ key, e };
 		r->hot_key = key;
 		r->hot_edge = e;
 		return 0;
 	}
-	changed = rds_ssg_new_edge(r, u, v, 1);
+	changed = rds_ssg_new_edge(r, u, v, add);
 	if (changed < 0)
 		return changed;
 	if (changed)   /* Figure 3: revisit the remembered edges */
@@ -231,12 +232,17 @@ static int ssg_edge(struct rds *r, uint32_t u, uint32_t v)
 /* edge_add: the pointer field at offset off of object s now points into object d. */
 static void edge_add(struct rds *r, uint32_t s, uint64_t off, uint32_t d)
 {
-	uint32_t u = mn_obj(&r->obj, s)->group, v = mn_obj(&r->obj, d)->group;
+	const struct mn_obj *x = mn_obj(&r->obj, s), *y = mn_obj(&r->obj, d);
+	uint32_t u = x->group, v = y->group;
+	/* Directions by serials, as join() counts an instance's: the same in every address layout */
+	struct ssg_edge add = { .stores = 1, .fwd = x->serial < y->serial,
+				.bwd = x->serial > y->serial };
 
 	r->pointer_stores++;
 	if (off < 8 * FIELDS && !(off & 7))
-		r->sites[u].ptr_fields |= UINT64_C(1) << (off >> 3);
-	if (ssg_edge(r, u, v)) {
+		add.fields = UINT64_C(1) << (off >> 3);
+	r->sites[u].ptr_fields |= add.fields;
+	if (ssg_edge(r, u, v, &add)) {
 		r->nomem++;
 		return;
 	}

@@ -26,6 +26,8 @@ struct rds_type_row {
 struct rds_edge_row {
 	uint32_t src, dst;
 	uint64_t stores;
+	struct mn_vec fields;           /* uint64_t offsets of the source's pointer fields, < 512 */
+	uint64_t fwd, bwd;              /* stores from an older object, from a younger one */
 	bool same;                      /* both ends of one type */
 };
 
@@ -106,12 +108,24 @@ static const struct mn_field type_fields[] = {
 static const struct mn_schema types = MN_SCHEMA("types", struct rds_type_row, type_fields,
 						.flow = true, .weight = "traversals");
 
+/* Written always; optional on restore (a `when` makes a field so): profiles written before the
+ * graph's fields and directions lack them, and read as none known (README, Section schema). */
+static bool always(const struct mn_field *f, const void *row)
+{
+	(void)f, (void)row;
+	return true;
+}
+
 static const struct mn_field edge_fields[] = {
 	MN_ALLOCCTX_SITE("src_site", struct rds_edge_row, src, ACTX, MN_R_KEY),
 	MN_ALLOCCTX_CONTEXT("src_context", struct rds_edge_row, src, ACTX),
 	MN_ALLOCCTX_SITE("dst_site", struct rds_edge_row, dst, ACTX, MN_R_KEY),
 	MN_ALLOCCTX_CONTEXT("dst_context", struct rds_edge_row, dst, ACTX),
 	MN_FIELD("stores", MN_FT_U64, F(struct rds_edge_row, stores), MN_R_NONE),
+	MN_FIELD("fields", MN_FT_LIST, F(struct rds_edge_row, fields), MN_R_NONE,
+		 .elem = MN_FT_U64, .flags = MN_FF_SORTED, .when = always),
+	MN_FIELD("forward", MN_FT_U64, F(struct rds_edge_row, fwd), MN_R_NONE, .when = always),
+	MN_FIELD("backward", MN_FT_U64, F(struct rds_edge_row, bwd), MN_R_NONE, .when = always),
 	MN_FIELD("same_type", MN_FT_BOOL, F(struct rds_edge_row, same), MN_R_NONE),
 };
 /* By source, then destination, each in mn_allocctx_cmp()'s order: the same in every run. */
@@ -269,11 +283,18 @@ static int graph_rows(struct rds *r)
 		const struct ssg_edge *x = &r->edges[e];
 		struct rds_edge_row *y = mn_vec_push(&r->view.edges, sizeof(*y));
 
-		if (!y)
+		if (!y || mn_vec_reserve(&y->fields, sizeof(uint64_t),
+					 (uint32_t)__builtin_popcountll(x->fields) + 1))
 			return -ENOMEM;
-		*y = (struct rds_edge_row){ r->sites[x->u].site, r->sites[x->v].site, x->stores,
-					    rds_scc_comp(&r->ssg, x->u) ==
-						    rds_scc_comp(&r->ssg, x->v) };
+		for (uint64_t m = x->fields; m; m &= m - 1)
+			*(uint64_t *)mn_vec_push(&y->fields, sizeof(uint64_t)) =
+				8 * (uint64_t)__builtin_ctzll(m);
+		y->src = r->sites[x->u].site;
+		y->dst = r->sites[x->v].site;
+		y->stores = x->stores;
+		y->fwd = x->fwd;
+		y->bwd = x->bwd;
+		y->same = rds_scc_comp(&r->ssg, x->u) == rds_scc_comp(&r->ssg, x->v);
 	}
 	return 0;
 }
@@ -359,16 +380,36 @@ static const struct mn_pnode *at_row(const struct rdr *d, const char *table, siz
 
 #define REFUSE(d, node, ...) mn_pnode_errorf((d)->prof, (node), (d)->err, (d)->errlen, __VA_ARGS__)
 
+/* The fields of edge row i as emit() writes them: offsets 0, 8, ..., 504 (increasing: the
+ * schema checked). */
+static int take_fields(const struct rdr *d, uint32_t i, const struct mn_vec *f, uint64_t *mask)
+{
+	const uint64_t *o = f->v;
+
+	*mask = 0;
+	for (uint32_t k = 0; k < f->n; k++) {
+		if (o[k] >= 8 * FIELDS || o[k] & 7)
+			return REFUSE(d, mn_pnode_at(at_row(d, "static_shape_graph", i, "fields"), k),
+				      "field 'fields': %llu is no offset 0, 8, ..., %d",
+				      (unsigned long long)o[k], 8 * FIELDS - 8);
+		*mask |= UINT64_C(1) << (o[k] >> 3);
+	}
+	return 0;
+}
+
 /* The static shape graph's edges (each once: the table's key).  Its nodes hold their sites. */
-static int rebuild_graph(struct rds *r)
+static int rebuild_graph(const struct rdr *d, struct rds *r)
 {
 	const struct rds_edge_row *y = r->view.edges.v;
+	int rc;
 
 	for (uint32_t i = 0; i < r->view.edges.n; i++) {
 		uint32_t u = rds_node_of(r, y[i].src), v = rds_node_of(r, y[i].dst);
+		struct ssg_edge x = { .stores = y[i].stores, .fwd = y[i].fwd, .bwd = y[i].bwd };
 
-		if (u == UINT32_MAX || v == UINT32_MAX ||
-		    rds_ssg_new_edge(r, u, v, y[i].stores) < 0)
+		if ((rc = take_fields(d, i, &y[i].fields, &x.fields)))
+			return rc;
+		if (u == UINT32_MAX || v == UINT32_MAX || rds_ssg_new_edge(r, u, v, &x) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -531,7 +572,7 @@ int rds_restore(void *st, const struct mn_profile *prof, const struct mn_pnode *
 	int rc;
 
 	if (!(rc = mn_schema_restore(&rds_section, r, prof, sec, err, errlen)) &&
-	    !(rc = rebuild_graph(r)) && !(rc = rebuild_types(&d, r, &alloc_node)) &&
+	    !(rc = rebuild_graph(&d, r)) && !(rc = rebuild_types(&d, r, &alloc_node)) &&
 	    !(rc = rebuild_rows(&d, r, alloc_node)))
 		r->settled = true;
 	mn_schema_release(&rds_section, r);

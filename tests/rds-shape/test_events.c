@@ -139,6 +139,29 @@ static void expect_type_sites(const struct mn_profile *p, unsigned t, const uint
 	}
 }
 
+/*
+ * Row i of the static shape graph: `stores`, its pointer fields exactly fields[0..n) (offsets,
+ * increasing), `forward` and `backward` stores.
+ */
+static void expect_edge(const struct mn_profile *p, size_t i, uint64_t stores,
+			const uint64_t *fields, size_t n, uint64_t fwd, uint64_t bwd)
+{
+	const struct mn_pnode *e = mn_pnode_at(sec(p, "static_shape_graph"), i);
+	const struct mn_pnode *f = mn_pnode_get(e, "fields");
+
+	assert_non_null(f);
+	assert_int_equal(u64(e, "stores"), stores);
+	assert_int_equal(mn_pnode_len(f), n);
+	for (size_t k = 0; k < n; k++) {
+		uint64_t v;
+
+		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, k), &v), 0);
+		assert_int_equal(v, fields[k]);
+	}
+	assert_int_equal(u64(e, "forward"), fwd);
+	assert_int_equal(u64(e, "backward"), bwd);
+}
+
 /* ---- Figure 3 -------------------------------------------------------------------------------- */
 
 /*
@@ -191,6 +214,9 @@ static void test_figure3(void **state)
 	assert_int_equal(u64(mn_pnode_at(ssg, 1), "src_site"), 2);
 	assert_int_equal(u64(mn_pnode_at(ssg, 1), "dst_site"), 2);
 	assert_int_equal(u64(mn_pnode_at(ssg, 1), "stores"), 4);
+	/* the array's fields 0 and 8 point to younger roots; the nodes' 8 and 16 to younger kids */
+	expect_edge(p, 0, 2, (const uint64_t[]){ 0, 8 }, 2, 2, 0);
+	expect_edge(p, 1, 4, (const uint64_t[]){ 8, 16 }, 2, 4, 0);
 	mn_profile_close(p);
 }
 
@@ -217,6 +243,10 @@ static void test_figure3_joined(void **state)
 	assert_int_equal(u64(instance(p, 1), "forward_edges"), 6);   /* the array is the oldest */
 	assert_int_equal(u64(instance(p, 1), "backward_edges"), 1);
 	assert_int_equal(u64(mn_profile_module(p, "rds-shape"), "pending_edges"), 0);
+	/* node 3 (younger) -> the array: T -> A, backward, from field 0 */
+	assert_int_equal(u64(mn_pnode_at(sec(p, "static_shape_graph"), 1), "src_site"), 2);
+	assert_int_equal(u64(mn_pnode_at(sec(p, "static_shape_graph"), 1), "dst_site"), 1);
+	expect_edge(p, 1, 1, (const uint64_t[]){ 0 }, 1, 0, 1);
 	mn_profile_close(p);
 }
 
@@ -233,6 +263,26 @@ static void test_self_loop(void **state)
 	assert_int_equal(u64(sec(p, "summary"), "types"), 1);
 	assert_int_equal(u64(instance(p, 2), "nodes"), 1);
 	assert_int_equal(u64(instance(p, 2), "self_edges"), 1);
+	/* a self-store is neither forward nor backward */
+	expect_edge(p, 0, 1, (const uint64_t[]){ 0 }, 1, 0, 0);
+	mn_profile_close(p);
+}
+
+/* The graph's fields are the offsets 0, 8, ..., 504 stored into: an unaligned offset or one past
+ * 504 counts as a store but is not listed. */
+static void test_edge_fields(void **state)
+{
+	void *st = rds_new();
+	struct mn_profile *p;
+
+	RDS->heap_alloc(st, 1, OBJ(0), 1024);
+	RDS->heap_alloc(st, 1, OBJ(100), 24);
+	RDS->store(st, 0, OBJ(0) + 512, OBJ(100), 8);
+	RDS->store(st, 0, OBJ(0) + 4, OBJ(100), 8);
+	RDS->store(st, 0, OBJ(0) + 504, OBJ(100), 8);
+	RDS->store(st, 0, OBJ(100) + 16, OBJ(0), 8);
+	p = finish(st);
+	expect_edge(p, 0, 4, (const uint64_t[]){ 16, 504 }, 2, 3, 1);
 	mn_profile_close(p);
 }
 
@@ -458,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_figure3),
 		cmocka_unit_test(test_figure3_joined),
 		cmocka_unit_test(test_self_loop),
+		cmocka_unit_test(test_edge_fields),
 		cmocka_unit_test(test_reallocs),
 		cmocka_unit_test(test_interior),
 		cmocka_unit_test(test_frees),

@@ -181,6 +181,36 @@ static void expect_nothing_lost(const struct mn_profile *p)
 	assert_int_equal(u64(l, "unknown_frees"), 0);
 }
 
+/*
+ * The static shape graph's edge from the allocation marked src to the one marked dst: `stores`,
+ * its source's pointer fields exactly fields[0..n) (increasing offsets), `forward` and `backward`
+ * stores (from an older object to a younger one, and the other way).
+ */
+static void expect_edge(const struct mn_profile *p, const char *src, const char *dst,
+			uint64_t stores, const uint64_t *fields, size_t n, uint64_t fwd, uint64_t bwd)
+{
+	const struct mn_pnode *g = sec(p, "static_shape_graph"), *e = NULL, *f;
+
+	for (size_t i = 0; !e && i < mn_pnode_len(g); i++)
+		if (alloc_at(p, u64(mn_pnode_at(g, i), "src_site"), src) &&
+		    alloc_at(p, u64(mn_pnode_at(g, i), "dst_site"), dst))
+			e = mn_pnode_at(g, i);
+	if (!e)
+		fail_msg("%s: no edge %s -> %s in the static shape graph", prog, src, dst);
+	assert_int_equal(u64(e, "stores"), stores);
+	f = mn_pnode_get(e, "fields");
+	assert_non_null(f);
+	assert_int_equal(mn_pnode_len(f), n);
+	for (size_t k = 0; k < n; k++) {
+		uint64_t v;
+
+		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, k), &v), 0);
+		assert_int_equal(v, fields[k]);
+	}
+	assert_int_equal(u64(e, "forward"), fwd);
+	assert_int_equal(u64(e, "backward"), bwd);
+}
+
 /* ---- The programs ---------------------------------------------------------------------------- */
 
 /*
@@ -214,6 +244,9 @@ static void test_figure2(void **state)
 	assert_true(u64(row[0], "instance") >= 2 && u64(row[1], "instance") >= 2);
 	assert_int_equal(u64(sec(p, "summary"), "nodes"), 6);
 	assert_int_equal(u64(mn_profile_module(p, "rds-shape"), "pending_edges"), 2);
+	/* left and right (offsets 8, 16) point to younger children; arr[0], arr[1] to younger roots */
+	expect_edge(p, "node", "node", 4, (const uint64_t[]){ 8, 16 }, 2, 4, 0);
+	expect_edge(p, "array", "node", 2, (const uint64_t[]){ 0, 8 }, 2, 2, 0);
 	expect_nothing_lost(p);
 	mn_profile_close(p);
 
@@ -250,6 +283,8 @@ static void test_list_stable(void **state)
 	assert_string_equal(mn_pnode_str(mn_pnode_get(i, "pattern"), NULL), "dfs");
 	/* created at the first allocation, destroyed at the last traversal: nearly the whole run */
 	assert_true(f64(i, "lifetime") > 0.99);
+	/* next, at offset 0, of each new node points to the older head: backward */
+	expect_edge(p, "node", "node", 99, (const uint64_t[]){ 0 }, 1, 0, 99);
 	expect_nothing_lost(p);
 	mn_profile_close(p);
 }
@@ -360,6 +395,9 @@ static void test_trees(void **state)
 	/* the sums walk every edge once */
 	assert_int_equal(u64(td, "traversals"), 62);
 	assert_int_equal(u64(bu, "traversals"), 62);
+	/* left and right (offsets 0, 8): to younger children top-down, to older ones bottom-up */
+	expect_edge(p, "top_down", "top_down", 62, (const uint64_t[]){ 0, 8 }, 2, 62, 0);
+	expect_edge(p, "bottom_up", "bottom_up", 62, (const uint64_t[]){ 0, 8 }, 2, 0, 62);
 	expect_nothing_lost(p);
 	mn_profile_close(p);
 }
@@ -381,6 +419,9 @@ static void test_dlist(void **state)
 	assert_int_equal(u64(i, "forward_edges"), 63);
 	assert_int_equal(u64(i, "backward_edges"), 63);
 	assert_int_equal(u64(i, "traversals"), 126);
+	/* next (offset 0) from the older tail to the new node, prev (offset 8) back: one edge of
+	 * the graph, both fields, 63 stores each way */
+	expect_edge(p, "node", "node", 126, (const uint64_t[]){ 0, 8 }, 2, 63, 63);
 	expect_nothing_lost(p);
 	mn_profile_close(p);
 }

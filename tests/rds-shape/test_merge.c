@@ -13,6 +13,8 @@
  *   the cyclic SCCs of the union of the runs' static shape graphs, computed here from the merged
  *   edges: union.c's list input makes type {a}, its tree input type {b}, the union type {a, b}
  *   (known by construction);
+ * - the graph's edges merge with their pointer fields united and forward and backward stores
+ *   added, and a section written before those keys existed reads as none known;
  * - a section that does not follow the schema is refused with its file, line and field;
  * - `mnemo merge` writes the same section as this test's own folding;
  * - a state fresh from events emits the same twice, and merges as its profile restored does.
@@ -157,6 +159,34 @@ static uint64_t edge_stores(const struct mn_profile *p, uint64_t src, uint64_t d
 		    u64(mn_pnode_at(g, i), "dst_site") == dst)
 			return u64(mn_pnode_at(g, i), "stores");
 	return 0;
+}
+
+/* The row of edge src -> dst of the static shape graph; NULL when there is none. */
+static const struct mn_pnode *edge_row(const struct mn_profile *p, uint64_t src, uint64_t dst)
+{
+	const struct mn_pnode *g = sec(p, "static_shape_graph");
+
+	for (size_t i = 0; i < mn_pnode_len(g); i++)
+		if (u64(mn_pnode_at(g, i), "src_site") == src &&
+		    u64(mn_pnode_at(g, i), "dst_site") == dst)
+			return mn_pnode_at(g, i);
+	return NULL;
+}
+
+/* An edge row's `fields` as a mask (bit k: offset 8k); they must be increasing multiples of 8. */
+static uint64_t fields_mask(const struct mn_pnode *e)
+{
+	const struct mn_pnode *f = mn_pnode_get(e, "fields");
+	uint64_t m = 0, v, last = 0;
+
+	assert_non_null(f);
+	for (size_t k = 0; k < mn_pnode_len(f); k++) {
+		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, k), &v), 0);
+		assert_true(v % 8 == 0 && v < 512 && (!k || v > last));
+		m |= UINT64_C(1) << (v / 8);
+		last = v;
+	}
+	return m;
 }
 
 /* The site of the allocation on the line marked `mark` of programs/<prog>.c, in profile p. */
@@ -444,6 +474,38 @@ static void test_sums_and_types(void **state)
 			assert_int_equal(edge_stores(m, sites[s], sites[d]), want);
 		}
 	}
+	/* and their fields united, their directions added */
+	for (int s = 0; s < 2; s++) {
+		for (int d = 0; d < 2; d++) {
+			const struct mn_pnode *e = edge_row(m, sites[s], sites[d]);
+			uint64_t fields = 0, fwd = 0, bwd = 0;
+
+			for (int i = 0; i < 3; i++) {
+				const struct mn_pnode *x = edge_row(in[i], sites[s], sites[d]);
+
+				if (!x)
+					continue;
+				fields |= fields_mask(x);
+				fwd += u64(x, "forward");
+				bwd += u64(x, "backward");
+			}
+			assert_int_equal(fields_mask(e), fields);
+			assert_int_equal(u64(e, "forward"), fwd);
+			assert_int_equal(u64(e, "backward"), bwd);
+		}
+	}
+	/* by construction (union.c): a->next (offset 0) to the older head, 9 + 24 stores; b->up
+	 * (16) and a->down (8) from the holder, made first; b->kid[0], kid[1] (0, 8) top-down */
+	assert_int_equal(fields_mask(edge_row(m, sites[0], sites[0])), 1);
+	assert_int_equal(u64(edge_row(m, sites[0], sites[0]), "backward"), 33);
+	assert_int_equal(u64(edge_row(m, sites[0], sites[0]), "forward"), 0);
+	assert_int_equal(fields_mask(edge_row(m, sites[1], sites[0])), 4);
+	assert_int_equal(u64(edge_row(m, sites[1], sites[0]), "forward"), 2);
+	assert_int_equal(fields_mask(edge_row(m, sites[0], sites[1])), 2);
+	assert_int_equal(u64(edge_row(m, sites[0], sites[1]), "forward"), 1);
+	assert_int_equal(fields_mask(edge_row(m, sites[1], sites[1])), 3);
+	assert_int_equal(u64(edge_row(m, sites[1], sites[1]), "forward"), 6);
+	assert_int_equal(u64(edge_row(m, sites[1], sites[1]), "backward"), 0);
 	assert_int_equal(mn_pnode_len(sec(m, "static_shape_graph")), 4);
 	/* the types are the union graph's cyclic SCCs: one, {a, b} */
 	nt = type_masks(m, sites, 2, mask, 8);
@@ -551,6 +613,10 @@ static void test_refused(void **state)
 	expect_refused(good, "lifetime_events: ", "lifetime_evts: ",
 		       "missing field 'lifetime_events'");
 	expect_refused(good, "same_type: true", "same_type: false", "field 'same_type'");
+	expect_refused(good, "fields: [0]", "fields: [4]", "field 'fields': 4 is no offset");
+	expect_refused(good, "fields: [0]", "fields: [512]", "field 'fields': 512 is no offset");
+	expect_refused(good, "fields: [0]", "fields: [8, 0]", "field 'fields': not in ascending");
+	expect_refused(good, "forward: 0,", "forward: many,", "field 'forward'");
 	expect_refused(good, "instances_listed: 1", "instances_listed: 2",
 		       "field 'instances_listed'");
 	expect_refused(good, "sites: [", "sites: [1, ", "field 'sites'");
@@ -606,6 +672,82 @@ static void test_refused(void **state)
 	free(from);
 	free(to);
 	free(two);
+	free(good);
+}
+
+/* text without the keys `fields`, `forward` and `backward` of the static shape graph's rows: a
+ * section written before they existed. */
+static char *without_directions(const char *text)
+{
+	char *out = strdup(text), *a, *b;
+
+	assert_non_null(out);
+	while ((a = strstr(out, ", fields: ["))) {
+		b = strstr(a, ", same_type: ");
+		assert_non_null(b);
+		memmove(a, b, strlen(b) + 1);
+	}
+	return out;
+}
+
+/*
+ * The graph's fields and directions merge: the fields of one edge in two profiles unite, its
+ * forward and backward stores add.  A section written before they existed (no such keys) reads
+ * as none known, writes `fields: [], forward: 0, backward: 0`, and merged with a newer one adds
+ * nothing to them.
+ */
+static void test_fields_fold(void **state)
+{
+	char *good, *other, *old, *pg, *po, *pold, *text, *path;
+	struct mn_profile *in, *m;
+	uint64_t a, b;
+
+	union_runs();
+	good = section_text(paths[0]);   /* list 10: a -> a from next (0), b -> a from up (16) */
+	other = edit(good, "fields: [0]", "fields: [8]");
+	pg = wrap(good);
+	po = wrap(other);
+	in = mt_open(paths[0], NULL);   /* with its sites: table */
+	a = site_at(in, "a");
+	b = site_at(in, "b");
+	assert_int_equal(fields_mask(edge_row(in, a, a)), 1);
+	assert_int_equal(u64(edge_row(in, a, a), "backward"), 9);
+
+	text = merged2(pg, po);
+	path = wrap(text);
+	m = mt_open(path, NULL);
+	assert_int_equal(fields_mask(edge_row(m, a, a)), 3);   /* [0, 8] */
+	assert_int_equal(u64(edge_row(m, a, a), "stores"), 18);
+	assert_int_equal(u64(edge_row(m, a, a), "backward"), 18);
+	assert_int_equal(u64(edge_row(m, a, a), "forward"), 0);
+	assert_int_equal(fields_mask(edge_row(m, b, a)), 4);    /* [16] */
+	assert_int_equal(u64(edge_row(m, b, a), "forward"), 2);
+	mn_profile_close(m);
+	free(text);
+	free(path);
+
+	old = without_directions(good);
+	assert_null(strstr(old, "forward: "));
+	pold = wrap(old);
+	text = merged2(pold, pold);   /* restores, and merges */
+	assert_non_null(strstr(text, "stores: 18, fields: [], forward: 0, backward: 0, "));
+	free(text);
+	text = merged2(pold, pg);
+	path = wrap(text);
+	m = mt_open(path, NULL);
+	assert_int_equal(u64(edge_row(m, a, a), "stores"), 18);
+	assert_int_equal(fields_mask(edge_row(m, a, a)), 1);
+	assert_int_equal(u64(edge_row(m, a, a), "backward"), 9);
+	assert_int_equal(u64(edge_row(m, b, a), "forward"), 1);
+	mn_profile_close(m);
+	mn_profile_close(in);
+	free(text);
+	free(path);
+	free(pold);
+	free(old);
+	free(pg);
+	free(po);
+	free(other);
 	free(good);
 }
 
@@ -798,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_self),
 		cmocka_unit_test(test_sums_and_types),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_fields_fold),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_mnemo_merge),
 		cmocka_unit_test(test_live_states),
