@@ -143,7 +143,7 @@ expect "dependence graph" $j '[(len(g["nodes"]), [(e["kind"], e["label"].split("
 	"[(2, [('raw', ['raw', 'd=1'], True, True, True, True)])]"
 expect "no graph for loop 0" $j '"0" in d["profiles"][0]["graphs"]["dependence"]' False
 expect "shape graph" $j '[(len(g["nodes"]), [(e["kind"], e["label"]) for e in g["edges"]]) for g in d["profiles"][0]["graphs"]["rds-shape"].values()]' \
-	"[(1, [('self', '49 stores')])]"
+	"[(1, [('backward', 'next: 49 stores, 49 backward')])]"
 
 # ---- (b) escaping ----------------------------------------------------------------------------
 evil='</script><img src=x onerror=alert(1)>'

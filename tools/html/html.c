@@ -756,8 +756,51 @@ static void context_node(const struct mn_profile *p, uint64_t site, const struct
 /* One row of static_shape_graph, its ends as node ids and labels. */
 struct shape_edge {
 	char *src, *dst, *src_label, *dst_label;
-	uint64_t stores;
+	char *fields;               /* "next, prev", or "+0, +8" where the layout is unknown */
+	uint64_t stores, forward, backward;
 };
+
+/*
+ * The name of the field at byte offset off of the structure an allocation site's layout
+ * describes ("point/24:x@0,y@8,z@16", struct mn_site.fields), or "+off" when it names none.
+ */
+static char *field_name(const struct mn_site *s, uint64_t off)
+{
+	const char *f = s && s->fields ? strchr(s->fields, ':') : NULL;
+
+	while (f && *f) {
+		const char *name = f + 1, *at = strchr(name, '@');
+		char *end;
+
+		if (!at)
+			break;
+		if (strtoull(at + 1, &end, 10) == off && at > name)
+			return xasprintf("%.*s", (int)(at - name), name);
+		f = strchr(at, ',');
+	}
+	return xasprintf("+%" PRIu64, off);
+}
+
+/* A row's `fields:` (byte offsets of the source's pointer fields) as names, joined by ", ". */
+static char *field_names(const struct mn_profile *p, uint64_t site, const struct mn_pnode *offs)
+{
+	const struct mn_site *s = site <= UINT32_MAX ? mn_profile_site(p, (uint32_t)site) : NULL;
+	char *names = xstrdup("");
+
+	for (size_t i = 0; i < mn_pnode_len(offs); i++) {
+		uint64_t off = 0;
+		char *name, *joined;
+
+		if (mn_pnode_u64(mn_pnode_at(offs, i), &off))
+			continue;
+		name = field_name(s, off);
+		joined = xasprintf("%s%s%s", names, *names ? ", " : "", name);
+		free(name);
+		free(names);
+		names = joined;
+	}
+	return names;
+}
 
 static struct shape_edge *shape_edges(const struct mn_profile *p, const struct mn_pnode *rows)
 {
@@ -772,8 +815,38 @@ static struct shape_edge *shape_edges(const struct mn_profile *p, const struct m
 		context_node(p, node_u64(r, "dst_site"), mn_pnode_get(r, "dst_context"), &v[i].dst,
 			     &v[i].dst_label);
 		v[i].stores = node_u64(r, "stores");
+		v[i].forward = node_u64(r, "forward");
+		v[i].backward = node_u64(r, "backward");
+		v[i].fields = field_names(p, node_u64(r, "src_site"), mn_pnode_get(r, "fields"));
 	}
 	return v;
+}
+
+/* "next, prev: 126 stores, 63 forward, 63 backward" (forward: from an older object to a younger). */
+static char *shape_label(const struct shape_edge *e)
+{
+	char fwd[32] = "", bwd[32] = "";
+
+	if (e->forward)
+		snprintf(fwd, sizeof(fwd), ", %" PRIu64 " forward", e->forward);
+	if (e->backward)
+		snprintf(bwd, sizeof(bwd), ", %" PRIu64 " backward", e->backward);
+	return xasprintf("%s%s%" PRIu64 " store%s%s%s", e->fields, *e->fields ? ": " : "",
+			 e->stores, e->stores == 1 ? "" : "s", fwd, bwd);
+}
+
+/*
+ * An edge's kind, which the page colours it by: the direction most of its stores took, "self"
+ * for a site's edge to itself that took neither, "static" when the row does not say (a profile
+ * written before rows had forward and backward).
+ */
+static const char *shape_kind(const struct shape_edge *e, bool self)
+{
+	if (e->forward > e->backward)
+		return "forward";
+	if (e->backward > e->forward)
+		return "backward";
+	return self ? "self" : "static";
 }
 
 /* Whether node id is one of the type's own (its `sites:`), the first ntype nodes of the graph. */
@@ -813,9 +886,8 @@ static size_t shape_graph(struct page *pg, const struct mn_profile *p, const str
 		edges++;
 		from = layout_node(&pg->g, e[i].src, e[i].src_label);
 		to = layout_node(&pg->g, e[i].dst, e[i].dst_label);
-		label = xasprintf("%" PRIu64 " store%s", e[i].stores, e[i].stores == 1 ? "" : "s");
-		/* The static graph joins sites, not objects: which end is older is not known. */
-		layout_edge(&pg->g, from, to, label, from == to ? "self" : "static");
+		label = shape_label(&e[i]);
+		layout_edge(&pg->g, from, to, label, shape_kind(&e[i], from == to));
 		free(label);
 	}
 	return edges;
@@ -866,6 +938,7 @@ static void shape_graphs(struct page *pg, const struct mn_profile *p, const stru
 		free(e[i].dst);
 		free(e[i].src_label);
 		free(e[i].dst_label);
+		free(e[i].fields);
 	}
 	free(e);
 }
