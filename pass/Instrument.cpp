@@ -429,8 +429,18 @@ static StringRef sourceFile(const DILocalVariable *Var) {
   return sourceFile(Var->getFile(), SP ? SP->getUnit() : nullptr);
 }
 
-static StringRef sourceFile(const DIGlobalVariable *Var) {
-  return sourceFile(Var->getFile(), dyn_cast_or_null<DICompileUnit>(Var->getScope()));
+/// A global's unit: its scope's, through namespaces, classes and (a function's
+/// static variable) the function; else (a string literal has no scope) the unit
+/// that lists it.
+static StringRef sourceFile(const DIGlobalVariable *Var,
+                            const DICompileUnit *Listed) {
+  const DIScope *S = Var->getScope();
+  while (S && !isa<DICompileUnit>(S) && !isa<DILocalScope>(S))
+    S = S->getScope();
+  const DICompileUnit *CU = dyn_cast_or_null<DICompileUnit>(S);
+  if (const auto *L = dyn_cast_or_null<DILocalScope>(S))
+    CU = L->getSubprogram() ? L->getSubprogram()->getUnit() : nullptr;
+  return sourceFile(Var->getFile(), CU ? CU : Listed);
 }
 
 /// Where a site is in the source: "" and 0 without debug information.
@@ -2469,6 +2479,10 @@ bool GlobalRegistrar::shouldRegister(const GlobalVariable &G) {
 
 void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
   const DataLayout &DL = M.getDataLayout();
+  DenseMap<const DIGlobalVariable *, const DICompileUnit *> Listed;
+  for (const DICompileUnit *CU : M.debug_compile_units())
+    for (const DIGlobalVariableExpression *E : CU->getGlobalVariables())
+      Listed[E->getVariable()] = CU;
   Sites.setCurrentFunction(0);
   for (GlobalVariable &G : M.globals()) {
     if (!shouldRegister(G))
@@ -2478,7 +2492,7 @@ void GlobalRegistrar::collect(Module &M, SiteTable &Sites) {
     G.getDebugInfo(GVEs);
     if (!GVEs.empty()) {
       DIGlobalVariable *Var = GVEs.front()->getVariable();
-      Pos.File = sourceFile(Var);
+      Pos.File = sourceFile(Var, Listed.lookup(Var));
       Pos.Line = Var->getLine();
     }
     uint64_t Size = DL.getTypeAllocSize(G.getValueType()).getKnownMinValue();

@@ -152,9 +152,10 @@
 		if (!list.length)
 			return "";
 		let p = list[0];
+		/* Folder by folder; an absolute and a relative path share nothing ("/" must go too). */
 		for (const s of list)
-			while (!s.startsWith(p))
-				p = p.slice(0, p.lastIndexOf("/", p.length - 2) + 1);
+			while (p && !s.startsWith(p))
+				p = p.length > 1 ? p.slice(0, p.lastIndexOf("/", p.length - 2) + 1) : "";
 		return p;
 	}
 	/* A file as the page shows it: its basename when no other file of the profile has it, else
