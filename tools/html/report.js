@@ -1153,12 +1153,29 @@
 		add(this.pane, head);
 		if (!src || !Array.isArray(src.lines)) {
 			add(this.pane, el("p", { class: "missing" }, src && src.missing ? src.missing : "The source of " + name + " is not in the report."));
-			const body = el("div", { class: "src-body" });
-			for (const ln of Array.from(f.lines.keys()).sort(function (a, b) { return a - b; }))
-				add(body, this.row(f, ln, null));
+			/* the annotated lines alone, as many as a big file has: virtualized like its text */
+			const nums = Array.from(f.lines.keys()).sort(function (a, b) { return a - b; });
+			const body = el("div", { class: "src-body" + (nums.length > VIRTUAL ? " virtual" : "") });
 			add(this.pane, body);
-			if (line)
-				this.scrollTo(body, line, true);
+			if (nums.length > VIRTUAL)
+				this.virtual(body, f, null, nums);
+			else
+				for (const ln of nums)
+					add(body, this.row(f, ln, null));
+			body.rowOf = function (ln) {
+				let lo = 0, hi = nums.length;
+				while (lo < hi) {
+					const mid = (lo + hi) >> 1;
+					if (nums[mid] < ln)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				return lo;
+			};
+			const at = line || this.hottest(f);
+			if (at)
+				this.scrollTo(body, at, !!line);
 			return;
 		}
 		const n = src.lines.length;
@@ -1216,8 +1233,10 @@
 		}
 		return r;
 	};
-	SourceView.prototype.virtual = function (body, f, lines) {
-		const self = this, n = lines.length, MARGIN = 40;
+	/* Only the rows in view (and MARGIN more each side): the text's lines, or (a source not in
+	 * the page) nums, the annotated lines' numbers. */
+	SourceView.prototype.virtual = function (body, f, lines, nums) {
+		const self = this, n = nums ? nums.length : lines.length, MARGIN = 40;
 		body.style.height = "70vh";
 		const spacer = el("div", { class: "spacer" });
 		spacer.style.height = (n * LINE_PX) + "px";
@@ -1237,7 +1256,7 @@
 			win.style.transform = "translateY(" + (a * LINE_PX) + "px)";
 			const frag = document.createDocumentFragment();
 			for (let i = a; i < b; i++)
-				frag.appendChild(self.row(f, i + 1, lines[i]));
+				frag.appendChild(nums ? self.row(f, nums[i], null) : self.row(f, i + 1, lines[i]));
 			win.appendChild(frag);
 		}
 		body.addEventListener("scroll", function () {
@@ -1251,7 +1270,7 @@
 	};
 	SourceView.prototype.scrollTo = function (body, line, mark) {
 		const go = function () {
-			body.scrollTop = Math.max(0, (line - 6) * LINE_PX);
+			body.scrollTop = Math.max(0, ((body.rowOf ? body.rowOf(line) + 1 : line) - 6) * LINE_PX);
 			if (body.redraw)
 				body.redraw();
 			if (mark) {
