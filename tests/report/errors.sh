@@ -82,4 +82,40 @@ rc=0
 [ $rc -eq 1 ] || fail "--html into a missing directory: exit $rc, expected 1"
 grep -qF "$work/no-such-dir/" err.txt || fail "--html into a missing directory: the error does not" \
 	"name it: $(cat err.txt)"
-echo "report errors: the text report's one-line error, exit 1, no page left, an existing page kept"
+
+# A source that is a FIFO is refused with a notice, not waited on (no writer ever comes).
+mv every.c every.c.txt
+mkfifo every.c
+rc=0
+timeout 30 "$bin/mnemo" report --html fifo.html good.yaml 2>err.txt || rc=$?
+[ $rc -ne 124 ] || fail "a FIFO as a source: mnemo report --html hung on it"
+[ $rc -eq 0 ] || fail "a FIFO as a source: exit $rc: $(cat err.txt)"
+grep -qF 'every.c is not a regular file: not included' fifo.html ||
+	fail "a FIFO as a source: no notice in the page"
+rm -f every.c fifo.html
+
+# Ended while a page is written (a 60 MiB source takes a while to escape): mnemo dies of the
+# signal, as it would have, with no temporary page left and an existing page as it was.  SIGTERM:
+# a script's background job ignores SIGINT (^C at a terminal takes the same path).
+{ yes 'static const char *s = "<&>"; /* 48 bytes a line, escaped as it is read */' || true; } |
+	head -c 60000000 >every.c
+cp good.html int.html
+cp good.html keep.html
+"$bin/mnemo" report --html int.html good.yaml 2>err.txt &
+pid=$!
+for _ in $(seq 1000); do
+	compgen -G '.int.html.*' >/dev/null && break
+	sleep 0.01
+done
+compgen -G '.int.html.*' >/dev/null || fail "SIGTERM: no temporary page appeared"
+kill -TERM $pid
+rc=0
+wait $pid || rc=$?
+[ $rc -ne 0 ] || fail "SIGTERM: the page was finished before the signal came (a bigger source?)"
+[ $rc -eq 143 ] || fail "SIGTERM: exit $rc, expected 143 (killed by SIGTERM): $(cat err.txt)"
+! compgen -G '.int.html.*' >/dev/null || fail "SIGTERM: temporary page left: $(ls -A)"
+cmp -s int.html keep.html || fail "SIGTERM: the existing page changed"
+rm -f every.c int.html keep.html
+mv every.c.txt every.c
+echo "report errors: the text report's one-line error, exit 1, no page left, an existing page kept;" \
+	"a FIFO source refused, a page ended by a signal leaves nothing behind"

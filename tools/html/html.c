@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1035,7 +1036,9 @@ static const char **source_files(struct mn_profile *const *ps, size_t np, size_t
  */
 static int open_source(const struct html_options *o, const char *file, char **opened)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC), err = errno;
+	/* O_NONBLOCK: a FIFO of that name must not hang the report (it is refused, as not a
+	 * regular file); reading a regular file ignores the flag. */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK), err = errno;
 
 	if (fd >= 0) {
 		*opened = xstrdup(file);
@@ -1050,7 +1053,7 @@ static int open_source(const struct html_options *o, const char *file, char **op
 			if (!*suffix)
 				break;
 			*opened = xasprintf("%s/%s", o->source_dirs[d], suffix);
-			fd = open(*opened, O_RDONLY | O_CLOEXEC);
+			fd = open(*opened, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 			if (fd >= 0)
 				return fd;
 			free(*opened);
@@ -1255,32 +1258,90 @@ static void write_page(struct page *pg, struct mn_profile *const *ps, char *cons
 	fputs("\n</script></body></html>\n", f);
 }
 
+/* ---- the page's file -------------------------------------------------------------------------- */
+
+/*
+ * The temporary file of the page being written, for a signal that ends mnemo meanwhile (^C on a
+ * large profile): it goes with the process, which then dies of the signal as it would have.
+ */
+static char page_tmp[4096];           /* a copy: out.tmp is freed on commit */
+static volatile sig_atomic_t page_guarded;
+static const int page_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define NPAGE_SIGNALS (sizeof(page_signals) / sizeof(page_signals[0]))
+static struct sigaction page_saved[NPAGE_SIGNALS];
+
+static void page_signal(int sig)
+{
+	if (page_guarded)
+		unlink(page_tmp);   /* after the rename: ENOENT, nothing lost */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Handlers that remove tmp on the way out; tmp NULL: the handlers there were before. */
+static void page_guard(const char *tmp)
+{
+	struct sigaction sa = { .sa_handler = page_signal };
+
+	if (tmp && strlen(tmp) >= sizeof(page_tmp))
+		return;   /* not guarded: the page is still written whole or not at all */
+	if (tmp)
+		memcpy(page_tmp, tmp, strlen(tmp) + 1);
+	page_guarded = tmp != NULL;
+	for (size_t i = 0; i < NPAGE_SIGNALS; i++) {
+		if (!tmp) {
+			sigaction(page_signals[i], &page_saved[i], NULL);
+			continue;
+		}
+		/* A signal mnemo was started ignoring (nohup, a script's & job) stays ignored. */
+		sigaction(page_signals[i], NULL, &page_saved[i]);
+		if (page_saved[i].sa_handler != SIG_IGN)
+			sigaction(page_signals[i], &sa, NULL);
+	}
+}
+
+/* Writes the page into out and commits it, or aborts it: 0, or 1 said on stderr. */
+static int write_file(struct page *pg, struct mn_prof_file *out,
+		      struct mn_profile *const *profiles, char *const *paths, size_t n)
+{
+	int err;
+
+	pg->f = out->f;
+	setvbuf(out->f, NULL, _IOFBF, 1 << 20);
+	write_page(pg, profiles, paths, n);
+	layout_done();
+	ptrset_free(&pg->seen);
+	errno = 0;
+	if (fflush(out->f) || ferror(out->f)) {
+		err = errno ? errno : EIO;
+		mn_prof_file_abort(out);
+		warning("cannot write %s: %s", pg->o->out, strerror(err));
+		return 1;
+	}
+	if ((err = mn_prof_file_commit(out))) {
+		warning("cannot write %s: %s", pg->o->out, strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 int html_write(const struct html_options *o, struct mn_profile *const *profiles,
 	       char *const *paths, size_t n)
 {
 	struct mn_prof_file out;
 	struct page pg = { .o = o };
-	int err = mn_prof_file_open(&out, o->out);
+	int err = mn_prof_file_open(&out, o->out), ret;
 
 	if (err) {
 		warning("cannot write %s: %s", o->out, strerror(-err));
 		return 1;
 	}
-	pg.f = out.f;
-	setvbuf(out.f, NULL, _IOFBF, 1 << 20);
-	write_page(&pg, profiles, paths, n);
-	layout_done();
-	ptrset_free(&pg.seen);
-	errno = 0;
-	if (fflush(out.f) || ferror(out.f)) {
-		err = errno ? errno : EIO;
-		mn_prof_file_abort(&out);
-		warning("cannot write %s: %s", o->out, strerror(err));
-		return 1;
-	}
-	if ((err = mn_prof_file_commit(&out))) {
-		warning("cannot write %s: %s", o->out, strerror(-err));
-		return 1;
-	}
-	return 0;
+	bool guarded = out.tmp && strlen(out.tmp) < sizeof(page_tmp);
+
+	if (guarded)
+		page_guard(out.tmp);
+	ret = write_file(&pg, &out, profiles, paths, n);
+	if (guarded)
+		page_guard(NULL);
+	return ret;
 }
