@@ -145,6 +145,20 @@ void module_state_free(const struct mn_module *mod, void *st);
  */
 int profile_check(const struct mn_profile *prof, char *err, size_t errlen);
 
+/*
+ * What the schema of a module (mn_module.schema) declares of a node of its section: the schema
+ * of its rows, and whether the node is a table of such rows or one of them (the section, a
+ * mapping field).  s NULL: nothing is declared (a module mnemo lacks, a part of no schema).
+ * The text report and the HTML page's table weights walk sections with it (report.c).
+ */
+struct decl {
+	const struct mn_schema *s;
+	bool table;
+};
+
+/* What is declared of the value at key of node d: an item of a table is one of its rows. */
+struct decl decl_at(struct decl d, const char *key);
+
 /* ---- Commands -------------------------------------------------------------------------------- */
 
 /*

@@ -384,16 +384,6 @@ static uint64_t site_key(const struct mn_pnode *n)
 
 /* ---- mnemo report: what a module's schema declares ------------------------------------------ */
 
-/*
- * What the schema of a module (mn_module.schema) declares of the node being printed: the schema
- * of its rows, and whether the node is a table of such rows or one of them (the section, a
- * mapping field).  s NULL: nothing is declared (a module mnemo lacks, a part of no schema).
- */
-struct decl {
-	const struct mn_schema *s;
-	bool table;
-};
-
 static const struct mn_field *decl_field(const struct mn_schema *s, const char *key)
 {
 	for (unsigned i = 0; s && key && i < s->nfields; i++)
@@ -403,7 +393,7 @@ static const struct mn_field *decl_field(const struct mn_schema *s, const char *
 }
 
 /* What is declared of the value at key of node d: an item of a table is one of its rows. */
-static struct decl decl_at(struct decl d, const char *key)
+struct decl decl_at(struct decl d, const char *key)
 {
 	const struct mn_field *f;
 

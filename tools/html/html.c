@@ -321,31 +321,6 @@ static void json_root(struct page *pg, const struct mn_profile *p)
 
 /* ---- Table weights, from the modules' schemas ------------------------------------------------ */
 
-/*
- * What a module's schema declares of a node, as report.c's struct decl: the schema of its rows,
- * and whether the node is a table of such rows or one of them.  s NULL: nothing declared.
- */
-struct decl {
-	const struct mn_schema *s;
-	bool table;
-};
-
-static struct decl decl_at(struct decl d, const char *key)
-{
-	if (!d.s || d.table)
-		return (struct decl){ d.s, false };
-	for (unsigned i = 0; key && i < d.s->nfields; i++) {
-		const struct mn_field *f = &d.s->fields[i];
-
-		if (strcmp(f->key, key))
-			continue;
-		if (!f->sub || (f->flags & MN_FF_IDS))
-			break;
-		return (struct decl){ f->sub, f->type != MN_FT_MAP };
-	}
-	return (struct decl){ NULL, false };
-}
-
 struct weights {
 	FILE *f;
 	struct ptrset seen;

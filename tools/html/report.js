@@ -620,16 +620,22 @@
 		"alloc-sizes": "Per heap allocation site: allocations (count), their bytes, the smallest, the largest and the mean size; log2 is the histogram of sizes, 2^k: n allocations of a size in [2^k, 2^(k+1))."
 	};
 
+	/* rows by the value of their key column (as a string), in order */
+	function groupBy(rows, key) {
+		const m = new Map();
+		for (const r of rows) {
+			const k = String(r[key]);
+			if (!m.has(k))
+				m.set(k, []);
+			m.get(k).push(r);
+		}
+		return m;
+	}
+
 	VIEWS["dependence"] = function (view, mod, sec, box) {
 		const loops = Array.isArray(sec.loops) ? sec.loops : [];
 		const deps = Array.isArray(sec.dependences) ? sec.dependences : [];
-		const byLoop = new Map();
-		for (const d of deps) {
-			const k = String(d.loop);
-			if (!byLoop.has(k))
-				byLoop.set(k, []);
-			byLoop.get(k).push(d);
-		}
+		const byLoop = groupBy(deps, "loop");
 		let total = 0;
 		for (const l of loops)
 			total += numeric(l.iterations) || 0;
@@ -787,13 +793,7 @@
 	VIEWS["rds-shape"] = function (view, mod, sec, box) {
 		const types = Array.isArray(sec.types) ? sec.types : [];
 		const inst = Array.isArray(sec.instances) ? sec.instances : [];
-		const byType = new Map();
-		for (const i of inst) {
-			const k = String(i.type);
-			if (!byType.has(k))
-				byType.set(k, []);
-			byType.get(k).push(i);
-		}
+		const byType = groupBy(inst, "type");
 		const graphs = (view.p.graphs || {})["rds-shape"] || {};
 		add(box, el("h3", null, "RDS types"));
 		if (!types.length)
