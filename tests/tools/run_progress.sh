@@ -24,7 +24,8 @@ command -v script >/dev/null ||
 "$bin/mnemo-cc" -m null,shadow-cost -O1 -g "$src/tests/tools/progress.c" -o progress \
 	2>build.err || { echo "FAIL build: $(cat build.err)"; exit 1; }
 printf 'progress: start\nprogress: done\n' >expected.out
-export TERM=xterm
+# script(1) runs its command with $SHELL: the same shell wherever the test runs.
+export TERM=xterm SHELL=/bin/sh
 
 # on_tty TTYFILE CMD: runs CMD (sh) on a pty, everything it writes to the terminal in TTYFILE;
 # returns its exit status.
@@ -100,7 +101,9 @@ grep -q '^complete: true' c.yaml && ok "two backends: complete profile" ||
 	bad "two backends: no complete profile"
 
 # ---- SIGTERM to mnemo run while the line is up.
-on_tty d.tty "'$bin/mnemo' run --progress -o d.yaml -- ./progress 20000 >d.out & echo \$! >pid;
+# The shell's own stderr goes to /dev/null: it may say "Terminated" of the job it waited for.
+on_tty d.tty "exec 3>&2 2>/dev/null;
+	'$bin/mnemo' run --progress -o d.yaml -- ./progress 20000 >d.out 2>&3 3>&- & echo \$! >pid;
 	wait \$!; echo \$? >rc" &
 job=$!
 i=0
