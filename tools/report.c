@@ -189,14 +189,15 @@ static void __attribute__((format(printf, 2, 3))) bprintf(struct buf *b, const c
 	}
 }
 
-/* Any node as one line of flow-style YAML-ish text, cut off with "…" past limit bytes. */
+/*
+ * Any node as one line of flow-style YAML-ish text.  Past limit bytes a collection's remaining
+ * items become one "…"; a key is never shown without its value, nor a scalar cut.
+ */
 static void flow_text(struct buf *b, const struct mn_pnode *n, int depth, size_t limit)
 {
 	enum mn_pnode_kind k = mn_pnode_kind(n);
 	size_t len = mn_pnode_len(n);
 
-	if (b->len > limit)
-		return;
 	if (k == MN_PNODE_SCALAR || k == MN_PNODE_NONE) {
 		struct value v = classify(n);
 		char *s = scalar_text(&v);
@@ -210,9 +211,13 @@ static void flow_text(struct buf *b, const struct mn_pnode *n, int depth, size_t
 		return;
 	}
 	bprintf(b, "%s", k == MN_PNODE_SEQ ? "[" : "{");
-	for (size_t i = 0; i < len && b->len <= limit; i++) {
+	for (size_t i = 0; i < len; i++) {
 		if (i)
 			bprintf(b, ", ");
+		if (b->len > limit) {
+			bprintf(b, "…");
+			break;
+		}
 		if (k == MN_PNODE_MAP) {
 			flow_text(b, mn_pnode_key_node(n, i), depth + 1, limit);
 			bprintf(b, ": ");
@@ -226,7 +231,7 @@ static char *node_text(const struct mn_pnode *n)
 {
 	struct buf b = { 0 };
 
-	flow_text(&b, n, 0, 4 * WIDTH);
+	flow_text(&b, n, 0, 6 * WIDTH);
 	if (!b.s)
 		return xstrdup("");
 	return b.s;

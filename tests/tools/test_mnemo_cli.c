@@ -447,6 +447,38 @@ static void test_report_odd_sections(void **state)
 	free_result(&r);
 }
 
+/* A long inline value is cut at an item, with "…" for the rest: a 30-key summary (an rds-shape
+ * summary has 22) is shown whole, and a cut never leaves a key without its value. */
+static void test_report_long_inline(void **state)
+{
+	const char *path = path_in("long.mnemo.yaml");
+	char text[16384];
+	size_t len = (size_t)snprintf(text, sizeof(text), "format: mnemo-profile/1\ncomplete: true\n"
+				      "modules:\n  m:\n    summary: {");
+	struct result r;
+
+	for (int i = 0; i < 30; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%skey_%02d: %d",
+					i ? ", " : "", i, 1000000 + i);
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "}\n    wide: {");
+	for (int i = 0; i < 100; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%skey_%02d: %d",
+					i ? ", " : "", i, 1000000 + i);
+	len += (size_t)snprintf(text + len, sizeof(text) - len, "}\n    long: [");
+	for (int i = 0; i < 300; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%d", i ? ", " : "", i);
+	snprintf(text + len, sizeof(text) - len, "]\n");
+	write_file(path, text);
+	r = run_mnemo("report", path, NULL);
+	expect_exit(&r, 0);
+	expect_has(r.out, "key_29: 1000029}");
+	expect_has(r.out, ", …}");
+	expect_has(r.out, ", …]");
+	expect_lacks(r.out, ": }");
+	expect_lacks(r.out, ": ,");
+	free_result(&r);
+}
+
 /* Aliases of aliases: 9 levels of 8 make 8^8 paths to one node in a few hundred bytes.  Each node
  * is printed once (the fuzzing of tests/fuzz found the report printing gigabytes). */
 static void test_report_alias_bomb(void **state)
@@ -1001,6 +1033,7 @@ int main(void)
 		cmocka_unit_test(test_report_wide_table),
 		cmocka_unit_test(test_report_odd_sections),
 		cmocka_unit_test(test_report_alias_bomb),
+		cmocka_unit_test(test_report_long_inline),
 		cmocka_unit_test(test_run_output_errors),
 		cmocka_unit_test(test_run_option_errors),
 		cmocka_unit_test(test_run_status_and_signal),
