@@ -48,10 +48,28 @@ int sa_layout_field(const struct sa_layout *l, uint64_t off)
 	return lo < l->nfields && l->field[lo].offset == off ? (int)lo : -1;
 }
 
+/*
+ * Eq. 5 over the streams whose stride is more than 1.  StructSlim (4.2.2) reports an irregular
+ * pattern with stride 1, as it does a unit-stride walk, and leaves such streams out: they offer
+ * no structure splitting opportunity.  Taken into the gcd, one byte loop over a member array (a
+ * name compared or copied char by char) would make the size 1 and the whole structure one field.
+ * An object whose strides are all 1 has size 1; one with no stride, 0 (unknown).
+ */
+static uint64_t inferred_size(const struct sa_stream *s, size_t n)
+{
+	uint64_t size = 0, unit = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i].stride > 1)
+			size = sa_gcd(size, s[i].stride);
+		else if (s[i].stride == 1)
+			unit = 1;
+	return size ? size : unit;
+}
+
 static void choose_size(struct sa_layout *l, const struct sa_stream *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		l->inferred = sa_gcd(l->inferred, s[i].stride);
+	l->inferred = inferred_size(s, n);
 	if (l->inferred > l->declared && sa_layout_agree(l)) {
 		/* k elements of the declared structure per stride (enum sa_size_source). */
 		l->used = l->declared;
@@ -204,12 +222,70 @@ static void clusters(struct sa_layout *l, double threshold)
 	}
 }
 
+static bool parse_u64(const char *s, const char *end, uint64_t *v);
+static const char *last_of(const char *s, const char *end, char c);
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The member offsets of fields ("Name/size:member@offset,..."), ascending and distinct, into
+ * l->member when its size is l->used, the size the fields are computed with; none otherwise.
+ */
+static void set_members(struct sa_layout *l, const char *fields)
+{
+	const char *colon = fields ? strrchr(fields, ':') : NULL, *end;
+	uint32_t n = 0, k = 0;
+
+	if (!colon || !l->used || sa_fields_size(fields) != l->used)
+		return;
+	end = colon + strlen(colon);
+	for (const char *m = colon + 1; m < end && n < SA_FIELDS_MAX;) {
+		const char *comma = memchr(m, ',', (size_t)(end - m)), *stop = comma ? comma : end;
+		const char *at = last_of(m, stop, '@');
+
+		if (!at || !parse_u64(at + 1, stop, &l->member[n]))
+			return;
+		n++;
+		m = comma ? comma + 1 : end;
+	}
+	qsort(l->member, n, sizeof(l->member[0]), by_u64);
+	for (uint32_t i = 0; i < n; i++)
+		if (!k || l->member[i] != l->member[k - 1])
+			l->member[k++] = l->member[i];
+	l->nmembers = k;
+}
+
+uint64_t sa_layout_offset(const struct sa_layout *l, const struct sa_stream *s)
+{
+	uint64_t off = l->used ? s->offset % l->used : s->offset;
+	uint32_t lo = 0, hi = l->nmembers;
+
+	if (s->stride != 1)
+		return off;
+	/* The last member at or before off; off itself before the first. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (l->member[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? l->member[lo - 1] : off;
+}
+
 void sa_layout_build(struct sa_layout *l, const struct sa_stream *s, size_t n, uint64_t declared,
-		     double threshold)
+		     const char *fields, double threshold)
 {
 	memset(l, 0, sizeof(*l));
 	l->declared = declared;
 	choose_size(l, s, n);
+	set_members(l, fields);
 	for (size_t i = 0; i < n; i++)
 		add_field(l, sa_layout_offset(l, &s[i]));
 	for (size_t i = 0; i < n; i++) {

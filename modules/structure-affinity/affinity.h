@@ -4,6 +4,7 @@
  *
  *   stride of a stream   gcd of the differences between its successive addresses   (Eq. 2, 3)
  *   structure size       gcd of the strides of the object's streams                (Eq. 5)
+ *                        (but for strides of 1, irregular or byte walks: 4.2.2)
  *                        (the declared size instead when it divides that: folded)
  *   field of a stream    (its address - the object's base) mod size                (Eq. 6)
  *   affinity A(i, j)     cost of i and j in the loops touching both / cost of i and j  (Eq. 7)
@@ -82,6 +83,9 @@ struct sa_layout {
 	uint32_t nclusters;
 	uint32_t nrare;                              /* rare fields */
 	char type[SA_NAME_MAX];        /* the declared structure's name (sa_layout_name()); "" */
+	uint32_t nmembers;             /* member offsets a stride-1 stream's field snaps to: */
+	uint64_t member[SA_FIELDS_MAX];              /* ascending; kept only when `used` is the
+						      * declared layout's size */
 };
 
 uint64_t sa_gcd(uint64_t a, uint64_t b);
@@ -107,13 +111,14 @@ static inline void sa_stride_add(uint64_t *stride, uint64_t a, uint64_t b)
 /*
  * Computes l's size, fields, affinities and clusters from the n streams s[] of one data object
  * (any order), with declared (0: unknown) the type size the site table gives (used instead of the
- * inferred size when that is a multiple of it: SA_SIZE_FOLDED) and threshold the
- * affinity from which two fields belong together.  Never fails: a layout with more than
- * SA_FIELDS_MAX fields keeps the smallest offsets and counts the other streams in
- * dropped_streams; without memory for the affinities, every field is its own cluster.
+ * inferred size when that is a multiple of it: SA_SIZE_FOLDED), fields (NULL or "": unknown) the
+ * site table's layout of that type (sa_layout_name()), and threshold the affinity from which two
+ * fields belong together.  Never fails: a layout with more than SA_FIELDS_MAX fields keeps the
+ * smallest offsets and counts the other streams in dropped_streams; without memory for the
+ * affinities, every field is its own cluster.
  */
 void sa_layout_build(struct sa_layout *l, const struct sa_stream *s, size_t n, uint64_t declared,
-		     double threshold);
+		     const char *fields, double threshold);
 
 /* The field index of offset off in l (offset already reduced modulo l->used), or -1. */
 int sa_layout_field(const struct sa_layout *l, uint64_t off);
@@ -127,11 +132,14 @@ static inline bool sa_layout_agree(const struct sa_layout *l)
 	return l->inferred && l->declared && l->inferred % l->declared == 0;
 }
 
-/* The offset a stream's accesses fall at within the structure of l (Eq. 6). */
-static inline uint64_t sa_layout_offset(const struct sa_layout *l, const struct sa_stream *s)
-{
-	return l->used ? s->offset % l->used : s->offset;
-}
+/*
+ * The offset a stream's accesses fall at within the structure of l (Eq. 6).  A stream of stride 1
+ * walks inside a member (a name read char by char) or has no pattern (StructSlim 4.2.2), and
+ * where it first fell says little: with the declared layout known, its field is the member it
+ * fell in.  Otherwise a rotated loop's peeled first access (name) and its loop (name+1) would be
+ * two fields, advised apart.
+ */
+uint64_t sa_layout_offset(const struct sa_layout *l, const struct sa_stream *s);
 
 /*
  * Names l's fields (after sa_layout_build()) from fields, a structure's layout as the site table

@@ -298,7 +298,7 @@ static int emit_object(struct mn_prof *p, struct affinity *a, const struct dobj 
 		}
 	if (n)   /* with no stream, s is NULL, which qsort's base must not be */
 		qsort(s, n, sizeof(*s), by_loop_site);
-	sa_layout_build(l, s, n, declared_size(a, site), a->opt.threshold);
+	sa_layout_build(l, s, n, declared_size(a, site), rs ? rs->fields : NULL, a->opt.threshold);
 	if (rs)
 		sa_layout_name(l, rs->fields);
 	sa_layout_advice(l, advice, sizeof(advice));

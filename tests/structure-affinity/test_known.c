@@ -428,6 +428,29 @@ static void test_hot_cold(void **state)
 	mn_profile_close(p);
 }
 
+/* Records walked char by char (named.c): size 32, not 1; the rotated walk is one field, name. */
+static void test_named(void **state)
+{
+	static const uint64_t off[] = { 0, 4, 16, 24 }, cost[] = { 11000, 23000, 11000, 11000 };
+	static const char *const names[] = { "id", "name", "v", "w" };
+	const struct mn_pnode *s;
+	struct mn_profile *p;
+
+	build("named", "c");
+	p = run();
+	s = structure(p, "global", "recs");
+	expect_size(s, 32, 32, "strides");
+	expect_fields(s, off, 4);
+	expect_names(s, "rec", names, 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(u64(field(s, off[i]), "cost"), cost[i]);
+	expect_near(affinity(s, 0, 16), 10.0 / 11, "A(id, v)");
+	expect_near(affinity(s, 0, 4), 0, "A(id, name)");
+	expect_near(affinity(s, 4, 24), 0, "A(name, w)");
+	expect_advice(s, "split into {id, v}, {name} and {w}");
+	mn_profile_close(p);
+}
+
 /*
  * Threads (threaded/threads.c): hotcold.c's work over four threads, each on an array of its own
  * that the main thread frees.  Every thread's accesses come (complete: true) and give hotcold.c's
@@ -685,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_bad_option),
 		cmocka_unit_test(test_together),
 		cmocka_unit_test(test_hot_cold),
+		cmocka_unit_test(test_named),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_two_structs),
 		cmocka_unit_test(test_declared),

@@ -105,7 +105,7 @@ static void test_figure1(void **state)
 		st(2, 12, 16, 4 + 16 * 5, 100), st(2, 13, 48, 12, 100),
 	};
 
-	sa_layout_build(&lay, s, 4, 0, 0.8);
+	sa_layout_build(&lay, s, 4, 0, NULL, 0.8);
 	assert_int_equal(lay.inferred, 16);
 	assert_int_equal(lay.used, 16);
 	assert_int_equal(lay.source, SA_SIZE_STRIDES);
@@ -144,7 +144,7 @@ static void test_names(void **state)
 					   "S/16:a@0,,b@4" };
 
 	/* Size 32 from the strides, a 16-byte structure: 20 and 24 are 4 and 8 of the next one. */
-	sa_layout_build(&lay, s, 5, 0, 0.8);
+	sa_layout_build(&lay, s, 5, 0, NULL, 0.8);
 	assert_int_equal(lay.nfields, 5);
 	assert_true(sa_layout_name(&lay, "ns::pair<int, long>/16:a@0,f1@4,f2@4,in@8,@12"));
 	assert_string_equal(lay.type, "ns::pair<int, long>");
@@ -155,11 +155,11 @@ static void test_names(void **state)
 	assert_string_equal(lay.field[4].name, "in");   /* 24 mod 16 */
 	expect_advice(&lay, "split into {a, f1} and {12, f1, in}");
 
-	sa_layout_build(&lay, s, 5, 0, 0.8);
+	sa_layout_build(&lay, s, 5, 0, NULL, 0.8);
 	assert_true(sa_layout_name(&lay, "T/16:x@0,in@4"));
 	assert_string_equal(lay.field[2].name, "in+8");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		sa_layout_build(&lay, s, 5, 0, 0.8);
+		sa_layout_build(&lay, s, 5, 0, NULL, 0.8);
 		if (sa_layout_name(&lay, bad[i]))
 			fail_msg("'%s': expected no names", bad[i]);
 		assert_string_equal(lay.type, "");
@@ -178,7 +178,7 @@ static void test_hot_cold(void **state)
 		st(1, 4, 16, 12, 1000), st(2, 5, 16, 0, 9000), st(2, 6, 16, 4, 9000),
 	};
 
-	sa_layout_build(&lay, s, 6, 0, 0.8);
+	sa_layout_build(&lay, s, 6, 0, NULL, 0.8);
 	assert_int_equal(lay.field[0].cost, 10000);
 	assert_int_equal(lay.field[2].cost, 1000);
 	expect_near(lay.affinity[0][1], 1.0, "A(hot1, hot2)");
@@ -187,7 +187,7 @@ static void test_hot_cold(void **state)
 	expect_near(lay.affinity[3][1], 2.0 / 11.0, "A(cold2, hot2)");
 	expect_advice(&lay, "split into {0, 4} and {8, 12}");
 	/* A threshold under 2/11 keeps them together. */
-	sa_layout_build(&lay, s, 6, 0, 0.18);
+	sa_layout_build(&lay, s, 6, 0, NULL, 0.18);
 	expect_advice(&lay, "do not split: all fields are used together");
 }
 
@@ -202,16 +202,16 @@ static void test_complete_linkage(void **state)
 		st(2, 3, 24, 8, 10), st(2, 4, 24, 16, 10),    /* b, c */
 	};
 
-	sa_layout_build(&lay, s, 4, 0, 0.8);
+	sa_layout_build(&lay, s, 4, 0, NULL, 0.8);
 	expect_near(lay.affinity[0][1], 200.0 / 210.0, "A(a, b)");
 	expect_near(lay.affinity[1][2], 20.0 / 120.0, "A(b, c)");
 	assert_true(lay.affinity[1][2] < 0.8);
 	expect_advice(&lay, "split into {0, 8} and {16}");
 	/* Threshold 0: a cluster needs every pair at 0 or more, which A(a, c) = 0 is. */
-	sa_layout_build(&lay, s, 4, 0, 0.0);
+	sa_layout_build(&lay, s, 4, 0, NULL, 0.0);
 	expect_advice(&lay, "do not split: all fields are used together");
 	/* Threshold 1: only identical use; none here. */
-	sa_layout_build(&lay, s, 4, 0, 1.0);
+	sa_layout_build(&lay, s, 4, 0, NULL, 1.0);
 	expect_advice(&lay, "split into {0}, {8} and {16}");
 }
 
@@ -222,7 +222,7 @@ static void test_unknown_size(void **state)
 		st(1, 1, 0, 0, 50), st(1, 2, 0, 16, 50), st(2, 3, 0, 8, 50),
 	};
 
-	sa_layout_build(&lay, s, 3, 0, 0.8);
+	sa_layout_build(&lay, s, 3, 0, NULL, 0.8);
 	assert_int_equal(lay.inferred, 0);
 	assert_int_equal(lay.used, 0);
 	assert_int_equal(lay.source, SA_SIZE_OBJECT);
@@ -230,7 +230,7 @@ static void test_unknown_size(void **state)
 	assert_int_equal(lay.field[2].offset, 16);
 	expect_advice(&lay, "split into {0, 16} and {8}");
 
-	sa_layout_build(&lay, s, 3, 12, 0.8);
+	sa_layout_build(&lay, s, 3, 12, NULL, 0.8);
 	assert_int_equal(lay.used, 12);
 	assert_int_equal(lay.source, SA_SIZE_DECLARED);
 	/* 16 mod 12 = 4 */
@@ -239,7 +239,7 @@ static void test_unknown_size(void **state)
 	/* Strides win over a declared size, which is only reported beside them. */
 	s[0].stride = 32;
 	s[1].stride = 48;
-	sa_layout_build(&lay, s, 3, 24, 0.8);
+	sa_layout_build(&lay, s, 3, 24, NULL, 0.8);
 	assert_int_equal(lay.inferred, 16);
 	assert_int_equal(lay.declared, 24);
 	assert_int_equal(lay.used, 16);
@@ -265,7 +265,7 @@ static void test_folded_size(void **state)
 	};
 	const char *fields = "six/24:a@0,b@4,c@8,d@12,e@16,f@20";
 
-	sa_layout_build(&lay, s, 12, 24, 0.8);
+	sa_layout_build(&lay, s, 12, 24, NULL, 0.8);
 	assert_int_equal(lay.inferred, 48);
 	assert_int_equal(lay.declared, 24);
 	assert_int_equal(lay.used, 24);
@@ -281,20 +281,20 @@ static void test_folded_size(void **state)
 	expect_advice(&lay, "split into {a, d}, {b, e, f} and {c}");
 
 	/* Without a declared size the strides are all there is: 48, fields of two elements. */
-	sa_layout_build(&lay, s, 12, 0, 0.8);
+	sa_layout_build(&lay, s, 12, 0, NULL, 0.8);
 	assert_int_equal(lay.used, 48);
 	assert_int_equal(lay.source, SA_SIZE_STRIDES);
 	assert_int_equal(lay.nfields, 12);
 
 	/* Equal: strides, agreeing.  Declared 36 (not dividing 48) and 96 (larger): strides win. */
-	sa_layout_build(&lay, s, 12, 48, 0.8);
+	sa_layout_build(&lay, s, 12, 48, NULL, 0.8);
 	assert_int_equal(lay.source, SA_SIZE_STRIDES);
 	assert_true(sa_layout_agree(&lay));
-	sa_layout_build(&lay, s, 12, 36, 0.8);
+	sa_layout_build(&lay, s, 12, 36, NULL, 0.8);
 	assert_int_equal(lay.used, 48);
 	assert_int_equal(lay.source, SA_SIZE_STRIDES);
 	assert_false(sa_layout_agree(&lay));
-	sa_layout_build(&lay, s, 12, 96, 0.8);
+	sa_layout_build(&lay, s, 12, 96, NULL, 0.8);
 	assert_int_equal(lay.used, 48);
 	assert_int_equal(lay.source, SA_SIZE_STRIDES);
 	assert_false(sa_layout_agree(&lay));
@@ -302,11 +302,73 @@ static void test_folded_size(void **state)
 	/* Three times (stride 72) folds the same way. */
 	for (size_t i = 0; i < 12; i++)
 		s[i].stride = 72;
-	sa_layout_build(&lay, s, 12, 24, 0.8);
+	sa_layout_build(&lay, s, 12, 24, NULL, 0.8);
 	assert_int_equal(lay.inferred, 72);
 	assert_int_equal(lay.used, 24);
 	assert_int_equal(lay.source, SA_SIZE_FOLDED);
 	assert_int_equal(lay.nfields, 6);
+}
+
+/*
+ * A stride of 1 (a byte walk over a member array, or an irregular pattern: StructSlim 4.2.2)
+ * leaves the size to the other streams: a 40-byte record {int id; char name[20]; double v, w},
+ * id and v read together, w alone, name walked bytewise, is 40 bytes of four fields, not one
+ * field of a 1-byte structure.  Strides of 1 alone give size 1; strides of 3 and 4, gcd 1.
+ */
+static void test_unit_stride(void **state)
+{
+	struct sa_stream s[] = {
+		st(1, 1, 40, 0, 100), st(1, 2, 40, 24, 100), st(2, 3, 40, 32, 100),
+		st(3, 4, 1, 4, 20), { 0 },
+	};
+
+	sa_layout_build(&lay, s, 4, 40, NULL, 0.8);
+	assert_int_equal(lay.inferred, 40);
+	assert_int_equal(lay.used, 40);
+	assert_int_equal(lay.source, SA_SIZE_STRIDES);
+	assert_true(sa_layout_agree(&lay));
+	assert_int_equal(lay.nfields, 4);
+	assert_int_equal(lay.field[1].offset, 4);
+	assert_true(sa_layout_name(&lay, "rec/40:id@0,name@4,v@24,w@32"));
+	expect_advice(&lay, "split into {id, v}, {name} and {w}");
+
+	/* Without a declared size, the same. */
+	sa_layout_build(&lay, s, 4, 0, NULL, 0.8);
+	assert_int_equal(lay.inferred, 40);
+	assert_int_equal(lay.nfields, 4);
+
+	/* Only strides of 1: size 1, one field. */
+	sa_layout_build(&lay, &s[3], 1, 40, NULL, 0.8);
+	assert_int_equal(lay.inferred, 1);
+	assert_int_equal(lay.used, 1);
+	assert_int_equal(lay.nfields, 1);
+
+	/*
+	 * A rotated loop reads name[0] before its loop (stride 40, offset 4) and name[1..] in it
+	 * (stride 1, first at 5): with the layout, the walk's field is the member it is in, name;
+	 * without, its first offset, a field of its own.
+	 */
+	s[3].offset = 5;
+	s[4] = st(4, 5, 40, 4, 10);
+	sa_layout_build(&lay, s, 5, 40, "rec/40:id@0,name@4,v@24,w@32", 0.8);
+	assert_int_equal(lay.nfields, 4);
+	assert_int_equal(lay.field[1].offset, 4);
+	assert_int_equal(lay.field[1].cost, 30);
+	assert_int_equal(sa_layout_offset(&lay, &s[3]), 4);
+	assert_true(sa_layout_name(&lay, "rec/40:id@0,name@4,v@24,w@32"));
+	expect_advice(&lay, "split into {id, v}, {name} and {w}");
+	sa_layout_build(&lay, s, 5, 40, NULL, 0.8);
+	assert_int_equal(lay.nfields, 5);
+	assert_int_equal(sa_layout_offset(&lay, &s[3]), 5);
+	/* A layout of another size than the one used (memory not used as declared): offsets. */
+	sa_layout_build(&lay, s, 5, 40, "rec/24:id@0,name@4", 0.8);
+	assert_int_equal(lay.nfields, 5);
+
+	/* Strides of 3 and 4 are no unit strides: their gcd, 1, is the size. */
+	s[0].stride = 3;
+	s[1].stride = 4;
+	sa_layout_build(&lay, s, 2, 0, NULL, 0.8);
+	assert_int_equal(lay.inferred, 1);
 }
 
 static void test_edge_advice(void **state)
@@ -314,16 +376,16 @@ static void test_edge_advice(void **state)
 	struct sa_stream one[] = { st(1, 1, 8, 0, 5), st(2, 2, 8, 8, 5) };
 	struct sa_stream many[SA_FIELDS_MAX + 3];
 
-	sa_layout_build(&lay, NULL, 0, 0, 0.8);
+	sa_layout_build(&lay, NULL, 0, 0, NULL, 0.8);
 	expect_advice(&lay, "no fields: no access was attributed");
-	sa_layout_build(&lay, one, 2, 0, 0.8);
+	sa_layout_build(&lay, one, 2, 0, NULL, 0.8);
 	assert_int_equal(lay.inferred, 8);
 	expect_advice(&lay, "do not split: one field is accessed");
 
 	/* More fields than the limit: the smallest offsets are kept, the other streams counted. */
 	for (uint32_t i = 0; i < SA_FIELDS_MAX + 3; i++)
 		many[i] = st(1, i, 0, 4 * (SA_FIELDS_MAX + 2 - i), 1);
-	sa_layout_build(&lay, many, SA_FIELDS_MAX + 3, 0, 0.8);
+	sa_layout_build(&lay, many, SA_FIELDS_MAX + 3, 0, NULL, 0.8);
 	assert_int_equal(lay.nfields, SA_FIELDS_MAX);
 	assert_int_equal(lay.dropped_streams, 3);
 	assert_int_equal(lay.field[0].offset, 0);
@@ -374,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_complete_linkage),
 		cmocka_unit_test(test_unknown_size),
 		cmocka_unit_test(test_folded_size),
+		cmocka_unit_test(test_unit_stride),
 		cmocka_unit_test(test_edge_advice),
 		cmocka_unit_test(test_cache),
 	};
