@@ -33,7 +33,8 @@ struct mn_run_site {
 	const char *file;       /* "" without debug info */
 	uint32_t line, column;  /* 0 without debug info */
 	const char *name;       /* callee, variable or type name; "" when none; "ptr" for a load
-				 * or store whose value is a pointer (mn_run_site_pointer()) */
+				 * or store whose value is a pointer (mn_run_site_pointer()),
+				 * "double" or "float" for one whose value is one */
 	uint64_t type_size;     /* bytes of the allocated or declared type; 0 when unknown */
 	uint32_t loop;          /* load, store: site of the innermost loop holding it in its
 				 * function; 0 outside every loop, and in mnemo-sites/1 tables */

@@ -313,6 +313,10 @@ struct mn_field {
 	/* LIST, U64: its numbers are addresses in rows whose bool field of this key is true, for
 	 * readers: `mnemo report` prints them in hex (value-pattern's "pointer"). */
 	const char *address_if;
+	/* LIST, U64: its numbers are the bits of the values of the load or store the row's field of
+	 * this key names (a site), for readers: `mnemo report` prints them as floating point when the
+	 * site table names the site's value "double" or "float" (value-pattern's "site"). */
+	const char *bits_of;
 	/* Optional: the field is written only when this says so (restore() reads it if there). */
 	bool (*when)(const struct mn_field *f, const void *row);
 	/* DERIVED: the value, of the field's type, into out (a uint64_t, int64_t, double or

@@ -1384,8 +1384,12 @@ void FunctionInstrumenter::collectAccess(Instruction &I, Value *Ptr,
   else if (Writes)
     E.Kind = EventKind::Store;
   // name "ptr": the value is a pointer (the _ptr entry points' accesses), so
-  // that a profile can say its values are addresses.
-  StringRef ValueName = ValueTy->isPointerTy() ? "ptr" : "";
+  // that a profile can say its values are addresses; "double", "float": the
+  // bits sent are a floating-point value's, which readers print as numbers.
+  StringRef ValueName = ValueTy->isPointerTy()  ? "ptr"
+                        : ValueTy->isDoubleTy() ? "double"
+                        : ValueTy->isFloatTy()  ? "float"
+                                                : "";
   if (ClMemory && Reads) {
     E.Site = site(SiteKind::Load, I, ValueName);
     ++NumLoads;

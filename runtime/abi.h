@@ -177,7 +177,8 @@ uint32_t __mnemo_value_done(uint32_t site);
  * name: callee for heap and call sites ("" for an indirect call), variable name for globals
  *       and stack objects, type name from !heapallocsite where known; for loads and stores, the memory intrinsic's base name
  *       (memcpy, memmove, memset), or "ptr" when the value is a pointer (the accesses
- *       __mnemo_load_ptr and __mnemo_store_ptr report); "" otherwise.
+ *       __mnemo_load_ptr and __mnemo_store_ptr report), "double" or "float" when it is one
+ *       (its bits are sent); "" otherwise.
  * type_size: bytes of the allocated or declared type where known, else 0.
  * loop: loads and stores: the site of the innermost loop holding them in their function, else 0.
  * fields: allocation, stack and global sites whose (element) type is a struct: its layout,

@@ -40,7 +40,8 @@ void print_report_help(FILE *out)
 	      "sites read `file:line:column function`.  Rows are sorted by the table's weight,\n"
 	      "which its module declares (accesses, cost, count, ...), largest first, ties by\n"
 	      "site id; tables of modules this mnemo lacks by their first numeric column.\n"
-	      "Values that are addresses (value-pattern's `pointer: true`) print in hex.\n"
+	      "Values that are addresses (value-pattern's `pointer: true`) print in hex, and\n"
+	      "values of double and float loads and stores as decimal numbers.\n"
 	      "\n"
 	      "A profile is read by the rules `mnemo merge` reads it with, each module's\n"
 	      "section by the module's own code: one that breaks them is not printed, and\n"
@@ -443,6 +444,7 @@ struct column {
 	bool real;                  /* numbers, some not integers: all print with 3 decimals */
 	bool stacked;               /* printed on a line of its own above the rest of its row */
 	const char *address_if;     /* its numbers are addresses where this column is true */
+	const char *bits_of;        /* its numbers are the bits of the values of this column's site */
 	size_t cw;                  /* widest cell as rendered in full */
 	size_t hmin;                /* widest piece of the name wrapped after its underscores */
 	size_t width;
@@ -819,6 +821,7 @@ static void type_columns(struct report *r, struct table *t)
 		bool num = true, boolean = true, any = false;
 
 		col->address_if = f ? f->address_if : NULL;
+		col->bits_of = f ? f->bits_of : NULL;
 		if (col->name)
 			note_column(r, col->name);
 		if (col->name && site_column(col->name)) {
@@ -931,6 +934,76 @@ static char *address_text(const struct mn_pnode *n)
 	return b.s;
 }
 
+/*
+ * Of the load or store the row's column key names, the width of its value when the site table
+ * says it is floating point ("double": 64, "float": 32), else 0.
+ */
+static int row_fp_width(const struct report *r, const struct row *row, const char *key)
+{
+	uint64_t id = site_key(mn_pnode_get(row->map, key));
+	const struct mn_site *s = id <= UINT32_MAX ? mn_profile_site(r->p, (uint32_t)id) : NULL;
+
+	if (!s || !s->name || (strcmp(s->kind, "load") && strcmp(s->kind, "store")))
+		return 0;
+	return !strcmp(s->name, "double") ? 64 : !strcmp(s->name, "float") ? 32 : 0;
+}
+
+/* The double (width 64) or float (32: the low bits) whose bits are v, as the shortest decimal
+ * that reads back as it. */
+static char *fp_number(uint64_t v, int width)
+{
+	char s[40];
+	double x;
+
+	if (width == 32) {
+		uint32_t b = (uint32_t)v;
+		float f;
+
+		memcpy(&f, &b, sizeof(f));
+		x = f;
+	} else {
+		memcpy(&x, &v, sizeof(x));
+	}
+	if (isnan(x) || isinf(x))
+		return xstrdup(isnan(x) ? "nan" : x < 0 ? "-inf" : "inf");
+	for (int digits = 1; digits <= 17; digits++) {
+		snprintf(s, sizeof(s), "%.*g", digits, x);
+		if (width == 32 ? strtof(s, NULL) == (float)x : strtod(s, NULL) == x)
+			break;
+	}
+	return xstrdup(s);
+}
+
+/* A value, or a list of them, as floating point; NULL when the cell holds something else. */
+static char *fp_text(const struct mn_pnode *n, int width)
+{
+	struct buf b = { 0 };
+	struct value v = classify(n);
+	size_t len = mn_pnode_len(n);
+
+	if (v.kind == V_INT && v.i >= 0)
+		return fp_number((uint64_t)v.i, width);
+	if (v.kind == V_UINT)
+		return fp_number(v.u, width);
+	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
+		return NULL;
+	if (!len)
+		return xstrdup("[]");
+	for (size_t i = 0; i < len; i++) {
+		char *s = mn_pnode_kind(mn_pnode_at(n, i)) == MN_PNODE_SCALAR ?
+			  fp_text(mn_pnode_at(n, i), width) : NULL;
+
+		if (!s) {
+			free(b.s);
+			return NULL;
+		}
+		bprintf(&b, "%s%s", i ? ", " : "[", s);
+		free(s);
+	}
+	bprintf(&b, "]");
+	return b.s;
+}
+
 /* Renders the shown cells in full, and measures each column's widest cell and name piece. */
 static void render_cells(struct report *r, struct table *t)
 {
@@ -948,6 +1021,10 @@ static void render_cells(struct report *r, struct table *t)
 				v.kind = V_FLOAT;
 			char *addr = col->address_if && row_flag(&t->rows[i], col->address_if) ?
 				     address_text(cell) : NULL;
+			int fp = !addr && col->bits_of ? row_fp_width(r, &t->rows[i], col->bits_of) : 0;
+
+			if (fp)
+				addr = fp_text(cell, fp);
 
 			if (addr)
 				col->cells[i] = addr;

@@ -182,12 +182,12 @@ static const struct mn_field site_fields[] = {
 	/* The site's values are addresses: written as numbers all the same, for every reader. */
 	MN_FIELD("pointer", MN_FT_BOOL, S(pointer), MN_R_MAX, .flags = MN_FF_OPT),
 	MN_FIELD("value", MN_FT_LIST, S(values), MN_R_NONE, .flags = MN_FF_ONE | MN_FF_VIEW,
-		 .elem = MN_FT_U64, .when = mn_set64_open, .address_if = "pointer"),
+		 .elem = MN_FT_U64, .when = mn_set64_open, .address_if = "pointer", .bits_of = "site"),
 	DERIVED("distinct", MN_FT_U64, S(values), mn_set64_count, .arg = VALUE_CAP),
 	MN_FIELD("distinct_capped", MN_FT_BOOL, S(values.capped), MN_R_MAX),
 	MN_FIELD("values", MN_FT_LIST, S(values), MN_R_SET, .flags = MN_FF_MANY | MN_FF_SORTED |
 		 MN_FF_FLOW, .elem = MN_FT_U64, .arg = VALUE_CAP, .when = mn_set64_open,
-		 .address_if = "pointer"),
+		 .address_if = "pointer", .bits_of = "site"),
 	DERIVED("stride", MN_FT_I64, S(strides), mn_topk_key, .when = mn_vec_any),
 	DERIVED("stride_fraction", MN_FT_F64, S(strides), mn_topk_share, .when = mn_vec_any),
 	DERIVED("strongly_strided", MN_FT_BOOL, S(strides), mn_topk_over, .arg = STRONG_PERCENT,

@@ -112,6 +112,30 @@
 			return String(v);
 		}
 	}
+	/* The double (width 64) or float (32: the low bits) whose bits are v, shortest round trip. */
+	function fpNumber(v, width) {
+		try {
+			const d = new DataView(new ArrayBuffer(8));
+			d.setBigUint64(0, BigInt(v));
+			const x = width === 32 ? d.getFloat32(4) : d.getFloat64(0);
+			if (Number.isNaN(x))
+				return "nan";
+			if (!Number.isFinite(x))
+				return x < 0 ? "-inf" : "inf";
+			return width === 32 ? shortFloat(x) : String(x);
+		} catch (e) {
+			return String(v);
+		}
+	}
+	/* A float's shortest decimal that reads back as the same float. */
+	function shortFloat(x) {
+		for (let p = 1; p <= 9; p++) {
+			const t = Number(x.toPrecision(p));
+			if (Math.fround(t) === x)
+				return String(t);
+		}
+		return String(x);
+	}
 	/* A sequential heat scale (ColorBrewer YlOrRd), t in 0..1. */
 	const HEAT = [[255, 255, 204], [254, 217, 118], [253, 141, 60], [227, 26, 28], [128, 0, 38]];
 	function heat(t) {
@@ -217,6 +241,13 @@
 		const s = this.sites[String(id)];
 		return s ? s.kind || "" : "";
 	};
+	/* 64 for a load or store of a double, 32 of a float (the site table's name), else 0. */
+	Sites.prototype.fpWidth = function (id) {
+		const s = this.sites[String(id)];
+		if (!s || (s.kind !== "load" && s.kind !== "store"))
+			return 0;
+		return s.name === "double" ? 64 : s.name === "float" ? 32 : 0;
+	};
 
 	/* ---------- application state ---------- */
 	const app = { data: null, views: [] };
@@ -259,6 +290,9 @@
 		}
 		if (row && row.pointer === true && (col === "value" || col === "values"))
 			return Array.isArray(v) ? shortList(v.map(hex)) : hex(v);
+		const fp = row && (col === "value" || col === "values") ? view.sites.fpWidth(row.site) : 0;
+		if (fp && v !== null)
+			return Array.isArray(v) ? shortList(v.map(function (x) { return fpNumber(x, fp); })) : fpNumber(v, fp);
 		if (v === null)
 			return el("span", { class: "none" }, "—");
 		if (typeof v === "boolean")
