@@ -904,26 +904,29 @@ static bool row_flag(const struct row *row, const char *key)
 	return v.kind == V_BOOL && v.b;
 }
 
-/* An address, or a list of them, in hex; NULL when the cell holds something else. */
-static char *address_text(const struct mn_pnode *n)
+/*
+ * A number, or a list of numbers, each written by fmt (given arg); NULL when the cell holds
+ * something else.
+ */
+static char *numbers_text(const struct mn_pnode *n, char *(*fmt)(uint64_t v, int arg), int arg)
 {
 	struct buf b = { 0 };
 	struct value v = classify(n);
 	size_t len = mn_pnode_len(n);
 
 	if (v.kind == V_INT && v.i >= 0)
-		return xasprintf("0x%" PRIx64, (uint64_t)v.i);
+		return fmt((uint64_t)v.i, arg);
 	if (v.kind == V_UINT)
-		return xasprintf("0x%" PRIx64, v.u);
+		return fmt(v.u, arg);
 	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
 		return NULL;
 	if (!len)
 		return xstrdup("[]");
 	for (size_t i = 0; i < len; i++) {
-		char *s = address_text(mn_pnode_at(n, i));
+		const struct mn_pnode *x = mn_pnode_at(n, i);
+		char *s = mn_pnode_kind(x) == MN_PNODE_SCALAR ? numbers_text(x, fmt, arg) : NULL;
 
-		if (!s || mn_pnode_kind(mn_pnode_at(n, i)) != MN_PNODE_SCALAR) {
-			free(s);
+		if (!s) {
 			free(b.s);
 			return NULL;
 		}
@@ -932,6 +935,12 @@ static char *address_text(const struct mn_pnode *n)
 	}
 	bprintf(&b, "]");
 	return b.s;
+}
+
+static char *hex_number(uint64_t v, int unused)
+{
+	(void)unused;
+	return xasprintf("0x%" PRIx64, v);
 }
 
 /*
@@ -974,36 +983,6 @@ static char *fp_number(uint64_t v, int width)
 	return xstrdup(s);
 }
 
-/* A value, or a list of them, as floating point; NULL when the cell holds something else. */
-static char *fp_text(const struct mn_pnode *n, int width)
-{
-	struct buf b = { 0 };
-	struct value v = classify(n);
-	size_t len = mn_pnode_len(n);
-
-	if (v.kind == V_INT && v.i >= 0)
-		return fp_number((uint64_t)v.i, width);
-	if (v.kind == V_UINT)
-		return fp_number(v.u, width);
-	if (mn_pnode_kind(n) != MN_PNODE_SEQ)
-		return NULL;
-	if (!len)
-		return xstrdup("[]");
-	for (size_t i = 0; i < len; i++) {
-		char *s = mn_pnode_kind(mn_pnode_at(n, i)) == MN_PNODE_SCALAR ?
-			  fp_text(mn_pnode_at(n, i), width) : NULL;
-
-		if (!s) {
-			free(b.s);
-			return NULL;
-		}
-		bprintf(&b, "%s%s", i ? ", " : "[", s);
-		free(s);
-	}
-	bprintf(&b, "]");
-	return b.s;
-}
-
 /* Renders the shown cells in full, and measures each column's widest cell and name piece. */
 static void render_cells(struct report *r, struct table *t)
 {
@@ -1020,11 +999,11 @@ static void render_cells(struct report *r, struct table *t)
 			if (col->real && (v.kind == V_INT || v.kind == V_UINT))
 				v.kind = V_FLOAT;
 			char *addr = col->address_if && row_flag(&t->rows[i], col->address_if) ?
-				     address_text(cell) : NULL;
+				     numbers_text(cell, hex_number, 0) : NULL;
 			int fp = !addr && col->bits_of ? row_fp_width(r, &t->rows[i], col->bits_of) : 0;
 
 			if (fp)
-				addr = fp_text(cell, fp);
+				addr = numbers_text(cell, fp_number, fp);
 
 			if (addr)
 				col->cells[i] = addr;
