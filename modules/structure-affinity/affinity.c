@@ -222,8 +222,65 @@ static void clusters(struct sa_layout *l, double threshold)
 	}
 }
 
-static bool parse_u64(const char *s, const char *end, uint64_t *v);
-static const char *last_of(const char *s, const char *end, char c);
+/* Copies s[0..n) into dst (SA_NAME_MAX bytes), cut to fit, NUL-terminated. */
+static void copy_name(char *dst, const char *s, size_t n)
+{
+	if (n >= SA_NAME_MAX)
+		n = SA_NAME_MAX - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+/* A decimal number filling [s, end) exactly into *v; false otherwise. */
+static bool parse_u64(const char *s, const char *end, uint64_t *v)
+{
+	*v = 0;
+	if (s == end)
+		return false;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9' || *v > (UINT64_MAX - 9) / 10)
+			return false;
+		*v = *v * 10 + (uint64_t)(*s - '0');
+	}
+	return true;
+}
+
+/* The last c in [s, end), or NULL. */
+static const char *last_of(const char *s, const char *end, char c)
+{
+	while (end > s)
+		if (*--end == c)
+			return end;
+	return NULL;
+}
+
+/* One member of a layout: its name [name, name + len), its offset. */
+struct member {
+	const char *name;
+	size_t len;
+	uint64_t off;
+};
+
+/*
+ * The member at *m of a layout's member list "member@offset,...", which ends at end, into x, and
+ * *m past it; false at end and for a member that does not parse.
+ */
+static bool next_member(const char **m, const char *end, struct member *x)
+{
+	const char *comma, *stop, *at;
+
+	if (*m >= end)
+		return false;
+	comma = memchr(*m, ',', (size_t)(end - *m));
+	stop = comma ? comma : end;
+	at = last_of(*m, stop, '@');
+	if (!at || !parse_u64(at + 1, stop, &x->off))
+		return false;
+	x->name = *m;
+	x->len = (size_t)(at - *m);
+	*m = comma ? comma + 1 : end;
+	return true;
+}
 
 static int by_u64(const void *a, const void *b)
 {
@@ -245,13 +302,11 @@ static void set_members(struct sa_layout *l, const char *fields)
 		return;
 	end = colon + strlen(colon);
 	for (const char *m = colon + 1; m < end && n < SA_FIELDS_MAX;) {
-		const char *comma = memchr(m, ',', (size_t)(end - m)), *stop = comma ? comma : end;
-		const char *at = last_of(m, stop, '@');
+		struct member x;
 
-		if (!at || !parse_u64(at + 1, stop, &l->member[n]))
+		if (!next_member(&m, end, &x))
 			return;
-		n++;
-		m = comma ? comma + 1 : end;
+		l->member[n++] = x.off;
 	}
 	qsort(l->member, n, sizeof(l->member[0]), by_u64);
 	for (uint32_t i = 0; i < n; i++)
@@ -305,38 +360,6 @@ void sa_layout_build(struct sa_layout *l, const struct sa_stream *s, size_t n, u
 	clusters(l, threshold);
 }
 
-/* Copies s[0..n) into dst (SA_NAME_MAX bytes), cut to fit, NUL-terminated. */
-static void copy_name(char *dst, const char *s, size_t n)
-{
-	if (n >= SA_NAME_MAX)
-		n = SA_NAME_MAX - 1;
-	memcpy(dst, s, n);
-	dst[n] = '\0';
-}
-
-/* A decimal number filling [s, end) exactly into *v; false otherwise. */
-static bool parse_u64(const char *s, const char *end, uint64_t *v)
-{
-	*v = 0;
-	if (s == end)
-		return false;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9' || *v > (UINT64_MAX - 9) / 10)
-			return false;
-		*v = *v * 10 + (uint64_t)(*s - '0');
-	}
-	return true;
-}
-
-/* The last c in [s, end), or NULL. */
-static const char *last_of(const char *s, const char *end, char c)
-{
-	while (end > s)
-		if (*--end == c)
-			return end;
-	return NULL;
-}
-
 uint64_t sa_fields_size(const char *fields)
 {
 	const char *colon = fields ? strrchr(fields, ':') : NULL, *slash;
@@ -358,33 +381,25 @@ bool sa_layout_name(struct sa_layout *l, const char *fields)
 	end = colon + strlen(colon);
 	/* The members do not parse: name nothing rather than some. */
 	for (const char *m = colon + 1; m < end;) {
-		const char *comma = memchr(m, ',', (size_t)(end - m)), *stop = comma ? comma : end;
-		const char *at = last_of(m, stop, '@');
-		uint64_t off;
+		struct member x;
 
-		if (!at || !parse_u64(at + 1, stop, &off))
+		if (!next_member(&m, end, &x))
 			return false;
-		m = comma ? comma + 1 : end;
 	}
 	copy_name(l->type, fields, (size_t)(slash - fields));
 	for (uint32_t i = 0; i < l->nfields; i++) {
 		uint64_t want = size ? l->field[i].offset % size : l->field[i].offset, best = 0;
 		const char *name = NULL;
 		size_t len = 0;
+		struct member x;
 
 		/* The first member with the greatest offset not above want. */
-		for (const char *m = colon + 1; m < end;) {
-			const char *comma = memchr(m, ',', (size_t)(end - m));
-			const char *stop = comma ? comma : end, *at = last_of(m, stop, '@');
-			uint64_t off;
-
-			parse_u64(at + 1, stop, &off);
-			if (off <= want && (!name || off > best)) {
-				name = m;
-				len = (size_t)(at - m);
-				best = off;
+		for (const char *m = colon + 1; next_member(&m, end, &x);) {
+			if (x.off <= want && (!name || x.off > best)) {
+				name = x.name;
+				len = x.len;
+				best = x.off;
 			}
-			m = comma ? comma + 1 : end;
 		}
 		if (!name || !len)
 			continue;   /* before every member, or an anonymous one */

@@ -20,6 +20,7 @@
 
 #include "module.h"
 #include "profile.h"
+#include "edge_row.h"
 
 extern const struct mn_module mn_module_rds_shape;
 #define RDS (&mn_module_rds_shape)
@@ -146,20 +147,7 @@ static void expect_type_sites(const struct mn_profile *p, unsigned t, const uint
 static void expect_edge(const struct mn_profile *p, size_t i, uint64_t stores,
 			const uint64_t *fields, size_t n, uint64_t fwd, uint64_t bwd)
 {
-	const struct mn_pnode *e = mn_pnode_at(sec(p, "static_shape_graph"), i);
-	const struct mn_pnode *f = mn_pnode_get(e, "fields");
-
-	assert_non_null(f);
-	assert_int_equal(u64(e, "stores"), stores);
-	assert_int_equal(mn_pnode_len(f), n);
-	for (size_t k = 0; k < n; k++) {
-		uint64_t v;
-
-		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, k), &v), 0);
-		assert_int_equal(v, fields[k]);
-	}
-	assert_int_equal(u64(e, "forward"), fwd);
-	assert_int_equal(u64(e, "backward"), bwd);
+	expect_edge_row(mn_pnode_at(sec(p, "static_shape_graph"), i), stores, fields, n, fwd, bwd);
 }
 
 /* ---- Figure 3 -------------------------------------------------------------------------------- */

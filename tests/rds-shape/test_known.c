@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "profile.h"
+#include "edge_row.h"
 #include "shell.h"
 
 static char work[] = "/tmp/mnemo-rds.XXXXXX";
@@ -189,7 +190,7 @@ static void expect_nothing_lost(const struct mn_profile *p)
 static void expect_edge(const struct mn_profile *p, const char *src, const char *dst,
 			uint64_t stores, const uint64_t *fields, size_t n, uint64_t fwd, uint64_t bwd)
 {
-	const struct mn_pnode *g = sec(p, "static_shape_graph"), *e = NULL, *f;
+	const struct mn_pnode *g = sec(p, "static_shape_graph"), *e = NULL;
 
 	for (size_t i = 0; !e && i < mn_pnode_len(g); i++)
 		if (alloc_at(p, u64(mn_pnode_at(g, i), "src_site"), src) &&
@@ -197,18 +198,7 @@ static void expect_edge(const struct mn_profile *p, const char *src, const char 
 			e = mn_pnode_at(g, i);
 	if (!e)
 		fail_msg("%s: no edge %s -> %s in the static shape graph", prog, src, dst);
-	assert_int_equal(u64(e, "stores"), stores);
-	f = mn_pnode_get(e, "fields");
-	assert_non_null(f);
-	assert_int_equal(mn_pnode_len(f), n);
-	for (size_t k = 0; k < n; k++) {
-		uint64_t v;
-
-		assert_int_equal(mn_pnode_u64(mn_pnode_at(f, k), &v), 0);
-		assert_int_equal(v, fields[k]);
-	}
-	assert_int_equal(u64(e, "forward"), fwd);
-	assert_int_equal(u64(e, "backward"), bwd);
+	expect_edge_row(e, stores, fields, n, fwd, bwd);
 }
 
 /* ---- The programs ---------------------------------------------------------------------------- */

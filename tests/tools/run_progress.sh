@@ -39,6 +39,14 @@ only_status_lines() {
 		[ "$(wc -l <"$1")" -eq 0 ]
 }
 shown() { tr '\r\033' '|~' <"$1"; }
+# wait_for TEXT FILE: until FILE holds TEXT, for at most 10 s.
+wait_for() {
+	local i=0
+	while [ $i -lt 100 ] && ! grep -q "$1" "$2" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
 
 # ---- On a terminal: lines of events, erased at the end; the program's stdout and status as is.
 on_tty a.tty "'$bin/mnemo' run --progress -o a.yaml -- ./progress 2200 >a.out"
@@ -83,11 +91,7 @@ chmod +x hold
 MNEMO_BACKEND=$work/hold MNEMO_BACKENDS=per-module \
 	on_tty c.tty "'$bin/mnemo' run --progress --queue-mb 1 -o c.yaml -- ./progress 500 >c.out" &
 job=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q 'full)' c.tty 2>/dev/null; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_for 'full)' c.tty
 touch go
 wait $job
 rc=$?
@@ -106,11 +110,7 @@ on_tty d.tty "exec 3>&2 2>/dev/null;
 	'$bin/mnemo' run --progress -o d.yaml -- ./progress 20000 >d.out 2>&3 3>&- & echo \$! >pid;
 	wait \$!; echo \$? >rc" &
 job=$!
-i=0
-while [ $i -lt 100 ] && ! grep -q 'events' d.tty 2>/dev/null; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_for 'events' d.tty
 [ -s pid ] && kill -TERM "$(cat pid)"
 wait $job
 [ "$(cat rc 2>/dev/null)" = 143 ] && ok "SIGTERM: mnemo run died of it, as the program did" ||

@@ -452,23 +452,21 @@ static void test_report_odd_sections(void **state)
 static void test_report_long_inline(void **state)
 {
 	const char *path = path_in("long.mnemo.yaml");
-	char text[16384];
-	size_t len = (size_t)snprintf(text, sizeof(text), "format: mnemo-profile/1\ncomplete: true\n"
-				      "modules:\n  m:\n    summary: {");
+	FILE *f = fopen(path, "w");
 	struct result r;
 
+	assert_non_null(f);
+	fprintf(f, "format: mnemo-profile/1\ncomplete: true\nmodules:\n  m:\n    summary: {");
 	for (int i = 0; i < 30; i++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len, "%skey_%02d: %d",
-					i ? ", " : "", i, 1000000 + i);
-	len += (size_t)snprintf(text + len, sizeof(text) - len, "}\n    wide: {");
+		fprintf(f, "%skey_%02d: %d", i ? ", " : "", i, 1000000 + i);
+	fprintf(f, "}\n    wide: {");
 	for (int i = 0; i < 100; i++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len, "%skey_%02d: %d",
-					i ? ", " : "", i, 1000000 + i);
-	len += (size_t)snprintf(text + len, sizeof(text) - len, "}\n    long: [");
+		fprintf(f, "%skey_%02d: %d", i ? ", " : "", i, 1000000 + i);
+	fprintf(f, "}\n    long: [");
 	for (int i = 0; i < 300; i++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%d", i ? ", " : "", i);
-	snprintf(text + len, sizeof(text) - len, "]\n");
-	write_file(path, text);
+		fprintf(f, "%s%d", i ? ", " : "", i);
+	fprintf(f, "]\n");
+	assert_int_equal(fclose(f), 0);
 	r = run_mnemo("report", path, NULL);
 	expect_exit(&r, 0);
 	expect_has(r.out, "key_29: 1000029}");
